@@ -1,0 +1,179 @@
+package dev.kbackfill.resolver;
+
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.SortedSet;
+import java.util.regex.Pattern;
+
+import org.apache.kafka.common.IsolationLevel;
+
+/**
+ * What the user asked for: a topic, the two bounds as typed and as parsed, and the options that change how they
+ * resolve. Build one with {@link #builder(String)}; {@link RangeResolver#resolve} turns it into a {@link Plan}.
+ *
+ * @param topic          the topic to backfill
+ * @param fromText       {@code --from} as typed (kept so a stored plan shows what was asked)
+ * @param toText         {@code --to} as typed
+ * @param from           {@code fromText} parsed
+ * @param to             {@code toText} parsed
+ * @param zone           the zone of dates and local date-times in the bounds
+ * @param partitions     the partitions to include; empty means every partition of the topic (or those named
+ *                       by a Spark JSON bound)
+ * @param isolationLevel the reader's isolation level; the end offset is the last stable offset under
+ *                       {@code READ_COMMITTED}
+ * @param allowDataLoss  whether a range that starts below the log start is clamped (with a note) instead of
+ *                       rejected with a {@link DataLossException}
+ */
+public record BackfillRequest(String topic, String fromText, String toText, Bound from, Bound to, ZoneId zone,
+                              Optional<SortedSet<Integer>> partitions, IsolationLevel isolationLevel,
+                              boolean allowDataLoss) {
+
+    private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+
+    public BackfillRequest {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(from, "from");
+        Objects.requireNonNull(to, "to");
+        Objects.requireNonNull(zone, "zone");
+        Objects.requireNonNull(partitions, "partitions");
+        Objects.requireNonNull(isolationLevel, "isolationLevel");
+        partitions = partitions.map(java.util.Collections::unmodifiableSortedSet);
+    }
+
+    public static Builder builder(String topic) {
+        return new Builder(topic);
+    }
+
+    /** Whether resolving the same request later can give a different plan ({@code latest}, relative times). */
+    public boolean moving() {
+        return from.moving() || to.moving();
+    }
+
+    /**
+     * Checks what can be checked without the cluster: both bounds point at the topic, and {@code from} does not
+     * lie after {@code to} where both are times or both are offsets.
+     *
+     * @param now the moment relative times are measured from
+     */
+    public void validate(Instant now) {
+        checkJsonTopic("--from", from);
+        checkJsonTopic("--to", to);
+        Optional<Instant> fromTime = from.instant(now);
+        Optional<Instant> toTime = to.instant(now);
+        if (fromTime.isPresent() && toTime.isPresent() && fromTime.get().isAfter(toTime.get())) {
+            throw new RequestException("--from '" + fromText + "' (" + fromTime.get() + ") is after --to '" + toText
+                    + "' (" + toTime.get() + "); the range is [from, to)");
+        }
+        if (from instanceof Bound.AtOffset f && to instanceof Bound.AtOffset t && f.offset() > t.offset()) {
+            throw new RequestException("--from '" + fromText + "' is after --to '" + toText
+                    + "'; the range is [from, to)");
+        }
+        if (from instanceof Bound.Latest && to instanceof Bound.Earliest) {
+            throw new RequestException("--from latest is after --to earliest; the range is [from, to)");
+        }
+        if (from instanceof Bound.PerPartition f && to instanceof Bound.PerPartition t
+                && !f.positions().keySet().equals(t.positions().keySet())) {
+            throw new RequestException("--from names partitions " + f.positions().keySet() + " but --to names "
+                    + t.positions().keySet() + "; Spark JSON on both sides must name the same partitions");
+        }
+    }
+
+    private void checkJsonTopic(String option, Bound bound) {
+        if (bound instanceof Bound.PerPartition p && !p.topic().equals(topic)) {
+            throw new RequestException(option + " names topic '" + p.topic() + "' but --topic is '" + topic
+                    + "'; Spark JSON must be keyed by the topic being backfilled");
+        }
+    }
+
+    /** Builds a {@link BackfillRequest}, parsing bound text with {@link BoundParser}. */
+    public static final class Builder {
+        private final String topic;
+        private String fromText;
+        private String toText;
+        private ZoneId zone = ZoneOffset.UTC;
+        private SortedSet<Integer> partitions;
+        private IsolationLevel isolationLevel = IsolationLevel.READ_COMMITTED;
+        private boolean allowDataLoss;
+
+        private Builder(String topic) {
+            this.topic = topic;
+        }
+
+        /** Where the range starts, in any form {@link BoundParser} accepts, e.g. {@code 2024-01-01}. */
+        public Builder from(String text) {
+            this.fromText = text;
+            return this;
+        }
+
+        /** Where the range ends (exclusive), in any form {@link BoundParser} accepts. */
+        public Builder to(String text) {
+            this.toText = text;
+            return this;
+        }
+
+        /** The zone of dates and local date-times; UTC unless set. */
+        public Builder zone(ZoneId zone) {
+            this.zone = Objects.requireNonNull(zone, "zone");
+            return this;
+        }
+
+        /** Restricts the plan to these partitions. */
+        public Builder partitions(SortedSet<Integer> partitions) {
+            this.partitions = partitions;
+            return this;
+        }
+
+        /** {@code READ_COMMITTED} (the default) or {@code READ_UNCOMMITTED}. */
+        public Builder isolationLevel(IsolationLevel level) {
+            this.isolationLevel = Objects.requireNonNull(level, "isolationLevel");
+            return this;
+        }
+
+        /** Clamp ranges that start below the log start instead of failing. */
+        public Builder allowDataLoss(boolean allow) {
+            this.allowDataLoss = allow;
+            return this;
+        }
+
+        /**
+         * Parses and checks the request.
+         *
+         * @throws RequestException naming the bad value and the accepted forms
+         */
+        public BackfillRequest build() {
+            BackfillRequest request = parse();
+            request.validate(Instant.now());
+            return request;
+        }
+
+        /** Parses without the checks that depend on the current time: for requests read back from a stored plan. */
+        BackfillRequest buildStored() {
+            return parse();
+        }
+
+        private BackfillRequest parse() {
+            if (topic == null || !LEGAL_TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals("..")) {
+                throw new RequestException("invalid --topic '" + topic + "': a topic name is 1 to 249 of "
+                        + "a-z A-Z 0-9 . _ -");
+            }
+            if (fromText == null) {
+                throw new RequestException("missing --from: say where the backfill starts (" + BoundParser.ACCEPTED_FORMS
+                        + ")");
+            }
+            if (toText == null) {
+                throw new RequestException("missing --to: say where the backfill ends, exclusive ("
+                        + BoundParser.ACCEPTED_FORMS + ")");
+            }
+            Bound from = BoundParser.parse("--from", fromText, zone);
+            Bound to = BoundParser.parse("--to", toText, zone);
+            if (partitions != null && partitions.isEmpty()) {
+                throw new RequestException("invalid --partitions: the set is empty");
+            }
+            return new BackfillRequest(topic, fromText.strip(), toText.strip(), from, to, zone,
+                    Optional.ofNullable(partitions), isolationLevel, allowDataLoss);
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package dev.kbackfill.resolver;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * One side of a backfill request: where the range starts ({@code from}) or ends ({@code to}). Parse user text
+ * with {@link BoundParser}; the Spark sentinels {@code -2}/{@code -1} become {@link Earliest}/{@link Latest}
+ * there and appear nowhere else.
+ */
+public sealed interface Bound {
+
+    /** The partition's log start offset: the oldest record still retained. */
+    record Earliest() implements Bound {
+    }
+
+    /** The partition's end offset when the plan is resolved (the last stable offset under read_committed). */
+    record Latest() implements Bound {
+        @Override
+        public boolean moving() {
+            return true;
+        }
+    }
+
+    /** The same offset on every partition. */
+    record AtOffset(long offset) implements Bound {
+        public AtOffset {
+            if (offset < 0) {
+                throw new IllegalArgumentException("offset must be >= 0: " + offset);
+            }
+        }
+    }
+
+    /** The first record whose timestamp is at or after {@code instant} (Kafka's ListOffsets semantics). */
+    record AtTime(Instant instant) implements Bound {
+        public AtTime {
+            Objects.requireNonNull(instant, "instant");
+        }
+
+        @Override
+        public Optional<Instant> instant(Instant now) {
+            return Optional.of(instant);
+        }
+    }
+
+    /** Like {@link AtTime}, at {@code ago} before the moment the plan is resolved ({@code now-1d}, {@code -2h}). */
+    record RelativeTime(Duration ago) implements Bound {
+        public RelativeTime {
+            if (ago.isNegative()) {
+                throw new IllegalArgumentException("a relative time lies in the past: " + ago);
+            }
+        }
+
+        @Override
+        public boolean moving() {
+            return true;
+        }
+
+        @Override
+        public Optional<Instant> instant(Instant now) {
+            return Optional.of(now.minus(ago));
+        }
+    }
+
+    /**
+     * Spark-style per-partition positions ({@code {"orders":{"0":23,"1":-2}}}); each value is
+     * {@link Earliest}, {@link Latest} or {@link AtOffset}.
+     */
+    record PerPartition(String topic, SortedMap<Integer, Bound> positions) implements Bound {
+        public PerPartition {
+            Objects.requireNonNull(topic, "topic");
+            positions = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(positions));
+            for (Map.Entry<Integer, Bound> e : positions.entrySet()) {
+                if (e.getValue() instanceof PerPartition || e.getValue() instanceof AtTime
+                        || e.getValue() instanceof RelativeTime) {
+                    throw new IllegalArgumentException("partition " + e.getKey() + ": not an offset: " + e.getValue());
+                }
+            }
+        }
+
+        @Override
+        public boolean moving() {
+            return positions.values().stream().anyMatch(Bound::moving);
+        }
+    }
+
+    /**
+     * Whether this bound names a different place each time it is resolved ({@code latest}, relative times). A
+     * job whose request is moving gets a fresh plan once its stored plan is complete; a fixed one is done.
+     */
+    default boolean moving() {
+        return false;
+    }
+
+    /** The instant this bound denotes if it is a time, given the moment of resolution. */
+    default Optional<Instant> instant(Instant now) {
+        return Optional.empty();
+    }
+}

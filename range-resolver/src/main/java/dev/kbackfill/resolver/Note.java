@@ -1,0 +1,51 @@
+package dev.kbackfill.resolver;
+
+import java.util.Objects;
+
+/**
+ * Why a range is not simply what was asked: every adjustment the resolver makes, and every property of the
+ * topic that changes what a time bound means, is recorded as a note. Nothing is applied silently.
+ *
+ * @param kind    what happened, for programs
+ * @param message what happened, for people: the values involved and what it means for the backfill
+ */
+public record Note(Kind kind, String message) {
+
+    public Note {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(message, "message");
+    }
+
+    /** The closed set of adjustments and warnings. */
+    public enum Kind {
+        /** No record at or after the {@code from} time: the range is empty at the end offset. */
+        NO_RECORD_AT_OR_AFTER_FROM,
+        /** No record at or after the {@code to} time: the range runs to the end offset of the snapshot. */
+        NO_RECORD_AT_OR_AFTER_TO,
+        /** The partition holds no records at all (log start = end). */
+        EMPTY_PARTITION,
+        /** The requested start lies below the log start: records were deleted; clamped (loss allowed). */
+        START_LOST_TO_RETENTION,
+        /** The requested end lies below the log start: the whole range was deleted; empty (loss allowed). */
+        END_LOST_TO_RETENTION,
+        /** The {@code from} time is older than the first retained record, and earlier records were deleted. */
+        RANGE_OLDER_THAN_RETAINED,
+        /** An offset bound lies beyond the end offset of the snapshot; clamped to it. */
+        OFFSET_BEYOND_END,
+        /** Bounds of different kinds put the start after the end on this partition: the range is empty. */
+        FROM_AFTER_TO,
+        /** An open transaction holds the last stable offset (the end under read_committed) below the high watermark. */
+        OPEN_TRANSACTION,
+        /** The topic uses LogAppendTime: time bounds select by when the broker appended records. */
+        LOG_APPEND_TIME,
+        /** The topic uses CreateTime: producer timestamps may be out of offset order. */
+        CREATE_TIME,
+        /** The topic is compacted: superseded values are gone and old tombstones may be too. */
+        COMPACTED_TOPIC;
+
+        /** A short lower-case label for tables, e.g. {@code open-transaction}. */
+        public String label() {
+            return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package dev.kbackfill.resolver;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.kafka.common.IsolationLevel;
+
+/**
+ * The narrow seam through which the resolver asks the cluster about a topic. {@link AdminOffsetSource} answers
+ * with Kafka's Admin API; tests answer from a model of a log.
+ */
+public interface OffsetSource {
+
+    /**
+     * Describes a topic.
+     *
+     * @throws RequestException if the topic does not exist
+     */
+    TopicInfo describe(String topic);
+
+    /** The log start offset of each partition: the oldest offset still retained. */
+    Map<Integer, Long> logStartOffsets(String topic, Set<Integer> partitions);
+
+    /**
+     * The end offset of each partition: the high watermark under {@code READ_UNCOMMITTED}, the last stable
+     * offset (below any open transaction) under {@code READ_COMMITTED}.
+     */
+    Map<Integer, Long> endOffsets(String topic, Set<Integer> partitions, IsolationLevel isolationLevel);
+
+    /**
+     * For each partition, the first offset whose record timestamp is at or after {@code time}, with that
+     * record's timestamp, as Kafka's ListOffsets answers it. A partition with no such record below its end
+     * offset (at this isolation level) is absent from the result.
+     */
+    Map<Integer, TimestampedOffset> offsetsForTime(String topic, Set<Integer> partitions, Instant time,
+                                                   IsolationLevel isolationLevel);
+
+    /** An offset and the timestamp of the record at it. */
+    record TimestampedOffset(long offset, Instant timestamp) {
+    }
+}

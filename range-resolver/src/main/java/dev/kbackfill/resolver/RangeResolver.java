@@ -1,0 +1,277 @@
+package dev.kbackfill.resolver;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedSet;
+import java.util.TreeSet;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.IsolationLevel;
+
+/**
+ * Turns a {@link BackfillRequest} into a {@link Plan}.
+ *
+ * <p>For every selected partition it snapshots the log start and end offsets <em>first</em> (the end at the
+ * request's isolation level: the last stable offset under read_committed), then looks up times, and clamps
+ * every result into {@code [logStart, end]}. A time T resolves to the first offset whose record timestamp is
+ * at or after T. Every adjustment becomes a {@link Note}.
+ *
+ * <pre>{@code
+ * try (Admin admin = Admin.create(Map.of("bootstrap.servers", "localhost:9092"))) {
+ *     Plan plan = RangeResolver.forAdmin(admin).resolve(
+ *             BackfillRequest.builder("orders").from("2024-01-01").to("2024-01-02").build());
+ *     for (PartitionRange r : plan.partitions()) {
+ *         System.out.printf("%d: [%d, %d)%n", r.partition(), r.start(), r.end());
+ *     }
+ * }
+ * }</pre>
+ */
+public final class RangeResolver {
+
+    private final OffsetSource source;
+    private final Clock clock;
+
+    public RangeResolver(OffsetSource source, Clock clock) {
+        this.source = source;
+        this.clock = clock;
+    }
+
+    /** A resolver that asks the cluster through {@code admin} (which the caller keeps and closes). */
+    public static RangeResolver forAdmin(Admin admin) {
+        return new RangeResolver(new AdminOffsetSource(admin), Clock.systemUTC());
+    }
+
+    /**
+     * Resolves the request against the cluster.
+     *
+     * @throws RequestException    for a request that cannot be planned (unknown topic or partition, from after
+     *                             to); no Kafka lookup is made for a request that is wrong on its face
+     * @throws DataLossException   if a range starts below the log start and the request does not allow loss
+     * @throws ResolutionException if the cluster cannot be asked
+     */
+    public Plan resolve(BackfillRequest request) {
+        Instant now = clock.instant();
+        request.validate(now);
+        TopicInfo topic = source.describe(request.topic());
+        SortedSet<Integer> selected = selectPartitions(request, topic);
+        String name = request.topic();
+        IsolationLevel isolation = request.isolationLevel();
+
+        // Snapshot the offsets before any time lookup, so that every time result can be clamped into them.
+        Map<Integer, Long> logStart = source.logStartOffsets(name, selected);
+        // The high watermark is read before the last stable offset: if the LSO read after it is still lower,
+        // a transaction was open at that moment.
+        Map<Integer, Long> highWatermark = isolation == IsolationLevel.READ_COMMITTED
+                ? source.endOffsets(name, selected, IsolationLevel.READ_UNCOMMITTED) : Map.of();
+        Map<Integer, Long> end = source.endOffsets(name, selected, isolation);
+
+        Optional<Instant> fromTime = request.from().instant(now);
+        Optional<Instant> toTime = request.to().instant(now);
+        Map<Integer, OffsetSource.TimestampedOffset> fromHits = fromTime
+                .map(t -> source.offsetsForTime(name, selected, t, isolation)).orElse(Map.of());
+        Map<Integer, OffsetSource.TimestampedOffset> toHits = toTime
+                .map(t -> source.offsetsForTime(name, selected, t, isolation)).orElse(Map.of());
+        Map<Integer, OffsetSource.TimestampedOffset> firstRecords =
+                source.offsetsForTime(name, selected, Instant.EPOCH, isolation);
+
+        List<PartitionRange> ranges = new ArrayList<>();
+        for (int p : selected) {
+            Snapshot s = new Snapshot(p, require(logStart, p, "log start"), require(end, p, "end"),
+                    Optional.ofNullable(highWatermark.get(p)), Optional.ofNullable(firstRecords.get(p)));
+            ranges.add(resolvePartition(request, s, fromTime, fromHits.get(p), toTime, toHits.get(p)));
+        }
+        return new Plan(request, now, fromTime, toTime, topic.clusterId(), topic.topicId(), topic.timestampType(),
+                ranges, topicNotes(topic, fromTime, toTime, now));
+    }
+
+    /** What the cluster said about one partition before any time lookup. */
+    private record Snapshot(int partition, long logStart, long end, Optional<Long> highWatermark,
+                            Optional<OffsetSource.TimestampedOffset> firstRecord) {
+    }
+
+    private enum Side {
+        FROM("--from"), TO("--to");
+
+        final String option;
+
+        Side(String option) {
+            this.option = option;
+        }
+    }
+
+    private PartitionRange resolvePartition(BackfillRequest request, Snapshot s,
+                                            Optional<Instant> fromTime, OffsetSource.TimestampedOffset fromHit,
+                                            Optional<Instant> toTime, OffsetSource.TimestampedOffset toHit) {
+        List<Note> notes = new ArrayList<>();
+        int p = s.partition();
+        Bound from = boundFor(request.from(), p);
+        Bound to = boundFor(request.to(), p);
+        long start = resolveSide(Side.FROM, request.fromText(), from, fromTime, fromHit, s, request, notes);
+        long end = resolveSide(Side.TO, request.toText(), to, toTime, toHit, s, request, notes);
+        if (start > end) {
+            if (isOffsetKind(from) && isOffsetKind(to)) {
+                throw new RequestException("partition " + p + ": --from '" + request.fromText()
+                        + "' resolves to offset " + start + ", after --to '" + request.toText() + "' at offset " + end
+                        + "; the range is [from, to)");
+            }
+            notes.add(new Note(Note.Kind.FROM_AFTER_TO, "--from '" + request.fromText() + "' resolves to offset "
+                    + start + ", after --to '" + request.toText() + "' at offset " + end
+                    + " on this partition: nothing to read here"));
+            end = start;
+        }
+        if (s.logStart() == s.end()) {
+            notes.add(new Note(Note.Kind.EMPTY_PARTITION, "the partition holds no records (log start = end = "
+                    + s.end() + ")"));
+        }
+        if (fromTime.isPresent() && s.logStart() > 0 && s.firstRecord().isPresent()
+                && fromTime.get().isBefore(s.firstRecord().get().timestamp())) {
+            notes.add(new Note(Note.Kind.RANGE_OLDER_THAN_RETAINED, "--from " + fromTime.get()
+                    + " is older than the first retained record (offset " + s.firstRecord().get().offset() + " at "
+                    + s.firstRecord().get().timestamp() + "), and offsets below " + s.logStart()
+                    + " were deleted: retention may have removed part of the range"));
+        }
+        if (s.highWatermark().isPresent() && s.highWatermark().get() > s.end()) {
+            notes.add(new Note(Note.Kind.OPEN_TRANSACTION, "an open transaction holds the last stable offset at "
+                    + s.end() + " below the high watermark " + s.highWatermark().get()
+                    + ": the range ends at " + s.end() + " because read_committed cannot read past it"));
+        }
+        return new PartitionRange(p, start, end, s.logStart(), s.end(), startTime(start, end, fromHit, s), notes);
+    }
+
+    private static Optional<Instant> startTime(long start, long end, OffsetSource.TimestampedOffset fromHit,
+                                               Snapshot s) {
+        if (start == end) {
+            return Optional.empty();
+        }
+        if (fromHit != null && fromHit.offset() == start) {
+            return Optional.of(fromHit.timestamp());
+        }
+        return s.firstRecord().filter(f -> f.offset() == start).map(OffsetSource.TimestampedOffset::timestamp);
+    }
+
+    private static long resolveSide(Side side, String text, Bound bound, Optional<Instant> time,
+                                    OffsetSource.TimestampedOffset hit, Snapshot s, BackfillRequest request,
+                                    List<Note> notes) {
+        int p = s.partition();
+        if (bound instanceof Bound.Earliest) {
+            return s.logStart();
+        }
+        if (bound instanceof Bound.Latest) {
+            return s.end();
+        }
+        if (bound instanceof Bound.AtOffset at) {
+            long offset = at.offset();
+            if (offset < s.logStart()) {
+                String what = side == Side.FROM
+                        ? "offsets " + offset + " to " + (s.logStart() - 1) + " were deleted (retention or deleteRecords)"
+                        : "the whole range lies below it: those records were deleted (retention or deleteRecords)";
+                if (!request.allowDataLoss()) {
+                    throw new DataLossException("partition " + p + ": " + side.option + " offset " + offset
+                            + " is below the log start offset " + s.logStart() + "; " + what
+                            + "; pass --allow-data-loss to backfill what is left from " + s.logStart());
+                }
+                notes.add(new Note(side == Side.FROM ? Note.Kind.START_LOST_TO_RETENTION : Note.Kind.END_LOST_TO_RETENTION,
+                        side.option + " offset " + offset + " is below the log start offset " + s.logStart() + "; "
+                                + what + "; data loss allowed, clamped to " + s.logStart()));
+                return s.logStart();
+            }
+            if (offset > s.end()) {
+                notes.add(new Note(Note.Kind.OFFSET_BEYOND_END, side.option + " offset " + offset
+                        + " lies beyond the end offset " + s.end() + "; clamped to " + s.end()));
+                return s.end();
+            }
+            return offset;
+        }
+        Instant t = time.orElseThrow(() -> new IllegalStateException("no time for " + bound));
+        if (hit == null || hit.offset() >= s.end()) {
+            Note.Kind kind = side == Side.FROM ? Note.Kind.NO_RECORD_AT_OR_AFTER_FROM : Note.Kind.NO_RECORD_AT_OR_AFTER_TO;
+            String consequence = side == Side.FROM
+                    ? "the range is empty"
+                    : "the range runs to the end offset; records written later with earlier times are not in it";
+            notes.add(new Note(kind, "no record at or after " + side.option + " " + t + " below the end offset "
+                    + s.end() + ": " + consequence));
+            return s.end();
+        }
+        return Math.max(hit.offset(), s.logStart());
+    }
+
+    private static boolean isOffsetKind(Bound b) {
+        return b instanceof Bound.Earliest || b instanceof Bound.Latest || b instanceof Bound.AtOffset;
+    }
+
+    private static Bound boundFor(Bound bound, int partition) {
+        if (bound instanceof Bound.PerPartition pp) {
+            Bound b = pp.positions().get(partition);
+            if (b == null) {
+                throw new RequestException("partition " + partition + " is selected but the Spark JSON names only "
+                        + "partitions " + PartitionFilter.format(new TreeSet<>(pp.positions().keySet())));
+            }
+            return b;
+        }
+        return bound;
+    }
+
+    private static SortedSet<Integer> selectPartitions(BackfillRequest request, TopicInfo topic) {
+        SortedSet<Integer> selected;
+        if (request.partitions().isPresent()) {
+            selected = request.partitions().get();
+        } else if (request.from() instanceof Bound.PerPartition pp) {
+            selected = new TreeSet<>(pp.positions().keySet());
+        } else if (request.to() instanceof Bound.PerPartition pp) {
+            selected = new TreeSet<>(pp.positions().keySet());
+        } else {
+            return topic.partitions();
+        }
+        for (int p : selected) {
+            if (!topic.partitions().contains(p)) {
+                throw new RequestException("partition " + p + " does not exist in topic " + topic.topic()
+                        + " (partitions " + PartitionFilter.format(topic.partitions()) + ")");
+            }
+        }
+        return selected;
+    }
+
+    private static List<Note> topicNotes(TopicInfo topic, Optional<Instant> fromTime, Optional<Instant> toTime,
+                                         Instant now) {
+        List<Note> notes = new ArrayList<>();
+        if (fromTime.isPresent() || toTime.isPresent()) {
+            if (topic.timestampType() == TopicInfo.TimestampType.LOG_APPEND_TIME) {
+                notes.add(new Note(Note.Kind.LOG_APPEND_TIME, "topic " + topic.topic() + " uses LogAppendTime: "
+                        + "times select records by when the broker appended them, not by event time"));
+            } else {
+                notes.add(new Note(Note.Kind.CREATE_TIME, "topic " + topic.topic() + " uses CreateTime: a time "
+                        + "resolves to the first offset whose producer timestamp is at or after it; producer "
+                        + "timestamps may be out of order, so records inside the range can carry times outside it"));
+            }
+        }
+        if (topic.compacted()) {
+            StringBuilder msg = new StringBuilder("topic " + topic.topic()
+                    + " is compacted: superseded values of a key may be gone from the range");
+            Optional<Duration> keep = topic.deleteRetention();
+            if (keep.isPresent()) {
+                Instant tombstonesKeptSince = now.minus(keep.get());
+                if (fromTime.isEmpty() || fromTime.get().isBefore(tombstonesKeptSince)) {
+                    msg.append(", and tombstones older than delete.retention.ms (").append(keep.get())
+                            .append(") may have been removed, so deletions before ")
+                            .append(tombstonesKeptSince).append(" may be missing");
+                }
+            }
+            notes.add(new Note(Note.Kind.COMPACTED_TOPIC, msg.toString()));
+        }
+        return notes;
+    }
+
+    private static long require(Map<Integer, Long> offsets, int partition, String what) {
+        Long v = offsets.get(partition);
+        if (v == null) {
+            throw new IllegalStateException("the cluster did not answer the " + what + " offset of partition "
+                    + partition);
+        }
+        return v;
+    }
+}

@@ -1,0 +1,113 @@
+package dev.kbackfill.resolver;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+import org.apache.kafka.common.IsolationLevel;
+
+/**
+ * A model of one topic's logs answering the way Kafka's ListOffsets does: a time lookup gives the first offset at
+ * or after the log start whose timestamp is at or after the time, provided it lies below the end offset of the
+ * isolation level.
+ */
+final class FakeOffsetSource implements OffsetSource {
+
+    /** One partition: records by offset (gaps allowed), the log start, and the last stable offset. */
+    static final class Log {
+        final TreeMap<Long, Instant> records = new TreeMap<>();
+        long logStart;
+        long highWatermark;
+        Long lastStable; // null: no open transaction
+
+        Log append(Instant... timestamps) {
+            for (Instant t : timestamps) {
+                records.put(highWatermark++, t);
+            }
+            return this;
+        }
+
+        Log deleteBelow(long offset) {
+            logStart = offset;
+            records.headMap(offset).clear();
+            return this;
+        }
+
+        Log openTransactionAt(long offset) {
+            lastStable = offset;
+            return this;
+        }
+
+        long end(IsolationLevel level) {
+            return level == IsolationLevel.READ_COMMITTED && lastStable != null ? lastStable : highWatermark;
+        }
+    }
+
+    final String topic;
+    final Map<Integer, Log> logs = new HashMap<>();
+    TopicInfo.TimestampType timestampType = TopicInfo.TimestampType.CREATE_TIME;
+    boolean compacted;
+    Optional<Duration> deleteRetention = Optional.of(Duration.ofDays(1));
+    String topicId = "topic-id-1";
+    final List<String> calls = new ArrayList<>();
+
+    FakeOffsetSource(String topic, int partitions) {
+        this.topic = topic;
+        for (int p = 0; p < partitions; p++) {
+            logs.put(p, new Log());
+        }
+    }
+
+    Log log(int partition) {
+        return logs.get(partition);
+    }
+
+    @Override
+    public TopicInfo describe(String name) {
+        calls.add("describe");
+        if (!name.equals(topic)) {
+            throw new RequestException("topic '" + name + "' does not exist on cluster fake-cluster");
+        }
+        return new TopicInfo("fake-cluster", topic, topicId, new TreeSet<>(logs.keySet()), timestampType, compacted,
+                deleteRetention);
+    }
+
+    @Override
+    public Map<Integer, Long> logStartOffsets(String name, Set<Integer> partitions) {
+        calls.add("logStart");
+        Map<Integer, Long> r = new HashMap<>();
+        partitions.forEach(p -> r.put(p, logs.get(p).logStart));
+        return r;
+    }
+
+    @Override
+    public Map<Integer, Long> endOffsets(String name, Set<Integer> partitions, IsolationLevel level) {
+        calls.add("end:" + level);
+        Map<Integer, Long> r = new HashMap<>();
+        partitions.forEach(p -> r.put(p, logs.get(p).end(level)));
+        return r;
+    }
+
+    @Override
+    public Map<Integer, TimestampedOffset> offsetsForTime(String name, Set<Integer> partitions, Instant time,
+                                                          IsolationLevel level) {
+        calls.add("time");
+        Map<Integer, TimestampedOffset> r = new HashMap<>();
+        for (int p : partitions) {
+            Log log = logs.get(p);
+            log.records.entrySet().stream()
+                    .filter(e -> e.getKey() >= log.logStart && !e.getValue().isBefore(time))
+                    .findFirst()
+                    .filter(e -> e.getKey() < log.end(level))
+                    .ifPresent(e -> r.put(p, new TimestampedOffset(e.getKey(), e.getValue())));
+        }
+        return r;
+    }
+}
