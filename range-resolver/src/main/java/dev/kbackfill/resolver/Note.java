@@ -28,6 +28,11 @@ public record Note(Kind kind, String message) {
         START_LOST_TO_RETENTION,
         /** The requested end lies below the log start: the whole range was deleted; empty (loss allowed). */
         END_LOST_TO_RETENTION,
+        /**
+         * ListOffsets answered an offset no reader sees (a transaction marker, stamped with the broker's clock, or
+         * an aborted record); the range uses the first record a reader sees at or after the time instead.
+         */
+        TIME_LOOKUP_HIT_INVISIBLE,
         /** The {@code from} time is older than the first retained record, and earlier records were deleted. */
         RANGE_OLDER_THAN_RETAINED,
         /** An offset bound lies beyond the end offset of the snapshot; clamped to it. */

@@ -7,8 +7,8 @@ import java.util.Set;
 import org.apache.kafka.common.IsolationLevel;
 
 /**
- * The narrow seam through which the resolver asks the cluster about a topic. {@link AdminOffsetSource} answers
- * with Kafka's Admin API; tests answer from a model of a log.
+ * The narrow seam through which the resolver asks the cluster about a topic. {@link KafkaOffsetSource} answers
+ * with Kafka's Admin API and a group-less consumer; tests answer from a model of a log.
  */
 public interface OffsetSource {
 
@@ -35,6 +35,19 @@ public interface OffsetSource {
      */
     Map<Integer, TimestampedOffset> offsetsForTime(String topic, Set<Integer> partitions, Instant time,
                                                    IsolationLevel isolationLevel);
+
+    /**
+     * For each partition in {@code fromOffsets}, the first record a reader at this isolation level sees at or
+     * after that offset and below the partition's entry in {@code endOffsets} whose timestamp is at or after
+     * {@code time}. Absent when there is none.
+     *
+     * <p>This corrects {@link #offsetsForTime}: transaction markers carry the broker's wall-clock time and aborted
+     * records their producer's, so a time lookup can answer an offset no reader ever sees. On a topic written
+     * transactionally with older event times, the first marker would otherwise cut a time range short.
+     */
+    Map<Integer, TimestampedOffset> firstVisibleAtOrAfter(String topic, Map<Integer, Long> fromOffsets,
+                                                          Map<Integer, Long> endOffsets, Instant time,
+                                                          IsolationLevel isolationLevel);
 
     /** An offset and the timestamp of the record at it. */
     record TimestampedOffset(long offset, Instant timestamp) {

@@ -10,7 +10,6 @@ import java.util.Optional;
 import java.util.SortedSet;
 import java.util.TreeSet;
 
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.IsolationLevel;
 
 /**
@@ -22,8 +21,8 @@ import org.apache.kafka.common.IsolationLevel;
  * at or after T. Every adjustment becomes a {@link Note}.
  *
  * <pre>{@code
- * try (Admin admin = Admin.create(Map.of("bootstrap.servers", "localhost:9092"))) {
- *     Plan plan = RangeResolver.forAdmin(admin).resolve(
+ * try (KafkaOffsetSource kafka = KafkaOffsetSource.create(Map.of("bootstrap.servers", "localhost:9092"))) {
+ *     Plan plan = new RangeResolver(kafka).resolve(
  *             BackfillRequest.builder("orders").from("2024-01-01").to("2024-01-02").build());
  *     for (PartitionRange r : plan.partitions()) {
  *         System.out.printf("%d: [%d, %d)%n", r.partition(), r.start(), r.end());
@@ -41,9 +40,9 @@ public final class RangeResolver {
         this.clock = clock;
     }
 
-    /** A resolver that asks the cluster through {@code admin} (which the caller keeps and closes). */
-    public static RangeResolver forAdmin(Admin admin) {
-        return new RangeResolver(new AdminOffsetSource(admin), Clock.systemUTC());
+    /** A resolver that asks {@code source} and measures relative times from the system clock. */
+    public RangeResolver(OffsetSource source) {
+        this(source, Clock.systemUTC());
     }
 
     /**
@@ -72,12 +71,12 @@ public final class RangeResolver {
 
         Optional<Instant> fromTime = request.from().instant(now);
         Optional<Instant> toTime = request.to().instant(now);
-        Map<Integer, OffsetSource.TimestampedOffset> fromHits = fromTime
-                .map(t -> source.offsetsForTime(name, selected, t, isolation)).orElse(Map.of());
-        Map<Integer, OffsetSource.TimestampedOffset> toHits = toTime
-                .map(t -> source.offsetsForTime(name, selected, t, isolation)).orElse(Map.of());
+        Map<Integer, TimeLookup> fromHits = fromTime
+                .map(t -> lookUpTime(name, selected, t, end, isolation)).orElse(Map.of());
+        Map<Integer, TimeLookup> toHits = toTime
+                .map(t -> lookUpTime(name, selected, t, end, isolation)).orElse(Map.of());
         Map<Integer, OffsetSource.TimestampedOffset> firstRecords =
-                source.offsetsForTime(name, selected, Instant.EPOCH, isolation);
+                source.firstVisibleAtOrAfter(name, logStart, end, Instant.EPOCH, isolation);
 
         List<PartitionRange> ranges = new ArrayList<>();
         for (int p : selected) {
@@ -87,6 +86,30 @@ public final class RangeResolver {
         }
         return new Plan(request, now, fromTime, toTime, topic.clusterId(), topic.topicId(), topic.timestampType(),
                 ranges, topicNotes(topic, fromTime, toTime, now));
+    }
+
+    /**
+     * Looks a time up with ListOffsets, then checks each answer against what a reader sees: a transaction
+     * marker (stamped with the broker's clock) or an aborted record can be the first offset at or after a time,
+     * and no reader ever sees either.
+     */
+    private Map<Integer, TimeLookup> lookUpTime(String topic, SortedSet<Integer> partitions, Instant time,
+                                                Map<Integer, Long> end, IsolationLevel isolation) {
+        Map<Integer, OffsetSource.TimestampedOffset> listed = source.offsetsForTime(topic, partitions, time, isolation);
+        Map<Integer, Long> checkFrom = new java.util.HashMap<>();
+        listed.forEach((p, hit) -> checkFrom.put(p, hit.offset()));
+        Map<Integer, OffsetSource.TimestampedOffset> visible = checkFrom.isEmpty() ? Map.of()
+                : source.firstVisibleAtOrAfter(topic, checkFrom, end, time, isolation);
+        Map<Integer, TimeLookup> result = new java.util.HashMap<>();
+        for (int p : partitions) {
+            result.put(p, new TimeLookup(time, Optional.ofNullable(listed.get(p)), Optional.ofNullable(visible.get(p))));
+        }
+        return result;
+    }
+
+    /** A time lookup on one partition: what ListOffsets answered, and the first record a reader sees from there. */
+    private record TimeLookup(Instant time, Optional<OffsetSource.TimestampedOffset> listed,
+                              Optional<OffsetSource.TimestampedOffset> visible) {
     }
 
     /** What the cluster said about one partition before any time lookup. */
@@ -105,8 +128,8 @@ public final class RangeResolver {
     }
 
     private PartitionRange resolvePartition(BackfillRequest request, Snapshot s,
-                                            Optional<Instant> fromTime, OffsetSource.TimestampedOffset fromHit,
-                                            Optional<Instant> toTime, OffsetSource.TimestampedOffset toHit) {
+                                            Optional<Instant> fromTime, TimeLookup fromHit,
+                                            Optional<Instant> toTime, TimeLookup toHit) {
         List<Note> notes = new ArrayList<>();
         int p = s.partition();
         Bound from = boundFor(request.from(), p);
@@ -143,20 +166,18 @@ public final class RangeResolver {
         return new PartitionRange(p, start, end, s.logStart(), s.end(), startTime(start, end, fromHit, s), notes);
     }
 
-    private static Optional<Instant> startTime(long start, long end, OffsetSource.TimestampedOffset fromHit,
-                                               Snapshot s) {
+    private static Optional<Instant> startTime(long start, long end, TimeLookup fromHit, Snapshot s) {
         if (start == end) {
             return Optional.empty();
         }
-        if (fromHit != null && fromHit.offset() == start) {
-            return Optional.of(fromHit.timestamp());
+        if (fromHit != null && fromHit.visible().isPresent() && fromHit.visible().get().offset() == start) {
+            return Optional.of(fromHit.visible().get().timestamp());
         }
         return s.firstRecord().filter(f -> f.offset() == start).map(OffsetSource.TimestampedOffset::timestamp);
     }
 
     private static long resolveSide(Side side, String text, Bound bound, Optional<Instant> time,
-                                    OffsetSource.TimestampedOffset hit, Snapshot s, BackfillRequest request,
-                                    List<Note> notes) {
+                                    TimeLookup lookup, Snapshot s, BackfillRequest request, List<Note> notes) {
         int p = s.partition();
         if (bound instanceof Bound.Earliest) {
             return s.logStart();
@@ -188,7 +209,16 @@ public final class RangeResolver {
             return offset;
         }
         Instant t = time.orElseThrow(() -> new IllegalStateException("no time for " + bound));
-        if (hit == null || hit.offset() >= s.end()) {
+        Optional<OffsetSource.TimestampedOffset> listed = lookup.listed().filter(h -> h.offset() < s.end());
+        Optional<OffsetSource.TimestampedOffset> visible = lookup.visible().filter(h -> h.offset() < s.end());
+        if (listed.isPresent() && (visible.isEmpty() || visible.get().offset() != listed.get().offset())) {
+            notes.add(new Note(Note.Kind.TIME_LOOKUP_HIT_INVISIBLE, "ListOffsets answered offset "
+                    + listed.get().offset() + " (stamped " + listed.get().timestamp() + ") for " + side.option + " " + t
+                    + ", but no reader sees a record there (a transaction marker or an aborted record); "
+                    + visible.map(v -> "the first record a reader sees at or after that time is at offset " + v.offset())
+                    .orElse("no record a reader sees lies at or after that time")));
+        }
+        if (visible.isEmpty()) {
             Note.Kind kind = side == Side.FROM ? Note.Kind.NO_RECORD_AT_OR_AFTER_FROM : Note.Kind.NO_RECORD_AT_OR_AFTER_TO;
             String consequence = side == Side.FROM
                     ? "the range is empty"
@@ -197,7 +227,7 @@ public final class RangeResolver {
                     + s.end() + ": " + consequence));
             return s.end();
         }
-        return Math.max(hit.offset(), s.logStart());
+        return Math.max(visible.get().offset(), s.logStart());
     }
 
     private static boolean isOffsetKind(Bound b) {

@@ -20,9 +20,14 @@ import org.apache.kafka.common.IsolationLevel;
  */
 final class FakeOffsetSource implements OffsetSource {
 
-    /** One partition: records by offset (gaps allowed), the log start, and the last stable offset. */
+    /**
+     * One partition: timestamps by offset, the offsets no reader sees (transaction markers; aborted records,
+     * under read_committed), the log start, and the last stable offset.
+     */
     static final class Log {
         final TreeMap<Long, Instant> records = new TreeMap<>();
+        final Set<Long> markers = new TreeSet<>();
+        final Set<Long> aborted = new TreeSet<>();
         long logStart;
         long highWatermark;
         Long lastStable; // null: no open transaction
@@ -32,6 +37,25 @@ final class FakeOffsetSource implements OffsetSource {
                 records.put(highWatermark++, t);
             }
             return this;
+        }
+
+        /** A transaction marker, stamped with the broker's wall clock. */
+        Log marker(Instant wallClock) {
+            markers.add(highWatermark);
+            return append(wallClock);
+        }
+
+        Log abortedRecords(Instant... timestamps) {
+            for (Instant t : timestamps) {
+                aborted.add(highWatermark);
+                append(t);
+            }
+            return this;
+        }
+
+        boolean visible(long offset, IsolationLevel level) {
+            return records.containsKey(offset) && !markers.contains(offset)
+                    && !(level == IsolationLevel.READ_COMMITTED && aborted.contains(offset));
         }
 
         Log deleteBelow(long offset) {
@@ -108,6 +132,22 @@ final class FakeOffsetSource implements OffsetSource {
                     .filter(e -> e.getKey() < log.end(level))
                     .ifPresent(e -> r.put(p, new TimestampedOffset(e.getKey(), e.getValue())));
         }
+        return r;
+    }
+
+    @Override
+    public Map<Integer, TimestampedOffset> firstVisibleAtOrAfter(String name, Map<Integer, Long> fromOffsets,
+                                                                 Map<Integer, Long> endOffsets, Instant time,
+                                                                 IsolationLevel level) {
+        calls.add("scan");
+        Map<Integer, TimestampedOffset> r = new HashMap<>();
+        fromOffsets.forEach((p, from) -> {
+            Log log = logs.get(p);
+            log.records.subMap(from, endOffsets.get(p)).entrySet().stream()
+                    .filter(e -> log.visible(e.getKey(), level) && !e.getValue().isBefore(time))
+                    .findFirst()
+                    .ifPresent(e -> r.put(p, new TimestampedOffset(e.getKey(), e.getValue())));
+        });
         return r;
     }
 }

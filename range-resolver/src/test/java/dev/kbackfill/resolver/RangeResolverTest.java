@@ -58,7 +58,7 @@ class RangeResolverTest {
     void offsetsAreSnapshotBeforeAnyTimeLookup() {
         topic.log(0).append(hour(0));
         resolve("2024-01-01", "2024-01-02");
-        assertThat(topic.calls).containsSubsequence("describe", "logStart", "end:read_committed", "time");
+        assertThat(topic.calls).containsSubsequence("describe", "logStart", "end:read_committed", "time", "scan");
         assertThat(topic.calls.indexOf("time")).isGreaterThan(topic.calls.lastIndexOf("end:read_committed"));
     }
 
@@ -91,6 +91,20 @@ class RangeResolverTest {
         assertThat(p0.end()).isEqualTo(3);
         assertThat(resolve("2024-01-01T02:30Z", "2024-01-01T03:30Z").notes())
                 .extracting(Note::kind).containsExactly(Note.Kind.CREATE_TIME);
+    }
+
+    @Test
+    void aTimeLookupThatHitsAMarkerMovesToTheFirstRecordAReaderSees() {
+        // a transactional producer replaying old event times: each commit marker carries today's time
+        topic.log(0).append(hour(0), hour(1)).marker(NOW).abortedRecords(hour(2)).marker(NOW)
+                .append(hour(2), hour(3)).marker(NOW);
+        PartitionRange p0 = resolve("2024-01-01T01:30Z", "2024-01-01T03:00Z").partition(0).orElseThrow();
+        // ListOffsets says 2 (the first marker) for both times; a reader sees 01:30 <= 02:00 at 5 and 03:00 at 6
+        assertThat(p0.start()).isEqualTo(5);
+        assertThat(p0.end()).isEqualTo(6);
+        assertThat(kinds(p0)).containsExactly(Note.Kind.TIME_LOOKUP_HIT_INVISIBLE, Note.Kind.TIME_LOOKUP_HIT_INVISIBLE);
+        assertThat(p0.notes().get(0).message()).contains("ListOffsets answered offset 2")
+                .contains("the first record a reader sees at or after that time is at offset 5");
     }
 
     @Test

@@ -1,0 +1,241 @@
+package dev.kbackfill.resolver;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.stream.Collectors;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * An {@link OffsetSource} that asks a Kafka cluster: the Admin API for metadata and offsets, and a consumer with
+ * no {@code group.id} (assign and seek, never a commit) to check time lookups against what a reader sees.
+ */
+public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
+
+    /** How long a check may see no progress before it gives up. */
+    private static final Duration STALL_TIMEOUT = Duration.ofSeconds(60);
+
+    private final Admin admin;
+    private final boolean ownsAdmin;
+    private final Map<String, Object> clientConfig;
+
+    private KafkaOffsetSource(Admin admin, boolean ownsAdmin, Map<String, Object> clientConfig) {
+        this.admin = admin;
+        this.ownsAdmin = ownsAdmin;
+        this.clientConfig = Map.copyOf(clientConfig);
+    }
+
+    /**
+     * Connects with Kafka client settings ({@code bootstrap.servers}, security settings, ...). Settings that
+     * would make the checking consumer join or commit to a group are refused.
+     */
+    public static KafkaOffsetSource create(Map<String, Object> clientConfig) {
+        Map<String, Object> adminConfig = new HashMap<>();
+        clientConfig.forEach((k, v) -> {
+            if (AdminClientConfig.configNames().contains(k)) {
+                adminConfig.put(k, v);
+            }
+        });
+        return new KafkaOffsetSource(Admin.create(adminConfig), true, clientConfig);
+    }
+
+    /** Uses {@code admin} (without closing it) and {@code clientConfig} for the checking consumer. */
+    public static KafkaOffsetSource using(Admin admin, Map<String, Object> clientConfig) {
+        return new KafkaOffsetSource(admin, false, clientConfig);
+    }
+
+    @Override
+    public void close() {
+        if (ownsAdmin) {
+            admin.close();
+        }
+    }
+
+    @Override
+    public TopicInfo describe(String topic) {
+        String clusterId = get(admin.describeCluster().clusterId(), "describe the cluster");
+        TopicDescription description;
+        try {
+            description = admin.describeTopics(List.of(topic)).topicNameValues().get(topic).get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                throw new RequestException("topic '" + topic + "' does not exist on cluster " + clusterId);
+            }
+            throw failure("describe topic " + topic, e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw failure("describe topic " + topic, e);
+        }
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        Config config = get(admin.describeConfigs(List.of(resource)).values().get(resource),
+                "describe the configuration of topic " + topic);
+        TreeSet<Integer> partitions = description.partitions().stream()
+                .map(p -> p.partition()).collect(Collectors.toCollection(TreeSet::new));
+        String timestampType = value(config, TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG).orElse("CreateTime");
+        boolean compacted = value(config, TopicConfig.CLEANUP_POLICY_CONFIG)
+                .map(v -> List.of(v.split(",")).stream().anyMatch(s -> s.strip().equals(TopicConfig.CLEANUP_POLICY_COMPACT)))
+                .orElse(false);
+        Optional<Duration> deleteRetention = value(config, TopicConfig.DELETE_RETENTION_MS_CONFIG)
+                .map(v -> Duration.ofMillis(Long.parseLong(v)));
+        return new TopicInfo(clusterId, topic, description.topicId().toString(), partitions,
+                TopicInfo.TimestampType.fromConfig(timestampType), compacted, deleteRetention);
+    }
+
+    @Override
+    public Map<Integer, Long> logStartOffsets(String topic, Set<Integer> partitions) {
+        return listOffsets(topic, partitions, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED, "log start")
+                .entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+    }
+
+    @Override
+    public Map<Integer, Long> endOffsets(String topic, Set<Integer> partitions, IsolationLevel isolationLevel) {
+        return listOffsets(topic, partitions, OffsetSpec.latest(), isolationLevel, "end")
+                .entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+    }
+
+    @Override
+    public Map<Integer, TimestampedOffset> offsetsForTime(String topic, Set<Integer> partitions, Instant time,
+                                                          IsolationLevel isolationLevel) {
+        Map<Integer, TimestampedOffset> result = new HashMap<>();
+        listOffsets(topic, partitions, OffsetSpec.forTimestamp(time.toEpochMilli()), isolationLevel, "time")
+                .forEach((p, info) -> {
+                    // ListOffsets answers offset -1 when no record at or after the time lies below the end.
+                    if (info.offset() >= 0) {
+                        result.put(p, new TimestampedOffset(info.offset(), Instant.ofEpochMilli(info.timestamp())));
+                    }
+                });
+        return result;
+    }
+
+    @Override
+    public Map<Integer, TimestampedOffset> firstVisibleAtOrAfter(String topic, Map<Integer, Long> fromOffsets,
+                                                                 Map<Integer, Long> endOffsets, Instant time,
+                                                                 IsolationLevel isolationLevel) {
+        Map<Integer, TimestampedOffset> found = new HashMap<>();
+        Map<TopicPartition, Long> pending = new HashMap<>();
+        fromOffsets.forEach((p, from) -> {
+            if (from < endOffsets.get(p)) {
+                pending.put(new TopicPartition(topic, p), from);
+            }
+        });
+        if (pending.isEmpty()) {
+            return found;
+        }
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(checkingConsumerConfig(isolationLevel),
+                new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.assign(pending.keySet());
+            pending.forEach(consumer::seek);
+            long lastProgress = System.nanoTime();
+            while (!pending.isEmpty()) {
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
+                for (ConsumerRecord<byte[], byte[]> r : records) {
+                    TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                    long end = endOffsets.get(r.partition());
+                    if (pending.containsKey(tp) && r.offset() < end && r.timestamp() >= time.toEpochMilli()) {
+                        found.put(r.partition(), new TimestampedOffset(r.offset(), Instant.ofEpochMilli(r.timestamp())));
+                        pending.remove(tp);
+                    }
+                }
+                // Done with a partition once its position reaches the end: markers mean no record need sit at end - 1.
+                for (TopicPartition tp : List.copyOf(pending.keySet())) {
+                    long position = consumer.position(tp);
+                    if (position >= endOffsets.get(tp.partition())) {
+                        pending.remove(tp);
+                    } else if (position > pending.get(tp)) {
+                        pending.put(tp, position);
+                        lastProgress = System.nanoTime();
+                    }
+                }
+                consumer.pause(consumer.assignment().stream().filter(tp -> !pending.containsKey(tp)).toList());
+                if (!records.isEmpty()) {
+                    lastProgress = System.nanoTime();
+                }
+                if (System.nanoTime() - lastProgress > STALL_TIMEOUT.toNanos()) {
+                    throw new ResolutionException("could not check the time lookup of topic " + topic + " at "
+                            + time + ": no progress for " + STALL_TIMEOUT.toSeconds() + " s at " + pending, null);
+                }
+            }
+        } catch (OffsetOutOfRangeException e) {
+            throw new ResolutionException("could not check the time lookup of topic " + topic + " at " + time
+                    + ": offsets " + e.offsetOutOfRangePartitions() + " were deleted while planning", e);
+        } catch (KafkaException e) {
+            throw failure("check the time lookup of topic " + topic + " at " + time, e);
+        }
+        return found;
+    }
+
+    private Map<String, Object> checkingConsumerConfig(IsolationLevel isolationLevel) {
+        Map<String, Object> config = new HashMap<>(clientConfig);
+        if (config.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
+            throw new RequestException("group.id '" + config.get(ConsumerConfig.GROUP_ID_CONFIG)
+                    + "' is not allowed: kbackfill never joins or commits to a consumer group; remove it");
+        }
+        config.keySet().retainAll(ConsumerConfig.configNames());
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolationLevel.toString());
+        config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kbackfill-plan-check");
+        return config;
+    }
+
+    private Map<Integer, ListOffsetsResult.ListOffsetsResultInfo> listOffsets(
+            String topic, Set<Integer> partitions, OffsetSpec spec, IsolationLevel isolationLevel, String what) {
+        Map<TopicPartition, OffsetSpec> request = partitions.stream()
+                .collect(Collectors.toMap(p -> new TopicPartition(topic, p), p -> spec));
+        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> answer =
+                get(admin.listOffsets(request, new ListOffsetsOptions(isolationLevel)).all(),
+                        "list the " + what + " offsets of topic " + topic);
+        return answer.entrySet().stream()
+                .collect(Collectors.toMap(e -> e.getKey().partition(), Map.Entry::getValue));
+    }
+
+    private static Optional<String> value(Config config, String name) {
+        return Optional.ofNullable(config.get(name)).map(ConfigEntry::value);
+    }
+
+    private static <T> T get(KafkaFuture<T> future, String action) {
+        try {
+            return future.get();
+        } catch (ExecutionException e) {
+            throw failure(action, e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw failure(action, e);
+        }
+    }
+
+    private static ResolutionException failure(String action, Throwable cause) {
+        String why = cause instanceof TimeoutException
+                ? "timed out (is the cluster reachable at the bootstrap servers?)"
+                : cause.getClass().getSimpleName() + ": " + cause.getMessage();
+        return new ResolutionException("could not " + action + ": " + why, cause);
+    }
+}
