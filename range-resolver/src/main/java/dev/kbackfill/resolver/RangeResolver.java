@@ -54,7 +54,8 @@ public final class RangeResolver {
      * @throws ResolutionException if the cluster cannot be asked
      */
     public Plan resolve(BackfillRequest request) {
-        Instant now = clock.instant();
+        // Kafka timestamps are milliseconds; so is the moment relative times are measured from.
+        Instant now = clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
         request.validate(now);
         TopicInfo topic = source.describe(request.topic());
         SortedSet<Integer> selected = selectPartitions(request, topic);
@@ -148,6 +149,9 @@ public final class RangeResolver {
             end = start;
         }
         if (s.logStart() == s.end()) {
+            // "no record at or after the time" says nothing more about a partition that holds none
+            notes.removeIf(n -> n.kind() == Note.Kind.NO_RECORD_AT_OR_AFTER_FROM
+                    || n.kind() == Note.Kind.NO_RECORD_AT_OR_AFTER_TO);
             notes.add(new Note(Note.Kind.EMPTY_PARTITION, "the partition holds no records (log start = end = "
                     + s.end() + ")"));
         }

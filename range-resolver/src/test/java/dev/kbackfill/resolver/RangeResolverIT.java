@@ -140,8 +140,7 @@ class RangeResolverIT {
         PartitionRange empty = plan.partition(1).orElseThrow();
         assertThat(empty.start()).isZero();
         assertThat(empty.end()).isZero();
-        assertThat(empty.notes()).extracting(Note::kind)
-                .contains(Note.Kind.EMPTY_PARTITION);
+        assertThat(empty.notes()).extracting(Note::kind).containsExactly(Note.Kind.EMPTY_PARTITION);
     }
 
     @Test

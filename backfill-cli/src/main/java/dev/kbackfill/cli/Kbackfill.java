@@ -1,0 +1,93 @@
+package dev.kbackfill.cli;
+
+import java.io.PrintWriter;
+
+import dev.kbackfill.resolver.RequestException;
+import dev.kbackfill.resolver.ResolutionException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code kbackfill} command line. Only this layer prints and picks exit codes: domain code throws
+ * {@link RequestException} (exit 2) or fails at runtime (exit 1), and every error is one line on stderr without a
+ * stack trace ({@code KBACKFILL_DEBUG=1} adds it).
+ */
+@Command(name = "kbackfill", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        subcommands = {PlanCommand.class, DemoCommand.class, CommandLine.HelpCommand.class},
+        description = "Replay a chosen slice of a Kafka topic into a destination, exactly once, without touching "
+                + "the live pipeline.",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:done", "1:runtime failure (the message says where it stopped)",
+                "2:bad input (nothing was read or written)", "3:job conflict"})
+public final class Kbackfill implements Runnable {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: expected one of "
+                + String.join(", ", spec.subcommands().keySet()));
+    }
+
+    public static void main(String[] args) {
+        int code = execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+        System.exit(code);
+    }
+
+    /** Runs a command line and returns its exit code, without exiting: what tests call. */
+    public static int execute(PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cli = commandLine();
+        cli.setOut(out);
+        cli.setErr(err);
+        int code = cli.execute(args);
+        out.flush();
+        err.flush();
+        return code;
+    }
+
+    static CommandLine commandLine() {
+        CommandLine cli = new CommandLine(new Kbackfill());
+        cli.setParameterExceptionHandler(Kbackfill::badUsage);
+        cli.setExecutionExceptionHandler(Kbackfill::failed);
+        return cli;
+    }
+
+    private static int badUsage(CommandLine.ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        PrintWriter err = cmd.getErr();
+        err.println(cmd.getCommandSpec().qualifiedName() + ": " + oneLine(e.getMessage()) + " (see '"
+                + cmd.getCommandSpec().qualifiedName() + " --help')");
+        debug(e, err);
+        return ExitCodes.BAD_INPUT;
+    }
+
+    private static int failed(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {
+        PrintWriter err = cmd.getErr();
+        String name = cmd.getCommandSpec().qualifiedName();
+        int code;
+        if (e instanceof RequestException) {
+            err.println(name + ": " + oneLine(e.getMessage()));
+            code = ExitCodes.BAD_INPUT;
+        } else if (e instanceof ResolutionException || e instanceof CliFailure) {
+            err.println(name + ": " + oneLine(e.getMessage()));
+            code = ExitCodes.FAILURE;
+        } else {
+            err.println(name + ": unexpected " + e.getClass().getName() + ": " + oneLine(String.valueOf(e.getMessage()))
+                    + " (set KBACKFILL_DEBUG=1 for the stack trace)");
+            code = ExitCodes.FAILURE;
+        }
+        debug(e, err);
+        return code;
+    }
+
+    private static String oneLine(String message) {
+        return message.replaceAll("\\s*\\R\\s*", " ").strip();
+    }
+
+    private static void debug(Exception e, PrintWriter err) {
+        if (System.getenv("KBACKFILL_DEBUG") != null) {
+            e.printStackTrace(err);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package dev.kbackfill.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.resolver.KafkaOffsetSource;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.resolver.RangeResolver;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code kbackfill plan}: resolve a request into per-partition offset ranges and show or store them. */
+@Command(name = "plan", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        description = {"Resolve --from/--to into a half-open offset range [start, end) for every partition, "
+                + "with a note for every adjustment. Reads nothing but offsets and writes nothing to Kafka.",
+                "The plan goes to stdout; notes and warnings go to stderr."})
+final class PlanCommand implements Callable<Integer> {
+
+    enum Format { table, json, spark }
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Mixin
+    RequestOptions request;
+
+    @Mixin
+    KafkaOptions kafka;
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table",
+            description = "table (default), json (the plan document), or spark (startingOffsets/endingOffsets).")
+    Format format;
+
+    @Option(names = "--out", paramLabel = "FILE",
+            description = "Also write the plan document (JSON) to FILE, e.g. for 'kbackfill run --plan FILE'.")
+    Path outFile;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Map<String, Object> config = kafka.clientConfig();
+        BackfillRequest backfill = request.toRequest(kafka.isolationLevel(config));
+        checkWritable(outFile);
+        Plan plan = resolve(config, backfill);
+        if (outFile != null) {
+            writeAtomically(outFile, plan.toJson());
+        }
+        switch (format) {
+            case table -> PlanTable.print(plan, out);
+            case json -> out.print(plan.toJson());
+            case spark -> out.println("{\"startingOffsets\":" + plan.sparkStartingOffsets() + ",\"endingOffsets\":"
+                    + plan.sparkEndingOffsets() + "}");
+        }
+        out.flush();
+        PlanTable.printNotes(plan, err);
+        if (outFile != null) {
+            err.println("plan written to " + outFile);
+        }
+        err.flush();
+        return ExitCodes.OK;
+    }
+
+    /** Resolves a request against the cluster that {@code config} names. */
+    static Plan resolve(Map<String, Object> config, BackfillRequest request) {
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            return new RangeResolver(source).resolve(request);
+        }
+    }
+
+    private void checkWritable(Path file) {
+        if (file == null) {
+            return;
+        }
+        Path dir = file.toAbsolutePath().getParent();
+        if (Files.isDirectory(file) || !Files.isDirectory(dir) || !Files.isWritable(dir)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --out '" + file + "': "
+                    + (Files.isDirectory(file) ? "it is a directory" : "directory " + dir + " does not exist or is not writable")
+                    + "; expected a file path in a writable directory");
+        }
+    }
+
+    private static void writeAtomically(Path file, String content) {
+        Path target = file.toAbsolutePath();
+        try {
+            Path tmp = Files.createTempFile(target.getParent(), "." + target.getFileName(), ".tmp");
+            Files.writeString(tmp, content, StandardCharsets.UTF_8);
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new CliFailure("cannot write the plan to " + file + ": " + e, e);
+        }
+    }
+}

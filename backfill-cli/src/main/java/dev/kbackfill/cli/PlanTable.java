@@ -1,0 +1,73 @@
+package dev.kbackfill.cli;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import dev.kbackfill.resolver.Note;
+import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.Plan;
+
+/** Renders a {@link Plan} as a table for people: one row per partition, notes by label. */
+final class PlanTable {
+
+    private static final String[] HEADERS = {"PARTITION", "START", "END", "SPAN", "LOG START", "LOG END",
+            "START TIME", "NOTES"};
+
+    private PlanTable() {
+    }
+
+    static void print(Plan plan, PrintWriter out) {
+        out.printf("topic %s (id %s) on cluster %s, resolved %s, %s%n", plan.topic(), plan.topicId(),
+                plan.clusterId(), plan.resolvedAt(), plan.request().isolationLevel().toString());
+        out.printf("range [from, to): from %s%s, to %s%s%n", plan.request().fromText(),
+                plan.fromTime().map(t -> " = " + t).orElse(""), plan.request().toText(),
+                plan.toTime().map(t -> " = " + t).orElse(""));
+        List<String[]> rows = new ArrayList<>();
+        for (PartitionRange r : plan.partitions()) {
+            rows.add(new String[] {
+                    Integer.toString(r.partition()), Long.toString(r.start()), Long.toString(r.end()),
+                    Long.toString(r.span()), Long.toString(r.logStart()), Long.toString(r.logEnd()),
+                    r.startTime().map(Object::toString).orElse("-"),
+                    r.notes().stream().map(n -> n.kind().label()).distinct().collect(Collectors.joining(","))});
+        }
+        rows.add(new String[] {"total", "", "", Long.toString(plan.totalSpan()), "", "", "",
+                plan.notes().stream().map(n -> n.kind().label()).collect(Collectors.joining(","))});
+        int[] widths = new int[HEADERS.length];
+        for (int i = 0; i < HEADERS.length; i++) {
+            widths[i] = HEADERS[i].length();
+            for (String[] row : rows) {
+                widths[i] = Math.max(widths[i], row[i].length());
+            }
+        }
+        printRow(out, HEADERS, widths);
+        rows.forEach(row -> printRow(out, row, widths));
+    }
+
+    /** Every note as one line, for stderr: {@code note: partition 2: ...}. */
+    static void printNotes(Plan plan, PrintWriter err) {
+        for (Note n : plan.notes()) {
+            err.println("note: " + n.message());
+        }
+        for (PartitionRange r : plan.partitions()) {
+            for (Note n : r.notes()) {
+                err.println("note: partition " + r.partition() + ": " + n.message());
+            }
+        }
+    }
+
+    private static void printRow(PrintWriter out, String[] cells, int[] widths) {
+        StringBuilder line = new StringBuilder();
+        for (int i = 0; i < cells.length; i++) {
+            boolean numeric = i >= 1 && i <= 5;
+            String cell = cells[i];
+            String pad = " ".repeat(widths[i] - cell.length());
+            line.append(numeric ? pad + cell : cell + (i == cells.length - 1 ? "" : pad));
+            if (i < cells.length - 1) {
+                line.append("  ");
+            }
+        }
+        out.println(line.toString().stripTrailing());
+    }
+}

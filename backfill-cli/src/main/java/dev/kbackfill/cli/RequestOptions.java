@@ -1,0 +1,50 @@
+package dev.kbackfill.cli;
+
+import java.time.ZoneId;
+
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.resolver.BoundParser;
+import dev.kbackfill.resolver.PartitionFilter;
+import org.apache.kafka.common.IsolationLevel;
+import picocli.CommandLine.Option;
+
+/** What to backfill: the topic and the two bounds of the range. */
+final class RequestOptions {
+
+    @Option(names = "--topic", required = true, paramLabel = "TOPIC", description = "The topic to backfill.")
+    String topic;
+
+    @Option(names = "--from", required = true, paramLabel = "BOUND",
+            description = "Where the range starts (inclusive): earliest or -2, latest or -1, offset:N, "
+                    + "2024-01-01, 2024-01-01T12:00:00Z, 2024-01-01T12:00 (in --zone), epoch millis "
+                    + "(1704067200000), now-1d, -2h, -P1D, or Spark JSON {\"TOPIC\":{\"0\":23,\"1\":-2}}.")
+    String from;
+
+    @Option(names = "--to", required = true, paramLabel = "BOUND",
+            description = "Where the range ends (exclusive); same forms as --from.")
+    String to;
+
+    @Option(names = "--zone", paramLabel = "ZONE", defaultValue = "UTC",
+            description = "Zone of dates and local date-times (default: ${DEFAULT-VALUE}), e.g. Europe/Paris.")
+    String zone;
+
+    @Option(names = "--partitions", paramLabel = "LIST",
+            description = "Only these partitions, e.g. 0,2-5 (default: all, or those named by Spark JSON).")
+    String partitions;
+
+    @Option(names = "--allow-data-loss",
+            description = "Start at the log start when the range begins below it (records deleted by retention), "
+                    + "with a note, instead of failing.")
+    boolean allowDataLoss;
+
+    /** Parses the options into a request; a bad value is a {@code RequestException} (exit 2). */
+    BackfillRequest toRequest(IsolationLevel isolationLevel) {
+        ZoneId zoneId = BoundParser.parseZone(zone);
+        BackfillRequest.Builder builder = BackfillRequest.builder(topic).from(from).to(to).zone(zoneId)
+                .isolationLevel(isolationLevel).allowDataLoss(allowDataLoss);
+        if (partitions != null) {
+            builder.partitions(PartitionFilter.parse(partitions));
+        }
+        return builder.build();
+    }
+}

@@ -1,0 +1,141 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.Plan;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** The {@code bin/kbackfill} launcher as a user runs it: a separate process on the packaged jar. */
+@Tag("launcher")
+class LauncherIT {
+
+    private static final Path LAUNCHER = Path.of("..", "bin", "kbackfill").toAbsolutePath().normalize();
+    private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+    private static EmbeddedKafka kafka;
+
+    @BeforeAll
+    static void broker() {
+        assertThat(LAUNCHER).isExecutable();
+        assertThat(Path.of("target", "kbackfill.jar")).as("run after 'package'").exists();
+        kafka = SharedKafka.get();
+    }
+
+    private record Result(int exitCode, String out, String err) {
+    }
+
+    private static Result launch(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(LAUNCHER.toString());
+        command.addAll(List.of(args));
+        Path out = Files.createTempFile("kbackfill-out", ".txt");
+        Path err = Files.createTempFile("kbackfill-err", ".txt");
+        Process p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("kbackfill " + String.join(" ", args) + " did not finish in 120 s");
+        }
+        Result r = new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+                Files.readString(err, StandardCharsets.UTF_8));
+        Files.delete(out);
+        Files.delete(err);
+        return r;
+    }
+
+    @Test
+    void thePlanOfAHandMadeTopicMatchesAdminListOffsets() throws Exception {
+        kafka.createTopic("launcher-orders", 4, Map.of());
+        for (int p = 0; p < 4; p++) {
+            Instant[] times = new Instant[5 + p];
+            for (int i = 0; i < times.length; i++) {
+                times[i] = T0.plusSeconds(600L * i + p);
+            }
+            TestTopics.produce(kafka, "launcher-orders", p, times);
+        }
+        String from = "2024-01-01T00:15Z";
+        String to = "2024-01-01T00:45Z";
+        Result r = launch("plan", "--topic", "launcher-orders", "--from", from, "--to", to, "--format", "json",
+                "--bootstrap-server", kafka.bootstrapServers());
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        Plan plan = Plan.fromJson(r.out());
+        assertThat(plan.partitions()).hasSize(4);
+        assertThat(plan.partitions()).extracting(PartitionRange::end).containsExactly(5L, 5L, 5L, 5L);
+        try (Admin admin = kafka.admin()) {
+            for (PartitionRange range : plan.partitions()) {
+                TopicPartition tp = new TopicPartition("launcher-orders", range.partition());
+                assertThat(range.start()).isEqualTo(listOffset(admin, tp, OffsetSpec.forTimestamp(
+                        Instant.parse("2024-01-01T00:15:00Z").toEpochMilli())));
+                // Admin answers -1 where no record lies at or after the time; the plan runs to the end, and says so
+                long atTo = listOffset(admin, tp, OffsetSpec.forTimestamp(
+                        Instant.parse("2024-01-01T00:45:00Z").toEpochMilli()));
+                if (atTo == -1) {
+                    assertThat(range.end()).isEqualTo(listOffset(admin, tp, OffsetSpec.latest()));
+                    assertThat(range.notes()).extracting(n -> n.kind())
+                            .containsExactly(dev.kbackfill.resolver.Note.Kind.NO_RECORD_AT_OR_AFTER_TO);
+                } else {
+                    assertThat(range.end()).isEqualTo(atTo);
+                }
+            }
+            Result all = launch("plan", "--topic", "launcher-orders", "--from", "earliest", "--to", "latest",
+                    "--format", "json", "--bootstrap-server", kafka.bootstrapServers());
+            for (PartitionRange range : Plan.fromJson(all.out()).partitions()) {
+                TopicPartition tp = new TopicPartition("launcher-orders", range.partition());
+                assertThat(range.start()).isEqualTo(listOffset(admin, tp, OffsetSpec.earliest()));
+                assertThat(range.end()).isEqualTo(listOffset(admin, tp, OffsetSpec.latest()));
+                assertThat(range.end()).isEqualTo(5 + range.partition());
+            }
+        }
+    }
+
+    private static long listOffset(Admin admin, TopicPartition tp, OffsetSpec spec) throws Exception {
+        return admin.listOffsets(Map.of(tp, spec), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                .partitionResult(tp).get().offset();
+    }
+
+    @Test
+    void versionComesFromTheJarManifest() throws Exception {
+        Result r = launch("--version");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out().strip()).matches("kbackfill \\d+\\.\\d+\\.\\d+(-SNAPSHOT)?");
+    }
+
+    @Test
+    void badInputExitsTwoWithOneLineAndNoStackTrace() throws Exception {
+        Result r = launch("plan", "--topic", "orders", "--from", "2024-01-01", "--to", "yesterday",
+                "--bootstrap-server", "127.0.0.1:1");
+        assertThat(r.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err().lines()).hasSize(1);
+        assertThat(r.err()).startsWith("kbackfill plan: invalid --to 'yesterday'").doesNotContain("Exception");
+    }
+
+    @Test
+    void theDemoRunsWithNoServicesAndStopsCleanly() throws Exception {
+        Result r = launch("demo", "--records", "3000");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out()).contains("topic orders (id ").contains("PARTITION").contains("total");
+        assertThat(r.err()).contains("wrote 3000 orders").contains("stopping the embedded broker")
+                .doesNotContain("ERROR").doesNotContain("Exception");
+        // a quarter of the day is planned: 3000 records spread evenly, 750 of them from 06:00 to 12:00
+        assertThat(r.out().lines().filter(l -> l.startsWith("total")).findFirst().orElseThrow()).contains(" 750 ");
+    }
+}

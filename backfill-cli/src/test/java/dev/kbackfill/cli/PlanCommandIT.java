@@ -1,0 +1,141 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import dev.kbackfill.resolver.Plan;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code kbackfill plan} in this JVM against the shared real broker. */
+@Tag("kafka")
+class PlanCommandIT {
+
+    private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+    private static EmbeddedKafka kafka;
+
+    @BeforeAll
+    static void topics() throws Exception {
+        kafka = SharedKafka.get();
+        kafka.createTopic("cli-orders", 3, Map.of());
+        for (int p = 0; p < 3; p++) {
+            TestTopics.produce(kafka, "cli-orders", p, T0, T0.plusSeconds(3600), T0.plusSeconds(7200 + p),
+                    T0.plusSeconds(86_400));
+        }
+    }
+
+    private static CliRun plan(String... extra) {
+        String[] base = {"plan", "--bootstrap-server", kafka.bootstrapServers()};
+        String[] args = new String[base.length + extra.length];
+        System.arraycopy(base, 0, args, 0, base.length);
+        System.arraycopy(extra, 0, args, base.length, extra.length);
+        return CliRun.of(args);
+    }
+
+    @Test
+    void theTableShowsEveryPartitionWithItsRangeAndNotesGoToStderr() {
+        CliRun run = plan("--topic", "cli-orders", "--from", "2024-01-01T01:00Z", "--to", "2024-01-01T02:00Z");
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.out()).contains("topic cli-orders (id ").contains("read_committed")
+                .contains("from 2024-01-01T01:00Z = 2024-01-01T01:00:00Z");
+        assertThat(run.out().lines().filter(l -> l.matches("[0-2] +1 +2 +1 +0 +4 +2024-01-01T01:00:00Z.*")))
+                .hasSize(3);
+        assertThat(run.out()).contains("total").contains("create-time");
+        assertThat(run.err()).startsWith("note: topic cli-orders uses CreateTime");
+    }
+
+    @Test
+    void jsonIsThePlanDocumentAndRoundTrips() throws Exception {
+        CliRun run = plan("--topic", "cli-orders", "--from", "earliest", "--to", "2024-01-01T02:00Z", "--format", "json");
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        Plan plan = Plan.fromJson(run.out());
+        assertThat(plan.partitions()).hasSize(3).allSatisfy(r -> {
+            assertThat(r.start()).isZero();
+            assertThat(r.end()).isEqualTo(2);
+        });
+        try (Admin admin = kafka.admin()) {
+            assertThat(plan.topicId()).isEqualTo(admin.describeTopics(java.util.List.of("cli-orders")).allTopicNames()
+                    .get().get("cli-orders").topicId().toString());
+        }
+    }
+
+    @Test
+    void sparkFormatGivesStartingAndEndingOffsets() throws Exception {
+        CliRun run = plan("--topic", "cli-orders", "--from", "2024-01-01T01:00Z", "--to", "latest", "--format", "spark");
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        JsonNode json = new ObjectMapper().readTree(run.out());
+        assertThat(json.get("startingOffsets").toString()).isEqualTo("{\"cli-orders\":{\"0\":1,\"1\":1,\"2\":1}}");
+        assertThat(json.get("endingOffsets").toString()).isEqualTo("{\"cli-orders\":{\"0\":4,\"1\":4,\"2\":4}}");
+    }
+
+    @Test
+    void outWritesThePlanDocumentBesideTheTable(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("plan.json");
+        CliRun run = plan("--topic", "cli-orders", "--from", "earliest", "--to", "latest", "--partitions", "0,2",
+                "--out", file.toString());
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.out()).contains("PARTITION");
+        assertThat(run.err()).contains("plan written to " + file);
+        Plan plan = Plan.fromJson(Files.readString(file));
+        assertThat(plan.partitions()).extracting(r -> r.partition()).containsExactly(0, 2);
+        try (var files = Files.list(dir)) {
+            assertThat(files).containsExactly(file); // no temporary file left behind
+        }
+    }
+
+    @Test
+    void anUnknownTopicIsBadInput() {
+        CliRun run = plan("--topic", "cli-no-such-topic", "--from", "earliest", "--to", "latest");
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(run.errLines()).hasSize(1);
+        assertThat(run.err()).startsWith("kbackfill plan: topic 'cli-no-such-topic' does not exist on cluster ");
+        assertThat(run.out()).isEmpty();
+    }
+
+    @Test
+    void anUnknownPartitionIsBadInput() {
+        CliRun run = plan("--topic", "cli-orders", "--from", "earliest", "--to", "latest", "--partitions", "1,5-6");
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(run.err()).isEqualTo("kbackfill plan: partition 5 does not exist in topic cli-orders "
+                + "(partitions 0-2)" + System.lineSeparator());
+    }
+
+    @Test
+    void sparkJsonForAnotherTopicIsBadInput() {
+        CliRun run = plan("--topic", "cli-orders", "--from", "{\"other\":{\"0\":0}}", "--to", "latest");
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(run.err()).contains("--from names topic 'other' but --topic is 'cli-orders'");
+    }
+
+    @Test
+    void aStartLostToRetentionIsBadInputUnlessAllowed() throws Exception {
+        kafka.createTopic("cli-truncated", 1, Map.of());
+        TestTopics.produce(kafka, "cli-truncated", 0, T0, T0, T0, T0);
+        try (Admin admin = kafka.admin()) {
+            admin.deleteRecords(Map.of(new TopicPartition("cli-truncated", 0), RecordsToDelete.beforeOffset(2)))
+                    .all().get();
+        }
+        CliRun lost = plan("--topic", "cli-truncated", "--from", "offset:0", "--to", "latest");
+        assertThat(lost.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(lost.err()).contains("partition 0: --from offset 0 is below the log start offset 2")
+                .contains("--allow-data-loss");
+        CliRun allowed = plan("--topic", "cli-truncated", "--from", "offset:0", "--to", "latest",
+                "--allow-data-loss", "--format", "json");
+        assertThat(allowed.exitCode()).isZero();
+        assertThat(Plan.fromJson(allowed.out()).partition(0).orElseThrow().start()).isEqualTo(2);
+        assertThat(allowed.err()).contains("note: partition 0: --from offset 0 is below the log start offset 2");
+    }
+}
