@@ -14,7 +14,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * The demo's sample data: a day of orders as JSON, keyed by order id, each order appearing several times as its
+ * The demo's sample data: a day of orders as JSON, keyed by order id, each order updated every hour as its
  * status moves on, with event times (CreateTime) spread evenly over the day.
  */
 final class DemoData {
@@ -22,7 +22,9 @@ final class DemoData {
     static final String TOPIC = "orders";
     static final int PARTITIONS = 3;
     static final Instant DAY = Instant.parse("2024-01-01T00:00:00Z");
-    private static final String[] STATUSES = {"created", "paid", "shipped"};
+    private static final String[] STATUSES = {"created", "paid", "packed", "shipped", "delivered"};
+    /** Each order is updated this many times over the day, so a range holds several records per key. */
+    private static final int UPDATES = 24;
 
     private DemoData() {
     }
@@ -32,9 +34,10 @@ final class DemoData {
     }
 
     static Order order(int i, int count) {
-        int orders = Math.max(1, count / STATUSES.length);
+        int orders = Math.max(1, count / UPDATES);
         int id = i % orders;
-        String status = STATUSES[Math.min(i / orders, STATUSES.length - 1)];
+        int update = i / orders;
+        String status = STATUSES[Math.min(update * STATUSES.length / UPDATES, STATUSES.length - 1)];
         Instant time = DAY.plusMillis(Duration.ofDays(1).toMillis() * i / count);
         String key = String.format(Locale.ROOT, "order-%05d", id);
         String json = String.format(Locale.ROOT,

@@ -2,6 +2,10 @@ package dev.kbackfill.cli;
 
 import java.io.PrintWriter;
 
+import dev.kbackfill.core.run.RunFailure;
+import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.resolver.RequestException;
 import dev.kbackfill.resolver.ResolutionException;
 import picocli.CommandLine;
@@ -13,7 +17,8 @@ import picocli.CommandLine.Command;
  * stack trace ({@code KBACKFILL_DEBUG=1} adds it).
  */
 @Command(name = "kbackfill", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
-        subcommands = {PlanCommand.class, DemoCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {RunCommand.class, PlanCommand.class, StatusCommand.class, ResetCommand.class, DemoCommand.class,
+                CommandLine.HelpCommand.class},
         description = "Replay a chosen slice of a Kafka topic into a destination, exactly once, without touching "
                 + "the live pipeline.",
         exitCodeListHeading = "%nExit codes:%n",
@@ -35,8 +40,18 @@ public final class Kbackfill implements Runnable {
         System.exit(code);
     }
 
-    /** Runs a command line and returns its exit code, without exiting: what tests call. */
+    /**
+     * Runs a command line and returns its exit code, without exiting: what tests call. A command line that starts
+     * with an option other than help or version is a {@code run}: {@code kbackfill --topic orders --from ...}.
+     */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
+        if (args.length > 0 && args[0].startsWith("-") && !java.util.List.of("-h", "--help", "-V", "--version")
+                .contains(args[0])) {
+            String[] withRun = new String[args.length + 1];
+            withRun[0] = "run";
+            System.arraycopy(args, 0, withRun, 1, args.length);
+            args = withRun;
+        }
         CommandLine cli = commandLine();
         cli.setOut(out);
         cli.setErr(err);
@@ -66,10 +81,14 @@ public final class Kbackfill implements Runnable {
         PrintWriter err = cmd.getErr();
         String name = cmd.getCommandSpec().qualifiedName();
         int code;
-        if (e instanceof RequestException) {
+        if (e instanceof RequestException || e instanceof SinkConfigException) {
             err.println(name + ": " + oneLine(e.getMessage()));
             code = ExitCodes.BAD_INPUT;
-        } else if (e instanceof ResolutionException || e instanceof CliFailure) {
+        } else if (e instanceof JobConflictException) {
+            err.println(name + ": " + oneLine(e.getMessage()));
+            code = ExitCodes.JOB_CONFLICT;
+        } else if (e instanceof ResolutionException || e instanceof CliFailure || e instanceof SinkException
+                || e instanceof RunFailure) {
             err.println(name + ": " + oneLine(e.getMessage()));
             code = ExitCodes.FAILURE;
         } else {

@@ -11,16 +11,16 @@ import picocli.CommandLine.Option;
 /** What to backfill: the topic and the two bounds of the range. */
 final class RequestOptions {
 
-    @Option(names = "--topic", required = true, paramLabel = "TOPIC", description = "The topic to backfill.")
+    @Option(names = "--topic", paramLabel = "TOPIC", description = "The topic to backfill.")
     String topic;
 
-    @Option(names = "--from", required = true, paramLabel = "BOUND",
+    @Option(names = "--from", paramLabel = "BOUND",
             description = "Where the range starts (inclusive): earliest or -2, latest or -1, offset:N, "
                     + "2024-01-01, 2024-01-01T12:00:00Z, 2024-01-01T12:00 (in --zone), epoch millis "
                     + "(1704067200000), now-1d, -2h, -P1D, or Spark JSON {\"TOPIC\":{\"0\":23,\"1\":-2}}.")
     String from;
 
-    @Option(names = "--to", required = true, paramLabel = "BOUND",
+    @Option(names = "--to", paramLabel = "BOUND",
             description = "Where the range ends (exclusive); same forms as --from.")
     String to;
 
@@ -37,8 +37,16 @@ final class RequestOptions {
                     + "with a note, instead of failing.")
     boolean allowDataLoss;
 
+    /** Whether any of the request options was given (they cannot be combined with a plan file). */
+    boolean given() {
+        return topic != null || from != null || to != null || partitions != null;
+    }
+
     /** Parses the options into a request; a bad value is a {@code RequestException} (exit 2). */
     BackfillRequest toRequest(IsolationLevel isolationLevel) {
+        if (topic == null) {
+            throw new dev.kbackfill.resolver.RequestException("missing --topic: name the topic to backfill");
+        }
         ZoneId zoneId = BoundParser.parseZone(zone);
         BackfillRequest.Builder builder = BackfillRequest.builder(topic).from(from).to(to).zone(zoneId)
                 .isolationLevel(isolationLevel).allowDataLoss(allowDataLoss);

@@ -83,8 +83,8 @@ class PlanCommandBadInputTest {
 
     @Test
     void missingOptionsAreBadInput() {
-        assertBadInput(plan("--topic", "orders", "--to", "latest"), "Missing required option", "--from");
-        assertBadInput(plan("--from", "earliest", "--to", "latest"), "--topic");
+        assertBadInput(plan("--topic", "orders", "--to", "latest"), "missing --from: say where the backfill starts");
+        assertBadInput(plan("--from", "earliest", "--to", "latest"), "missing --topic");
     }
 
     @Test

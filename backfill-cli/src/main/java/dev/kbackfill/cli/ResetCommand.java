@@ -1,0 +1,49 @@
+package dev.kbackfill.cli;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.resolver.RequestException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code kbackfill reset}: forget a job's plan and progress (never the rows it wrote), explicitly. */
+@Command(name = "reset", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        description = "Forget a job's stored plan and progress so that its next run starts over with a fresh plan. "
+                + "Rows already written stay. Needs --yes.")
+final class ResetCommand implements Callable<Integer> {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Mixin
+    JobOptions options;
+
+    @Option(names = "--yes", description = "Really reset.")
+    boolean yes;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        if (!yes) {
+            throw new RequestException("reset of job '" + options.job + "' needs --yes: it forgets the job's plan and "
+                    + "progress, so its next run starts over (rows already written stay)");
+        }
+        try (Sink sink = SinkFactory.forSettings(options.settings())) {
+            sink.openForJobs();
+            try (AutoCloseable lock = sink.lock(options.job)) {
+                if (!sink.reset(options.job)) {
+                    throw new RequestException("no job named '" + options.job + "' in "
+                            + sink.target().replaceFirst(", table .*", ""));
+                }
+            }
+            out.println("job " + options.job + " reset: its plan and progress are gone; rows already written stay");
+            out.flush();
+            return ExitCodes.OK;
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package dev.kbackfill.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+
+import dev.kbackfill.core.record.Format;
+import dev.kbackfill.core.record.RecordDecoder;
+import dev.kbackfill.core.run.BackfillRun;
+import dev.kbackfill.core.run.JobDecision;
+import dev.kbackfill.core.run.JobPlanner;
+import dev.kbackfill.core.run.PartitionStats;
+import dev.kbackfill.core.run.RunOptions;
+import dev.kbackfill.core.run.RunSummary;
+import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.JobIdentity;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.resolver.KafkaOffsetSource;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.resolver.RangeResolver;
+import dev.kbackfill.resolver.RequestException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code kbackfill [run]}: plan (or resume) a job and write its ranges into the sink, exactly once. */
+@Command(name = "run", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        description = {"Backfill a range of a topic into a sink: upserts keyed by the record key, progress stored in the "
+                + "sink in the same transaction as the rows. A rerun resumes where the last one stopped; a finished "
+                + "job with fixed bounds does nothing; one with moving bounds (latest, now-1d) starts its next run.",
+                "Results go to stdout, progress and notes to stderr."})
+final class RunCommand implements Callable<Integer> {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Mixin
+    RequestOptions request;
+
+    @Option(names = "--plan", paramLabel = "FILE", description = "Run a plan written by 'kbackfill plan --out FILE' "
+            + "instead of --topic/--from/--to.")
+    Path planFile;
+
+    @Mixin
+    SinkOptions sink;
+
+    @Mixin
+    KafkaOptions kafka;
+
+    @Option(names = "--job", paramLabel = "NAME", description = "The job name (default: the topic and a hash of the "
+            + "request as typed and the sink, so the same command line is the same job).")
+    String job;
+
+    @Option(names = "--key-format", paramLabel = "FORMAT", defaultValue = "string",
+            description = "bytes, string (default) or json: a JSON object key gives one key column per field.")
+    String keyFormat;
+
+    @Option(names = "--value-format", paramLabel = "FORMAT", defaultValue = "json",
+            description = "bytes, string or json (default): a JSON object gives one column per top-level field.")
+    String valueFormat;
+
+    @Option(names = "--key-column", paramLabel = "NAME", defaultValue = "kafka_key",
+            description = "Column of a key that is not a JSON object (default: ${DEFAULT-VALUE}).")
+    String keyColumn;
+
+    @Option(names = "--value-column", paramLabel = "NAME", defaultValue = "value",
+            description = "Column of a value that is not a JSON object (default: ${DEFAULT-VALUE}).")
+    String valueColumn;
+
+    @Option(names = "--key-fields", paramLabel = "F1,F2", description = "Key rows by these value fields instead of the record key.")
+    String keyFields;
+
+    @Option(names = "--batch-size", paramLabel = "N", defaultValue = "20000",
+            description = "Records per transaction before reduction (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+
+    @Option(names = "--strict-time", description = "Write only records whose timestamp lies in [from, to); count the rest as filtered.")
+    boolean strictTime;
+
+    @Option(names = "--progress", paramLabel = "MODE", defaultValue = "auto",
+            description = "auto (a live line on a terminal, else plain), plain, json or none.")
+    RunProgress.Mode progress;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Map<String, Object> config = kafka.clientConfig();
+        Optional<Plan> filePlan = readPlanFile();
+        BackfillRequest backfill = filePlan.map(Plan::request).orElseGet(() -> request.toRequest(kafka.isolationLevel(config)));
+        if (batchSize < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --batch-size '" + batchSize
+                    + "': expected a whole number >= 1");
+        }
+        RecordDecoder decoder = new RecordDecoder(Format.parse("--key-format", keyFormat),
+                Format.parse("--value-format", valueFormat), keyColumn, valueColumn, SinkOptions.split(keyFields));
+        SinkSettings settings = sink.settings(backfill.topic());
+        if (sink.isDefault()) {
+            err.println("no --sink given: writing to the embedded default, SQLite file "
+                    + Path.of("kbackfill.db").toAbsolutePath() + ", table " + settings.table());
+        }
+        try (Sink target = SinkFactory.forSettings(settings)) {
+            target.open();
+            String jobName = job != null ? job : JobIdentity.defaultName(backfill, target.target());
+            try (AutoCloseable lock = target.lock(jobName);
+                 KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+                Optional<JobState> stored = target.load(jobName);
+                String topicId = source.describe(backfill.topic()).topicId();
+                JobDecision decision = JobPlanner.decide(jobName, backfill, stored, topicId,
+                        () -> filePlan.orElseGet(() -> new RangeResolver(source).resolve(backfill)));
+                filePlan.ifPresent(p -> stored.filter(s -> !s.complete() && !s.plan().partitions().equals(p.partitions()))
+                        .ifPresent(s -> {
+                            throw new JobConflictException("job '" + jobName + "' has a stored plan that differs from "
+                                    + planFile + "; finish it without --plan, or clear it with 'kbackfill reset --job "
+                                    + jobName + " --sink ... --yes'");
+                        }));
+                if (decision instanceof JobDecision.AlreadyDone done) {
+                    out.println("job " + jobName + ": run " + done.state().run() + " already complete for "
+                            + JobIdentity.describe(backfill) + " into " + target.target() + "; nothing to do");
+                    return ExitCodes.OK;
+                }
+                JobState state = decision.toRun().orElseThrow();
+                if (decision instanceof JobDecision.Resume) {
+                    err.println("resuming job " + jobName + " run " + state.run() + ": " + state.remaining()
+                            + " offsets left of " + state.plan().totalSpan());
+                } else {
+                    target.begin(state);
+                    err.println("starting job " + jobName + " (run " + state.run()
+                            + (decision instanceof JobDecision.NextRun ? ", the previous run being complete" : "")
+                            + "): " + state.plan().totalSpan()
+                            + " offsets of " + backfill.topic() + " into " + target.target());
+                    PlanTable.printNotes(state.plan(), err);
+                }
+                err.flush();
+                RunOptions options = RunOptions.DEFAULTS.withBatchRecords(batchSize).withStrictTime(strictTime)
+                        .withAllowDataLoss(backfill.allowDataLoss());
+                RunSummary summary = new BackfillRun(config, decoder, target, settings.tombstoneMode(), options,
+                        new RunProgress(err, progress, jobName)).execute(state);
+                printSummary(summary, target.target(), out);
+                return ExitCodes.OK;
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new CliFailure("could not release the lock of job " + jobName + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    private Optional<Plan> readPlanFile() {
+        if (planFile == null) {
+            return Optional.empty();
+        }
+        if (request.given()) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--plan cannot be combined with --topic, --from, --to or --partitions: the plan file holds them");
+        }
+        try {
+            return Optional.of(Plan.fromJson(Files.readString(planFile)));
+        } catch (NoSuchFileException e) {
+            throw new RequestException("cannot read --plan '" + planFile + "': no such file");
+        } catch (IOException e) {
+            throw new RequestException("cannot read --plan '" + planFile + "': " + e.getMessage());
+        }
+    }
+
+    static void printSummary(RunSummary s, String target, PrintWriter out) {
+        out.printf(Locale.ROOT, "job %s run %d: wrote %d changes from %d records into %s in %.1f s (%.0f records/s, "
+                        + "%.1f MB/s)%n", s.job(), s.run(), s.written(), s.read(), target, s.duration().toNanos() / 1e9,
+                s.recordsPerSecond(), s.bytes() / 1e6 / Math.max(1e-3, s.duration().toNanos() / 1e9));
+        out.printf("%-9s  %10s  %10s  %10s  %10s  %8s  %12s  %12s%n", "PARTITION", "READ", "WRITTEN", "SUPERSEDED",
+                "FILTERED", "LOST", "NEXT", "END");
+        for (PartitionStats p : s.partitions()) {
+            out.printf("%-9d  %10d  %10d  %10d  %10d  %8d  %12d  %12d%n", p.partition(), p.read(), p.written(),
+                    p.superseded(), p.filtered(), p.lost(), p.next(), p.end());
+        }
+        out.printf("%-9s  %10d  %10d  %10d  %10d  %8d%n", "total", s.read(), s.written(), s.superseded(), s.filtered(),
+                s.lost());
+        out.flush();
+    }
+}

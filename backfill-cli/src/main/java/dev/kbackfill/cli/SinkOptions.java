@@ -1,0 +1,69 @@
+package dev.kbackfill.cli;
+
+import java.util.List;
+import java.util.Optional;
+
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import picocli.CommandLine.Option;
+
+/** Where and how rows are written. */
+final class SinkOptions {
+
+    /** The embedded default: a SQLite file in the working directory. */
+    static final String DEFAULT_SINK = "jdbc:sqlite:kbackfill.db";
+    static final String PASSWORD_ENV = "KBACKFILL_SINK_PASSWORD";
+
+    @Option(names = "--sink", paramLabel = "URL",
+            description = "Where to write: jdbc:postgresql://HOST/DB, jdbc:mariadb://HOST/DB, jdbc:mysql://HOST/DB, "
+                    + "jdbc:sqlite:FILE, jdbc:h2:... (default: the SQLite file ./kbackfill.db, table created).")
+    String sink;
+
+    @Option(names = "--table", paramLabel = "TABLE", description = "The table (default: the topic name, with "
+            + "characters other than letters, digits and _ replaced by _).")
+    String table;
+
+    @Option(names = "--sink-user", paramLabel = "USER",
+            description = "Database user (or in the URL). The password comes from $" + PASSWORD_ENV + " or the URL.")
+    String user;
+
+    @Option(names = "--on-conflict", paramLabel = "MODE", defaultValue = "newer-wins",
+            description = "newer-wins (default: never replace a row written from a later offset), overwrite, insert-only.")
+    String onConflict;
+
+    @Option(names = "--on-tombstone", paramLabel = "MODE", defaultValue = "delete",
+            description = "delete (default), soft-delete (keep the row marked kafka_deleted), ignore.")
+    String onTombstone;
+
+    @Option(names = "--create-table", description = "Create the table from the records when it does not exist, "
+            + "and add columns for fields first seen later.")
+    boolean createTable;
+
+    @Option(names = "--ignore-unknown-fields", description = "Skip value fields that have no column instead of failing.")
+    boolean ignoreUnknownFields;
+
+    boolean isDefault() {
+        return sink == null;
+    }
+
+    String url() {
+        return sink == null ? DEFAULT_SINK : sink;
+    }
+
+    SinkSettings settings(String topic) {
+        String tableName = table != null ? table : dev.kbackfill.cli.SinkOptions.tableFor(topic);
+        return new SinkSettings(url(), tableName, Optional.ofNullable(user), Optional.ofNullable(System.getenv(PASSWORD_ENV)),
+                ConflictMode.parse(onConflict), TombstoneMode.parse(onTombstone), createTable || isDefault(),
+                ignoreUnknownFields, SinkSettings.MetadataColumns.DEFAULT);
+    }
+
+    static String tableFor(String topic) {
+        String s = topic.replaceAll("[^A-Za-z0-9_]", "_");
+        return Character.isDigit(s.charAt(0)) ? "t_" + s : s;
+    }
+
+    static List<String> split(String csv) {
+        return csv == null ? List.of() : List.of(csv.split("\\s*,\\s*"));
+    }
+}

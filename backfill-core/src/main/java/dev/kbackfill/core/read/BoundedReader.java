@@ -1,0 +1,192 @@
+package dev.kbackfill.core.read;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.kbackfill.core.record.SourceRecord;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * Reads exactly the ranges {@code [start, end)} of one topic and stops: a consumer with {@code assign} and
+ * {@code seek}, no {@code group.id}, auto-commit off and {@code auto.offset.reset=none}. It never joins a group
+ * and never commits, so it cannot disturb a live consumer group.
+ *
+ * <p>A partition is finished when the consumer's <em>position</em> reaches {@code end}, not when a record at
+ * {@code end - 1} arrives: transaction markers, aborted records and compaction gaps mean there may be no such
+ * record, and a reader waiting for it would never stop. Records at {@code end} or later are dropped.
+ */
+public final class BoundedReader implements AutoCloseable {
+
+    /** One partition's range to read. */
+    public record Range(int partition, long start, long end) {
+    }
+
+    /** Receives what one poll read: its records in offset order per partition, and every position after them. */
+    public interface Handler {
+        void accept(List<SourceRecord> records, Map<Integer, Long> positions, Map<Integer, Long> lostOffsets)
+                throws InterruptedException;
+    }
+
+    private final String topic;
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final Map<Integer, Range> ranges = new TreeMap<>();
+    private final boolean allowDataLoss;
+    private final Duration stallTimeout;
+    private final AtomicBoolean stopped = new AtomicBoolean();
+
+    /**
+     * @param clientConfig  Kafka client settings; a {@code group.id} is refused
+     * @param allowDataLoss whether offsets deleted since planning are skipped (and reported) instead of failing
+     * @param stallTimeout  how long the reader may see no progress before it fails
+     */
+    public BoundedReader(String topic, Map<String, Object> clientConfig, IsolationLevel isolationLevel,
+                         List<Range> ranges, boolean allowDataLoss, Duration stallTimeout) {
+        this.topic = topic;
+        this.allowDataLoss = allowDataLoss;
+        this.stallTimeout = stallTimeout;
+        ranges.forEach(r -> this.ranges.put(r.partition(), r));
+        this.consumer = new KafkaConsumer<>(consumerConfig(clientConfig, isolationLevel), new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+    }
+
+    /** The consumer settings: the user's, made group-less and bounded, with larger fetches than the defaults. */
+    public static Map<String, Object> consumerConfig(Map<String, Object> clientConfig, IsolationLevel isolationLevel) {
+        if (clientConfig.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
+            throw new IllegalArgumentException("group.id is not allowed: a backfill never joins or commits to a group");
+        }
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+        config.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
+        config.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024);
+        config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kbackfill-reader");
+        clientConfig.forEach((k, v) -> {
+            if (ConsumerConfig.configNames().contains(k)) {
+                config.put(k, v);
+            }
+        });
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolationLevel.toString());
+        return config;
+    }
+
+    /**
+     * Reads every range to its end, handing each poll's records to {@code handler}, then returns.
+     *
+     * @throws ReadException if offsets were deleted since planning (unless loss is allowed) or no progress is
+     *                       made for the stall timeout; the message names the partition and offsets
+     */
+    public void read(Handler handler) throws InterruptedException {
+        Map<TopicPartition, Long> pending = new HashMap<>();
+        for (Range r : ranges.values()) {
+            if (r.start() < r.end()) {
+                pending.put(new TopicPartition(topic, r.partition()), r.start());
+            }
+        }
+        if (pending.isEmpty()) {
+            return;
+        }
+        consumer.assign(pending.keySet());
+        pending.forEach(consumer::seek);
+        long lastProgress = System.nanoTime();
+        while (!pending.isEmpty() && !stopped.get()) {
+            Map<Integer, Long> lost = new HashMap<>();
+            ConsumerRecords<byte[], byte[]> polled;
+            try {
+                polled = consumer.poll(Duration.ofMillis(500));
+            } catch (OffsetOutOfRangeException e) {
+                handleLoss(e, lost);
+                handler.accept(List.of(), Map.of(), lost);
+                continue;
+            } catch (WakeupException e) {
+                if (stopped.get()) {
+                    return;
+                }
+                throw e;
+            }
+            List<SourceRecord> records = new ArrayList<>(polled.count());
+            for (ConsumerRecord<byte[], byte[]> r : polled) {
+                Range range = ranges.get(r.partition());
+                if (r.offset() >= range.end() || r.offset() < range.start()) {
+                    continue; // past the end of the range: the next one's business, never this backfill's
+                }
+                records.add(new SourceRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), r.key(), r.value(),
+                        r.headers()));
+            }
+            Map<Integer, Long> positions = new HashMap<>();
+            List<TopicPartition> finished = new ArrayList<>();
+            for (Map.Entry<TopicPartition, Long> e : pending.entrySet()) {
+                TopicPartition tp = e.getKey();
+                long end = ranges.get(tp.partition()).end();
+                // Done when the position reaches end: control records (transaction markers) can follow the last
+                // data record, so there may be no record at end - 1.
+                long position = Math.min(consumer.position(tp), end);
+                positions.put(tp.partition(), position);
+                if (position > e.getValue()) {
+                    e.setValue(position);
+                    lastProgress = System.nanoTime();
+                }
+                if (position >= end) {
+                    finished.add(tp);
+                }
+            }
+            finished.forEach(pending::remove);
+            if (!finished.isEmpty()) {
+                consumer.pause(finished);
+            }
+            handler.accept(records, positions, lost);
+            if (!pending.isEmpty() && System.nanoTime() - lastProgress > stallTimeout.toNanos()) {
+                StringBuilder where = new StringBuilder();
+                pending.forEach((tp, pos) -> where.append(where.length() == 0 ? "" : ", ").append("partition ")
+                        .append(tp.partition()).append(" at offset ").append(pos).append(" (end ")
+                        .append(ranges.get(tp.partition()).end()).append(")"));
+                throw new ReadException("no progress reading " + topic + " for " + stallTimeout.toSeconds() + " s: "
+                        + where, null);
+            }
+        }
+    }
+
+    private void handleLoss(OffsetOutOfRangeException e, Map<Integer, Long> lost) {
+        Map<TopicPartition, Long> out = e.offsetOutOfRangePartitions();
+        if (!allowDataLoss) {
+            StringBuilder sb = new StringBuilder();
+            out.forEach((tp, offset) -> sb.append(sb.length() == 0 ? "" : "; ").append("partition ")
+                    .append(tp.partition()).append(" at offset ").append(offset));
+            throw new ReadException("records of " + topic + " were deleted (retention or deleteRecords) before they "
+                    + "were read: " + sb + "; rerun with --allow-data-loss to skip what is gone", e);
+        }
+        Set<TopicPartition> partitions = out.keySet();
+        Map<TopicPartition, Long> logStarts = consumer.beginningOffsets(partitions);
+        for (TopicPartition tp : partitions) {
+            long from = out.get(tp);
+            long to = Math.min(logStarts.get(tp), ranges.get(tp.partition()).end());
+            lost.merge(tp.partition(), Math.max(0, to - from), Long::sum);
+            consumer.seek(tp, Math.max(from, to));
+        }
+    }
+
+    /** Makes a {@link #read} in progress return soon; callable from any thread. */
+    public void stop() {
+        stopped.set(true);
+        consumer.wakeup();
+    }
+
+    @Override
+    public void close() {
+        consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+    }
+}

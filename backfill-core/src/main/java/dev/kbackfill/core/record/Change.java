@@ -1,0 +1,28 @@
+package dev.kbackfill.core.record;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A decoded record: the state of one key after it, as a sink applies it.
+ *
+ * @param key       the primary key columns, in key order
+ * @param values    the value columns, or null when the record is a tombstone (delete the key)
+ * @param partition the source partition
+ * @param offset    the source offset
+ * @param timestamp the source timestamp, epoch milliseconds
+ */
+public record Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset,
+                     long timestamp) {
+
+    public Change {
+        Objects.requireNonNull(key, "key");
+        key = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(key));
+        values = values == null ? null : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(values));
+    }
+
+    public boolean isTombstone() {
+        return values == null;
+    }
+}

@@ -1,0 +1,24 @@
+package dev.kbackfill.core.record;
+
+/**
+ * The closed set of column types a decoded value maps to. Sinks map each to their own type (for example
+ * {@code DECIMAL} to PostgreSQL's {@code numeric}); nested values are {@code JSON} text.
+ */
+public enum ColumnType {
+    STRING, LONG, DOUBLE, DECIMAL, BOOLEAN, BYTES, TIMESTAMP, DATE, TIME, UUID, JSON;
+
+    /** The type that holds values of both, for a column that sees both: numbers widen, anything else is JSON text. */
+    public ColumnType widen(ColumnType other) {
+        if (this == other) {
+            return this;
+        }
+        if (isNumeric() && other.isNumeric()) {
+            return this == DOUBLE || other == DOUBLE ? DOUBLE : DECIMAL;
+        }
+        return JSON;
+    }
+
+    private boolean isNumeric() {
+        return this == LONG || this == DOUBLE || this == DECIMAL;
+    }
+}

@@ -1,0 +1,22 @@
+package dev.kbackfill.core.record;
+
+import java.util.Locale;
+
+/** How key or value bytes are read: {@code --key-format}, {@code --value-format}. */
+public enum Format {
+    /** Raw bytes: one {@code BYTES} column. */
+    BYTES,
+    /** UTF-8 text: one {@code STRING} column. */
+    STRING,
+    /** A JSON document: an object's top-level fields become typed columns, anything else one JSON column. */
+    JSON;
+
+    public static Format parse(String option, String text) {
+        try {
+            return valueOf(text.strip().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new dev.kbackfill.resolver.RequestException("invalid " + option + " '" + text
+                    + "': expected bytes, string or json");
+        }
+    }
+}

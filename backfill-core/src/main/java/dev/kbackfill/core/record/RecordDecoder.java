@@ -1,0 +1,187 @@
+package dev.kbackfill.core.record;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+
+/**
+ * Turns a {@link SourceRecord} into a {@link Change}: key columns, value columns (or a tombstone) and the
+ * record's coordinates.
+ *
+ * <p>JSON objects become one column per top-level field with a real type (text, whole numbers, exact decimals,
+ * booleans); nested objects and arrays are JSON text. A key that is not a JSON object, and any {@code string} or
+ * {@code bytes} key, is one column named {@code keyColumn}; likewise a value in {@code valueColumn}. With
+ * {@code keyFields}, the primary key is those value fields instead of the record key.
+ */
+public final class RecordDecoder {
+
+    private static final ObjectMapper JSON = JsonMapper.builder()
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .build();
+
+    private final Format keyFormat;
+    private final Format valueFormat;
+    private final String keyColumn;
+    private final String valueColumn;
+    private final List<String> keyFields;
+
+    public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
+                         List<String> keyFields) {
+        this.keyFormat = Objects.requireNonNull(keyFormat);
+        this.valueFormat = Objects.requireNonNull(valueFormat);
+        this.keyColumn = Objects.requireNonNull(keyColumn);
+        this.valueColumn = Objects.requireNonNull(valueColumn);
+        this.keyFields = List.copyOf(keyFields);
+    }
+
+    /** @throws DecodeException naming the record's coordinates */
+    public Change decode(SourceRecord record) {
+        Map<String, Object> values = record.value() == null ? null
+                : columns(record, record.value(), valueFormat, valueColumn, "value");
+        Map<String, Object> key;
+        if (keyFields.isEmpty()) {
+            if (record.key() == null) {
+                throw new DecodeException(record, "the record has no key, and the primary key is the record key; "
+                        + "name value fields with --key-fields to key by them", null);
+            }
+            key = columns(record, record.key(), keyFormat, keyColumn, "key");
+        } else {
+            Map<String, Object> source = values;
+            if (source == null) {
+                source = record.key() == null ? Map.of() : columns(record, record.key(), keyFormat, keyColumn, "key");
+            }
+            key = new LinkedHashMap<>();
+            for (String field : keyFields) {
+                Object v = source.get(field);
+                if (v == null) {
+                    throw new DecodeException(record, "key field '" + field + "' is missing or null"
+                            + (values == null ? " (a tombstone: the key fields are looked up in the record key)" : ""),
+                            null);
+                }
+                key.put(field, v);
+            }
+            if (values != null) {
+                values = new LinkedHashMap<>(values);
+                keyFields.forEach(values::remove);
+            }
+        }
+        return new Change(key, values, record.partition(), record.offset(), record.timestamp());
+    }
+
+    private Map<String, Object> columns(SourceRecord record, byte[] bytes, Format format, String single,
+                                        String what) {
+        Map<String, Object> columns = new LinkedHashMap<>();
+        switch (format) {
+            case BYTES -> columns.put(single, bytes);
+            case STRING -> columns.put(single, utf8(record, bytes, what));
+            case JSON -> {
+                JsonNode node;
+                try {
+                    node = JSON.readTree(bytes);
+                } catch (JsonProcessingException e) {
+                    throw new DecodeException(record, "the " + what + " is not JSON: " + e.getOriginalMessage(), e);
+                } catch (IOException e) {
+                    throw new DecodeException(record, "the " + what + " cannot be read: " + e.getMessage(), e);
+                }
+                if (node == null || node.isMissingNode()) {
+                    throw new DecodeException(record, "the " + what + " is empty, not JSON", null);
+                }
+                if (node.isObject()) {
+                    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+                        Map.Entry<String, JsonNode> field = it.next();
+                        columns.put(field.getKey(), scalar(field.getValue()));
+                    }
+                } else {
+                    columns.put(single, scalar(node));
+                }
+            }
+        }
+        return columns;
+    }
+
+    static Object scalar(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        if (node.isTextual()) {
+            return node.textValue();
+        }
+        if (node.isBoolean()) {
+            return node.booleanValue();
+        }
+        if (node.isIntegralNumber()) {
+            BigInteger big = node.bigIntegerValue();
+            return big.bitLength() < 64 ? (Object) big.longValue() : new BigDecimal(big);
+        }
+        if (node.isNumber()) {
+            return node.decimalValue();
+        }
+        return new JsonText(node.toString());
+    }
+
+    private static String utf8(SourceRecord record, byte[] bytes, String what) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            throw new DecodeException(record, "the " + what + " is not UTF-8 text; use --" + what + "-format bytes", e);
+        }
+    }
+
+    /** The column type of a decoded value, or null for null. */
+    public static ColumnType typeOf(Object value) {
+        if (value == null) {
+            return null;
+        }
+        if (value instanceof String) {
+            return ColumnType.STRING;
+        }
+        if (value instanceof Long || value instanceof Integer) {
+            return ColumnType.LONG;
+        }
+        if (value instanceof BigDecimal) {
+            return ColumnType.DECIMAL;
+        }
+        if (value instanceof Double || value instanceof Float) {
+            return ColumnType.DOUBLE;
+        }
+        if (value instanceof Boolean) {
+            return ColumnType.BOOLEAN;
+        }
+        if (value instanceof byte[]) {
+            return ColumnType.BYTES;
+        }
+        if (value instanceof JsonText) {
+            return ColumnType.JSON;
+        }
+        if (value instanceof java.time.Instant) {
+            return ColumnType.TIMESTAMP;
+        }
+        if (value instanceof java.time.LocalDate) {
+            return ColumnType.DATE;
+        }
+        if (value instanceof java.time.LocalTime) {
+            return ColumnType.TIME;
+        }
+        if (value instanceof java.util.UUID) {
+            return ColumnType.UUID;
+        }
+        throw new IllegalArgumentException("no column type for " + value.getClass().getName());
+    }
+}

@@ -1,0 +1,57 @@
+package dev.kbackfill.core.sink;
+
+import java.util.Optional;
+
+/**
+ * A destination that applies keyed changes and stores the job's progress atomically with them.
+ *
+ * <p>The run loop calls, in order: {@link #open()}; {@link #lock(String)}; {@link #load(String)};
+ * {@link #begin(JobState)} for a new run; {@link #write(WriteBatch)} for every batch; {@link #close()}. A sink
+ * never sees the same key twice in a batch, and it must store {@link WriteBatch#nextOffsets()} in the same
+ * transaction (or commit) as the batch's changes, so that a crash at any moment resumes exactly where the data
+ * stopped.
+ */
+public interface Sink extends AutoCloseable {
+
+    /** Where rows go, for people, without credentials, e.g. {@code sqlite:/data/kbackfill.db, table orders}. */
+    String target();
+
+    /**
+     * Connects and checks the destination before anything is read: the table exists (or will be created), the
+     * job tables exist.
+     *
+     * @throws SinkConfigException for settings that do not fit the destination
+     * @throws SinkException       when the destination cannot be reached
+     */
+    void open();
+
+    /**
+     * Connects for job administration only ({@code status}, {@code reset}): the job state must be reachable, the
+     * data table need not exist.
+     */
+    default void openForJobs() {
+        open();
+    }
+
+    /**
+     * Takes the job's exclusive lock, held until the returned handle is closed or the process dies.
+     *
+     * @throws JobConflictException if another run holds it
+     */
+    AutoCloseable lock(String job);
+
+    /** The job's stored state, or empty if it never ran against this destination (or was reset). */
+    Optional<JobState> load(String job);
+
+    /** Stores a new run of the job (its plan and start offsets), replacing any earlier run's state. */
+    void begin(JobState state);
+
+    /** Applies one batch and stores its progress, atomically. */
+    WriteResult write(WriteBatch batch);
+
+    /** Forgets the job's plan and progress (not the rows written); returns whether there was a job. */
+    boolean reset(String job);
+
+    @Override
+    void close();
+}

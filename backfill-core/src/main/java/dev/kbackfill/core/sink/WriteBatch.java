@@ -1,0 +1,26 @@
+package dev.kbackfill.core.sink;
+
+import java.util.List;
+import java.util.Map;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.RowShape;
+
+/**
+ * One unit of work for a sink: the final state per key of a run of records, and the progress it reaches. A sink
+ * applies the changes and stores {@code nextOffsets} in one transaction, or neither.
+ *
+ * @param job         the job
+ * @param run         the job's run number
+ * @param sequence    the batch number within the run, from 1
+ * @param changes     one change per key (already reduced)
+ * @param shape       the columns the changes use
+ * @param nextOffsets per partition the batch covers, the first offset after it
+ */
+public record WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
+                         Map<Integer, Long> nextOffsets) {
+    public WriteBatch {
+        changes = List.copyOf(changes);
+        nextOffsets = Map.copyOf(nextOffsets);
+    }
+}

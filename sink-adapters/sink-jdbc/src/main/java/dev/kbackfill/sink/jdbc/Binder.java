@@ -1,0 +1,196 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.Base64;
+import java.util.Locale;
+import java.util.UUID;
+
+import dev.kbackfill.core.record.JsonText;
+
+/**
+ * Binds a decoded value to a parameter for a column of a given JDBC type, converting where the conversion is
+ * exact and refusing where it is not: a value that does not fit its column is a {@link Mismatch}, never a silent
+ * truncation or a guess.
+ */
+final class Binder {
+
+    /** Times stored as text: fixed width, so that text order is time order (the newer-wins guard compares them). */
+    static final DateTimeFormatter TEXT_TIME = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+            .withZone(ZoneOffset.UTC);
+
+    /** A value that does not fit its column. */
+    static final class Mismatch extends Exception {
+        Mismatch(String message) {
+            super(message);
+        }
+    }
+
+    private final String dialect;
+
+    Binder(String dialect) {
+        this.dialect = dialect;
+    }
+
+    void bind(PreparedStatement ps, int index, Object value, TableColumn column) throws SQLException, Mismatch {
+        if (value == null) {
+            ps.setNull(index, column.jdbcType());
+            return;
+        }
+        int t = column.jdbcType();
+        switch (t) {
+            case Types.BIGINT, Types.INTEGER, Types.SMALLINT, Types.TINYINT -> ps.setLong(index, toLong(value, column));
+            case Types.DECIMAL, Types.NUMERIC -> ps.setBigDecimal(index, toDecimal(value, column));
+            case Types.DOUBLE, Types.FLOAT, Types.REAL -> ps.setDouble(index, toDecimal(value, column).doubleValue());
+            case Types.BOOLEAN, Types.BIT -> {
+                if (!(value instanceof Boolean b)) {
+                    throw mismatch(value, column);
+                }
+                ps.setBoolean(index, b);
+            }
+            case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB -> {
+                if (value instanceof byte[] b) {
+                    ps.setBytes(index, b);
+                } else if (value instanceof String s) {
+                    ps.setBytes(index, s.getBytes(StandardCharsets.UTF_8));
+                } else {
+                    throw mismatch(value, column);
+                }
+            }
+            case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> bindTime(ps, index, toInstant(value, column), column);
+            case Types.DATE -> ps.setObject(index, value instanceof LocalDate d ? d : parseDate(value, column));
+            case Types.TIME -> ps.setObject(index, value instanceof LocalTime lt ? lt : parseTime(value, column));
+            case Types.OTHER -> bindOther(ps, index, value, column);
+            default -> ps.setString(index, text(value));
+        }
+    }
+
+    /** The record timestamp, in whatever type the metadata column has. */
+    void bindTimestamp(PreparedStatement ps, int index, long epochMillis, TableColumn column) throws SQLException {
+        Instant i = Instant.ofEpochMilli(epochMillis);
+        switch (column.jdbcType()) {
+            case Types.BIGINT, Types.INTEGER, Types.NUMERIC, Types.DECIMAL -> ps.setLong(index, epochMillis);
+            case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> bindTime(ps, index, i, column);
+            default -> ps.setString(index, TEXT_TIME.format(i));
+        }
+    }
+
+    private void bindTime(PreparedStatement ps, int index, Instant instant, TableColumn column) throws SQLException {
+        switch (dialect) {
+            case "mariadb" -> ps.setObject(index, LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+            case "sqlite" -> ps.setString(index, TEXT_TIME.format(instant));
+            default -> ps.setObject(index, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+        }
+    }
+
+    private void bindOther(PreparedStatement ps, int index, Object value, TableColumn column)
+            throws SQLException, Mismatch {
+        String type = column.typeName().toLowerCase(Locale.ROOT);
+        if (type.equals("uuid")) {
+            ps.setObject(index, value instanceof UUID u ? u : parseUuid(value, column));
+        } else {
+            ps.setObject(index, text(value), Types.OTHER); // json, jsonb and other typed text
+        }
+    }
+
+    static String text(Object value) {
+        if (value instanceof byte[] b) {
+            return Base64.getEncoder().encodeToString(b);
+        }
+        if (value instanceof BigDecimal d) {
+            return d.toPlainString();
+        }
+        if (value instanceof JsonText j) {
+            return j.json();
+        }
+        return value.toString();
+    }
+
+    private static long toLong(Object value, TableColumn column) throws Mismatch {
+        if (value instanceof Long l) {
+            return l;
+        }
+        if (value instanceof Integer i) {
+            return i;
+        }
+        if (value instanceof BigDecimal d) {
+            try {
+                return d.longValueExact();
+            } catch (ArithmeticException e) {
+                throw mismatch(value, column);
+            }
+        }
+        throw mismatch(value, column);
+    }
+
+    private static BigDecimal toDecimal(Object value, TableColumn column) throws Mismatch {
+        if (value instanceof BigDecimal d) {
+            return d;
+        }
+        if (value instanceof Long || value instanceof Integer) {
+            return BigDecimal.valueOf(((Number) value).longValue());
+        }
+        if (value instanceof Double || value instanceof Float) {
+            return BigDecimal.valueOf(((Number) value).doubleValue());
+        }
+        throw mismatch(value, column);
+    }
+
+    private static Instant toInstant(Object value, TableColumn column) throws Mismatch {
+        if (value instanceof Instant i) {
+            return i;
+        }
+        if (value instanceof String s) {
+            try {
+                return OffsetDateTime.parse(s).toInstant();
+            } catch (DateTimeParseException e) {
+                throw mismatch(value, column);
+            }
+        }
+        throw mismatch(value, column);
+    }
+
+    private static LocalDate parseDate(Object value, TableColumn column) throws Mismatch {
+        try {
+            return LocalDate.parse(value.toString());
+        } catch (DateTimeParseException e) {
+            throw mismatch(value, column);
+        }
+    }
+
+    private static LocalTime parseTime(Object value, TableColumn column) throws Mismatch {
+        try {
+            return LocalTime.parse(value.toString());
+        } catch (DateTimeParseException e) {
+            throw mismatch(value, column);
+        }
+    }
+
+    private static UUID parseUuid(Object value, TableColumn column) throws Mismatch {
+        try {
+            return UUID.fromString(value.toString());
+        } catch (IllegalArgumentException e) {
+            throw mismatch(value, column);
+        }
+    }
+
+    private static Mismatch mismatch(Object value, TableColumn column) {
+        String shown = text(value);
+        if (shown.length() > 60) {
+            shown = shown.substring(0, 57) + "...";
+        }
+        return new Mismatch("value " + (value instanceof String ? "'" + shown + "'" : shown) + " does not fit column "
+                + column.name() + " (" + column.typeName() + ")");
+    }
+}

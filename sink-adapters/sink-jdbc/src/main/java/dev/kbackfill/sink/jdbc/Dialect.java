@@ -1,0 +1,76 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+
+import dev.kbackfill.core.record.ColumnType;
+import dev.kbackfill.core.sink.ConflictMode;
+
+/**
+ * What differs between databases: quoting, types, the upsert statement and the job lock. Everything else (the
+ * transaction, progress tables, binding) is shared in {@link JdbcSink}. Each dialect is a small class whose SQL is
+ * pinned in {@code src/test/resources/sql/<dialect>/}.
+ */
+interface Dialect {
+
+    /** A short name: {@code postgresql}, {@code mariadb}, {@code sqlite}, {@code merge}. */
+    String name();
+
+    /** Quotes an identifier. */
+    String quote(String identifier);
+
+    /** The column type for values of {@code type}; {@code key} for primary-key columns (some databases need a bounded type there). */
+    String columnType(ColumnType type, boolean key);
+
+    /** A type for long text (the stored plan). */
+    String textType();
+
+    /**
+     * The statement that inserts one row, or updates the row of its key under {@code mode}.
+     *
+     * @param table     the quoted table name
+     * @param keys      key column names (unquoted)
+     * @param columns   every column written, keys first, metadata columns last (unquoted)
+     * @param guard     the metadata columns the newer-wins guard compares
+     * @param mode      the conflict mode
+     * @param rows      rows per statement (multi-row VALUES), 1 for JDBC batching
+     */
+    String upsert(String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode, int rows);
+
+    /** Rows per upsert statement: more than one where the driver would otherwise send batches row by row. */
+    default int rowsPerStatement(int columns) {
+        return 1;
+    }
+
+    /**
+     * The statement that deletes the row of a key: {@code keys} parameters, then, under newer-wins, the
+     * guard's partition, offset, partition, timestamp parameters.
+     */
+    default String delete(String table, List<String> keys, Guard guard, ConflictMode mode) {
+        String where = Sql.join(keys, k -> quote(k) + " = ?").replace(", ", " AND ");
+        if (mode == ConflictMode.NEWER_WINS) {
+            where += " AND " + guard.againstParameters(this);
+        }
+        return "DELETE FROM " + table + " WHERE " + where;
+    }
+
+    /**
+     * Takes a lock named for the job on {@code connection} without waiting, held until the connection closes or the
+     * process dies. Returns false if another session holds it.
+     */
+    boolean tryLock(Connection connection, String job) throws SQLException;
+
+    /** Releases {@link #tryLock}. */
+    void unlock(Connection connection, String job) throws SQLException;
+
+    /** Statements run once on every new connection (pragmas, session settings). */
+    default List<String> sessionSetup() {
+        return List.of();
+    }
+
+    /** Settings added to the JDBC URL when absent (e.g. batch rewriting). */
+    default String tuneUrl(String url) {
+        return url;
+    }
+}

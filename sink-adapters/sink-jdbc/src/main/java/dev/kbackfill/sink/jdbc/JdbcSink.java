@@ -1,0 +1,511 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.Column;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkException;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
+
+/**
+ * Writes keyed changes into one table of a JDBC database and the job's progress into {@code kbackfill_jobs} and
+ * {@code kbackfill_progress} beside it, one transaction per batch.
+ */
+public final class JdbcSink implements Sink {
+
+    private final SinkSettings settings;
+    private final String url;
+    private final TableName tableName;
+    private final Dialect baseDialect;
+    private Dialect dialect;
+    private Binder binder;
+    private Connection connection;
+    private TargetTable table;
+    private JobTables jobs;
+    private final Set<String> checkedFields = new HashSet<>();
+
+    JdbcSink(SinkSettings settings, Dialect dialect) {
+        this.settings = settings;
+        this.baseDialect = dialect;
+        this.dialect = dialect;
+        this.url = dialect.tuneUrl(settings.url());
+        this.tableName = TableName.parse(settings.table());
+    }
+
+    @Override
+    public String target() {
+        return SinkFactory.redact(settings.url()) + ", table " + tableName;
+    }
+
+    @Override
+    public void open() {
+        try {
+            connection = connect();
+            table = TargetTable.read(connection, tableName).orElse(null);
+            if (table == null && !settings.createTable()) {
+                throw new SinkConfigException("table " + tableName + " does not exist in " + SinkFactory.redact(settings.url())
+                        + "; create it, or pass --create-table to create it from the records");
+            }
+            if (table != null) {
+                checkMetadataColumns();
+                useTable(table);
+            }
+            jobs = new JobTables(dialect, tableName);
+            jobs.create(connection);
+            connection.commit();
+        } catch (SQLException e) {
+            close();
+            throw new SinkException("cannot open " + target() + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    @Override
+    public void openForJobs() {
+        try {
+            connection = connect();
+            jobs = new JobTables(dialect, tableName);
+            jobs.create(connection);
+            connection.commit();
+        } catch (SQLException e) {
+            close();
+            throw new SinkException("cannot open " + target() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Connection connect() throws SQLException {
+        Properties props = new Properties();
+        settings.user().ifPresent(u -> props.setProperty("user", u));
+        settings.password().ifPresent(p -> props.setProperty("password", p));
+        Connection c;
+        try {
+            c = DriverManager.getConnection(url, props);
+        } catch (SQLException e) {
+            if ("08001".equals(e.getSQLState()) && e.getMessage() != null && e.getMessage().startsWith("No suitable driver")) {
+                throw new SinkConfigException("invalid --sink '" + SinkFactory.redact(settings.url())
+                        + "': no JDBC driver for it; expected " + String.join(", ", JdbcSinkFactory.FORMS));
+            }
+            throw new SinkException("cannot connect to " + SinkFactory.redact(settings.url()) + ": " + e.getMessage(), e);
+        }
+        try (Statement s = c.createStatement()) {
+            for (String setup : dialect.sessionSetup()) {
+                s.execute(setup);
+            }
+        }
+        c.setAutoCommit(false);
+        return c;
+    }
+
+    private void checkMetadataColumns() {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        List<String> missing = new ArrayList<>();
+        if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
+            for (String m : List.of(meta.partition(), meta.offset(), meta.timestamp())) {
+                if (table.column(m).isEmpty()) {
+                    missing.add(m);
+                }
+            }
+        }
+        if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE && table.column(meta.deleted()).isEmpty()) {
+            missing.add(meta.deleted());
+        }
+        if (!missing.isEmpty()) {
+            throw new SinkConfigException("table " + tableName + " lacks the column(s) " + String.join(", ", missing)
+                    + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
+                    + settings.tombstoneMode().label() + " need; add them (partition and offset BIGINT, timestamp "
+                    + "a timestamp type, deleted BOOLEAN), or use --on-conflict overwrite");
+        }
+        if (table.primaryKey.isEmpty()) {
+            throw new SinkConfigException("table " + tableName + " has no primary key: upserts need one on the key columns");
+        }
+    }
+
+    private void useTable(TargetTable t) {
+        this.table = t;
+        if (baseDialect instanceof MergeDialect) {
+            dialect = new MergeDialect(c -> t.column(c).map(TableColumn::typeName).orElse("VARCHAR"));
+        }
+        binder = new Binder(dialect.name());
+    }
+
+    @Override
+    public AutoCloseable lock(String job) {
+        if (dialect instanceof SqliteDialect) {
+            return fileLock(job);
+        }
+        try {
+            Connection lockConnection = connect();
+            lockConnection.setAutoCommit(true);
+            if (!dialect.tryLock(lockConnection, job)) {
+                lockConnection.close();
+                throw new JobConflictException("job '" + job + "' is already running against " + target()
+                        + "; wait for it to finish (or stop it) before starting it again");
+            }
+            return () -> {
+                try (lockConnection) {
+                    dialect.unlock(lockConnection, job);
+                }
+            };
+        } catch (SQLException e) {
+            throw new SinkException("cannot lock job " + job + " in " + target() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private AutoCloseable fileLock(String job) {
+        Optional<Path> db = sqliteFile(settings.url());
+        if (db.isEmpty()) {
+            return () -> { };
+        }
+        Path lockFile = db.get().resolveSibling(db.get().getFileName() + ".kbackfill-" + job.replaceAll("[^A-Za-z0-9._-]", "_")
+                + ".lock");
+        try {
+            FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null;
+            }
+            if (lock == null) {
+                channel.close();
+                throw new JobConflictException("job '" + job + "' is already running against " + target()
+                        + " (lock " + lockFile + " is held); wait for it to finish before starting it again");
+            }
+            FileLock held = lock;
+            return () -> {
+                held.release();
+                channel.close();
+            };
+        } catch (IOException e) {
+            throw new SinkException("cannot lock job " + job + " with " + lockFile + ": " + e.getMessage(), e);
+        }
+    }
+
+    static Optional<Path> sqliteFile(String url) {
+        String rest = url.substring("jdbc:sqlite:".length());
+        int q = rest.indexOf('?');
+        if (q >= 0) {
+            rest = rest.substring(0, q);
+        }
+        if (rest.startsWith("file:")) {
+            rest = rest.substring("file:".length());
+        }
+        if (rest.isEmpty() || rest.equals(":memory:") || rest.contains("mode=memory")) {
+            return Optional.empty();
+        }
+        return Optional.of(Path.of(rest).toAbsolutePath());
+    }
+
+    @Override
+    public Optional<JobState> load(String job) {
+        try {
+            Optional<JobState> state = jobs.load(connection, job);
+            connection.commit();
+            return state;
+        } catch (SQLException e) {
+            rollback();
+            throw new SinkException("cannot read the state of job " + job + " from " + target() + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void begin(JobState state) {
+        try {
+            jobs.begin(connection, state, tableName.toString());
+            connection.commit();
+        } catch (SQLException e) {
+            rollback();
+            throw new SinkException("cannot store the plan of job " + state.job() + " in " + target() + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public boolean reset(String job) {
+        try {
+            boolean existed = jobs.delete(connection, job);
+            connection.commit();
+            return existed;
+        } catch (SQLException e) {
+            rollback();
+            throw new SinkException("cannot reset job " + job + " in " + target() + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public WriteResult write(WriteBatch batch) {
+        String where = coordinates(batch);
+        try {
+            ensureColumns(batch);
+            List<Change> upserts = new ArrayList<>();
+            List<Change> tombstones = new ArrayList<>();
+            for (Change c : batch.changes()) {
+                (c.isTombstone() ? tombstones : upserts).add(c);
+            }
+            long deleted = 0;
+            long ignored = 0;
+            writeUpserts(batch, upserts);
+            if (!tombstones.isEmpty()) {
+                if (settings.conflictMode() == ConflictMode.INSERT_ONLY || settings.tombstoneMode() == TombstoneMode.IGNORE) {
+                    ignored = tombstones.size();
+                } else if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE) {
+                    writeSoftDeletes(batch, tombstones);
+                    deleted = tombstones.size();
+                } else {
+                    writeDeletes(batch, tombstones);
+                    deleted = tombstones.size();
+                }
+            }
+            jobs.advance(connection, batch.job(), batch.run(), batch.nextOffsets());
+            connection.commit();
+            return new WriteResult(upserts.size(), deleted, ignored);
+        } catch (Binder.Mismatch e) {
+            rollback();
+            throw new SinkException("type mismatch writing " + where + " into table " + tableName + ": "
+                    + e.getMessage() + "; nothing of this batch was written", e);
+        } catch (SQLException e) {
+            rollback();
+            throw new SinkException("writing " + where + " into " + target() + " failed: " + e.getMessage()
+                    + " (SQL state " + e.getSQLState() + "); nothing of this batch was written", e);
+        }
+    }
+
+    /** Creates the table on first use, adds columns for new fields of a created table, and refuses unknown fields. */
+    private void ensureColumns(WriteBatch batch) throws SQLException {
+        if (table == null) {
+            TargetTable.create(connection, dialect, tableName, batch.shape().keyColumns(), batch.shape().valueColumns(),
+                    settings.metadata(), settings.tombstoneMode() == TombstoneMode.SOFT_DELETE);
+            connection.commit();
+            useTable(TargetTable.read(connection, tableName).orElseThrow(
+                    () -> new SQLException("table " + tableName + " was created but cannot be read back")));
+            checkedFields.addAll(batch.shape().columns().stream().map(Column::name).toList());
+        }
+        for (Column key : batch.shape().keyColumns()) {
+            if (checkedFields.contains(key.name())) {
+                continue;
+            }
+            boolean inKey = table.primaryKey.stream().anyMatch(k -> k.equalsIgnoreCase(key.name()));
+            if (!inKey || table.primaryKey.size() != batch.shape().keyColumns().size()) {
+                throw new SinkConfigException("the record key maps to column(s) " + batch.shape().keyColumns().stream()
+                        .map(Column::name).toList() + " but the primary key of table " + tableName + " is "
+                        + table.primaryKey + "; key by value fields with --key-fields, or name the key column with "
+                        + "--key-column");
+            }
+            checkedFields.add(key.name());
+        }
+        List<Column> added = new ArrayList<>();
+        for (Column value : batch.shape().valueColumns()) {
+            if (checkedFields.contains(value.name()) || table.column(value.name()).isPresent()) {
+                checkedFields.add(value.name());
+                continue;
+            }
+            if (settings.createTable()) {
+                added.add(value);
+            } else if (!settings.ignoreUnknownFields()) {
+                Change first = batch.changes().stream().filter(c -> c.values() != null && c.values().containsKey(value.name()))
+                        .findFirst().orElseThrow();
+                throw new SinkConfigException("value field '" + value.name() + "' (first at partition " + first.partition()
+                        + " offset " + first.offset() + ") has no column in table " + tableName
+                        + "; add the column, or pass --ignore-unknown-fields to skip such fields");
+            }
+        }
+        if (!added.isEmpty()) {
+            TargetTable.addColumns(connection, dialect, tableName, added);
+            connection.commit();
+            useTable(TargetTable.read(connection, tableName).orElseThrow());
+            added.forEach(c -> checkedFields.add(c.name()));
+        }
+    }
+
+    private List<String> keyColumns(WriteBatch batch) {
+        return batch.shape().keyColumns().stream().map(c -> table.column(c.name()).orElseThrow().name()).toList();
+    }
+
+    private void writeUpserts(WriteBatch batch, List<Change> upserts) throws SQLException, Binder.Mismatch {
+        if (upserts.isEmpty()) {
+            return;
+        }
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        List<String> keys = keyColumns(batch);
+        Map<String, TableColumn> valueColumns = new LinkedHashMap<>();
+        for (Column v : batch.shape().valueColumns()) {
+            table.column(v.name()).ifPresent(col -> valueColumns.put(v.name(), col));
+        }
+        List<String> columns = new ArrayList<>(keys);
+        valueColumns.values().forEach(c -> columns.add(c.name()));
+        List<String> metaColumns = presentMetadata();
+        columns.addAll(metaColumns);
+        Guard guard = new Guard(meta.partition(), meta.offset(), meta.timestamp());
+        int perStatement = dialect.rowsPerStatement(columns.size());
+        for (int from = 0; from < upserts.size(); from += perStatement) {
+            List<Change> slice = upserts.subList(from, Math.min(upserts.size(), from + perStatement));
+            int rows = perStatement == 1 ? 1 : slice.size();
+            String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), rows);
+            try (PreparedStatement ps = connection.prepareStatement(sql)) {
+                int index = 1;
+                for (Change c : slice) {
+                    index = bindKey(ps, index, c, batch);
+                    for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
+                        binder.bind(ps, index++, c.values().get(v.getKey()), v.getValue());
+                    }
+                    index = bindMetadata(ps, index, c, metaColumns, false);
+                    if (perStatement == 1) {
+                        ps.addBatch();
+                        index = 1;
+                    }
+                }
+                if (perStatement == 1) {
+                    ps.executeBatch();
+                } else {
+                    ps.executeUpdate();
+                }
+            }
+        }
+    }
+
+    private void writeSoftDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        List<String> keys = keyColumns(batch);
+        List<String> metaColumns = presentMetadata();
+        List<String> columns = new ArrayList<>(keys);
+        columns.addAll(metaColumns);
+        Guard guard = new Guard(meta.partition(), meta.offset(), meta.timestamp());
+        String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), 1);
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            for (Change c : tombstones) {
+                int index = bindKey(ps, 1, c, batch);
+                bindMetadata(ps, index, c, metaColumns, true);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    private void writeDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        List<String> keys = keyColumns(batch);
+        Guard guard = new Guard(meta.partition(), meta.offset(), meta.timestamp());
+        String sql = dialect.delete(tableName.quoted(dialect), keys, guard, settings.conflictMode());
+        TableColumn timestamp = table.column(meta.timestamp()).orElse(null);
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            for (Change c : tombstones) {
+                int index = bindKey(ps, 1, c, batch);
+                if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
+                    ps.setLong(index++, c.partition());
+                    ps.setLong(index++, c.offset());
+                    ps.setLong(index++, c.partition());
+                    binder.bindTimestamp(ps, index, c.timestamp(), timestamp);
+                }
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    private int bindKey(PreparedStatement ps, int index, Change c, WriteBatch batch) throws SQLException, Binder.Mismatch {
+        for (Column k : batch.shape().keyColumns()) {
+            binder.bind(ps, index++, c.key().get(k.name()), table.column(k.name()).orElseThrow());
+        }
+        return index;
+    }
+
+    /** The metadata columns the table has, in guard-friendly order: partition, offset, timestamp, deleted. */
+    private List<String> presentMetadata() {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        List<String> names = new ArrayList<>();
+        for (String m : List.of(meta.partition(), meta.offset(), meta.timestamp(), meta.deleted())) {
+            table.column(m).ifPresent(col -> names.add(col.name()));
+        }
+        return names;
+    }
+
+    private int bindMetadata(PreparedStatement ps, int index, Change c, List<String> metaColumns, boolean deleted)
+            throws SQLException, Binder.Mismatch {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        for (String name : metaColumns) {
+            TableColumn col = table.column(name).orElseThrow();
+            if (name.equalsIgnoreCase(meta.partition())) {
+                binder.bind(ps, index++, (long) c.partition(), col);
+            } else if (name.equalsIgnoreCase(meta.offset())) {
+                binder.bind(ps, index++, c.offset(), col);
+            } else if (name.equalsIgnoreCase(meta.timestamp())) {
+                binder.bindTimestamp(ps, index++, c.timestamp(), col);
+            } else {
+                binder.bind(ps, index++, deleted, col);
+            }
+        }
+        return index;
+    }
+
+    private static String coordinates(WriteBatch batch) {
+        Map<Integer, long[]> ranges = new java.util.TreeMap<>();
+        for (Change c : batch.changes()) {
+            ranges.merge(c.partition(), new long[] {c.offset(), c.offset()},
+                    (a, b) -> new long[] {Math.min(a[0], b[0]), Math.max(a[1], b[1])});
+        }
+        if (ranges.isEmpty()) {
+            return "batch " + batch.sequence() + " (progress only)";
+        }
+        List<String> parts = new ArrayList<>();
+        ranges.forEach((p, r) -> parts.add("partition " + p + " offsets " + r[0] + ".." + r[1]));
+        return "batch " + batch.sequence() + " (" + String.join(", ", parts) + ")";
+    }
+
+    private void rollback() {
+        try {
+            if (connection != null) {
+                connection.rollback();
+            }
+        } catch (SQLException ignored) {
+            // the original failure is what matters
+        }
+    }
+
+    @Override
+    public void close() {
+        if (connection != null) {
+            try {
+                connection.rollback();
+                connection.close();
+            } catch (SQLException ignored) {
+                // closing after a failure
+            }
+            connection = null;
+        }
+    }
+
+    /** For tests: the dialect's name. */
+    String dialectName() {
+        return dialect.name().toLowerCase(Locale.ROOT);
+    }
+}

@@ -1,0 +1,139 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.resolver.Plan;
+
+/**
+ * The job and progress tables, kept in the target database beside the data and updated in the same transaction
+ * as every batch:
+ * <pre>
+ * kbackfill_jobs(job PK, fingerprint, run_number, target_table, plan, created_at, updated_at)
+ * kbackfill_progress(job, partition_id, next_offset, end_offset; PK(job, partition_id))
+ * </pre>
+ */
+final class JobTables {
+
+    private final Dialect d;
+    private final String jobs;
+    private final String progress;
+
+    JobTables(Dialect dialect, TableName target) {
+        this.d = dialect;
+        this.jobs = target.sibling("kbackfill_jobs").quoted(dialect);
+        this.progress = target.sibling("kbackfill_progress").quoted(dialect);
+    }
+
+    void create(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS " + jobs + " (job VARCHAR(200) NOT NULL PRIMARY KEY, "
+                    + "fingerprint VARCHAR(64) NOT NULL, run_number INTEGER NOT NULL, target_table VARCHAR(400) NOT NULL, "
+                    + "plan " + d.textType() + " NOT NULL, created_at VARCHAR(40) NOT NULL, updated_at VARCHAR(40) NOT NULL)");
+            s.execute("CREATE TABLE IF NOT EXISTS " + progress + " (job VARCHAR(200) NOT NULL, "
+                    + "partition_id INTEGER NOT NULL, next_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, "
+                    + "PRIMARY KEY (job, partition_id))");
+        }
+    }
+
+    Optional<JobState> load(Connection c, String job) throws SQLException {
+        String fingerprint;
+        int run;
+        String planJson;
+        try (PreparedStatement ps = c.prepareStatement("SELECT fingerprint, run_number, plan FROM " + jobs
+                + " WHERE job = ?")) {
+            ps.setString(1, job);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                fingerprint = rs.getString(1);
+                run = rs.getInt(2);
+                planJson = rs.getString(3);
+            }
+        }
+        Map<Integer, Long> next = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT partition_id, next_offset FROM " + progress
+                + " WHERE job = ?")) {
+            ps.setString(1, job);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    next.put(rs.getInt(1), rs.getLong(2));
+                }
+            }
+        }
+        return Optional.of(new JobState(job, fingerprint, run, Plan.fromJson(planJson), next));
+    }
+
+    /** Replaces the job's row and progress with a new run's; the caller commits. */
+    void begin(Connection c, JobState state, String target) throws SQLException {
+        delete(c, state.job());
+        String now = Instant.now().toString();
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + jobs
+                + " (job, fingerprint, run_number, target_table, plan, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+            ps.setString(1, state.job());
+            ps.setString(2, state.fingerprint());
+            ps.setInt(3, state.run());
+            ps.setString(4, target);
+            ps.setString(5, state.plan().toJson());
+            ps.setString(6, now);
+            ps.setString(7, now);
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + progress
+                + " (job, partition_id, next_offset, end_offset) VALUES (?, ?, ?, ?)")) {
+            for (var r : state.plan().partitions()) {
+                ps.setString(1, state.job());
+                ps.setInt(2, r.partition());
+                ps.setLong(3, state.next(r));
+                ps.setLong(4, r.end());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    /** Moves progress forward inside the batch's transaction; the caller commits. */
+    void advance(Connection c, String job, int run, Map<Integer, Long> nextOffsets) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + progress
+                + " SET next_offset = ? WHERE job = ? AND partition_id = ? AND next_offset <= ?")) {
+            for (Map.Entry<Integer, Long> e : nextOffsets.entrySet()) {
+                ps.setLong(1, e.getValue());
+                ps.setString(2, job);
+                ps.setInt(3, e.getKey());
+                ps.setLong(4, e.getValue());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + jobs + " SET updated_at = ? WHERE job = ? AND run_number = ?")) {
+            ps.setString(1, Instant.now().toString());
+            ps.setString(2, job);
+            ps.setInt(3, run);
+            if (ps.executeUpdate() != 1) {
+                throw new SQLException("job " + job + " run " + run + " is no longer stored (reset by another process?)");
+            }
+        }
+    }
+
+    boolean delete(Connection c, String job) throws SQLException {
+        int n;
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + progress + " WHERE job = ?")) {
+            ps.setString(1, job);
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + jobs + " WHERE job = ?")) {
+            ps.setString(1, job);
+            n = ps.executeUpdate();
+        }
+        return n > 0;
+    }
+}

@@ -1,0 +1,114 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import dev.kbackfill.core.record.ColumnType;
+import dev.kbackfill.core.sink.ConflictMode;
+
+/**
+ * MySQL and MariaDB: {@code INSERT ... ON DUPLICATE KEY UPDATE c = IF(guard, VALUES(c), c)} with hand-built
+ * multi-row {@code VALUES} (the driver would send a batch row by row), and {@code GET_LOCK}.
+ *
+ * <p>The update assigns left to right and later expressions see the new values, so the guard's own columns are
+ * assigned last, timestamp, then offset, then partition: in that order each assignment leaves the guard's value
+ * unchanged for the ones after it.
+ */
+final class MariaDbDialect implements Dialect {
+
+    /** Rows per statement: large enough to amortise round trips, far below the 65,535 placeholder limit. */
+    private static final int ROWS = 500;
+
+    @Override
+    public String name() {
+        return "mariadb";
+    }
+
+    @Override
+    public String quote(String identifier) {
+        return "`" + identifier.replace("`", "``") + "`";
+    }
+
+    @Override
+    public String columnType(ColumnType type, boolean key) {
+        return switch (type) {
+            case STRING -> key ? "VARCHAR(255)" : "LONGTEXT";
+            case LONG -> "BIGINT";
+            case DOUBLE -> "DOUBLE";
+            case DECIMAL -> "DECIMAL(65,30)";
+            case BOOLEAN -> "BOOLEAN";
+            case BYTES -> key ? "VARBINARY(255)" : "LONGBLOB";
+            case TIMESTAMP -> "DATETIME(6)";
+            case DATE -> "DATE";
+            case TIME -> "TIME(6)";
+            case UUID -> "CHAR(36)";
+            case JSON -> "LONGTEXT";
+        };
+    }
+
+    @Override
+    public String textType() {
+        return "LONGTEXT";
+    }
+
+    @Override
+    public int rowsPerStatement(int columns) {
+        return Math.max(1, Math.min(ROWS, 60_000 / Math.max(1, columns)));
+    }
+
+    @Override
+    public String upsert(String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
+                         int rows) {
+        String row = "(" + Sql.placeholders(columns.size()) + ")";
+        StringBuilder sql = new StringBuilder(mode == ConflictMode.INSERT_ONLY ? "INSERT IGNORE INTO " : "INSERT INTO ")
+                .append(table).append(" (").append(Sql.join(columns, this::quote)).append(") VALUES ")
+                .append(String.join(", ", Collections.nCopies(rows, row)));
+        if (mode == ConflictMode.INSERT_ONLY) {
+            return sql.toString();
+        }
+        List<String> updated = new ArrayList<>(columns.stream().filter(c -> !keys.contains(c)).toList());
+        // the guard's columns last: timestamp, offset, partition
+        for (String c : List.of(guard.timestamp(), guard.offset(), guard.partition())) {
+            if (updated.remove(c)) {
+                updated.add(c);
+            }
+        }
+        if (updated.isEmpty()) {
+            return sql.toString().replaceFirst("^INSERT INTO", "INSERT IGNORE INTO");
+        }
+        String condition = guard.sql(this, "", "VALUES(%s)");
+        sql.append(" ON DUPLICATE KEY UPDATE ").append(Sql.join(updated, c -> mode == ConflictMode.NEWER_WINS
+                ? quote(c) + " = IF(" + condition + ", VALUES(" + quote(c) + "), " + quote(c) + ")"
+                : quote(c) + " = VALUES(" + quote(c) + ")"));
+        return sql.toString();
+    }
+
+    @Override
+    public boolean tryLock(Connection connection, String job) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT GET_LOCK(?, 0)")) {
+            ps.setString(1, lockName(job));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1) == 1;
+            }
+        }
+    }
+
+    @Override
+    public void unlock(Connection connection, String job) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT RELEASE_LOCK(?)")) {
+            ps.setString(1, lockName(job));
+            ps.execute();
+        }
+    }
+
+    private static String lockName(String job) {
+        String name = "kbackfill:" + job;
+        return name.length() <= 64 ? name : name.substring(0, 48) + Integer.toHexString(name.hashCode());
+    }
+}

@@ -1,0 +1,81 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.util.List;
+
+import dev.kbackfill.core.record.ColumnType;
+import dev.kbackfill.core.sink.ConflictMode;
+
+/**
+ * Standard SQL {@code MERGE} (H2 and other databases without a native upsert). Bound values are cast to the column
+ * types, which H2 needs to type the source row. It has no job lock: run one copy of a job at a time.
+ */
+final class MergeDialect implements Dialect {
+
+    private final java.util.function.Function<String, String> castType;
+
+    /** @param castType the SQL type of a column by name, for the source row's casts */
+    MergeDialect(java.util.function.Function<String, String> castType) {
+        this.castType = castType;
+    }
+
+    @Override
+    public String name() {
+        return "merge";
+    }
+
+    @Override
+    public String quote(String identifier) {
+        return "\"" + identifier.replace("\"", "\"\"") + "\"";
+    }
+
+    @Override
+    public String columnType(ColumnType type, boolean key) {
+        return switch (type) {
+            case STRING, JSON -> "VARCHAR";
+            case LONG -> "BIGINT";
+            case DOUBLE -> "DOUBLE PRECISION";
+            case DECIMAL -> "NUMERIC(65, 30)";
+            case BOOLEAN -> "BOOLEAN";
+            case BYTES -> "VARBINARY";
+            case TIMESTAMP -> "TIMESTAMP WITH TIME ZONE";
+            case DATE -> "DATE";
+            case TIME -> "TIME";
+            case UUID -> "UUID";
+        };
+    }
+
+    @Override
+    public String textType() {
+        return "CLOB";
+    }
+
+    @Override
+    public String upsert(String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
+                         int rows) {
+        String source = Sql.join(columns, c -> "CAST(? AS " + castType.apply(c) + ")");
+        StringBuilder sql = new StringBuilder("MERGE INTO ").append(table).append(" t USING (VALUES (").append(source)
+                .append(")) AS i (").append(Sql.join(columns, this::quote)).append(") ON ")
+                .append(String.join(" AND ", keys.stream().map(k -> "t." + quote(k) + " = i." + quote(k)).toList()));
+        List<String> updated = columns.stream().filter(c -> !keys.contains(c)).toList();
+        if (mode != ConflictMode.INSERT_ONLY && !updated.isEmpty()) {
+            sql.append(" WHEN MATCHED");
+            if (mode == ConflictMode.NEWER_WINS) {
+                sql.append(" AND ").append(guard.sql(this, "t.", "i.%s"));
+            }
+            sql.append(" THEN UPDATE SET ").append(Sql.join(updated, c -> quote(c) + " = i." + quote(c)));
+        }
+        sql.append(" WHEN NOT MATCHED THEN INSERT (").append(Sql.join(columns, this::quote)).append(") VALUES (")
+                .append(Sql.join(columns, c -> "i." + quote(c))).append(")");
+        return sql.toString();
+    }
+
+    @Override
+    public boolean tryLock(Connection connection, String job) {
+        return true;
+    }
+
+    @Override
+    public void unlock(Connection connection, String job) {
+    }
+}

@@ -1,0 +1,85 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+
+import dev.kbackfill.core.record.ColumnType;
+import dev.kbackfill.core.sink.ConflictMode;
+
+/** PostgreSQL: {@code INSERT ... ON CONFLICT}, batches rewritten into multi-row inserts by the driver, advisory locks. */
+final class PostgresDialect implements Dialect {
+
+    @Override
+    public String name() {
+        return "postgresql";
+    }
+
+    @Override
+    public String quote(String identifier) {
+        return "\"" + identifier.replace("\"", "\"\"") + "\"";
+    }
+
+    @Override
+    public String columnType(ColumnType type, boolean key) {
+        return switch (type) {
+            case STRING -> "text";
+            case LONG -> "bigint";
+            case DOUBLE -> "double precision";
+            case DECIMAL -> "numeric";
+            case BOOLEAN -> "boolean";
+            case BYTES -> "bytea";
+            case TIMESTAMP -> "timestamptz";
+            case DATE -> "date";
+            case TIME -> "time";
+            case UUID -> "uuid";
+            case JSON -> "jsonb";
+        };
+    }
+
+    @Override
+    public String textType() {
+        return "text";
+    }
+
+    @Override
+    public String upsert(String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
+                         int rows) {
+        return OnConflictUpsert.sql(this, table, keys, columns, guard, mode, "");
+    }
+
+    @Override
+    public boolean tryLock(Connection connection, String job) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
+            ps.setLong(1, lockKey(job));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    @Override
+    public void unlock(Connection connection, String job) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+            ps.setLong(1, lockKey(job));
+            ps.execute();
+        }
+    }
+
+    private static long lockKey(String job) {
+        long h = 1125899906842597L;
+        for (char c : ("kbackfill:" + job).toCharArray()) {
+            h = 31 * h + c;
+        }
+        return h;
+    }
+
+    @Override
+    public String tuneUrl(String url) {
+        return url.contains("reWriteBatchedInserts") ? url
+                : url + (url.contains("?") ? "&" : "?") + "reWriteBatchedInserts=true";
+    }
+}

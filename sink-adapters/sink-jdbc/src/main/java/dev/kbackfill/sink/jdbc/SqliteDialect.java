@@ -1,0 +1,61 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.util.List;
+
+import dev.kbackfill.core.record.ColumnType;
+import dev.kbackfill.core.sink.ConflictMode;
+
+/**
+ * SQLite: {@code INSERT ... ON CONFLICT}, WAL journal. Times are stored as ISO-8601 text, which sorts in time
+ * order. The job lock is a file lock beside the database (see {@link JdbcSink}), so this dialect's is a no-op.
+ */
+final class SqliteDialect implements Dialect {
+
+    @Override
+    public String name() {
+        return "sqlite";
+    }
+
+    @Override
+    public String quote(String identifier) {
+        return "\"" + identifier.replace("\"", "\"\"") + "\"";
+    }
+
+    @Override
+    public String columnType(ColumnType type, boolean key) {
+        return switch (type) {
+            case STRING, TIMESTAMP, DATE, TIME, UUID, JSON -> "TEXT";
+            case LONG -> "INTEGER";
+            case BOOLEAN -> "BOOLEAN";
+            case DOUBLE -> "REAL";
+            case DECIMAL -> "NUMERIC";
+            case BYTES -> "BLOB";
+        };
+    }
+
+    @Override
+    public String textType() {
+        return "TEXT";
+    }
+
+    @Override
+    public String upsert(String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
+                         int rows) {
+        return OnConflictUpsert.sql(this, table, keys, columns, guard, mode, "");
+    }
+
+    @Override
+    public boolean tryLock(Connection connection, String job) {
+        return true;
+    }
+
+    @Override
+    public void unlock(Connection connection, String job) {
+    }
+
+    @Override
+    public List<String> sessionSetup() {
+        return List.of("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=10000");
+    }
+}

@@ -1,0 +1,92 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+import dev.kbackfill.core.record.Column;
+import dev.kbackfill.core.record.ColumnType;
+import dev.kbackfill.core.sink.SinkSettings;
+
+/** The target table as the database describes it: its columns (matched to fields by name) and primary key. */
+final class TargetTable {
+
+    final TableName name;
+    private final Map<String, TableColumn> columns; // by lower-case name
+    final List<String> primaryKey;
+
+    private TargetTable(TableName name, Map<String, TableColumn> columns, List<String> primaryKey) {
+        this.name = name;
+        this.columns = columns;
+        this.primaryKey = List.copyOf(primaryKey);
+    }
+
+    /** The column for a field: the exact name, else the only one equal ignoring case. */
+    Optional<TableColumn> column(String field) {
+        return Optional.ofNullable(columns.get(field.toLowerCase(Locale.ROOT)));
+    }
+
+    /** Reads the table's description, trying the name as given, then lower and upper case (unquoted folding). */
+    static Optional<TargetTable> read(Connection c, TableName table) throws SQLException {
+        DatabaseMetaData md = c.getMetaData();
+        for (String n : List.of(table.name(), table.name().toLowerCase(Locale.ROOT), table.name().toUpperCase(Locale.ROOT))) {
+            String schema = table.schema().orElse(null);
+            Map<String, TableColumn> cols = new LinkedHashMap<>();
+            try (ResultSet rs = md.getColumns(null, schema, n, null)) {
+                while (rs.next()) {
+                    String col = rs.getString("COLUMN_NAME");
+                    cols.put(col.toLowerCase(Locale.ROOT), new TableColumn(col, rs.getInt("DATA_TYPE"),
+                            rs.getString("TYPE_NAME")));
+                }
+            }
+            if (cols.isEmpty()) {
+                continue;
+            }
+            TreeMap<Short, String> pk = new TreeMap<>();
+            try (ResultSet rs = md.getPrimaryKeys(null, schema, n)) {
+                while (rs.next()) {
+                    pk.put(rs.getShort("KEY_SEQ"), rs.getString("COLUMN_NAME"));
+                }
+            }
+            return Optional.of(new TargetTable(new TableName(table.schema(), n), cols, new ArrayList<>(pk.values())));
+        }
+        return Optional.empty();
+    }
+
+    /** Creates the table for these columns: the key as primary key, then values, then the metadata columns. */
+    static void create(Connection c, Dialect d, TableName table, List<Column> keys, List<Column> values,
+                       SinkSettings.MetadataColumns meta, boolean softDelete) throws SQLException {
+        List<String> defs = new ArrayList<>();
+        keys.forEach(k -> defs.add(d.quote(k.name()) + " " + d.columnType(k.type(), true) + " NOT NULL"));
+        values.forEach(v -> defs.add(d.quote(v.name()) + " " + d.columnType(v.type(), false)));
+        defs.add(d.quote(meta.partition()) + " " + d.columnType(ColumnType.LONG, false));
+        defs.add(d.quote(meta.offset()) + " " + d.columnType(ColumnType.LONG, false));
+        defs.add(d.quote(meta.timestamp()) + " " + d.columnType(ColumnType.TIMESTAMP, false));
+        if (softDelete) {
+            defs.add(d.quote(meta.deleted()) + " " + d.columnType(ColumnType.BOOLEAN, false));
+        }
+        String pk = "PRIMARY KEY (" + Sql.join(keys.stream().map(Column::name).toList(), d::quote) + ")";
+        try (Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE " + table.quoted(d) + " (" + String.join(", ", defs) + ", " + pk + ")");
+        }
+    }
+
+    /** Adds nullable columns (a created table growing with fields first seen later). */
+    static void addColumns(Connection c, Dialect d, TableName table, List<Column> added) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            for (Column col : added) {
+                s.execute("ALTER TABLE " + table.quoted(d) + " ADD COLUMN " + d.quote(col.name()) + " "
+                        + d.columnType(col.type(), false));
+            }
+        }
+    }
+}
