@@ -89,15 +89,24 @@ final class DemoCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    /** The demo's job is finished after a first demo; forget it so that this demo runs again (its rows are the same). */
+    /**
+     * An earlier demo's job is complete; forget it and drop its table (the demo's own) so that this demo runs
+     * again on this demo's broker.
+     */
     private static void resetEarlierDemo(PrintWriter out, PrintWriter err) {
         if (!Files.exists(Path.of("kbackfill.db"))) {
             return;
         }
         java.io.StringWriter quiet = new java.io.StringWriter();
         int code = Kbackfill.execute(new PrintWriter(quiet), new PrintWriter(quiet), "reset", "--job", JOB, "--yes");
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:kbackfill.db");
+             Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS " + TABLE);
+        } catch (SQLException e) {
+            throw new CliFailure("cannot drop the table of an earlier demo from kbackfill.db: " + e.getMessage(), e);
+        }
         if (code == ExitCodes.OK) {
-            err.println("(forgot job " + JOB + " of an earlier demo)");
+            err.println("(forgot job " + JOB + " and table " + TABLE + " of an earlier demo)");
         }
     }
 
