@@ -31,6 +31,8 @@ public final class RecordDecoder {
 
     private static final ObjectMapper JSON = JsonMapper.builder()
             .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            // keep a decimal's scale: 12.30 stays 12.30
+            .nodeFactory(com.fasterxml.jackson.databind.node.JsonNodeFactory.withExactBigDecimals(true))
             .build();
 
     private final Format keyFormat;

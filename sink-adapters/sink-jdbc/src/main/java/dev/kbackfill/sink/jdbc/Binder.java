@@ -124,6 +124,10 @@ final class Binder {
         if (value instanceof Integer i) {
             return i;
         }
+        if (value instanceof Boolean b && (column.jdbcType() == Types.TINYINT
+                || column.typeName().toUpperCase(Locale.ROOT).contains("BOOL"))) {
+            return b ? 1 : 0; // SQLite's BOOLEAN and MySQL's TINYINT(1) hold booleans as integers
+        }
         if (value instanceof BigDecimal d) {
             try {
                 return d.longValueExact();

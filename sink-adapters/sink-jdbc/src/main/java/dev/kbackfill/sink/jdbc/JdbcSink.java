@@ -153,7 +153,7 @@ public final class JdbcSink implements Sink {
     private void useTable(TargetTable t) {
         this.table = t;
         if (baseDialect instanceof MergeDialect) {
-            dialect = new MergeDialect(c -> t.column(c).map(TableColumn::typeName).orElse("VARCHAR"));
+            dialect = new MergeDialect(c -> t.column(c).map(TableColumn::castType).orElse("VARCHAR"));
         }
         binder = new Binder(dialect.name());
     }

@@ -6,6 +6,16 @@ package dev.kbackfill.sink.jdbc;
  * @param name     its name, as stored
  * @param jdbcType its {@link java.sql.Types} code
  * @param typeName the database's name for its type
+ * @param size     its precision or length, where the database says
+ * @param scale    its scale (digits after the point), where the database says
  */
-record TableColumn(String name, int jdbcType, String typeName) {
+record TableColumn(String name, int jdbcType, String typeName, int size, int scale) {
+
+    /** The type as SQL for a CAST: decimals keep their precision and scale, so a cast never rounds. */
+    String castType() {
+        if ((jdbcType == java.sql.Types.DECIMAL || jdbcType == java.sql.Types.NUMERIC) && size > 0) {
+            return typeName + "(" + size + ", " + Math.max(0, scale) + ")";
+        }
+        return typeName;
+    }
 }

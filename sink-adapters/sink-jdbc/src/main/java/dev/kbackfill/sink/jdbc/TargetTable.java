@@ -45,7 +45,7 @@ final class TargetTable {
                 while (rs.next()) {
                     String col = rs.getString("COLUMN_NAME");
                     cols.put(col.toLowerCase(Locale.ROOT), new TableColumn(col, rs.getInt("DATA_TYPE"),
-                            rs.getString("TYPE_NAME")));
+                            rs.getString("TYPE_NAME"), rs.getInt("COLUMN_SIZE"), rs.getInt("DECIMAL_DIGITS")));
                 }
             }
             if (cols.isEmpty()) {

@@ -1,0 +1,102 @@
+package dev.kbackfill.core.record;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.Test;
+
+class RecordDecoderTest {
+
+    private static SourceRecord record(String key, String value) {
+        return new SourceRecord("orders", 2, 41, 1_700_000_000_000L,
+                key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+                value == null ? null : value.getBytes(StandardCharsets.UTF_8), new RecordHeaders());
+    }
+
+    private final RecordDecoder json = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
+
+    @Test
+    void aJsonObjectBecomesTypedColumnsAndNestedValuesJsonText() {
+        Change c = json.decode(record("o-1", "{\"id\":7,\"amount\":12.30,\"paid\":true,\"note\":\"x\",\"none\":null,"
+                + "\"items\":[{\"sku\":\"a\"}],\"big\":123456789012345678901234567890}"));
+        assertThat(c.key()).containsEntry("kafka_key", "o-1");
+        assertThat(c.values().get("id")).isEqualTo(7L);
+        assertThat(c.values().get("amount")).isEqualTo(new BigDecimal("12.30"));
+        assertThat(c.values().get("paid")).isEqualTo(true);
+        assertThat(c.values().get("note")).isEqualTo("x");
+        assertThat(c.values()).containsKey("none");
+        assertThat(c.values().get("none")).isNull();
+        assertThat(c.values().get("items")).isEqualTo(new JsonText("[{\"sku\":\"a\"}]"));
+        assertThat(c.values().get("big")).isEqualTo(new BigDecimal("123456789012345678901234567890"));
+        assertThat(c.partition()).isEqualTo(2);
+        assertThat(c.offset()).isEqualTo(41);
+        assertThat(c.timestamp()).isEqualTo(1_700_000_000_000L);
+    }
+
+    @Test
+    void aJsonScalarGoesIntoTheValueColumn() {
+        assertThat(json.decode(record("k", "42")).values()).containsEntry("value", 42L);
+    }
+
+    @Test
+    void aNullValueIsATombstone() {
+        Change c = json.decode(record("k", null));
+        assertThat(c.isTombstone()).isTrue();
+        assertThat(c.key()).containsEntry("kafka_key", "k");
+    }
+
+    @Test
+    void aJsonObjectKeyGivesOneColumnPerField() {
+        RecordDecoder d = new RecordDecoder(Format.JSON, Format.JSON, "kafka_key", "value", List.of());
+        assertThat(d.decode(record("{\"tenant\":\"t1\",\"id\":5}", "{\"a\":1}")).key())
+                .containsExactly(java.util.Map.entry("tenant", "t1"), java.util.Map.entry("id", 5L));
+    }
+
+    @Test
+    void keyFieldsTakeTheKeyFromTheValue() {
+        RecordDecoder d = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of("id"));
+        Change c = d.decode(record(null, "{\"id\":5,\"a\":1}"));
+        assertThat(c.key()).containsExactly(java.util.Map.entry("id", 5L));
+        assertThat(c.values()).containsOnlyKeys("a");
+        assertThatThrownBy(() -> d.decode(record(null, "{\"a\":1}")))
+                .isInstanceOf(DecodeException.class).hasMessage("orders/2@41: key field 'id' is missing or null");
+    }
+
+    @Test
+    void aRecordWithoutAKeyCannotBeKeyedByIt() {
+        assertThatThrownBy(() -> json.decode(record(null, "{}")))
+                .isInstanceOf(DecodeException.class)
+                .hasMessageStartingWith("orders/2@41: the record has no key").hasMessageContaining("--key-fields");
+    }
+
+    @Test
+    void malformedJsonNamesTheRecord() {
+        assertThatThrownBy(() -> json.decode(record("k", "{not json")))
+                .isInstanceOf(DecodeException.class).hasMessageStartingWith("orders/2@41: the value is not JSON");
+    }
+
+    @Test
+    void bytesThatAreNotUtf8AreRefusedAsStrings() {
+        SourceRecord r = new SourceRecord("orders", 0, 1, 0, new byte[] {(byte) 0xff, (byte) 0xfe}, null,
+                new RecordHeaders());
+        assertThatThrownBy(() -> json.decode(r)).isInstanceOf(DecodeException.class)
+                .hasMessage("orders/0@1: the key is not UTF-8 text; use --key-format bytes");
+        RecordDecoder bytes = new RecordDecoder(Format.BYTES, Format.BYTES, "kafka_key", "value", List.of());
+        assertThat((byte[]) bytes.decode(r).key().get("kafka_key")).containsExactly((byte) 0xff, (byte) 0xfe);
+    }
+
+    @Test
+    void rowShapesWidenNumbersAndFallBackToJsonText() {
+        Change a = json.decode(record("a", "{\"n\":1,\"m\":\"x\",\"only_null\":null}"));
+        Change b = json.decode(record("b", "{\"n\":1.5,\"m\":2}"));
+        RowShape shape = RowShape.of(List.of(a, b));
+        assertThat(shape.keyColumns()).containsExactly(new Column("kafka_key", ColumnType.STRING, false));
+        assertThat(shape.valueColumns()).containsExactly(new Column("n", ColumnType.DECIMAL, true),
+                new Column("m", ColumnType.JSON, true), new Column("only_null", ColumnType.STRING, true));
+    }
+}

@@ -1,0 +1,67 @@
+package dev.kbackfill.sink.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import dev.kbackfill.core.sink.ConflictMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every dialect's statements, pinned as plain SQL in {@code src/test/resources/sql/DIALECT/STATEMENT.sql} so that a
+ * reviewer reads SQL, not Java. Set {@code -Dkbackfill.sql.write=true} to (re)write the files after a deliberate
+ * change, then read the diff.
+ */
+class DialectSqlTest {
+
+    private static final List<String> KEYS = List.of("id");
+    private static final List<String> COLUMNS = List.of("id", "status", "amount", "kafka_partition", "kafka_offset",
+            "kafka_timestamp");
+    private static final Guard GUARD = new Guard("kafka_partition", "kafka_offset", "kafka_timestamp");
+
+    static Stream<Arguments> statements() {
+        Map<String, Dialect> dialects = Map.of(
+                "postgresql", new PostgresDialect(),
+                "mariadb", new MariaDbDialect(),
+                "sqlite", new SqliteDialect(),
+                "merge", new MergeDialect(c -> c.startsWith("kafka_") ? "BIGINT" : "VARCHAR"));
+        return dialects.entrySet().stream().flatMap(e -> {
+            Dialect d = e.getValue();
+            String table = d.quote("orders");
+            int rows = d.rowsPerStatement(COLUMNS.size()) > 1 ? 2 : 1;
+            return Stream.of(
+                    Arguments.of(e.getKey(), "upsert-newer-wins", d.upsert(table, KEYS, COLUMNS, GUARD, ConflictMode.NEWER_WINS, rows)),
+                    Arguments.of(e.getKey(), "upsert-overwrite", d.upsert(table, KEYS, COLUMNS, GUARD, ConflictMode.OVERWRITE, rows)),
+                    Arguments.of(e.getKey(), "upsert-insert-only", d.upsert(table, KEYS, COLUMNS, GUARD, ConflictMode.INSERT_ONLY, rows)),
+                    Arguments.of(e.getKey(), "delete-newer-wins", d.delete(table, KEYS, GUARD, ConflictMode.NEWER_WINS)),
+                    Arguments.of(e.getKey(), "delete-overwrite", d.delete(table, KEYS, GUARD, ConflictMode.OVERWRITE)));
+        });
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("statements")
+    void statementMatchesItsPinnedSql(String dialect, String statement, String sql) throws IOException {
+        String resource = "sql/" + dialect + "/" + statement + ".sql";
+        String formatted = sql.replace(" ON CONFLICT", "\nON CONFLICT").replace(" DO UPDATE SET", "\nDO UPDATE SET")
+                .replace(" WHERE", "\nWHERE").replace(" ON DUPLICATE KEY UPDATE", "\nON DUPLICATE KEY UPDATE")
+                .replace(" USING", "\nUSING").replace(" WHEN", "\nWHEN").replace(" VALUES (", "\nVALUES (") + "\n";
+        if (Boolean.getBoolean("kbackfill.sql.write")) {
+            Path file = Path.of("src/test/resources", resource);
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, formatted);
+        }
+        try (InputStream in = getClass().getClassLoader().getResourceAsStream(resource)) {
+            assertThat(in).as("missing " + resource).isNotNull();
+            assertThat(formatted).isEqualTo(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.io.TempDir;
+
+@Tag("sqlite")
+class SqliteSinkIT extends JdbcSinkContract {
+
+    @TempDir
+    static Path dir;
+
+    @Override
+    String url() {
+        return "jdbc:sqlite:" + dir.resolve("sink.db");
+    }
+
+    @Override
+    String timestampType() {
+        return "TEXT";
+    }
+}
