@@ -1,0 +1,434 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.testdb.SharedMariaDb;
+import dev.kbackfill.testdb.SharedPostgres;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code kbackfill run} end to end: the real broker, real databases, the CLI in this JVM. */
+@Tag("kafka")
+class RunCommandIT {
+
+    private static EmbeddedKafka kafka;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void broker() {
+        kafka = SharedKafka.get();
+    }
+
+    private String sqlite(String name) {
+        return "jdbc:sqlite:" + dir.resolve(name + ".db");
+    }
+
+    /** A run that creates its table where missing. */
+    private static CliRun run(String... args) {
+        return List.of(args).contains("--create-table") ? runAsIs(args) : runAsIs(concat(args, "--create-table"));
+    }
+
+    private static CliRun runAsIs(String... args) {
+        List<String> all = new ArrayList<>(List.of("run", "--bootstrap-server", kafka.bootstrapServers(), "--progress", "none"));
+        all.addAll(List.of(args));
+        return CliRun.of(all.toArray(String[]::new));
+    }
+
+    private static Plan storedPlan(String url, String job) throws Exception {
+        try (Connection c = DriverManager.getConnection(url);
+             PreparedStatement ps = c.prepareStatement("SELECT plan FROM kbackfill_jobs WHERE job = ?")) {
+            ps.setString(1, job);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("job " + job + " stored").isTrue();
+                return Plan.fromJson(rs.getString(1));
+            }
+        }
+    }
+
+    @Test
+    void aTimeRangeLeavesExactlyTheLastValueOfEachKeyInIt() throws Exception {
+        kafka.createTopic("run-exact", 3, Map.of());
+        List<Orders.Produced> produced = Orders.produce(kafka, "run-exact", 50, 6);
+        String url = sqlite("exact");
+        CliRun r = run("--topic", "run-exact", "--from", "2024-01-01T00:01:10Z", "--to", "2024-01-01T00:04:05Z",
+                "--sink", url, "--table", "orders", "--create-table", "--job", "exact");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        Plan plan = storedPlan(url, "exact");
+        Map<String, String> expected = Orders.expected(produced, plan);
+        assertThat(expected).hasSizeGreaterThan(40);
+        assertThat(Orders.table(url, "orders")).isEqualTo(expected);
+        assertThat(r.out()).contains("job exact run 1: wrote " + expected.size() + " changes from " + plan.totalSpan()
+                + " records");
+        assertThat(r.err()).contains("starting job exact (run 1)");
+    }
+
+    @Test
+    void aRerunOfAFinishedFixedRangeDoesNothing() throws Exception {
+        kafka.createTopic("run-rerun", 2, Map.of());
+        Orders.produce(kafka, "run-rerun", 20, 3);
+        String url = sqlite("rerun");
+        String[] args = {"--topic", "run-rerun", "--from", "earliest", "--to", "offset:25", "--sink", url,
+                "--create-table"};
+        CliRun first = run(args);
+        assertThat(first.exitCode()).as(first.err()).isZero();
+        Map<String, String> after = Orders.table(url, "run_rerun");
+        String jobs = dump(url, "SELECT job, run_number, updated_at FROM kbackfill_jobs");
+        CliRun second = run(args);
+        assertThat(second.exitCode()).as(second.err()).isZero();
+        assertThat(second.out()).matches("(?s)job run-rerun-[0-9a-f]{8}: run 1 already complete for --topic run-rerun "
+                + "--from earliest --to offset:25 into .*; nothing to do\\R");
+        assertThat(Orders.table(url, "run_rerun")).isEqualTo(after);
+        assertThat(dump(url, "SELECT job, run_number, updated_at FROM kbackfill_jobs")).isEqualTo(jobs);
+    }
+
+    @Test
+    void aMovingRequestStartsItsNextRunOnceTheLastIsComplete() throws Exception {
+        kafka.createTopic("run-moving", 1, Map.of());
+        List<Orders.Produced> produced = new ArrayList<>(Orders.produce(kafka, "run-moving", 5, 1));
+        String url = sqlite("moving");
+        String[] args = {"--topic", "run-moving", "--from", "earliest", "--to", "latest", "--sink", url, "--job", "cron"};
+        assertThat(run(args).exitCode()).isZero();
+        produced.addAll(Orders.send(kafka, List.of(new ProducerRecord<>("run-moving", null, Orders.T0.toEpochMilli(),
+                "k00000".getBytes(StandardCharsets.UTF_8), Orders.json("k00000", 7).getBytes(StandardCharsets.UTF_8))),
+                Map.of()));
+        CliRun next = run(args);
+        assertThat(next.exitCode()).as(next.err()).isZero();
+        assertThat(next.err()).contains("starting job cron (run 2, the previous run being complete)");
+        assertThat(Orders.table(url, "run_moving")).containsEntry("k00000", "s7").hasSize(5);
+    }
+
+    @Test
+    void aTopicWithAbortedAndOpenTransactionsEndsWithCommittedRowsOnly() throws Exception {
+        kafka.createTopic("run-tx", 1, Map.of());
+        List<ProducerRecord<byte[], byte[]>> committed = new ArrayList<>();
+        try (var tx = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(txConfig("run-tx-1"),
+                new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            tx.initTransactions();
+            int n = 0;
+            for (boolean commit : new boolean[] {true, false, true, false}) {
+                tx.beginTransaction();
+                for (int i = 0; i < 5; i++) {
+                    String key = "k" + (n % 7);
+                    var record = new ProducerRecord<>("run-tx", 0, Orders.T0.toEpochMilli(),
+                            key.getBytes(StandardCharsets.UTF_8), Orders.json(key, n).getBytes(StandardCharsets.UTF_8));
+                    tx.send(record);
+                    if (commit) {
+                        committed.add(record);
+                    }
+                    n++;
+                }
+                tx.flush();
+                if (commit) {
+                    tx.commitTransaction();
+                } else {
+                    tx.abortTransaction();
+                }
+            }
+        }
+        try (var open = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(txConfig("run-tx-2"),
+                new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            open.initTransactions();
+            open.beginTransaction();
+            open.send(new ProducerRecord<>("run-tx", 0, Orders.T0.toEpochMilli(), "k0".getBytes(StandardCharsets.UTF_8),
+                    Orders.json("k0", 999).getBytes(StandardCharsets.UTF_8))).get();
+            String url = sqlite("tx");
+            long started = System.nanoTime();
+            CliRun r = run("--topic", "run-tx", "--from", "earliest", "--to", "latest", "--sink", url, "--job", "tx");
+            assertThat(r.exitCode()).as(r.err()).isZero();
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(60));
+            Map<String, String> expected = new java.util.TreeMap<>();
+            for (var rec : committed) {
+                String json = new String(rec.value(), StandardCharsets.UTF_8);
+                expected.put(new String(rec.key(), StandardCharsets.UTF_8), json.replaceAll(".*\"status\":\"([^\"]+)\".*", "$1"));
+            }
+            assertThat(Orders.table(url, "run_tx")).isEqualTo(expected);
+            assertThat(r.err()).contains("open transaction");
+            open.abortTransaction();
+        }
+    }
+
+    private static Map<String, Object> txConfig(String id) {
+        Map<String, Object> c = kafka.clientConfig();
+        c.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id);
+        return c;
+    }
+
+    @Test
+    void aCompactedTopicWithOffsetGapsTerminates() throws Exception {
+        kafka.createTopic("run-compacted", 1, Map.of("cleanup.policy", "compact", "segment.ms", "100",
+                "min.cleanable.dirty.ratio", "0.001", "min.compaction.lag.ms", "0", "delete.retention.ms", "100",
+                "segment.bytes", "1048576"));
+        List<Orders.Produced> produced = new ArrayList<>();
+        for (int round = 0; round < 4; round++) {
+            produced.addAll(Orders.produce(kafka, "run-compacted", 10, 50));
+            Thread.sleep(300);
+        }
+        long end = produced.get(produced.size() - 1).offset() + 1;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (countRecords("run-compacted", end) >= end) {
+            assertThat(System.nanoTime()).as("the log cleaner compacted run-compacted within 90 s").isLessThan(deadline);
+            Orders.produce(kafka, "run-compacted", 1, 1); // roll the segment so the cleaner can take the old ones
+            Thread.sleep(500);
+        }
+        String url = sqlite("compacted");
+        CliRun r = run("--topic", "run-compacted", "--from", "earliest", "--to", "offset:" + end, "--sink", url,
+                "--job", "compacted");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        Map<String, String> expected = new java.util.TreeMap<>();
+        produced.forEach(p -> expected.put(p.key(), p.value().replaceAll(".*\"status\":\"([^\"]+)\".*", "$1")));
+        assertThat(Orders.table(url, "run_compacted")).isEqualTo(expected);
+        assertThat(r.err()).contains("is compacted");
+    }
+
+    /** Records a plain consumer sees below {@code end}: fewer than {@code end} once compaction left gaps. */
+    private static long countRecords(String topic, long end) {
+        Map<String, Object> c = kafka.clientConfig();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer())) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long n = 0;
+            while (consumer.position(tp) < end) {
+                for (var r : consumer.poll(Duration.ofMillis(200))) {
+                    if (r.offset() < end) {
+                        n++;
+                    }
+                }
+            }
+            return n;
+        }
+    }
+
+    @Test
+    void aLiveConsumerGroupIsUntouchedAndNoGroupAppears() throws Exception {
+        kafka.createTopic("run-live", 2, Map.of());
+        Orders.produce(kafka, "run-live", 10, 3);
+        Map<String, Object> c = kafka.clientConfig();
+        c.put(ConsumerConfig.GROUP_ID_CONFIG, "live-app");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        try (KafkaConsumer<String, String> live = new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer())) {
+            live.commitSync(Map.of(new TopicPartition("run-live", 0), new OffsetAndMetadata(7),
+                    new TopicPartition("run-live", 1), new OffsetAndMetadata(3)));
+        }
+        try (Admin admin = kafka.admin()) {
+            Map<TopicPartition, OffsetAndMetadata> before = admin.listConsumerGroupOffsets("live-app")
+                    .partitionsToOffsetAndMetadata().get();
+            Set<String> groupsBefore = admin.listGroups().all().get().stream().map(GroupListing::groupId)
+                    .collect(Collectors.toSet());
+            CliRun r = run("--topic", "run-live", "--from", "earliest", "--to", "latest", "--sink", sqlite("live"));
+            assertThat(r.exitCode()).as(r.err()).isZero();
+            assertThat(admin.listConsumerGroupOffsets("live-app").partitionsToOffsetAndMetadata().get()).isEqualTo(before);
+            assertThat(admin.listGroups().all().get().stream().map(GroupListing::groupId).collect(Collectors.toSet()))
+                    .isEqualTo(groupsBefore);
+        }
+    }
+
+    @Test
+    void newerWinsKeepsRowsFromLaterOffsetsWhenAnOlderRangeIsReplayed() throws Exception {
+        kafka.createTopic("run-newer", 1, Map.of());
+        Orders.produce(kafka, "run-newer", 10, 5);
+        String url = sqlite("newer");
+        assertThat(run("--topic", "run-newer", "--from", "earliest", "--to", "latest", "--sink", url).exitCode()).isZero();
+        Map<String, String> latest = Orders.table(url, "run_newer");
+        assertThat(latest.values()).containsOnly("s4");
+        CliRun older = run("--topic", "run-newer", "--from", "earliest", "--to", "offset:20", "--sink", url);
+        assertThat(older.exitCode()).as(older.err()).isZero();
+        assertThat(Orders.table(url, "run_newer")).isEqualTo(latest);
+        CliRun overwrite = run("--topic", "run-newer", "--from", "earliest", "--to", "offset:20", "--sink", url,
+                "--on-conflict", "overwrite", "--job", "overwrite");
+        assertThat(overwrite.exitCode()).isZero();
+        assertThat(Orders.table(url, "run_newer").values()).containsOnly("s1");
+    }
+
+    @Test
+    void tombstonesDeleteOrAreIgnoredAndCounted() throws Exception {
+        kafka.createTopic("run-tombstones", 1, Map.of());
+        Orders.produce(kafka, "run-tombstones", 3, 1);
+        Orders.send(kafka, List.of(new ProducerRecord<byte[], byte[]>("run-tombstones", null, Orders.T0.toEpochMilli(),
+                "k00001".getBytes(StandardCharsets.UTF_8), (byte[]) null)), Map.of());
+        String deleting = sqlite("tomb-delete");
+        assertThat(run("--topic", "run-tombstones", "--from", "earliest", "--to", "latest", "--sink", deleting)
+                .exitCode()).isZero();
+        assertThat(Orders.table(deleting, "run_tombstones")).containsOnlyKeys("k00000", "k00002");
+        String ignoring = sqlite("tomb-ignore");
+        CliRun r = run("--topic", "run-tombstones", "--from", "earliest", "--to", "latest", "--sink", ignoring,
+                "--on-tombstone", "ignore");
+        assertThat(r.exitCode()).isZero();
+        assertThat(Orders.table(ignoring, "run_tombstones")).containsOnlyKeys("k00000", "k00001", "k00002");
+        assertThat(r.out()).containsPattern("total +4 +3 +0 +1 +0");
+    }
+
+    @Test
+    void postgresqlGetsTheExactRowsToo() throws Exception {
+        kafka.createTopic("run-pg", 3, Map.of());
+        List<Orders.Produced> produced = Orders.produce(kafka, "run-pg", 40, 4);
+        String url = SharedPostgres.newDatabase("run_pg");
+        CliRun r = run("--topic", "run-pg", "--from", "2024-01-01T00:00:30Z", "--to", "latest", "--sink", url,
+                "--table", "orders", "--create-table", "--job", "pg");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(Orders.table(url, "orders")).isEqualTo(Orders.expected(produced, storedPlan(url, "pg")));
+    }
+
+    @Test
+    void mariadbGetsTheExactRowsToo() throws Exception {
+        kafka.createTopic("run-maria", 3, Map.of());
+        List<Orders.Produced> produced = Orders.produce(kafka, "run-maria", 40, 4);
+        String url = SharedMariaDb.newDatabase("run_maria");
+        CliRun r = run("--topic", "run-maria", "--from", "earliest", "--to", "2024-01-01T00:02:00Z", "--sink", url,
+                "--table", "orders", "--create-table", "--job", "maria");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(Orders.table(url, "orders")).isEqualTo(Orders.expected(produced, storedPlan(url, "maria")));
+    }
+
+    @Test
+    void theSameJobNameWithAnotherRequestIsAConflict() throws Exception {
+        kafka.createTopic("run-conflict", 1, Map.of());
+        Orders.produce(kafka, "run-conflict", 3, 1);
+        String url = sqlite("conflict");
+        assertThat(run("--topic", "run-conflict", "--from", "earliest", "--to", "latest", "--sink", url, "--job", "j")
+                .exitCode()).isZero();
+        CliRun other = run("--topic", "run-conflict", "--from", "offset:1", "--to", "latest", "--sink", url, "--job", "j");
+        assertThat(other.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
+        assertThat(other.err()).startsWith("kbackfill run: job 'j' was created for --topic run-conflict --from earliest "
+                + "--to latest, not --topic run-conflict --from offset:1 --to latest; choose another name with --job, or "
+                + "clear it with 'kbackfill reset --job j --sink ... --yes'");
+    }
+
+    @Test
+    void aSecondConcurrentRunOfAJobFailsFast() throws Exception {
+        kafka.createTopic("run-concurrent", 1, Map.of());
+        Orders.produce(kafka, "run-concurrent", 3, 1);
+        String url = SharedPostgres.newDatabase("run_concurrent");
+        try (Sink holder = SinkFactory.forSettings(new SinkSettings(url, "run_concurrent", Optional.empty(),
+                Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false,
+                SinkSettings.MetadataColumns.DEFAULT))) {
+            holder.open();
+            try (AutoCloseable lock = holder.lock("busy")) {
+                CliRun r = run("--topic", "run-concurrent", "--from", "earliest", "--to", "latest", "--sink", url,
+                        "--job", "busy");
+                assertThat(r.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
+                assertThat(r.err()).contains("job 'busy' is already running");
+            }
+        }
+        assertThat(run("--topic", "run-concurrent", "--from", "earliest", "--to", "latest", "--sink", url,
+                "--job", "busy").exitCode()).isZero();
+    }
+
+    @Test
+    void statusShowsProgressAndResetForgetsTheJob() throws Exception {
+        kafka.createTopic("run-status", 2, Map.of());
+        Orders.produce(kafka, "run-status", 4, 2);
+        String url = sqlite("status");
+        assertThat(run("--topic", "run-status", "--from", "earliest", "--to", "latest", "--sink", url, "--job", "s")
+                .exitCode()).isZero();
+        CliRun status = CliRun.of("status", "--job", "s", "--sink", url);
+        assertThat(status.exitCode()).as(status.err()).isZero();
+        assertThat(status.out()).contains("job s run 1: complete, 100.0% (0 of 8 offsets left)")
+                .contains("request --topic run-status --from earliest --to latest");
+        CliRun refused = CliRun.of("reset", "--job", "s", "--sink", url);
+        assertThat(refused.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(refused.err()).contains("needs --yes");
+        CliRun reset = CliRun.of("reset", "--job", "s", "--sink", url, "--yes");
+        assertThat(reset.exitCode()).as(reset.err()).isZero();
+        assertThat(CliRun.of("status", "--job", "s", "--sink", url).exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(Orders.table(url, "run_status")).hasSize(4);
+    }
+
+    @Test
+    void sinkProblemsAreClearErrorsAndWriteNothing() throws Exception {
+        kafka.createTopic("run-errors", 1, Map.of());
+        Orders.produce(kafka, "run-errors", 3, 1);
+        String[] range = {"--topic", "run-errors", "--from", "earliest", "--to", "latest"};
+
+        CliRun badUrl = run(concat(range, "--sink", "mongodb://db/x"));
+        assertThat(badUrl.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(badUrl.err()).startsWith("kbackfill run: invalid --sink 'mongodb://db/x': expected jdbc:postgresql://");
+
+        CliRun noDriver = run(concat(range, "--sink", "jdbc:nosuchdb://db/x"));
+        assertThat(noDriver.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(noDriver.err()).contains("no JDBC driver for it");
+
+        CliRun unreachable = run(concat(range, "--sink", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=secret"));
+        assertThat(unreachable.exitCode()).isEqualTo(ExitCodes.FAILURE);
+        assertThat(unreachable.err()).startsWith("kbackfill run: cannot connect to jdbc:postgresql://127.0.0.1:1/x")
+                .doesNotContain("secret");
+
+        String pg = SharedPostgres.newDatabase("run_errors");
+        CliRun missing = runAsIs(concat(range, "--sink", pg, "--table", "nope"));
+        assertThat(missing.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(missing.err()).contains("table nope does not exist").contains("--create-table");
+
+        try (Connection c = DriverManager.getConnection(pg); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE typed (kafka_key text PRIMARY KEY, status integer, n bigint, amount numeric, "
+                    + "order_id text, kafka_partition int, kafka_offset bigint, kafka_timestamp timestamptz)");
+        }
+        CliRun mismatch = runAsIs(concat(range, "--sink", pg, "--table", "typed"));
+        assertThat(mismatch.exitCode()).isEqualTo(ExitCodes.FAILURE);
+        assertThat(mismatch.errLines().get(mismatch.errLines().size() - 1)).startsWith("kbackfill run: type mismatch")
+                .contains("type mismatch writing batch 1 (partition 0 offsets 0..2)")
+                .contains("value 's0' does not fit column status (int4)")
+                .contains("stopped with partition 0 at offset 0");
+        assertThat(Orders.count(pg, "SELECT count(*) FROM typed")).isZero();
+        assertThat(Orders.count(pg, "SELECT sum(next_offset) FROM kbackfill_progress")).isZero();
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] all = new String[a.length + b.length];
+        System.arraycopy(a, 0, all, 0, a.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
+
+    private static String dump(String url, String sql) throws Exception {
+        StringBuilder sb = new StringBuilder();
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                    sb.append(rs.getString(i)).append('|');
+                }
+                sb.append('\n');
+            }
+        }
+        return sb.toString();
+    }
+
+}
