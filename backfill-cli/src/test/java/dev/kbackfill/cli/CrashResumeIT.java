@@ -1,0 +1,134 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.testdb.SharedPostgres;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A run killed with SIGKILL in the middle, then started again, ends with exactly the expected rows: the launcher
+ * as a separate process, killed while it writes, then rerun.
+ */
+@Tag("launcher")
+class CrashResumeIT {
+
+    private static final Path LAUNCHER = Path.of("..", "bin", "kbackfill").toAbsolutePath().normalize();
+    private static EmbeddedKafka kafka;
+    private static List<Orders.Produced> produced;
+    private static final int KEYS = 4000;
+    private static final int UPDATES = 40;
+
+    @TempDir
+    static Path dir;
+
+    @BeforeAll
+    static void data() throws Exception {
+        kafka = SharedKafka.get();
+        kafka.createTopic("crash", 3, Map.of());
+        produced = Orders.produce(kafka, "crash", KEYS, UPDATES);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"sqlite", "postgresql"})
+    void aRunKilledMidWayResumesToExactlyTheExpectedRows(String database) throws Exception {
+        String url = database.equals("sqlite") ? "jdbc:sqlite:" + dir.resolve("crash.db")
+                : SharedPostgres.newDatabase("crash");
+        String job = "crash-" + database;
+        String[] args = {"run", "--topic", "crash", "--from", "earliest", "--to", "latest", "--sink", url,
+                "--create-table", "--table", "orders", "--job", job, "--batch-size", "500", "--progress", "none",
+                "--bootstrap-server", kafka.bootstrapServers()};
+        long total = (long) KEYS * UPDATES;
+
+        Process first = start(args, "first-" + database);
+        long atKill = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (first.isAlive() && System.nanoTime() < deadline) {
+            atKill = progress(url, job);
+            if (atKill > total / 5) {
+                break;
+            }
+            Thread.sleep(20);
+        }
+        assertThat(first.isAlive()).as("the first run is still writing when it is killed (progress %d of %d)", atKill,
+                total).isTrue();
+        first.destroyForcibly(); // SIGKILL: no shutdown hook, no rollback, no goodbye
+        assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+
+        long committed = progress(url, job);
+        assertThat(committed).isGreaterThan(0).isLessThan(total);
+        // the data is never ahead of the progress stored with it
+        Map<Integer, Long> next = nextOffsets(url, job);
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT kafka_partition, max(kafka_offset) FROM orders GROUP BY kafka_partition")) {
+            while (rs.next()) {
+                assertThat(rs.getLong(2)).isLessThan(next.get(rs.getInt(1)));
+            }
+        }
+
+        Process second = start(args, "second-" + database);
+        assertThat(second.waitFor(180, TimeUnit.SECONDS)).isTrue();
+        String err = Files.readString(dir.resolve("second-" + database + ".err"));
+        assertThat(second.exitValue()).as(err).isZero();
+        assertThat(err).contains("resuming job " + job + " run 1: " + (total - committed) + " offsets left of " + total);
+
+        Plan plan = Plan.fromJson(storedPlan(url, job));
+        assertThat(Orders.table(url, "orders")).isEqualTo(Orders.expected(produced, plan)).hasSize(KEYS);
+        assertThat(progress(url, job)).isEqualTo(total);
+    }
+
+    private static Process start(String[] args, String name) throws Exception {
+        String[] command = new String[args.length + 1];
+        command[0] = LAUNCHER.toString();
+        System.arraycopy(args, 0, command, 1, args.length);
+        return new ProcessBuilder(command).redirectOutput(dir.resolve(name + ".out").toFile())
+                .redirectError(dir.resolve(name + ".err").toFile()).start();
+    }
+
+    private static long progress(String url, String job) {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT sum(next_offset) FROM kbackfill_progress WHERE job = '" + job + "'")) {
+            return rs.next() ? rs.getLong(1) : 0;
+        } catch (SQLException e) {
+            return 0; // not created yet
+        }
+    }
+
+    private static Map<Integer, Long> nextOffsets(String url, String job) throws SQLException {
+        Map<Integer, Long> next = new HashMap<>();
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT partition_id, next_offset FROM kbackfill_progress WHERE job = '" + job + "'")) {
+            while (rs.next()) {
+                next.put(rs.getInt(1), rs.getLong(2));
+            }
+        }
+        return next;
+    }
+
+    private static String storedPlan(String url, String job) throws SQLException {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT plan FROM kbackfill_jobs WHERE job = '" + job + "'")) {
+            rs.next();
+            return new String(rs.getString(1).getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
+        }
+    }
+}
