@@ -366,9 +366,12 @@ public final class JdbcSink implements Sink {
         List<String> metaColumns = presentMetadata();
         columns.addAll(metaColumns);
         Guard guard = new Guard(meta.partition(), meta.offset(), meta.timestamp());
+        // One row per statement: a single JDBC batch of every row. Several rows per statement (multi-row VALUES,
+        // for drivers that would send a batch row by row): slices of that many rows.
         int perStatement = dialect.rowsPerStatement(columns.size());
-        for (int from = 0; from < upserts.size(); from += perStatement) {
-            List<Change> slice = upserts.subList(from, Math.min(upserts.size(), from + perStatement));
+        int sliceSize = perStatement == 1 ? upserts.size() : perStatement;
+        for (int from = 0; from < upserts.size(); from += sliceSize) {
+            List<Change> slice = upserts.subList(from, Math.min(upserts.size(), from + sliceSize));
             int rows = perStatement == 1 ? 1 : slice.size();
             String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), rows);
             try (PreparedStatement ps = connection.prepareStatement(sql)) {

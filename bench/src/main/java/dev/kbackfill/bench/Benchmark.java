@@ -1,0 +1,243 @@
+package dev.kbackfill.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import dev.kbackfill.testdb.SharedPostgres;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyManager;
+
+/**
+ * Runs every benchmark of docs/benchmarks.md side by side in one go and prints a report. Peers run alternately,
+ * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS]}.
+ */
+public final class Benchmark {
+
+    private static final String TOPIC = "bench-orders";
+    private static final int PARTITIONS = 6;
+    private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+
+    private final Path root;
+    private final String classpath;
+    private final int records;
+    private final int keys;
+    private final int rounds;
+    private String bootstrap;
+    private int[] partitionOf;
+    private long[] offsetOf;
+
+    private Benchmark(Path root, int records, int rounds) throws IOException {
+        this.root = root;
+        this.classpath = Files.readString(root.resolve("bench/target/classpath.txt")).strip() + ":"
+                + root.resolve("bench/target/classes");
+        this.records = records;
+        this.keys = Math.max(1, records / 5);
+        this.rounds = rounds;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int records = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 2;
+        new Benchmark(Path.of("").toAbsolutePath(), records, rounds).run();
+    }
+
+    public static String json(int i, int keys) {
+        int key = i % keys;
+        int update = i / keys;
+        return String.format(Locale.ROOT, "{\"order_id\":\"order-%07d\",\"customer\":\"customer-%05d\",\"status\":"
+                + "\"status-%d\",\"amount\":%d.%02d,\"currency\":\"EUR\",\"items\":%d,\"channel\":\"web\","
+                + "\"updated_at\":\"%s\",\"note\":\"benchmark record padding to about two hundred bytes\"}",
+                key, key % 20000, update, 10 + key % 900, key % 100, 1 + key % 9, T0.plusSeconds(i));
+    }
+
+    public static String key(int i, int keys) {
+        return String.format(Locale.ROOT, "order-%07d", i % keys);
+    }
+
+    private void run() throws Exception {
+        System.out.printf("kbackfill benchmark: %d records (%d keys), %d partitions, %d rounds, %s, %d cores%n",
+                records, keys, PARTITIONS, rounds, Instant.now(), Runtime.getRuntime().availableProcessors());
+        Process broker = new ProcessBuilder("java", "-Xmx1g", "-cp", classpath, BrokerProcess.class.getName())
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(broker.getInputStream(), StandardCharsets.UTF_8));
+            String line = out.readLine();
+            if (line == null || !line.startsWith("READY ")) {
+                throw new IllegalStateException("the broker process did not start: " + line);
+            }
+            bootstrap = line.substring(6);
+            System.out.println("broker process at " + bootstrap);
+            load();
+            reading();
+            postgres();
+        } finally {
+            broker.getOutputStream().close();
+            broker.waitFor(30, TimeUnit.SECONDS);
+            broker.destroyForcibly();
+        }
+    }
+
+    private void load() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get();
+            Thread.sleep(2000); // KAFKA-15591: let the leaders settle before the idempotent producer starts
+        }
+        partitionOf = new int[records];
+        offsetOf = new long[records];
+        long started = System.nanoTime();
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.LINGER_MS_CONFIG, 20, ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024,
+                ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            List<Future<RecordMetadata>> window = new ArrayList<>();
+            for (int i = 0; i < records; i++) {
+                final int index = i;
+                p.send(new ProducerRecord<>(TOPIC, null, T0.plusSeconds(i).toEpochMilli(), key(i, keys), json(i, keys)),
+                        (m, e) -> {
+                            if (e == null) {
+                                partitionOf[index] = m.partition();
+                                offsetOf[index] = m.offset();
+                            }
+                        });
+            }
+            p.flush();
+        }
+        double s = (System.nanoTime() - started) / 1e9;
+        System.out.printf(Locale.ROOT, "loaded %d records in %.1f s (%.0f records/s)%n%n", records, s, records / s);
+    }
+
+    private void reading() throws Exception {
+        System.out.println("== reading the whole topic (earliest..latest), wall time of the process");
+        System.out.printf("%-6s %-34s %10s %12s %10s%n", "round", "reader", "seconds", "records/s", "MB/s");
+        for (int r = 1; r <= rounds; r++) {
+            time(r, "kcat -C -e -q -f '%k%s\\n'", List.of("bash", "-c", "kcat -C -b " + bootstrap + " -t " + TOPIC
+                    + " -o beginning -e -q -f '%k%s\\n' > /dev/null"), null);
+            time(r, "kbackfill reader (-Xmx256m)", List.of("java", "-Xmx256m", "-cp", classpath,
+                    ReadOnly.class.getName(), bootstrap, TOPIC, "raw"), "records=");
+            time(r, "kbackfill reader + JSON decode", List.of("java", "-Xmx256m", "-cp", classpath,
+                    ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
+        }
+        System.out.println();
+    }
+
+    private void time(int round, String name, List<String> command, String expect) throws Exception {
+        long started = System.nanoTime();
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        int code = p.waitFor();
+        double s = (System.nanoTime() - started) / 1e9;
+        if (code != 0 || (expect != null && !out.contains(expect + records))) {
+            throw new IllegalStateException(name + " failed (exit " + code + "): " + out);
+        }
+        double bytes = records * 230.0;
+        System.out.printf(Locale.ROOT, "%-6d %-34s %10.2f %12.0f %10.1f%n", round, name, s, records / s, bytes / s / 1e6);
+    }
+
+    private void postgres() throws Exception {
+        System.out.println("== PostgreSQL: upserting every record (newer-wins), wall time");
+        String url = SharedPostgres.newDatabase("bench");
+        System.out.printf("%-6s %-44s %10s %12s%n", "round", "writer", "seconds", "records/s");
+        for (int r = 1; r <= rounds; r++) {
+            reset(url);
+            long started = System.nanoTime();
+            ProcessBuilder pb = new ProcessBuilder(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC,
+                    "--from", "earliest", "--to", "latest", "--sink", url, "--table", "bench_orders", "--create-table",
+                    "--job", "bench", "--progress", "none", "--bootstrap-server", bootstrap)
+                    .redirectError(ProcessBuilder.Redirect.INHERIT);
+            pb.environment().put("KBACKFILL_JAVA_OPTS", "-Xmx256m");
+            Process p = pb.start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (p.waitFor() != 0) {
+                throw new IllegalStateException("kbackfill run failed: " + out);
+            }
+            double ours = (System.nanoTime() - started) / 1e9;
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12.0f%n", r, "kbackfill run, Kafka to PostgreSQL (-Xmx256m)",
+                    ours, records / ours);
+            reset(url);
+            double ceiling = copyCeiling(url);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12.0f%n", r, "COPY + INSERT..SELECT..ON CONFLICT (no Kafka)",
+                    ceiling, records / ceiling);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.0f%%%n", r, "kbackfill / ceiling", 100 * ceiling / ours);
+        }
+    }
+
+    private static void reset(String url) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS bench_orders");
+            s.execute("DROP TABLE IF EXISTS kbackfill_jobs");
+            s.execute("DROP TABLE IF EXISTS kbackfill_progress");
+            s.execute("CREATE TABLE bench_orders (kafka_key text PRIMARY KEY, order_id text, customer text, status text, "
+                    + "amount numeric, currency text, items bigint, channel text, updated_at text, note text, "
+                    + "kafka_partition bigint, kafka_offset bigint, kafka_timestamp timestamptz)");
+        }
+    }
+
+    /**
+     * The database's own ceiling for the same rows: COPY 50k-row chunks into a temporary table and upsert them with
+     * one INSERT .. SELECT .. ON CONFLICT each, guard included. The CSV is built before the clock starts.
+     */
+    private double copyCeiling(String url) throws Exception {
+        int chunk = 50_000;
+        List<String> chunks = new ArrayList<>();
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < records; i++) {
+            int key = i % keys;
+            sb.append(key(i, keys)).append(',').append(String.format(Locale.ROOT, "order-%07d", key)).append(',')
+                    .append(String.format(Locale.ROOT, "customer-%05d", key % 20000)).append(",status-").append(i / keys)
+                    .append(',').append(10 + key % 900).append('.').append(String.format(Locale.ROOT, "%02d", key % 100))
+                    .append(",EUR,").append(1 + key % 9).append(",web,").append(T0.plusSeconds(i))
+                    .append(",benchmark record padding to about two hundred bytes,").append(partitionOf[i]).append(',')
+                    .append(offsetOf[i]).append(',').append(T0.plusSeconds(i)).append('\n');
+            if ((i + 1) % chunk == 0 || i == records - 1) {
+                chunks.add(sb.toString());
+                sb.setLength(0);
+            }
+        }
+        long started = System.nanoTime();
+        try (Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            CopyManager copy = c.unwrap(PGConnection.class).getCopyAPI();
+            try (Statement s = c.createStatement()) {
+                s.execute("CREATE TEMP TABLE staging (LIKE bench_orders) ON COMMIT DELETE ROWS");
+                c.commit();
+                for (String csv : chunks) {
+                    copy.copyIn("COPY staging FROM STDIN WITH (FORMAT csv)", new StringReader(csv));
+                    s.execute("INSERT INTO bench_orders SELECT DISTINCT ON (kafka_key) * FROM staging "
+                            + "ORDER BY kafka_key, kafka_offset DESC ON CONFLICT (kafka_key) DO UPDATE SET "
+                            + "order_id = EXCLUDED.order_id, customer = EXCLUDED.customer, status = EXCLUDED.status, "
+                            + "amount = EXCLUDED.amount, currency = EXCLUDED.currency, items = EXCLUDED.items, "
+                            + "channel = EXCLUDED.channel, updated_at = EXCLUDED.updated_at, note = EXCLUDED.note, "
+                            + "kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset, "
+                            + "kafka_timestamp = EXCLUDED.kafka_timestamp WHERE bench_orders.kafka_offset IS NULL OR "
+                            + "(bench_orders.kafka_partition = EXCLUDED.kafka_partition AND bench_orders.kafka_offset <= "
+                            + "EXCLUDED.kafka_offset) OR (bench_orders.kafka_partition <> EXCLUDED.kafka_partition AND "
+                            + "bench_orders.kafka_timestamp <= EXCLUDED.kafka_timestamp)");
+                    c.commit();
+                }
+            }
+        }
+        return (System.nanoTime() - started) / 1e9;
+    }
+}

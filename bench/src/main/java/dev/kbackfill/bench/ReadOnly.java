@@ -1,0 +1,60 @@
+package dev.kbackfill.bench;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import dev.kbackfill.core.read.BoundedReader;
+import dev.kbackfill.core.record.Format;
+import dev.kbackfill.core.record.RecordDecoder;
+import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.resolver.KafkaOffsetSource;
+import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.resolver.RangeResolver;
+import org.apache.kafka.common.IsolationLevel;
+
+/**
+ * kbackfill's read path without a sink: plan earliest..latest, read it with the BoundedReader, optionally decode
+ * every record as the run loop does. Prints {@code records=N bytes=B seconds=S}.
+ * Usage: {@code ReadOnly BOOTSTRAP TOPIC decode|raw}.
+ */
+public final class ReadOnly {
+
+    private ReadOnly() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = args[0];
+        String topic = args[1];
+        boolean decode = args[2].equals("decode");
+        long started = System.nanoTime();
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap);
+        Plan plan;
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            plan = new RangeResolver(source).resolve(BackfillRequest.builder(topic).from("earliest").to("latest").build());
+        }
+        List<BoundedReader.Range> ranges = new ArrayList<>();
+        for (PartitionRange r : plan.partitions()) {
+            ranges.add(new BoundedReader.Range(r.partition(), r.start(), r.end()));
+        }
+        RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
+        long[] counts = {0, 0};
+        try (BoundedReader reader = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
+                Duration.ofMinutes(2))) {
+            reader.read((records, positions, lost) -> {
+                for (SourceRecord r : records) {
+                    counts[0]++;
+                    counts[1] += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
+                    if (decode) {
+                        decoder.decode(r);
+                    }
+                }
+            });
+        }
+        double seconds = (System.nanoTime() - started) / 1e9;
+        System.out.printf("records=%d bytes=%d seconds=%.3f%n", counts[0], counts[1], seconds);
+    }
+}
