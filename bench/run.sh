@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of docs/benchmarks.md side by side and prints a report.
-#   bench/run.sh [RECORDS] [ROUNDS]      (default 1000000 records, 2 rounds; needs kcat: apt-get install kcat)
+#   bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres]   (default 1000000 records, 2 rounds, all; needs kcat)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v kcat >/dev/null || { echo "bench: kcat is missing: apt-get install -y kcat" >&2; exit 1; }
 mvn -B -ntp -q -DskipTests install
-exec java -Xmx2g -cp "$(cat bench/target/classpath.txt):bench/target/classes" dev.kbackfill.bench.Benchmark "$@"
+exec java -Xmx2g ${BENCH_OPTS:-} -cp "$(cat bench/target/classpath.txt):bench/target/classes" dev.kbackfill.bench.Benchmark "$@"

@@ -31,7 +31,7 @@ import org.postgresql.copy.CopyManager;
 
 /**
  * Runs every benchmark of docs/benchmarks.md side by side in one go and prints a report. Peers run alternately,
- * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS]}.
+ * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres]}.
  */
 public final class Benchmark {
 
@@ -48,7 +48,10 @@ public final class Benchmark {
     private int[] partitionOf;
     private long[] offsetOf;
 
-    private Benchmark(Path root, int records, int rounds) throws IOException {
+    private final String only;
+
+    private Benchmark(Path root, int records, int rounds, String only) throws IOException {
+        this.only = only;
         this.root = root;
         this.classpath = Files.readString(root.resolve("bench/target/classpath.txt")).strip() + ":"
                 + root.resolve("bench/target/classes");
@@ -60,7 +63,8 @@ public final class Benchmark {
     public static void main(String[] args) throws Exception {
         int records = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 2;
-        new Benchmark(Path.of("").toAbsolutePath(), records, rounds).run();
+        String only = args.length > 2 ? args[2] : "all";
+        new Benchmark(Path.of("").toAbsolutePath(), records, rounds, only).run();
     }
 
     public static String json(int i, int keys) {
@@ -90,8 +94,12 @@ public final class Benchmark {
             bootstrap = line.substring(6);
             System.out.println("broker process at " + bootstrap);
             load();
-            reading();
-            postgres();
+            if (!only.equals("postgres")) {
+                reading();
+            }
+            if (!only.equals("read")) {
+                postgres();
+            }
         } finally {
             broker.getOutputStream().close();
             broker.waitFor(30, TimeUnit.SECONDS);
@@ -164,9 +172,10 @@ public final class Benchmark {
             long started = System.nanoTime();
             ProcessBuilder pb = new ProcessBuilder(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC,
                     "--from", "earliest", "--to", "latest", "--sink", url, "--table", "bench_orders", "--create-table",
-                    "--job", "bench", "--progress", "none", "--bootstrap-server", bootstrap)
+                    "--job", "bench", "--progress", "none", "--bootstrap-server", bootstrap,
+                    "--batch-size", System.getProperty("bench.batchSize", "20000"))
                     .redirectError(ProcessBuilder.Redirect.INHERIT);
-            pb.environment().put("KBACKFILL_JAVA_OPTS", "-Xmx256m");
+            pb.environment().put("KBACKFILL_JAVA_OPTS", "-Xmx256m " + System.getProperty("bench.javaOpts", ""));
             Process p = pb.start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (p.waitFor() != 0) {

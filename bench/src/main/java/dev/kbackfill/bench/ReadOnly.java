@@ -36,6 +36,7 @@ public final class ReadOnly {
         try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
             plan = new RangeResolver(source).resolve(BackfillRequest.builder(topic).from("earliest").to("latest").build());
         }
+        double planSeconds = (System.nanoTime() - started) / 1e9;
         List<BoundedReader.Range> ranges = new ArrayList<>();
         for (PartitionRange r : plan.partitions()) {
             ranges.add(new BoundedReader.Range(r.partition(), r.start(), r.end()));
@@ -55,6 +56,6 @@ public final class ReadOnly {
             });
         }
         double seconds = (System.nanoTime() - started) / 1e9;
-        System.out.printf("records=%d bytes=%d seconds=%.3f%n", counts[0], counts[1], seconds);
+        System.out.printf("records=%d bytes=%d seconds=%.3f plan=%.3f%n", counts[0], counts[1], seconds, planSeconds);
     }
 }

@@ -46,6 +46,7 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
     private final Admin admin;
     private final boolean ownsAdmin;
     private final Map<String, Object> clientConfig;
+    private final Map<IsolationLevel, KafkaConsumer<byte[], byte[]>> consumers = new java.util.EnumMap<>(IsolationLevel.class);
 
     private KafkaOffsetSource(Admin admin, boolean ownsAdmin, Map<String, Object> clientConfig) {
         this.admin = admin;
@@ -74,6 +75,8 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
 
     @Override
     public void close() {
+        consumers.values().forEach(c -> c.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5))));
+        consumers.clear();
         if (ownsAdmin) {
             admin.close();
         }
@@ -149,9 +152,10 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
         if (pending.isEmpty()) {
             return found;
         }
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(checkingConsumerConfig(isolationLevel),
-                new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        try {
+            KafkaConsumer<byte[], byte[]> consumer = consumer(isolationLevel);
             consumer.assign(pending.keySet());
+            consumer.resume(consumer.assignment()); // a partition paused by an earlier check stays paused otherwise
             pending.forEach(consumer::seek);
             long lastProgress = System.nanoTime();
             while (!pending.isEmpty()) {
@@ -190,6 +194,12 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
             throw failure("check the time lookup of topic " + topic + " at " + time, e);
         }
         return found;
+    }
+
+    /** One checking consumer per isolation level, made on first use and kept until {@link #close()}. */
+    private KafkaConsumer<byte[], byte[]> consumer(IsolationLevel isolationLevel) {
+        return consumers.computeIfAbsent(isolationLevel, level -> new KafkaConsumer<>(checkingConsumerConfig(level),
+                new ByteArrayDeserializer(), new ByteArrayDeserializer()));
     }
 
     private Map<String, Object> checkingConsumerConfig(IsolationLevel isolationLevel) {

@@ -1,6 +1,5 @@
 package dev.kbackfill.core.record;
 
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
@@ -16,10 +15,14 @@ import java.util.Objects;
 public record Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset,
                      long timestamp) {
 
+    /**
+     * Takes the maps as they are (a decoder hands over maps it no longer touches; copying every record's maps cost
+     * a tenth of a run's CPU) and exposes them read-only.
+     */
     public Change {
         Objects.requireNonNull(key, "key");
-        key = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(key));
-        values = values == null ? null : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(values));
+        key = java.util.Collections.unmodifiableMap(key);
+        values = values == null ? null : java.util.Collections.unmodifiableMap(values);
     }
 
     public boolean isTombstone() {

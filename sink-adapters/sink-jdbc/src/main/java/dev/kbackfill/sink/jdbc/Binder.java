@@ -76,6 +76,44 @@ final class Binder {
         }
     }
 
+    /**
+     * The value as text for PostgreSQL's {@code COPY ... (FORMAT csv)}, converted and checked exactly like
+     * {@link #bind}; null for SQL NULL.
+     */
+    String copyText(Object value, TableColumn column) throws Mismatch {
+        if (value == null) {
+            return null;
+        }
+        return switch (column.jdbcType()) {
+            case Types.BIGINT, Types.INTEGER, Types.SMALLINT, Types.TINYINT -> Long.toString(toLong(value, column));
+            case Types.DECIMAL, Types.NUMERIC -> toDecimal(value, column).toPlainString();
+            case Types.DOUBLE, Types.FLOAT, Types.REAL -> Double.toString(toDecimal(value, column).doubleValue());
+            case Types.BOOLEAN, Types.BIT -> {
+                if (!(value instanceof Boolean b)) {
+                    throw mismatch(value, column);
+                }
+                yield b ? "t" : "f";
+            }
+            case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB -> "\\x" + java.util.HexFormat.of()
+                    .formatHex(value instanceof byte[] b ? b : text(value).getBytes(StandardCharsets.UTF_8));
+            case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> toInstant(value, column).toString();
+            case Types.DATE -> (value instanceof LocalDate d ? d : parseDate(value, column)).toString();
+            case Types.TIME -> (value instanceof LocalTime lt ? lt : parseTime(value, column)).toString();
+            case Types.OTHER -> column.typeName().equalsIgnoreCase("uuid")
+                    ? (value instanceof UUID u ? u : parseUuid(value, column)).toString() : text(value);
+            default -> text(value);
+        };
+    }
+
+    /** The record timestamp as COPY text for the metadata column's type. */
+    static String copyTimestamp(long epochMillis, TableColumn column) {
+        return switch (column.jdbcType()) {
+            case Types.BIGINT, Types.INTEGER, Types.NUMERIC, Types.DECIMAL -> Long.toString(epochMillis);
+            case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> Instant.ofEpochMilli(epochMillis).toString();
+            default -> TEXT_TIME.format(Instant.ofEpochMilli(epochMillis));
+        };
+    }
+
     /** The record timestamp, in whatever type the metadata column has. */
     void bindTimestamp(PreparedStatement ps, int index, long epochMillis, TableColumn column) throws SQLException {
         Instant i = Instant.ofEpochMilli(epochMillis);

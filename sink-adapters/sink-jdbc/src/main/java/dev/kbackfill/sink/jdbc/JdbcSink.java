@@ -51,6 +51,8 @@ public final class JdbcSink implements Sink {
     private TargetTable table;
     private JobTables jobs;
     private final Set<String> checkedFields = new HashSet<>();
+    /** PostgreSQL's COPY path, when chosen; null for batched statements. */
+    private final PostgresCopy copy;
 
     JdbcSink(SinkSettings settings, Dialect dialect) {
         this.settings = settings;
@@ -58,6 +60,8 @@ public final class JdbcSink implements Sink {
         this.dialect = dialect;
         this.url = dialect.tuneUrl(settings.url());
         this.tableName = TableName.parse(settings.table());
+        this.copy = dialect instanceof PostgresDialect && !Boolean.getBoolean("kbackfill.pg.batched")
+                ? new PostgresCopy(dialect) : null;
     }
 
     @Override
@@ -366,6 +370,25 @@ public final class JdbcSink implements Sink {
         List<String> metaColumns = presentMetadata();
         columns.addAll(metaColumns);
         Guard guard = new Guard(meta.partition(), meta.offset(), meta.timestamp());
+        if (copy != null) {
+            List<Column> keyFields = batch.shape().keyColumns();
+            TableColumn[] keyTypes = keyFields.stream().map(k -> table.column(k.name()).orElseThrow()).toArray(TableColumn[]::new);
+            StringBuilder csv = new StringBuilder(upserts.size() * 256);
+            for (Change c : upserts) {
+                for (int i = 0; i < keyTypes.length; i++) {
+                    PostgresCopy.field(csv, binder.copyText(c.key().get(keyFields.get(i).name()), keyTypes[i]), i == 0);
+                }
+                for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
+                    PostgresCopy.field(csv, binder.copyText(c.values().get(v.getKey()), v.getValue()), false);
+                }
+                for (String name : metaColumns) {
+                    PostgresCopy.field(csv, metadataText(c, name, false), false);
+                }
+                csv.append('\n');
+            }
+            copy.upsert(connection, tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), csv.toString());
+            return;
+        }
         // One row per statement: a single JDBC batch of every row. Several rows per statement (multi-row VALUES,
         // for drivers that would send a batch row by row): slices of that many rows.
         int perStatement = dialect.rowsPerStatement(columns.size());
@@ -450,6 +473,19 @@ public final class JdbcSink implements Sink {
             table.column(m).ifPresent(col -> names.add(col.name()));
         }
         return names;
+    }
+
+    private String metadataText(Change c, String name, boolean deleted) throws Binder.Mismatch {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        TableColumn col = table.column(name).orElseThrow();
+        if (name.equalsIgnoreCase(meta.partition())) {
+            return binder.copyText((long) c.partition(), col);
+        } else if (name.equalsIgnoreCase(meta.offset())) {
+            return binder.copyText(c.offset(), col);
+        } else if (name.equalsIgnoreCase(meta.timestamp())) {
+            return Binder.copyTimestamp(c.timestamp(), col);
+        }
+        return binder.copyText(deleted, col);
     }
 
     private int bindMetadata(PreparedStatement ps, int index, Change c, List<String> metaColumns, boolean deleted)
