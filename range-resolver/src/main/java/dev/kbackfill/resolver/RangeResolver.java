@@ -76,9 +76,8 @@ public final class RangeResolver {
                 .map(t -> lookUpTime(name, selected, t, end, isolation)).orElse(Map.of());
         Map<Integer, TimeLookup> toHits = toTime
                 .map(t -> lookUpTime(name, selected, t, end, isolation)).orElse(Map.of());
-        // The first retained record tells whether retention cut into a time range; only a time range needs it.
-        Map<Integer, OffsetSource.TimestampedOffset> firstRecords = fromTime.isPresent()
-                ? source.firstVisibleAtOrAfter(name, logStart, end, Instant.EPOCH, isolation) : Map.of();
+        Map<Integer, OffsetSource.TimestampedOffset> firstRecords =
+                source.firstVisibleAtOrAfter(name, logStart, end, Instant.EPOCH, isolation);
 
         List<PartitionRange> ranges = new ArrayList<>();
         for (int p : selected) {
