@@ -10,7 +10,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
+import dev.kbackfill.core.record.ConfluentAvro;
 import dev.kbackfill.core.record.Format;
+import dev.kbackfill.core.registry.SchemaRegistryClient;
+import dev.kbackfill.core.run.Rejects;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.run.BackfillRun;
 import dev.kbackfill.core.run.JobDecision;
@@ -41,6 +44,8 @@ import picocli.CommandLine.Option;
                 + "job with fixed bounds does nothing; one with moving bounds (latest, now-1d) starts its next run.",
                 "Results go to stdout, progress and notes to stderr."})
 final class RunCommand implements Callable<Integer> {
+
+    static final String REGISTRY_PASSWORD_ENV = "KBACKFILL_SCHEMA_REGISTRY_PASSWORD";
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -81,6 +86,24 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--key-fields", paramLabel = "F1,F2", description = "Key rows by these value fields instead of the record key.")
     String keyFields;
 
+    @Option(names = "--schema-registry-url", paramLabel = "URL",
+            description = "A Confluent-API schema registry, for --key-format/--value-format avro.")
+    String registryUrl;
+
+    @Option(names = "--schema-registry-user", paramLabel = "USER",
+            description = "Registry basic-auth user; the password comes from $" + REGISTRY_PASSWORD_ENV + ".")
+    String registryUser;
+
+    @Option(names = "--on-error", paramLabel = "POLICY", defaultValue = "fail",
+            description = "A record that cannot be decoded: fail (default: stop, naming its partition and offset) or "
+                    + "skip (count it as rejected).")
+    String onError;
+
+    @Option(names = "--dead-letter", paramLabel = "FILE|topic:NAME",
+            description = "Keep records that cannot be decoded, raw, with their coordinates and the error: appended to a "
+                    + "JSON-lines FILE, or produced to a topic.")
+    String deadLetter;
+
     @Option(names = "--batch-size", paramLabel = "N", defaultValue = "20000",
             description = "Records per transaction before reduction (default: ${DEFAULT-VALUE}).")
     int batchSize;
@@ -103,14 +126,13 @@ final class RunCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --batch-size '" + batchSize
                     + "': expected a whole number >= 1");
         }
-        RecordDecoder decoder = new RecordDecoder(Format.parse("--key-format", keyFormat),
-                Format.parse("--value-format", valueFormat), keyColumn, valueColumn, SinkOptions.split(keyFields));
+        RecordDecoder decoder = decoder();
         SinkSettings settings = sink.settings(backfill.topic());
         if (sink.isDefault()) {
             err.println("no --sink given: writing to the embedded default, SQLite file "
                     + Path.of("kbackfill.db").toAbsolutePath() + ", table " + settings.table());
         }
-        try (Sink target = SinkFactory.forSettings(settings)) {
+        try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = rejects(config)) {
             target.open();
             String jobName = job != null ? job : JobIdentity.defaultName(backfill, target.target());
             try (AutoCloseable lock = target.lock(jobName);
@@ -146,8 +168,13 @@ final class RunCommand implements Callable<Integer> {
                 RunOptions options = RunOptions.DEFAULTS.withBatchRecords(batchSize).withStrictTime(strictTime)
                         .withAllowDataLoss(backfill.allowDataLoss());
                 RunSummary summary = new BackfillRun(config, decoder, target, settings.tombstoneMode(), options,
-                        new RunProgress(err, progress, jobName)).execute(state);
+                        new RunProgress(err, progress, jobName), rejects).execute(state);
                 printSummary(summary, target.target(), out);
+                if (summary.rejected() > 0) {
+                    err.println(summary.rejected() + " record(s) could not be decoded and were "
+                            + (rejects.destination().isEmpty() ? "skipped (--on-error skip)"
+                            : "written to " + rejects.destination()));
+                }
                 return ExitCodes.OK;
             } catch (RuntimeException e) {
                 throw e;
@@ -155,6 +182,49 @@ final class RunCommand implements Callable<Integer> {
                 throw new CliFailure("could not release the lock of job " + jobName + ": " + e.getMessage(), e);
             }
         }
+    }
+
+    private RecordDecoder decoder() {
+        Format key = Format.parse("--key-format", keyFormat);
+        Format value = Format.parse("--value-format", valueFormat);
+        ConfluentAvro avro = null;
+        if (key == Format.AVRO || value == Format.AVRO) {
+            if (registryUrl == null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), (key == Format.AVRO ? "--key-format"
+                        : "--value-format") + " avro needs --schema-registry-url (a Confluent-API schema registry)");
+            }
+            if (!registryUrl.matches("https?://.+")) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "invalid --schema-registry-url '"
+                        + registryUrl + "': expected http://HOST:PORT[/PATH] or https://...");
+            }
+            avro = new ConfluentAvro(new SchemaRegistryClient(registryUrl, Optional.ofNullable(registryUser),
+                    Optional.ofNullable(System.getenv(REGISTRY_PASSWORD_ENV)), java.time.Duration.ofSeconds(30)));
+        }
+        return new RecordDecoder(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), avro);
+    }
+
+    private Rejects rejects(Map<String, Object> config) {
+        if (!onError.equals("fail") && !onError.equals("skip")) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --on-error '" + onError
+                    + "': expected fail or skip");
+        }
+        if (deadLetter != null) {
+            if (deadLetter.startsWith("topic:")) {
+                String topic = deadLetter.substring("topic:".length());
+                if (!topic.matches("[a-zA-Z0-9._-]{1,249}")) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "invalid --dead-letter '" + deadLetter
+                            + "': expected FILE or topic:NAME with a valid topic name");
+                }
+                return Rejects.toTopic(config, topic);
+            }
+            Path file = Path.of(deadLetter).toAbsolutePath();
+            if (!Files.isDirectory(file.getParent()) || Files.isDirectory(file)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "invalid --dead-letter '" + deadLetter
+                        + "': expected FILE in an existing directory, or topic:NAME");
+            }
+            return Rejects.toFile(file);
+        }
+        return onError.equals("skip") ? Rejects.skip() : Rejects.fail();
     }
 
     private Optional<Plan> readPlanFile() {
@@ -178,14 +248,14 @@ final class RunCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "job %s run %d: wrote %d changes from %d records into %s in %.1f s (%.0f records/s, "
                         + "%.1f MB/s)%n", s.job(), s.run(), s.written(), s.read(), target, s.duration().toNanos() / 1e9,
                 s.recordsPerSecond(), s.bytes() / 1e6 / Math.max(1e-3, s.duration().toNanos() / 1e9));
-        out.printf("%-9s  %10s  %10s  %10s  %10s  %8s  %12s  %12s%n", "PARTITION", "READ", "WRITTEN", "SUPERSEDED",
-                "FILTERED", "LOST", "NEXT", "END");
+        out.printf("%-9s  %10s  %10s  %10s  %10s  %8s  %8s  %12s  %12s%n", "PARTITION", "READ", "WRITTEN", "SUPERSEDED",
+                "FILTERED", "REJECTED", "LOST", "NEXT", "END");
         for (PartitionStats p : s.partitions()) {
-            out.printf("%-9d  %10d  %10d  %10d  %10d  %8d  %12d  %12d%n", p.partition(), p.read(), p.written(),
-                    p.superseded(), p.filtered(), p.lost(), p.next(), p.end());
+            out.printf("%-9d  %10d  %10d  %10d  %10d  %8d  %8d  %12d  %12d%n", p.partition(), p.read(), p.written(),
+                    p.superseded(), p.filtered(), p.rejected(), p.lost(), p.next(), p.end());
         }
-        out.printf("%-9s  %10d  %10d  %10d  %10d  %8d%n", "total", s.read(), s.written(), s.superseded(), s.filtered(),
-                s.lost());
+        out.printf("%-9s  %10d  %10d  %10d  %10d  %8d  %8d%n", "total", s.read(), s.written(), s.superseded(),
+                s.filtered(), s.rejected(), s.lost());
         out.flush();
     }
 }

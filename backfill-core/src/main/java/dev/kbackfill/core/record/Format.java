@@ -9,14 +9,16 @@ public enum Format {
     /** UTF-8 text: one {@code STRING} column. */
     STRING,
     /** A JSON document: an object's top-level fields become typed columns, anything else one JSON column. */
-    JSON;
+    JSON,
+    /** Confluent-framed Avro (magic byte, schema id, binary body) with schemas from a schema registry. */
+    AVRO;
 
     public static Format parse(String option, String text) {
         try {
             return valueOf(text.strip().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
             throw new dev.kbackfill.resolver.RequestException("invalid " + option + " '" + text
-                    + "': expected bytes, string or json");
+                    + "': expected bytes, string, json or avro");
         }
     }
 }

@@ -40,9 +40,20 @@ public final class RecordDecoder {
     private final String keyColumn;
     private final String valueColumn;
     private final List<String> keyFields;
+    private final ConfluentAvro avro;
 
     public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                          List<String> keyFields) {
+        this(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, null);
+    }
+
+    /** @param avro the Avro decoder, required when either format is {@link Format#AVRO} */
+    public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
+                         List<String> keyFields, ConfluentAvro avro) {
+        if ((keyFormat == Format.AVRO || valueFormat == Format.AVRO) && avro == null) {
+            throw new IllegalArgumentException("the avro format needs a schema registry");
+        }
+        this.avro = avro;
         this.keyFormat = Objects.requireNonNull(keyFormat);
         this.valueFormat = Objects.requireNonNull(valueFormat);
         this.keyColumn = Objects.requireNonNull(keyColumn);
@@ -89,6 +100,9 @@ public final class RecordDecoder {
         Map<String, Object> columns = new LinkedHashMap<>();
         switch (format) {
             case BYTES -> columns.put(single, bytes);
+            case AVRO -> {
+                return avro.columns(record, bytes, single, what);
+            }
             case STRING -> columns.put(single, utf8(record, bytes, what));
             case JSON -> {
                 JsonNode node;

@@ -40,9 +40,17 @@ public final class BackfillRun {
     private final RunOptions options;
     private final TombstoneMode tombstoneMode;
     private final RunListener listener;
+    private final Rejects rejects;
 
     public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
                        RunOptions options, RunListener listener) {
+        this(kafkaConfig, decoder, sink, tombstoneMode, options, listener, Rejects.fail());
+    }
+
+    /** @param rejects what happens to records that cannot be decoded */
+    public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
+                       RunOptions options, RunListener listener, Rejects rejects) {
+        this.rejects = rejects;
         this.kafkaConfig = Map.copyOf(kafkaConfig);
         this.decoder = decoder;
         this.sink = sink;
@@ -56,7 +64,8 @@ public final class BackfillRun {
     }
 
     private record Chunk(List<Change> changes, Map<Integer, Long> positions, Map<Integer, Long> read,
-                         Map<Integer, Long> filtered, Map<Integer, Long> lost, long bytes) implements Item {
+                         Map<Integer, Long> filtered, Map<Integer, Long> rejected, Map<Integer, Long> lost,
+                         long bytes) implements Item {
     }
 
     private record End() implements Item {
@@ -70,6 +79,7 @@ public final class BackfillRun {
         long read;
         long superseded;
         long filtered;
+        long rejected;
         long written;
         long lost;
         long next;
@@ -105,8 +115,8 @@ public final class BackfillRun {
             readAndWrite(state, plan, ranges, counters, total, totals);
         }
         List<PartitionStats> stats = new ArrayList<>();
-        counters.forEach((p, c) -> stats.add(new PartitionStats(p, c.read, c.superseded, c.filtered, c.written,
-                c.lost, c.next, c.end)));
+        counters.forEach((p, c) -> stats.add(new PartitionStats(p, c.read, c.superseded, c.filtered, c.rejected,
+                c.written, c.lost, c.next, c.end)));
         return new RunSummary(state.job(), state.run(), stats, totals[0], totals[1],
                 Duration.ofNanos(System.nanoTime() - startedNanos));
     }
@@ -152,6 +162,7 @@ public final class BackfillRun {
         List<Change> changes = new ArrayList<>(records.size());
         Map<Integer, Long> read = new HashMap<>();
         Map<Integer, Long> filtered = new HashMap<>();
+        Map<Integer, Long> rejected = new HashMap<>();
         long bytes = 0;
         for (SourceRecord r : records) {
             read.merge(r.partition(), 1L, Long::sum);
@@ -164,9 +175,16 @@ public final class BackfillRun {
                 filtered.merge(r.partition(), 1L, Long::sum);
                 continue;
             }
-            changes.add(decoder.decode(r));
+            try {
+                changes.add(decoder.decode(r));
+            } catch (DecodeException e) {
+                rejects.reject(r, e);
+                rejected.merge(r.partition(), 1L, Long::sum);
+            }
         }
-        return new Chunk(changes, positions, read, filtered, lost, bytes);
+        // dead letters are durable before the writer can commit progress past them
+        rejects.flush();
+        return new Chunk(changes, positions, read, filtered, rejected, lost, bytes);
     }
 
     private void writeLoop(JobState state, BlockingQueue<Item> queue, Map<Integer, Counters> counters, long total,
@@ -196,6 +214,7 @@ public final class BackfillRun {
                 pendingPositions.putAll(c.positions());
                 c.read().forEach((p, n) -> counters.get(p).read += n);
                 c.filtered().forEach((p, n) -> counters.get(p).filtered += n);
+                c.rejected().forEach((p, n) -> counters.get(p).rejected += n);
                 c.lost().forEach((p, n) -> counters.get(p).lost += n);
                 records += c.read().values().stream().mapToLong(Long::longValue).sum();
                 totals[0] += c.bytes();

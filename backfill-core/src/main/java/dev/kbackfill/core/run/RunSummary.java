@@ -36,6 +36,10 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
         return partitions.stream().mapToLong(PartitionStats::filtered).sum();
     }
 
+    public long rejected() {
+        return partitions.stream().mapToLong(PartitionStats::rejected).sum();
+    }
+
     public long lost() {
         return partitions.stream().mapToLong(PartitionStats::lost).sum();
     }

@@ -1,0 +1,189 @@
+package dev.kbackfill.core.run;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kbackfill.core.record.DecodeException;
+import dev.kbackfill.core.record.SourceRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * What happens to a record that cannot be decoded (a poison record): the run fails naming it (the default), it is
+ * skipped and counted, or it goes to a dead-letter destination with its coordinates and the error. Dead letters are
+ * made durable ({@link #flush()}) before the progress that passes them is committed, so none is lost to a crash.
+ */
+public interface Rejects extends AutoCloseable {
+
+    /** Handles one poison record; throws to fail the run. */
+    void reject(SourceRecord record, DecodeException error);
+
+    /** Makes every rejected record durable. */
+    default void flush() {
+    }
+
+    /** Where rejected records go, for the summary, or empty when they fail the run or are only counted. */
+    default String destination() {
+        return "";
+    }
+
+    @Override
+    default void close() {
+    }
+
+    /** Fail the run at the first poison record (the default). */
+    static Rejects fail() {
+        return (record, error) -> {
+            throw error;
+        };
+    }
+
+    /** Skip poison records; they are counted as rejected. */
+    static Rejects skip() {
+        return (record, error) -> { };
+    }
+
+    /** Append poison records to a JSON-lines file, raw bytes base64, with coordinates and the error. */
+    static Rejects toFile(Path file) {
+        return new FileDeadLetters(file);
+    }
+
+    /** Produce poison records, raw, to a topic, with headers naming the source and the error. */
+    static Rejects toTopic(Map<String, Object> clientConfig, String topic) {
+        return new TopicDeadLetters(clientConfig, topic);
+    }
+
+    /** The dead-letter file. */
+    final class FileDeadLetters implements Rejects {
+        private static final ObjectMapper JSON = new ObjectMapper();
+        private final Path file;
+        private final FileChannel channel;
+        private boolean dirty;
+
+        FileDeadLetters(Path file) {
+            this.file = file;
+            try {
+                channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                        StandardOpenOption.APPEND);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open the dead-letter file " + file, e);
+            }
+        }
+
+        @Override
+        public void reject(SourceRecord r, DecodeException error) {
+            ObjectNode line = JSON.createObjectNode();
+            line.put("topic", r.topic());
+            line.put("partition", r.partition());
+            line.put("offset", r.offset());
+            line.put("timestamp", r.timestamp());
+            line.put("key", r.key() == null ? null : Base64.getEncoder().encodeToString(r.key()));
+            line.put("value", r.value() == null ? null : Base64.getEncoder().encodeToString(r.value()));
+            ArrayNode headers = line.putArray("headers");
+            for (Header h : r.headers()) {
+                headers.addObject().put("key", h.key())
+                        .put("value", h.value() == null ? null : Base64.getEncoder().encodeToString(h.value()));
+            }
+            line.put("error", error.getMessage());
+            try {
+                channel.write(java.nio.ByteBuffer.wrap((JSON.writeValueAsString(line) + "\n")
+                        .getBytes(StandardCharsets.UTF_8)));
+                dirty = true;
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write to the dead-letter file " + file, e);
+            }
+        }
+
+        @Override
+        public void flush() {
+            if (dirty) {
+                try {
+                    channel.force(true);
+                    dirty = false;
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot sync the dead-letter file " + file, e);
+                }
+            }
+        }
+
+        @Override
+        public String destination() {
+            return file.toAbsolutePath().toString();
+        }
+
+        @Override
+        public void close() {
+            try {
+                flush();
+                channel.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /** The dead-letter topic. */
+    final class TopicDeadLetters implements Rejects {
+        private final String topic;
+        private final KafkaProducer<byte[], byte[]> producer;
+        private boolean dirty;
+
+        TopicDeadLetters(Map<String, Object> clientConfig, String topic) {
+            this.topic = topic;
+            Map<String, Object> config = new HashMap<>();
+            clientConfig.forEach((k, v) -> {
+                if (ProducerConfig.configNames().contains(k)) {
+                    config.put(k, v);
+                }
+            });
+            config.put(ProducerConfig.ACKS_CONFIG, "all");
+            config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+            config.put(ProducerConfig.CLIENT_ID_CONFIG, "kbackfill-dead-letters");
+            this.producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+        }
+
+        @Override
+        public void reject(SourceRecord r, DecodeException error) {
+            ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic, null, r.timestamp(), r.key(), r.value());
+            r.headers().forEach(h -> out.headers().add(h));
+            out.headers().add("kbackfill.error", error.getMessage().getBytes(StandardCharsets.UTF_8));
+            out.headers().add("kbackfill.source.topic", r.topic().getBytes(StandardCharsets.UTF_8));
+            out.headers().add("kbackfill.source.partition", Integer.toString(r.partition()).getBytes(StandardCharsets.UTF_8));
+            out.headers().add("kbackfill.source.offset", Long.toString(r.offset()).getBytes(StandardCharsets.UTF_8));
+            producer.send(out);
+            dirty = true;
+        }
+
+        @Override
+        public void flush() {
+            if (dirty) {
+                producer.flush(); // send() failures surface on the futures; flush waits for acks=all
+                dirty = false;
+            }
+        }
+
+        @Override
+        public String destination() {
+            return "topic " + topic;
+        }
+
+        @Override
+        public void close() {
+            flush();
+            producer.close();
+        }
+    }
+}
