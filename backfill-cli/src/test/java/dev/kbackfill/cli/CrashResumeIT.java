@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 import dev.kbackfill.embedded.EmbeddedKafka;
 import dev.kbackfill.embedded.SharedKafka;
 import dev.kbackfill.resolver.Plan;
-import dev.kbackfill.testdb.SharedPostgres;
+import dev.kbackfill.testservices.SharedPostgres;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;

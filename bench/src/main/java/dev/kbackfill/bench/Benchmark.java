@@ -18,7 +18,7 @@ import java.util.Map;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import dev.kbackfill.testdb.SharedPostgres;
+import dev.kbackfill.testservices.SharedPostgres;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;

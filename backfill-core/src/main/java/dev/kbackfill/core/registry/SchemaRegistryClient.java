@@ -121,6 +121,10 @@ public final class SchemaRegistryClient {
         try {
             body = JSON.readTree(response.body());
         } catch (IOException e) {
+            if (response.statusCode() / 100 == 2) {
+                throw new RegistryException("the schema registry at " + base + " answered " + what
+                        + " with something that is not JSON: " + e.getMessage(), e);
+            }
             body = JSON.createObjectNode();
         }
         if (response.statusCode() == 404) {

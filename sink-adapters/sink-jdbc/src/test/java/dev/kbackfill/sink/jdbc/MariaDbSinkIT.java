@@ -1,6 +1,6 @@
 package dev.kbackfill.sink.jdbc;
 
-import dev.kbackfill.testdb.SharedMariaDb;
+import dev.kbackfill.testservices.SharedMariaDb;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 

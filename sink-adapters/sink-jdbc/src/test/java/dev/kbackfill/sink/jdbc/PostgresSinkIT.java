@@ -1,6 +1,6 @@
 package dev.kbackfill.sink.jdbc;
 
-import dev.kbackfill.testdb.SharedPostgres;
+import dev.kbackfill.testservices.SharedPostgres;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 

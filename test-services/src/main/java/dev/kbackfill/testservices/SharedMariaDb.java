@@ -1,4 +1,4 @@
-package dev.kbackfill.testdb;
+package dev.kbackfill.testservices;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,0 +1,64 @@
+package dev.kbackfill.core.registry;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import com.sun.net.httpserver.HttpServer;
+
+/** An in-process HTTP server answering canned registry responses by raw path; records every request. */
+public final class FakeRegistry implements AutoCloseable {
+
+    public record Answer(int status, String body) {
+    }
+
+    private final HttpServer server;
+    public final Map<String, Answer> answers = new ConcurrentHashMap<>();
+    public final List<String> requests = new ArrayList<>();
+    public final List<String> authorizations = new ArrayList<>();
+
+    public FakeRegistry() throws IOException {
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/", exchange -> {
+            String path = exchange.getRequestURI().getRawPath();
+            synchronized (requests) {
+                requests.add(path);
+                authorizations.add(exchange.getRequestHeaders().getFirst("Authorization"));
+            }
+            Answer a = answers.getOrDefault(path, new Answer(404,
+                    "{\"error_code\":40401,\"message\":\"Subject not found\"}"));
+            byte[] body = a.body().getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().add("Content-Type", "application/vnd.schemaregistry.v1+json");
+            exchange.sendResponseHeaders(a.status(), body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        server.start();
+    }
+
+    public String url() {
+        return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    /** Serves {@code schema} (Avro JSON) as schema id {@code id}, with optional references JSON. */
+    public void schema(int id, String schema, String references) {
+        answers.put("/schemas/ids/" + id, new Answer(200, "{\"schema\":" + quote(schema)
+                + (references == null ? "" : ",\"references\":" + references) + "}"));
+    }
+
+    public static String quote(String s) {
+        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
