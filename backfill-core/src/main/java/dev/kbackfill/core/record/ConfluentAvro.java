@@ -90,6 +90,9 @@ public final class ConfluentAvro {
         try {
             reuse = DecoderFactory.get().binaryDecoder(bytes, 5, bytes.length - 5, reuse);
             datum = reader.read(null, reuse);
+        } catch (java.io.EOFException e) {
+            throw new DecodeException(record, "the " + what + "'s body is truncated: it ends before the fields of schema id "
+                    + id + " do", e);
         } catch (IOException | AvroRuntimeException | IndexOutOfBoundsException | NegativeArraySizeException e) {
             throw new DecodeException(record, "the " + what + "'s body does not match schema id " + id + ": "
                     + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
