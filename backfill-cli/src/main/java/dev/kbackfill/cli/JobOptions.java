@@ -18,11 +18,13 @@ final class JobOptions {
             + SinkOptions.PASSWORD_ENV + " or the URL.")
     String user;
 
-    dev.kbackfill.core.sink.SinkSettings settings() {
+    /** @param kafkaConfig the cluster of a {@code kafka:} sink ({@code --bootstrap-server}) */
+    dev.kbackfill.core.sink.SinkSettings settings(java.util.Map<String, Object> kafkaConfig) {
         return new dev.kbackfill.core.sink.SinkSettings(sink == null ? SinkOptions.DEFAULT_SINK : sink,
                 table == null ? "kbackfill_jobs" : table, java.util.Optional.ofNullable(user),
                 java.util.Optional.ofNullable(System.getenv(SinkOptions.PASSWORD_ENV)),
                 dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, true, false,
-                dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT);
+                dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT, java.util.Map.of(),
+                new dev.kbackfill.core.sink.SinkSettings.Source("", kafkaConfig));
     }
 }

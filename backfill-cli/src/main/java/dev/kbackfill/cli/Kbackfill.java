@@ -84,7 +84,7 @@ public final class Kbackfill implements Runnable {
         if (e instanceof RequestException || e instanceof SinkConfigException) {
             err.println(name + ": " + oneLine(e.getMessage()));
             code = ExitCodes.BAD_INPUT;
-        } else if (e instanceof JobConflictException) {
+        } else if (e instanceof JobConflictException || (e instanceof RunFailure && e.getCause() instanceof JobConflictException)) {
             err.println(name + ": " + oneLine(e.getMessage()));
             code = ExitCodes.JOB_CONFLICT;
         } else if (e instanceof ResolutionException || e instanceof CliFailure || e instanceof SinkException

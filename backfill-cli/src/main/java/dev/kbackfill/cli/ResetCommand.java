@@ -23,6 +23,9 @@ final class ResetCommand implements Callable<Integer> {
     @Mixin
     JobOptions options;
 
+    @Mixin
+    KafkaOptions kafka;
+
     @Option(names = "--yes", description = "Really reset.")
     boolean yes;
 
@@ -33,7 +36,7 @@ final class ResetCommand implements Callable<Integer> {
             throw new RequestException("reset of job '" + options.job + "' needs --yes: it forgets the job's plan and "
                     + "progress, so its next run starts over (rows already written stay)");
         }
-        try (Sink sink = SinkFactory.forSettings(options.settings())) {
+        try (Sink sink = SinkFactory.forSettings(options.settings(kafka.clientConfig()))) {
             sink.openForJobs();
             try (AutoCloseable lock = sink.lock(options.job)) {
                 if (!sink.reset(options.job)) {

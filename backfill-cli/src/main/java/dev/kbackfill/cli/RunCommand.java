@@ -127,13 +127,14 @@ final class RunCommand implements Callable<Integer> {
                     + "': expected a whole number >= 1");
         }
         RecordDecoder decoder = decoder();
-        SinkSettings settings = sink.settings(backfill.topic());
+        SinkSettings settings = sink.settings(backfill.topic(), config);
         if (sink.isDefault()) {
             err.println("no --sink given: writing to the embedded default, SQLite file "
                     + Path.of("kbackfill.db").toAbsolutePath() + ", table " + settings.table());
         }
         try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = rejects(config)) {
             target.open();
+            target.warnings().forEach(w -> err.println("warning: " + w));
             String jobName = job != null ? job : JobIdentity.defaultName(backfill, target.target());
             try (AutoCloseable lock = target.lock(jobName);
                  KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
@@ -185,8 +186,12 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private RecordDecoder decoder() {
-        Format key = Format.parse("--key-format", keyFormat);
-        Format value = Format.parse("--value-format", valueFormat);
+        // a topic sink copies records as they are: read bytes unless a format is asked for
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        Format key = sink.isKafka() && !parsed.hasMatchedOption("--key-format") ? Format.BYTES
+                : Format.parse("--key-format", keyFormat);
+        Format value = sink.isKafka() && !parsed.hasMatchedOption("--value-format") ? Format.BYTES
+                : Format.parse("--value-format", valueFormat);
         ConfluentAvro avro = null;
         if (key == Format.AVRO || value == Format.AVRO) {
             if (registryUrl == null) {

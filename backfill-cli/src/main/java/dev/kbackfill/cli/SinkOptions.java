@@ -43,6 +43,22 @@ final class SinkOptions {
     @Option(names = "--ignore-unknown-fields", description = "Skip value fields that have no column instead of failing.")
     boolean ignoreUnknownFields;
 
+    @Option(names = "--create-topic", description = "With --sink kafka:TOPIC: create the topic when absent, compacted, "
+            + "with the source's partition count.")
+    boolean createTopic;
+
+    @Option(names = "--sink-bootstrap-server", paramLabel = "HOST:PORT",
+            description = "With --sink kafka:TOPIC on another cluster: its bootstrap servers (default: the source's).")
+    String sinkBootstrap;
+
+    @Option(names = "--sink-command-config", paramLabel = "FILE",
+            description = "With --sink-bootstrap-server: a properties file of client settings for that cluster.")
+    java.nio.file.Path sinkCommandConfig;
+
+    boolean isKafka() {
+        return url().startsWith("kafka:");
+    }
+
     boolean isDefault() {
         return sink == null;
     }
@@ -51,11 +67,29 @@ final class SinkOptions {
         return sink == null ? DEFAULT_SINK : sink;
     }
 
-    SinkSettings settings(String topic) {
+    SinkSettings settings(String topic, java.util.Map<String, Object> sourceConfig) {
         String tableName = table != null ? table : dev.kbackfill.cli.SinkOptions.tableFor(topic);
+        java.util.Map<String, Object> sinkClient = new java.util.HashMap<>();
+        if (sinkBootstrap != null || sinkCommandConfig != null) {
+            if (sinkCommandConfig != null) {
+                java.util.Properties p = new java.util.Properties();
+                try (java.io.Reader r = java.nio.file.Files.newBufferedReader(sinkCommandConfig)) {
+                    p.load(r);
+                } catch (java.io.IOException e) {
+                    throw new dev.kbackfill.resolver.RequestException("cannot read --sink-command-config '"
+                            + sinkCommandConfig + "': " + e.getMessage());
+                }
+                p.forEach((k, v) -> sinkClient.put(k.toString(), v.toString()));
+            }
+            if (sinkBootstrap != null) {
+                sinkClient.put("bootstrap.servers", sinkBootstrap);
+            }
+            sinkClient.putIfAbsent("bootstrap.servers", sourceConfig.get("bootstrap.servers"));
+        }
         return new SinkSettings(url(), tableName, Optional.ofNullable(user), Optional.ofNullable(System.getenv(PASSWORD_ENV)),
-                ConflictMode.parse(onConflict), TombstoneMode.parse(onTombstone), createTable || isDefault(),
-                ignoreUnknownFields, SinkSettings.MetadataColumns.DEFAULT);
+                ConflictMode.parse(onConflict), TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(),
+                ignoreUnknownFields, SinkSettings.MetadataColumns.DEFAULT, sinkClient,
+                new SinkSettings.Source(topic, sourceConfig));
     }
 
     static String tableFor(String topic) {

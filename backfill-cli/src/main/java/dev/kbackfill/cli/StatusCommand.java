@@ -24,10 +24,13 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     JobOptions options;
 
+    @Mixin
+    KafkaOptions kafka;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        try (Sink sink = SinkFactory.forSettings(options.settings())) {
+        try (Sink sink = SinkFactory.forSettings(options.settings(kafka.clientConfig()))) {
             sink.openForJobs();
             JobState s = sink.load(options.job).orElseThrow(() -> new RequestException("no job named '" + options.job
                     + "' in " + sink.target().replaceFirst(", table .*", "") + "; 'kbackfill run' prints the job name"));

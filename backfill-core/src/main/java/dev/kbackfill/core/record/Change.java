@@ -11,9 +11,16 @@ import java.util.Objects;
  * @param partition the source partition
  * @param offset    the source offset
  * @param timestamp the source timestamp, epoch milliseconds
+ * @param source    the raw record it was decoded from, for sinks that copy records as they are (the Kafka sink);
+ *                  null for changes made by hand
  */
 public record Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset,
-                     long timestamp) {
+                     long timestamp, SourceRecord source) {
+
+    /** A change made by hand, without its raw record. */
+    public Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset, long timestamp) {
+        this(key, values, partition, offset, timestamp, null);
+    }
 
     /**
      * Takes the maps as they are (a decoder hands over maps it no longer touches; copying every record's maps cost

@@ -92,7 +92,7 @@ public final class RecordDecoder {
                 keyFields.forEach(values::remove);
             }
         }
-        return new Change(key, values, record.partition(), record.offset(), record.timestamp());
+        return new Change(key, values, record.partition(), record.offset(), record.timestamp(), record);
     }
 
     private Map<String, Object> columns(SourceRecord record, byte[] bytes, Format format, String single,

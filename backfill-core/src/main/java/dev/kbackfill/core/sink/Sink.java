@@ -25,6 +25,11 @@ public interface Sink extends AutoCloseable {
      */
     void open();
 
+    /** Warnings about the destination found by {@link #open()}, for people (a non-compacted topic, ...). */
+    default java.util.List<String> warnings() {
+        return java.util.List.of();
+    }
+
     /**
      * Connects for job administration only ({@code status}, {@code reset}): the job state must be reachable, the
      * data table need not exist.

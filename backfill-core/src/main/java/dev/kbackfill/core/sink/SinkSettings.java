@@ -1,5 +1,6 @@
 package dev.kbackfill.core.sink;
 
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -15,10 +16,35 @@ import java.util.Optional;
  * @param createTable         {@code --create-table}: create the table from the rows when it is absent
  * @param ignoreUnknownFields skip value fields that have no column instead of failing
  * @param metadata            names of the metadata columns
+ * @param clientConfig        client settings of sinks that are Kafka clients ({@code bootstrap.servers}, security)
+ * @param source              what the sink may need to know of the source: its topic and client settings
  */
 public record SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
                            ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
-                           boolean ignoreUnknownFields, MetadataColumns metadata) {
+                           boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
+                           Source source) {
+
+    /** Settings of a database sink. */
+    public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
+                        ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
+                        boolean ignoreUnknownFields, MetadataColumns metadata) {
+        this(url, table, user, password, conflictMode, tombstoneMode, createTable, ignoreUnknownFields, metadata,
+                Map.of(), Source.NONE);
+    }
+
+    /**
+     * The source as a sink may need it.
+     *
+     * @param topic        the source topic
+     * @param clientConfig the source cluster's client settings
+     */
+    public record Source(String topic, Map<String, Object> clientConfig) {
+        public static final Source NONE = new Source("", Map.of());
+
+        public Source {
+            clientConfig = Map.copyOf(clientConfig);
+        }
+    }
 
     public SinkSettings {
         Objects.requireNonNull(url, "url");
@@ -28,6 +54,8 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
         Objects.requireNonNull(conflictMode, "conflictMode");
         Objects.requireNonNull(tombstoneMode, "tombstoneMode");
         Objects.requireNonNull(metadata, "metadata");
+        clientConfig = Map.copyOf(clientConfig);
+        Objects.requireNonNull(source, "source");
     }
 
     @Override

@@ -41,7 +41,7 @@ public final class JdbcSinkFactory implements SinkFactory {
         }
         SinkSettings s = url.equals(settings.url()) ? settings : new SinkSettings(url, settings.table(), settings.user(),
                 settings.password(), settings.conflictMode(), settings.tombstoneMode(), settings.createTable(),
-                settings.ignoreUnknownFields(), settings.metadata());
+                settings.ignoreUnknownFields(), settings.metadata(), settings.clientConfig(), settings.source());
         return new JdbcSink(s, dialect);
     }
 }

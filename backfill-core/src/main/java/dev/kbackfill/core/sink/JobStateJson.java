@@ -1,0 +1,56 @@
+package dev.kbackfill.core.sink;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.TreeMap;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kbackfill.resolver.Plan;
+
+/**
+ * A {@link JobState} as one JSON document, for sinks that keep it as a single value (a record of the Kafka sink's
+ * job topic): {@code {"format":"kbackfill-job","version":1,"job":..,"fingerprint":..,"run":..,"nextOffsets":{..},
+ * "plan":{..}}}.
+ */
+public final class JobStateJson {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String FORMAT = "kbackfill-job";
+
+    private JobStateJson() {
+    }
+
+    public static String write(JobState s) {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("format", FORMAT);
+        root.put("version", 1);
+        root.put("job", s.job());
+        root.put("fingerprint", s.fingerprint());
+        root.put("run", s.run());
+        ObjectNode next = root.putObject("nextOffsets");
+        s.nextOffsets().forEach((p, o) -> next.put(Integer.toString(p), o));
+        try {
+            root.set("plan", JSON.readTree(s.plan().toJson()));
+            return JSON.writeValueAsString(root);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static JobState read(String json) {
+        try {
+            JsonNode root = JSON.readTree(json);
+            if (!FORMAT.equals(root.path("format").asText()) || root.path("version").asInt() != 1) {
+                throw new SinkException("not a kbackfill job state (version 1): " + json.substring(0, Math.min(80, json.length())));
+            }
+            Map<Integer, Long> next = new TreeMap<>();
+            root.path("nextOffsets").fields().forEachRemaining(e -> next.put(Integer.parseInt(e.getKey()), e.getValue().asLong()));
+            return new JobState(root.path("job").asText(), root.path("fingerprint").asText(), root.path("run").asInt(),
+                    Plan.fromJson(JSON.writeValueAsString(root.path("plan"))), next);
+        } catch (IOException e) {
+            throw new SinkException("a stored job state is not JSON: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,469 @@
+package dev.kbackfill.sink.kafka;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import dev.kbackfill.core.read.BoundedReader;
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.JobStateJson;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkException;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Copies the final state of each key into a topic, exactly once: one Kafka transaction per batch holds the records,
+ * the job's state (a record in the compacted topic {@value #JOB_TOPIC}) and, on the source's own cluster, the
+ * source offsets committed to the backfill's own group {@code kbackfill-<job>} (never a live group). The
+ * producer's {@code transactional.id} is {@code kbackfill-<job>}: a new run of the job fences an older one and
+ * aborts whatever it left open.
+ *
+ * <p>Records keep the source key, value and headers, and gain headers naming the source topic, partition, offset
+ * and timestamp. {@code newer-wins} and {@code insert-only} compare against an index of the target built by
+ * reading it once before the run.
+ */
+final class KafkaSink implements Sink {
+
+    static final String JOB_TOPIC = "kbackfill-jobs";
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private final SinkSettings settings;
+    private final String topic;
+    private final Map<String, Object> config;
+    private final List<String> warnings = new ArrayList<>();
+    private Admin admin;
+    private boolean sameCluster;
+    private TargetIndex index;
+    private KafkaProducer<byte[], byte[]> producer;
+    private JobState current;
+
+    KafkaSink(SinkSettings settings, String topic) {
+        this.settings = settings;
+        this.topic = topic;
+        this.config = settings.clientConfig().isEmpty() ? settings.source().clientConfig() : settings.clientConfig();
+    }
+
+    @Override
+    public String target() {
+        return "kafka:" + topic + " at " + config.get("bootstrap.servers");
+    }
+
+    @Override
+    public List<String> warnings() {
+        return List.copyOf(warnings);
+    }
+
+    @Override
+    public void open() {
+        if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE) {
+            throw new SinkConfigException("--on-tombstone soft-delete has no meaning for a topic: use delete (tombstones "
+                    + "pass through) or ignore");
+        }
+        openForJobs();
+        try {
+            TopicDescription target = describe(admin, topic);
+            int sourcePartitions = sourcePartitions();
+            if (target == null) {
+                if (!settings.createTable()) {
+                    throw new SinkConfigException("topic " + topic + " does not exist at " + config.get("bootstrap.servers")
+                            + "; create it, or pass --create-topic to create it compacted with the source's "
+                            + sourcePartitions + " partitions");
+                }
+                admin.createTopics(List.of(new NewTopic(topic, Optional.of(sourcePartitions), Optional.empty())
+                        .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT))))
+                        .all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                target = awaitTopic(topic);
+            } else {
+                Config c = admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, topic))).all()
+                        .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).values().iterator().next();
+                String policy = c.get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
+                if (!policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT)) {
+                    warnings.add("topic " + topic + " has cleanup.policy=" + policy + ", not compact: older values of a key "
+                            + "stay until retention removes them, so readers of the whole topic see every version");
+                }
+            }
+            if (target.partitions().size() != sourcePartitions) {
+                warnings.add("topic " + topic + " has " + target.partitions().size() + " partitions and the source "
+                        + sourcePartitions + ": keys land in the target's partitions by the producer's partitioner (hash of "
+                        + "the key), not in the source's partition numbers");
+            }
+            if (settings.conflictMode() != ConflictMode.OVERWRITE) {
+                long started = System.nanoTime();
+                index = buildIndex(target);
+                warnings.add("indexed the " + index.size() + " keys of topic " + topic + " in "
+                        + (System.nanoTime() - started) / 1_000_000 + " ms for --on-conflict "
+                        + settings.conflictMode().label());
+            }
+        } catch (ExecutionException e) {
+            throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
+                    + e.getCause().getMessage(), e.getCause());
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
+                    + e, e);
+        }
+    }
+
+    @Override
+    public void openForJobs() {
+        Map<String, Object> adminConfig = new HashMap<>();
+        config.forEach((k, v) -> {
+            if (AdminClientConfig.configNames().contains(k)) {
+                adminConfig.put(k, v);
+            }
+        });
+        admin = Admin.create(adminConfig);
+        try {
+            if (describe(admin, JOB_TOPIC) == null) {
+                try {
+                    admin.createTopics(List.of(new NewTopic(JOB_TOPIC, Optional.of(1), Optional.empty())
+                            .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT))))
+                            .all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
+                        throw e;
+                    }
+                }
+                awaitTopic(JOB_TOPIC);
+            }
+            String targetCluster = admin.describeCluster().clusterId().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            sameCluster = settings.clientConfig().isEmpty() || sourceClusterId().equals(targetCluster);
+        } catch (ExecutionException e) {
+            throw new SinkException("cannot reach " + config.get("bootstrap.servers") + ": " + e.getCause().getMessage(),
+                    e.getCause());
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw new SinkException("cannot reach " + config.get("bootstrap.servers") + ": " + e, e);
+        }
+    }
+
+    private String sourceClusterId() throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
+        if (settings.source().clientConfig().isEmpty()) {
+            return "";
+        }
+        try (Admin source = Admin.create(adminOnly(settings.source().clientConfig()))) {
+            return source.describeCluster().clusterId().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        }
+    }
+
+    private int sourcePartitions() throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
+        try (Admin source = Admin.create(adminOnly(settings.source().clientConfig().isEmpty() ? config
+                : settings.source().clientConfig()))) {
+            TopicDescription d = describe(source, settings.source().topic());
+            return d == null ? 1 : d.partitions().size();
+        }
+    }
+
+    private static Map<String, Object> adminOnly(Map<String, Object> c) {
+        Map<String, Object> a = new HashMap<>();
+        c.forEach((k, v) -> {
+            if (AdminClientConfig.configNames().contains(k)) {
+                a.put(k, v);
+            }
+        });
+        return a;
+    }
+
+    private static TopicDescription describe(Admin admin, String name)
+            throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
+        try {
+            return admin.describeTopics(List.of(name)).allTopicNames().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).get(name);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /** Waits until every partition of a new topic answers ListOffsets (producing earlier can wedge: KAFKA-15591). */
+    private TopicDescription awaitTopic(String name) throws InterruptedException, ExecutionException,
+            java.util.concurrent.TimeoutException {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (true) {
+            try {
+                TopicDescription d = describe(admin, name);
+                if (d != null) {
+                    Map<TopicPartition, OffsetSpec> q = new HashMap<>();
+                    d.partitions().forEach(p -> q.put(new TopicPartition(name, p.partition()), OffsetSpec.latest()));
+                    admin.listOffsets(q).all().get(5, TimeUnit.SECONDS);
+                    return d;
+                }
+            } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    private TargetIndex buildIndex(TopicDescription target) throws InterruptedException, ExecutionException,
+            java.util.concurrent.TimeoutException {
+        TargetIndex idx = new TargetIndex(settings.source().topic());
+        // about 170 bytes a key (measured): refuse clearly rather than run out of heap at 3 a.m.
+        long maxKeys = Runtime.getRuntime().maxMemory() / 2 / 200;
+        List<BoundedReader.Range> ranges = ranges(target.partitions().stream().map(p -> p.partition()).toList(), topic);
+        try (BoundedReader reader = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
+                Duration.ofMinutes(2))) {
+            reader.read((records, positions, lost) -> {
+                for (SourceRecord r : records) {
+                    idx.add(r.key(), r.value() == null, r.timestamp(), r.headers());
+                }
+                if (idx.size() > maxKeys) {
+                    throw new SinkConfigException("topic " + topic + " holds more than " + maxKeys + " keys: the index "
+                            + "--on-conflict " + settings.conflictMode().label() + " needs (about 170 bytes a key) would "
+                            + "not fit in half the heap; give more heap (KBACKFILL_JAVA_OPTS=-Xmx4g) or use "
+                            + "--on-conflict overwrite");
+                }
+            });
+        }
+        return idx;
+    }
+
+    private List<BoundedReader.Range> ranges(List<Integer> partitions, String name) throws InterruptedException,
+            ExecutionException, java.util.concurrent.TimeoutException {
+        Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        partitions.forEach(p -> {
+            earliest.put(new TopicPartition(name, p), OffsetSpec.earliest());
+            latest.put(new TopicPartition(name, p), OffsetSpec.latest());
+        });
+        var starts = admin.listOffsets(earliest).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        var ends = admin.listOffsets(latest, new org.apache.kafka.clients.admin.ListOffsetsOptions(
+                IsolationLevel.READ_COMMITTED)).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        List<BoundedReader.Range> ranges = new ArrayList<>();
+        for (int p : partitions) {
+            TopicPartition tp = new TopicPartition(name, p);
+            ranges.add(new BoundedReader.Range(p, starts.get(tp).offset(), ends.get(tp).offset()));
+        }
+        return ranges;
+    }
+
+    /**
+     * Starts the job's transactional producer: {@code initTransactions} fences any other run of the job and aborts
+     * what it left open, so that {@link #load} then reads a settled state.
+     */
+    @Override
+    public AutoCloseable lock(String job) {
+        Map<String, Object> p = new HashMap<>();
+        config.forEach((k, v) -> {
+            if (ProducerConfig.configNames().contains(k)) {
+                p.put(k, v);
+            }
+        });
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "kbackfill-" + job);
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 10);
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "kbackfill-" + job);
+        producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        try {
+            producer.initTransactions();
+        } catch (KafkaException e) {
+            producer.close(Duration.ZERO);
+            producer = null;
+            throw new SinkException("cannot start the transactions of job " + job + " at " + config.get("bootstrap.servers")
+                    + ": " + e.getMessage(), e);
+        }
+        return () -> {
+            if (producer != null) {
+                producer.close(Duration.ofSeconds(10));
+                producer = null;
+            }
+        };
+    }
+
+    @Override
+    public Optional<JobState> load(String job) {
+        String latest = null;
+        boolean found = false;
+        try {
+            List<BoundedReader.Range> ranges = ranges(List.of(0), JOB_TOPIC);
+            String[] last = {null};
+            boolean[] seen = {false};
+            try (BoundedReader reader = new BoundedReader(JOB_TOPIC, config, IsolationLevel.READ_COMMITTED, ranges, false,
+                    Duration.ofMinutes(1))) {
+                reader.read((records, positions, lost) -> {
+                    for (SourceRecord r : records) {
+                        if (r.key() != null && job.equals(new String(r.key(), StandardCharsets.UTF_8))) {
+                            seen[0] = true;
+                            last[0] = r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8);
+                        }
+                    }
+                });
+            }
+            latest = last[0];
+            found = seen[0];
+        } catch (ExecutionException e) {
+            throw new SinkException("cannot read the state of job " + job + " from " + JOB_TOPIC + ": "
+                    + e.getCause().getMessage(), e.getCause());
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw new SinkException("cannot read the state of job " + job + " from " + JOB_TOPIC + ": " + e, e);
+        }
+        current = found && latest != null ? JobStateJson.read(latest) : null;
+        return Optional.ofNullable(current);
+    }
+
+    @Override
+    public void begin(JobState state) {
+        transaction(state.job(), () -> producer.send(jobRecord(state.job(), JobStateJson.write(state))));
+        current = state;
+    }
+
+    @Override
+    public boolean reset(String job) {
+        boolean existed = load(job).isPresent();
+        if (producer == null) {
+            throw new IllegalStateException("reset needs the job's lock");
+        }
+        transaction(job, () -> producer.send(jobRecord(job, null)));
+        if (sameCluster) {
+            try {
+                admin.deleteConsumerGroups(List.of("kbackfill-" + job)).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            } catch (ExecutionException | java.util.concurrent.TimeoutException | InterruptedException e) {
+                // no offsets committed yet: nothing to delete
+            }
+        }
+        current = null;
+        return existed;
+    }
+
+    @Override
+    public WriteResult write(WriteBatch batch) {
+        long[] counts = {0, 0, 0};
+        Map<Integer, Long> next = new HashMap<>(current.nextOffsets());
+        next.putAll(batch.nextOffsets());
+        JobState after = new JobState(current.job(), current.fingerprint(), current.run(), current.plan(), next);
+        List<Change> written = new ArrayList<>();
+        transaction(batch.job(), () -> {
+            for (Change c : batch.changes()) {
+                SourceRecord r = c.source();
+                if (r == null) {
+                    throw new IllegalStateException("the Kafka sink copies records: a change without its source record");
+                }
+                boolean tombstone = r.value() == null;
+                if (tombstone && settings.tombstoneMode() == TombstoneMode.IGNORE) {
+                    counts[2]++;
+                    continue;
+                }
+                if (!allowed(r)) {
+                    counts[2]++;
+                    continue;
+                }
+                RecordHeaders headers = new RecordHeaders(r.headers().toArray());
+                headers.add(TargetIndex.SOURCE_TOPIC, r.topic().getBytes(StandardCharsets.UTF_8));
+                headers.add(TargetIndex.SOURCE_PARTITION, Integer.toString(r.partition()).getBytes(StandardCharsets.UTF_8));
+                headers.add(TargetIndex.SOURCE_OFFSET, Long.toString(r.offset()).getBytes(StandardCharsets.UTF_8));
+                headers.add(TargetIndex.SOURCE_TIMESTAMP, Long.toString(r.timestamp()).getBytes(StandardCharsets.UTF_8));
+                producer.send(new ProducerRecord<>(topic, null, r.timestamp(), r.key(), r.value(), headers));
+                written.add(c);
+                counts[tombstone ? 1 : 0]++;
+            }
+            producer.send(jobRecord(batch.job(), JobStateJson.write(after)));
+            if (sameCluster && !batch.nextOffsets().isEmpty()) {
+                Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                batch.nextOffsets().forEach((p, o) -> offsets.put(new TopicPartition(settings.source().topic(), p),
+                        new OffsetAndMetadata(o, "kbackfill run " + current.run())));
+                producer.sendOffsetsToTransaction(offsets, new ConsumerGroupMetadata("kbackfill-" + batch.job()));
+            }
+        });
+        current = after;
+        if (index != null) {
+            for (Change c : written) {
+                SourceRecord r = c.source();
+                index.written(r.key(), r.partition(), r.offset(), r.timestamp(), r.value() == null);
+            }
+        }
+        return new WriteResult(counts[0], counts[1], counts[2]);
+    }
+
+    private boolean allowed(SourceRecord r) {
+        return switch (settings.conflictMode()) {
+            case OVERWRITE -> true;
+            case INSERT_ONLY -> r.value() != null && index.absent(r.key());
+            case NEWER_WINS -> index.newerWins(r.key(), r.partition(), r.offset(), r.timestamp());
+        };
+    }
+
+    private ProducerRecord<byte[], byte[]> jobRecord(String job, String state) {
+        return new ProducerRecord<>(JOB_TOPIC, 0, job.getBytes(StandardCharsets.UTF_8),
+                state == null ? null : state.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private void transaction(String job, Runnable body) {
+        try {
+            producer.beginTransaction();
+            body.run();
+            producer.commitTransaction();
+        } catch (KafkaException e) {
+            if (fenced(e)) {
+                throw new JobConflictException("job '" + job + "' was taken over by a newer run of it (its producer was "
+                        + "fenced); this run stops, the newer one continues from the committed progress");
+            }
+            try {
+                producer.abortTransaction();
+            } catch (KafkaException ignored) {
+                // the abort's failure says nothing more than the original one
+            }
+            throw new SinkException("writing to topic " + topic + " failed: " + e.getMessage()
+                    + "; the transaction was aborted, nothing of it is visible", e);
+        }
+    }
+
+    /** A newer producer with the job's transactional.id took over: fenced, or its epoch superseded. */
+    private static boolean fenced(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof ProducerFencedException || t instanceof InvalidProducerEpochException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public void close() {
+        if (producer != null) {
+            producer.close(Duration.ofSeconds(10));
+            producer = null;
+        }
+        if (admin != null) {
+            admin.close(Duration.ofSeconds(10));
+            admin = null;
+        }
+    }
+}
