@@ -68,7 +68,7 @@ final class SinkOptions {
     }
 
     SinkSettings settings(String topic, java.util.Map<String, Object> sourceConfig) {
-        String tableName = table != null ? table : dev.kbackfill.cli.SinkOptions.tableFor(topic);
+        String tableName = table != null ? table : tableFor(topic);
         java.util.Map<String, Object> sinkClient = new java.util.HashMap<>();
         if (sinkBootstrap != null || sinkCommandConfig != null) {
             if (sinkCommandConfig != null) {

@@ -17,8 +17,10 @@ interface Dialect {
     /** A short name: {@code postgresql}, {@code mariadb}, {@code sqlite}, {@code merge}. */
     String name();
 
-    /** Quotes an identifier. */
-    String quote(String identifier);
+    /** Quotes an identifier; standard SQL double quotes unless the database differs. */
+    default String quote(String identifier) {
+        return "\"" + identifier.replace("\"", "\"\"") + "\"";
+    }
 
     /** The column type for values of {@code type}; {@code key} for primary-key columns (some databases need a bounded type there). */
     String columnType(ColumnType type, boolean key);

@@ -25,11 +25,6 @@ final class MergeDialect implements Dialect {
     }
 
     @Override
-    public String quote(String identifier) {
-        return "\"" + identifier.replace("\"", "\"\"") + "\"";
-    }
-
-    @Override
     public String columnType(ColumnType type, boolean key) {
         return switch (type) {
             case STRING, JSON -> "VARCHAR";

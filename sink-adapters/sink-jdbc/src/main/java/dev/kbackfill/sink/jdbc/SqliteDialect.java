@@ -18,11 +18,6 @@ final class SqliteDialect implements Dialect {
     }
 
     @Override
-    public String quote(String identifier) {
-        return "\"" + identifier.replace("\"", "\"\"") + "\"";
-    }
-
-    @Override
     public String columnType(ColumnType type, boolean key) {
         return switch (type) {
             case STRING, TIMESTAMP, DATE, TIME, UUID, JSON -> "TEXT";

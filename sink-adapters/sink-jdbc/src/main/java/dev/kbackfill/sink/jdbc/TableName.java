@@ -26,12 +26,6 @@ record TableName(Optional<String> schema, String name) {
         return parts.length == 2 ? new TableName(Optional.of(parts[0]), parts[1]) : new TableName(Optional.empty(), parts[0]);
     }
 
-    /** A table name for a topic: anything but letters, digits and _ becomes _. */
-    static String forTopic(String topic) {
-        String s = topic.replaceAll("[^A-Za-z0-9_]", "_");
-        return Character.isDigit(s.charAt(0)) ? "t_" + s : s;
-    }
-
     String quoted(Dialect d) {
         return schema.map(s -> d.quote(s) + ".").orElse("") + d.quote(name);
     }

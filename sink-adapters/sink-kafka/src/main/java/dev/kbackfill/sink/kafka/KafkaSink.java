@@ -140,13 +140,7 @@ final class KafkaSink implements Sink {
 
     @Override
     public void openForJobs() {
-        Map<String, Object> adminConfig = new HashMap<>();
-        config.forEach((k, v) -> {
-            if (AdminClientConfig.configNames().contains(k)) {
-                adminConfig.put(k, v);
-            }
-        });
-        admin = Admin.create(adminConfig);
+        admin = Admin.create(adminOnly(config));
         try {
             if (describe(admin, JOB_TOPIC) == null) {
                 try {
