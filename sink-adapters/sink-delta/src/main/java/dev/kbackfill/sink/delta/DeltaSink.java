@@ -1,0 +1,603 @@
+package dev.kbackfill.sink.delta;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.Column;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.JobStateJson;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkException;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
+import io.delta.kernel.DataWriteContext;
+import io.delta.kernel.Operation;
+import io.delta.kernel.Scan;
+import io.delta.kernel.Snapshot;
+import io.delta.kernel.TableManager;
+import io.delta.kernel.Transaction;
+import io.delta.kernel.TransactionCommitResult;
+import io.delta.kernel.data.ColumnarBatch;
+import io.delta.kernel.data.FilteredColumnarBatch;
+import io.delta.kernel.data.Row;
+import io.delta.kernel.defaults.engine.DefaultEngine;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.engine.FileReadResult;
+import io.delta.kernel.exceptions.ConcurrentWriteException;
+import io.delta.kernel.exceptions.TableNotFoundException;
+import io.delta.kernel.hook.PostCommitHook;
+import io.delta.kernel.types.BooleanType;
+import io.delta.kernel.types.LongType;
+import io.delta.kernel.types.StringType;
+import io.delta.kernel.types.StructType;
+import io.delta.kernel.types.TimestampType;
+import io.delta.kernel.utils.CloseableIterable;
+import io.delta.kernel.utils.CloseableIterator;
+import io.delta.kernel.utils.DataFileStatus;
+import io.delta.kernel.utils.FileStatus;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * Keyed copy-on-write upserts into a Delta table with Delta Kernel. Each batch: find the files that may hold the
+ * batch's keys (the first key column's min/max statistics), read them, apply the batch under the conflict and
+ * tombstone modes, write the surviving and new rows sorted by key, and commit in <em>one</em> commit the removed
+ * files, the added files, a {@code txn(appId = kbackfill-<job>)} and the job's state in the domain metadata
+ * {@code kbackfill.job.<job>}. A crash leaves either the whole batch with its progress or neither.
+ *
+ * <p>Single writer: Kernel does not check what a concurrent writer read, so one job writes a table at a time (a
+ * lock file beside a local table enforces it) and commits are never retried automatically.
+ */
+final class DeltaSink implements Sink {
+
+    private static final String ENGINE_INFO = "kbackfill";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int ROWS_PER_FILE_BATCH = 50_000;
+
+    private final SinkSettings settings;
+    private final String path;
+    private final SinkSettings.MetadataColumns meta;
+    private Engine engine;
+    private JobState pending;
+
+    DeltaSink(SinkSettings settings, String path) {
+        this.settings = settings;
+        this.path = path;
+        this.meta = settings.metadata();
+    }
+
+    private static String domain(String job) {
+        return "kbackfill.job." + job;
+    }
+
+    @Override
+    public String target() {
+        return "delta:" + path;
+    }
+
+    @Override
+    public void open() {
+        openForJobs();
+        Optional<Snapshot> snapshot = snapshot();
+        if (snapshot.isEmpty()) {
+            if (!settings.createTable()) {
+                throw new SinkConfigException("no Delta table at " + path + "; create it, or pass --create-table to "
+                        + "create it from the records");
+            }
+            return;
+        }
+        StructType schema = snapshot.get().getSchema();
+        List<String> missing = new ArrayList<>();
+        if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
+            for (String m : List.of(meta.partition(), meta.offset(), meta.timestamp())) {
+                if (schema.indexOf(m) < 0) {
+                    missing.add(m);
+                }
+            }
+        }
+        if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE && schema.indexOf(meta.deleted()) < 0) {
+            missing.add(meta.deleted());
+        }
+        if (!missing.isEmpty()) {
+            throw new SinkConfigException("the Delta table at " + path + " lacks the column(s) " + String.join(", ", missing)
+                    + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
+                    + settings.tombstoneMode().label() + " need");
+        }
+    }
+
+    @Override
+    public void openForJobs() {
+        engine = DefaultEngine.create(new Configuration());
+    }
+
+    private Optional<Snapshot> snapshot() {
+        try {
+            return Optional.of(TableManager.loadSnapshot(path).build(engine));
+        } catch (TableNotFoundException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public AutoCloseable lock(String job) {
+        Optional<Path> local = localPath();
+        if (local.isEmpty()) {
+            return () -> { };
+        }
+        Path table = local.get();
+        Path lockFile = table.resolveSibling("." + table.getFileName() + ".kbackfill-" + job.replaceAll("[^A-Za-z0-9._-]",
+                "_") + ".lock");
+        try {
+            Files.createDirectories(lockFile.getParent());
+            FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null;
+            }
+            if (lock == null) {
+                channel.close();
+                throw new JobConflictException("job '" + job + "' is already running against " + target()
+                        + " (lock " + lockFile + " is held); wait for it to finish before starting it again");
+            }
+            FileLock held = lock;
+            return () -> {
+                held.release();
+                channel.close();
+            };
+        } catch (IOException e) {
+            throw new SinkException("cannot lock job " + job + " with " + lockFile + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Optional<Path> localPath() {
+        if (path.startsWith("file:")) {
+            return Optional.of(Path.of(java.net.URI.create(path)));
+        }
+        if (path.matches("^[a-zA-Z][a-zA-Z0-9+.-]*://.*")) {
+            return Optional.empty();
+        }
+        return Optional.of(Path.of(path).toAbsolutePath());
+    }
+
+    @Override
+    public Optional<JobState> load(String job) {
+        Optional<JobState> state = snapshot().flatMap(s -> s.getDomainMetadata(domain(job))).map(JobStateJson::read);
+        return state.isPresent() ? state : Optional.ofNullable(pending).filter(p -> p.job().equals(job));
+    }
+
+    @Override
+    public void begin(JobState state) {
+        Optional<Snapshot> snapshot = snapshot();
+        if (snapshot.isEmpty()) {
+            pending = state; // stored with the table's first commit
+            return;
+        }
+        commit(snapshot.get(), state.job(), state, List.of());
+        pending = null;
+    }
+
+    @Override
+    public boolean reset(String job) {
+        Optional<Snapshot> snapshot = snapshot();
+        if (snapshot.isEmpty() || snapshot.get().getDomainMetadata(domain(job)).isEmpty()) {
+            return false;
+        }
+        Transaction txn = snapshot.get().buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
+                .withMaxRetries(0).build(engine);
+        txn.removeDomainMetadata(domain(job));
+        runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+        return true;
+    }
+
+    @Override
+    public WriteResult write(WriteBatch batch) {
+        Snapshot snapshot = snapshot().orElseGet(() -> create(batch));
+        StructType schema = snapshot.getSchema();
+        checkColumns(schema, batch);
+        JobState state = load(batch.job()).orElseThrow(() -> new SinkException("job " + batch.job()
+                + " has no stored state in " + path + " (reset by another process?)"));
+        Map<Integer, Long> next = new HashMap<>(state.nextOffsets());
+        next.putAll(batch.nextOffsets());
+        JobState after = new JobState(state.job(), state.fingerprint(), state.run(), state.plan(), next);
+        try {
+            return apply(snapshot, schema, batch, after);
+        } catch (DeltaTypes.Mismatch e) {
+            throw new SinkException("type mismatch writing batch " + batch.sequence() + " into " + path + ": "
+                    + e.getMessage() + "; nothing of this batch was written", e);
+        } catch (IOException e) {
+            throw new SinkException("writing batch " + batch.sequence() + " into " + path + " failed: " + e.getMessage()
+                    + "; nothing of this batch was committed", e);
+        }
+    }
+
+    /** Creates the table from the first batch's columns, the metadata columns last, domain metadata enabled. */
+    private Snapshot create(WriteBatch batch) {
+        StructType schema = new StructType();
+        for (Column k : batch.shape().keyColumns()) {
+            schema = schema.add(k.name(), DeltaTypes.of(k.type()), false);
+        }
+        for (Column v : batch.shape().valueColumns()) {
+            schema = schema.add(v.name(), DeltaTypes.of(v.type()), true);
+        }
+        schema = schema.add(meta.partition(), LongType.LONG, true).add(meta.offset(), LongType.LONG, true)
+                .add(meta.timestamp(), TimestampType.TIMESTAMP, true);
+        if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE) {
+            schema = schema.add(meta.deleted(), BooleanType.BOOLEAN, true);
+        }
+        Transaction txn = TableManager.buildCreateTableTransaction(path, schema, ENGINE_INFO)
+                .withTableProperties(Map.of("delta.feature.domainMetadata", "supported"))
+                .withMaxRetries(0).build(engine);
+        runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+        return snapshot().orElseThrow();
+    }
+
+    private void checkColumns(StructType schema, WriteBatch batch) {
+        for (Column k : batch.shape().keyColumns()) {
+            if (schema.indexOf(k.name()) < 0) {
+                throw new SinkConfigException("key column " + k.name() + " is not in the Delta table at " + path
+                        + " (columns " + schema.fieldNames() + ")");
+            }
+        }
+        for (Column v : batch.shape().valueColumns()) {
+            if (schema.indexOf(v.name()) < 0 && !settings.ignoreUnknownFields()) {
+                Change first = batch.changes().stream().filter(c -> c.values() != null && c.values().containsKey(v.name()))
+                        .findFirst().orElseThrow();
+                // Delta Kernel 4.4 changes a schema only with column mapping, and cannot write column-mapped tables
+                throw new SinkConfigException("value field '" + v.name() + "' (first at partition " + first.partition()
+                        + " offset " + first.offset() + ") has no column in the Delta table at " + path
+                        + " (a table created by kbackfill takes its columns from the first batch, and Delta Kernel cannot "
+                        + "add columns to it); add the column to the table (e.g. ALTER TABLE .. ADD COLUMNS in Spark), "
+                        + "or pass --ignore-unknown-fields to skip such fields");
+            }
+        }
+    }
+
+    /** One file read for the batch: its scan row and its rows (physical values, table schema order). */
+    private record Candidate(Row scanFile, List<Object[]> rows, boolean[] dirty) {
+    }
+
+    private WriteResult apply(Snapshot snapshot, StructType schema, WriteBatch batch, JobState after)
+            throws DeltaTypes.Mismatch, IOException {
+        List<String> keyNames = batch.shape().keyColumns().stream().map(Column::name).toList();
+        int[] keyOrdinals = keyNames.stream().mapToInt(schema::indexOf).toArray();
+        Map<List<Object>, Change> incoming = new LinkedHashMap<>();
+        for (Change c : batch.changes()) {
+            incoming.put(key(c, schema, keyOrdinals), c);
+        }
+        // candidate files, and where each incoming key currently lives
+        List<Candidate> candidates = new ArrayList<>();
+        Map<List<Object>, int[]> located = new HashMap<>();
+        Scan scan = snapshot.getScanBuilder().build();
+        Row scanState = scan.getScanState(engine);
+        for (Row scanFile : candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
+            List<Object[]> rows = readFile(scanState, scanFile, schema);
+            int fileIndex = candidates.size();
+            candidates.add(new Candidate(scanFile, rows, new boolean[] {false}));
+            for (int i = 0; i < rows.size(); i++) {
+                List<Object> k = keyOf(rows.get(i), keyOrdinals);
+                if (incoming.containsKey(k)) {
+                    located.put(k, new int[] {fileIndex, i});
+                }
+            }
+        }
+        long upserted = 0;
+        long deleted = 0;
+        long ignored = 0;
+        List<Object[]> fresh = new ArrayList<>();
+        int po = schema.indexOf(meta.partition());
+        int oo = schema.indexOf(meta.offset());
+        int to = schema.indexOf(meta.timestamp());
+        int dor = schema.indexOf(meta.deleted());
+        for (Map.Entry<List<Object>, Change> e : incoming.entrySet()) {
+            Change c = e.getValue();
+            int[] at = located.get(e.getKey());
+            Object[] stored = at == null ? null : candidates.get(at[0]).rows().get(at[1]);
+            boolean storedLive = stored != null && !(dor >= 0 && Boolean.TRUE.equals(stored[dor]));
+            if (!allowed(c, stored, storedLive, po, oo, to)) {
+                ignored++;
+                continue;
+            }
+            Object[] row;
+            if (c.isTombstone()) {
+                if (settings.tombstoneMode() == TombstoneMode.IGNORE) {
+                    ignored++;
+                    continue;
+                }
+                if (stored == null && settings.tombstoneMode() == TombstoneMode.DELETE) {
+                    continue; // nothing to delete
+                }
+                deleted++;
+                if (settings.tombstoneMode() == TombstoneMode.DELETE) {
+                    candidates.get(at[0]).rows().set(at[1], null);
+                    candidates.get(at[0]).dirty()[0] = true;
+                    continue;
+                }
+                row = stored == null ? keyRow(c, schema, keyOrdinals) : stored.clone();
+                row[dor] = true;
+            } else {
+                upserted++;
+                row = valueRow(c, schema, keyOrdinals);
+                if (dor >= 0) {
+                    row[dor] = false;
+                }
+            }
+            stamp(row, c, po, oo, to);
+            if (at != null) {
+                candidates.get(at[0]).rows().set(at[1], row);
+                candidates.get(at[0]).dirty()[0] = true;
+            } else {
+                fresh.add(row);
+            }
+        }
+        List<Object[]> rewritten = new ArrayList<>(fresh);
+        List<Row> removes = new ArrayList<>();
+        for (Candidate f : candidates) {
+            if (f.dirty()[0]) {
+                removes.add(KernelInternals.removeAction(f.scanFile(), true));
+                f.rows().stream().filter(r -> r != null).forEach(rewritten::add);
+            }
+        }
+        rewritten.sort(Comparator.comparing((Object[] r) -> keyOf(r, keyOrdinals), DeltaSink::compareKeys));
+        commit(snapshot, batch.job(), after, rewritten, removes, schema);
+        return new WriteResult(upserted, deleted, ignored);
+    }
+
+    private boolean allowed(Change c, Object[] stored, boolean storedLive, int po, int oo, int to) {
+        if (settings.conflictMode() == ConflictMode.OVERWRITE || stored == null) {
+            return !(settings.conflictMode() == ConflictMode.INSERT_ONLY && c.isTombstone());
+        }
+        if (settings.conflictMode() == ConflictMode.INSERT_ONLY) {
+            return !storedLive && !c.isTombstone();
+        }
+        if (oo < 0 || stored[oo] == null) {
+            return true;
+        }
+        if (((Number) stored[po]).longValue() == c.partition()) {
+            return c.offset() >= ((Number) stored[oo]).longValue();
+        }
+        return c.timestamp() * 1000 >= ((Number) stored[to]).longValue();
+    }
+
+    private static void stamp(Object[] row, Change c, int po, int oo, int to) {
+        if (po >= 0) {
+            row[po] = (long) c.partition();
+        }
+        if (oo >= 0) {
+            row[oo] = c.offset();
+        }
+        if (to >= 0) {
+            row[to] = c.timestamp() * 1000;
+        }
+    }
+
+    private Object[] keyRow(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
+        Object[] row = new Object[schema.length()];
+        int i = 0;
+        for (Map.Entry<String, Object> k : c.key().entrySet()) {
+            int ord = keyOrdinals[i++];
+            row[ord] = DeltaTypes.physical(k.getValue(), schema.at(ord).getDataType(), k.getKey());
+        }
+        return row;
+    }
+
+    private Object[] valueRow(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
+        Object[] row = keyRow(c, schema, keyOrdinals);
+        for (Map.Entry<String, Object> v : c.values().entrySet()) {
+            int ord = schema.indexOf(v.getKey());
+            if (ord >= 0 && !c.key().containsKey(v.getKey())) {
+                row[ord] = DeltaTypes.physical(v.getValue(), schema.at(ord).getDataType(), v.getKey());
+            }
+        }
+        return row;
+    }
+
+    private List<Object> key(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
+        return keyOf(keyRow(c, schema, keyOrdinals), keyOrdinals);
+    }
+
+    private static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
+        List<Object> k = new ArrayList<>(keyOrdinals.length);
+        for (int o : keyOrdinals) {
+            Object v = row[o];
+            k.add(v instanceof byte[] b ? ByteBuffer.wrap(b) : v);
+        }
+        return k;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static int compareKeys(List<Object> a, List<Object> b) {
+        for (int i = 0; i < a.size(); i++) {
+            Object x = a.get(i);
+            Object y = b.get(i);
+            int c;
+            if (x instanceof String s && y instanceof String t) {
+                c = Arrays.compareUnsigned(s.getBytes(StandardCharsets.UTF_8), t.getBytes(StandardCharsets.UTF_8));
+            } else if (x instanceof Comparable cx && y != null) {
+                c = cx.compareTo(y);
+            } else {
+                c = x == null ? (y == null ? 0 : -1) : 1;
+            }
+            if (c != 0) {
+                return c;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * The files that may hold some of the keys: those whose statistics for the first key column are missing, or
+     * whose [min, max] contains at least one incoming key. Strings compare in UTF-8 byte order, as Delta's
+     * statistics do; a long string bound may be truncated, so it never prunes.
+     */
+    private List<Row> candidateFiles(Scan scan, StructType schema, int firstKey, java.util.Set<List<Object>> keys)
+            throws IOException {
+        io.delta.kernel.types.FieldMetadata fm = schema.at(firstKey).getMetadata();
+        String column = fm.contains("delta.columnMapping.physicalName")
+                ? fm.getString("delta.columnMapping.physicalName") : schema.at(firstKey).getName();
+        boolean strings = schema.at(firstKey).getDataType() instanceof StringType;
+        boolean longs = schema.at(firstKey).getDataType() instanceof LongType;
+        TreeSet<Object> sorted = new TreeSet<>((x, y) -> compareKeys(List.of(x), List.of(y)));
+        keys.forEach(k -> sorted.add(k.get(0)));
+        List<Row> files = new ArrayList<>();
+        try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine, true)) {
+            while (it.hasNext()) {
+                FilteredColumnarBatch b = it.next();
+                try (CloseableIterator<Row> rows = b.getRows()) {
+                    while (rows.hasNext()) {
+                        Row scanFile = rows.next();
+                        if (mayHold(scanFile, column, strings, longs, sorted)) {
+                            files.add(scanFile);
+                        }
+                    }
+                }
+            }
+        }
+        return files;
+    }
+
+    private static boolean mayHold(Row scanFile, String column, boolean strings, boolean longs, TreeSet<Object> keys)
+            throws IOException {
+        if (!strings && !longs) {
+            return true;
+        }
+        Optional<String> stats = KernelInternals.statsJson(scanFile);
+        if (stats.isEmpty()) {
+            return true;
+        }
+        JsonNode s = JSON.readTree(stats.get());
+        JsonNode min = s.path("minValues").get(column);
+        JsonNode max = s.path("maxValues").get(column);
+        if (min == null || max == null || min.isNull() || max.isNull()) {
+            return true;
+        }
+        if (strings && (min.asText().length() >= 32 || max.asText().length() >= 32)) {
+            return true;
+        }
+        Object lo = strings ? min.asText() : (Object) min.asLong();
+        Object hi = strings ? max.asText() : (Object) max.asLong();
+        Object first = keys.ceiling(lo);
+        return first != null && compareKeys(List.of(first), List.of(hi)) <= 0;
+    }
+
+    /** A data file's rows in the table's logical schema (physical columns mapped back by Kernel). */
+    private List<Object[]> readFile(Row scanState, Row scanFile, StructType schema) throws IOException {
+        FileStatus status = KernelInternals.status(scanFile);
+        List<Object[]> rows = new ArrayList<>();
+        try (CloseableIterator<FileReadResult> it = engine.getParquetHandler().readParquetFiles(
+                KernelInternals.iterator(List.of(status)), KernelInternals.physicalReadSchema(scanState), Optional.empty())) {
+            while (it.hasNext()) {
+                ColumnarBatch physical = it.next().getData();
+                try (CloseableIterator<FilteredColumnarBatch> logical = Scan.transformPhysicalData(engine, scanState,
+                        scanFile, KernelInternals.iterator(List.of(physical)))) {
+                    while (logical.hasNext()) {
+                        FilteredColumnarBatch fb = logical.next();
+                        ColumnarBatch b = fb.getData();
+                        for (int r = 0; r < b.getSize(); r++) {
+                            if (fb.getSelectionVector().isPresent() && !fb.getSelectionVector().get().getBoolean(r)) {
+                                continue;
+                            }
+                            Object[] row = new Object[schema.length()];
+                            for (int c = 0; c < schema.length(); c++) {
+                                row[c] = DeltaTypes.read(b.getColumnVector(schema.indexOf(schema.at(c).getName()) >= 0
+                                        ? b.getSchema().indexOf(schema.at(c).getName()) : c), r);
+                            }
+                            rows.add(row);
+                        }
+                    }
+                }
+            }
+        }
+        return rows;
+    }
+
+    private void commit(Snapshot snapshot, String job, JobState state, List<Row> actions) {
+        Transaction txn = transaction(snapshot, job);
+        txn.addDomainMetadata(domain(job), JobStateJson.write(state));
+        doCommit(txn, actions, job);
+    }
+
+    private void commit(Snapshot snapshot, String job, JobState state, List<Object[]> rows, List<Row> removes,
+                        StructType schema) throws IOException {
+        Transaction txn = transaction(snapshot, job);
+        txn.addDomainMetadata(domain(job), JobStateJson.write(state));
+        List<Row> actions = new ArrayList<>(removes);
+        if (!rows.isEmpty()) {
+            Row txnState = txn.getTransactionState(engine);
+            DataWriteContext context = Transaction.getWriteContext(engine, txnState, Map.of());
+            List<FilteredColumnarBatch> logical = new ArrayList<>();
+            for (int from = 0; from < rows.size(); from += ROWS_PER_FILE_BATCH) {
+                logical.add(new FilteredColumnarBatch(new RowsBatch(schema,
+                        rows.subList(from, Math.min(rows.size(), from + ROWS_PER_FILE_BATCH))), Optional.empty()));
+            }
+            try (CloseableIterator<FilteredColumnarBatch> physical = Transaction.transformLogicalData(engine, txnState,
+                    KernelInternals.iterator(logical), Map.of());
+                 CloseableIterator<DataFileStatus> written = engine.getParquetHandler().writeParquetFiles(
+                         context.getTargetDirectory(), physical, context.getStatisticsColumns());
+                 CloseableIterator<Row> adds = Transaction.generateAppendActions(engine, txnState, written, context)) {
+                while (adds.hasNext()) {
+                    actions.add(adds.next());
+                }
+            }
+        }
+        doCommit(txn, actions, job);
+    }
+
+    private Transaction transaction(Snapshot snapshot, String job) {
+        String appId = "kbackfill-" + job;
+        long version = snapshot.getLatestTransactionVersion(engine, appId).orElse(0L) + 1;
+        return snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE)
+                .withTransactionId(appId, version).withMaxRetries(0).build(engine);
+    }
+
+    private void doCommit(Transaction txn, List<Row> actions, String job) {
+        try {
+            runHooks(txn.commit(engine, CloseableIterable.inMemoryIterable(
+                    KernelInternals.iterator(actions))));
+        } catch (ConcurrentWriteException e) {
+            throw new SinkException("another writer committed to " + path + " while job " + job + " was writing: "
+                    + e.getMessage() + "; one writer per table (nothing of this batch was committed)", e);
+        }
+    }
+
+    private void runHooks(TransactionCommitResult result) {
+        for (PostCommitHook hook : result.getPostCommitHooks()) {
+            try {
+                hook.threadSafeInvoke(engine);
+            } catch (IOException e) {
+                throw new UncheckedIOException("post-commit hook " + hook.getType() + " failed on " + path, e);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        engine = null;
+    }
+
+}

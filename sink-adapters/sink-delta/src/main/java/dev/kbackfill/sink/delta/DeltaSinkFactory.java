@@ -1,0 +1,31 @@
+package dev.kbackfill.sink.delta;
+
+import java.util.List;
+
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkSettings;
+
+/** {@code --sink delta:PATH}: a Delta table at a local path or any Hadoop filesystem URI. */
+public final class DeltaSinkFactory implements SinkFactory {
+
+    @Override
+    public boolean accepts(String url) {
+        return url.startsWith("delta:");
+    }
+
+    @Override
+    public List<String> forms() {
+        return List.of("delta:PATH", "delta:s3a://BUCKET/PATH");
+    }
+
+    @Override
+    public Sink create(SinkSettings settings) {
+        String path = settings.url().substring("delta:".length());
+        if (path.isBlank()) {
+            throw new SinkConfigException("invalid --sink '" + settings.url() + "': expected delta:PATH");
+        }
+        return new DeltaSink(settings, path);
+    }
+}

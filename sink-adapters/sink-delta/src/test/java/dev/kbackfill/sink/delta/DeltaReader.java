@@ -1,0 +1,79 @@
+package dev.kbackfill.sink.delta;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.delta.kernel.Scan;
+import io.delta.kernel.Snapshot;
+import io.delta.kernel.TableManager;
+import io.delta.kernel.data.ColumnarBatch;
+import io.delta.kernel.data.FilteredColumnarBatch;
+import io.delta.kernel.data.Row;
+import io.delta.kernel.defaults.engine.DefaultEngine;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.engine.FileReadResult;
+import io.delta.kernel.internal.InternalScanFileUtils;
+import io.delta.kernel.types.StructType;
+import io.delta.kernel.utils.CloseableIterator;
+import io.delta.kernel.utils.FileStatus;
+import org.apache.hadoop.conf.Configuration;
+
+/** Reads a whole Delta table back with Kernel's public scan API (Spark reads it in the interop test). */
+final class DeltaReader {
+
+    private DeltaReader() {
+    }
+
+    static List<Map<String, Object>> rows(String path) throws Exception {
+        Engine engine = DefaultEngine.create(new Configuration());
+        Snapshot snapshot = TableManager.loadSnapshot(path).build(engine);
+        Scan scan = snapshot.getScanBuilder().build();
+        Row scanState = scan.getScanState(engine);
+        StructType schema = snapshot.getSchema();
+        List<Map<String, Object>> out = new ArrayList<>();
+        try (CloseableIterator<FilteredColumnarBatch> files = scan.getScanFiles(engine)) {
+            while (files.hasNext()) {
+                try (CloseableIterator<Row> fileRows = files.next().getRows()) {
+                    while (fileRows.hasNext()) {
+                        Row scanFile = fileRows.next();
+                        FileStatus status = InternalScanFileUtils.getAddFileStatus(scanFile);
+                        StructType physical = KernelInternals.physicalReadSchema(scanState);
+                        try (CloseableIterator<FileReadResult> data = engine.getParquetHandler().readParquetFiles(
+                                KernelInternals.iterator(List.of(status)), physical, Optional.empty())) {
+                            while (data.hasNext()) {
+                                ColumnarBatch b = data.next().getData();
+                                try (CloseableIterator<FilteredColumnarBatch> logical = Scan.transformPhysicalData(engine,
+                                        scanState, scanFile, KernelInternals.iterator(List.of(b)))) {
+                                    while (logical.hasNext()) {
+                                        FilteredColumnarBatch fl = logical.next();
+                                        ColumnarBatch l = fl.getData();
+                                        for (int r = 0; r < l.getSize(); r++) {
+                                            if (fl.getSelectionVector().isPresent()
+                                                    && !fl.getSelectionVector().get().getBoolean(r)) {
+                                                continue;
+                                            }
+                                            Map<String, Object> row = new LinkedHashMap<>();
+                                            for (int c = 0; c < l.getSchema().length(); c++) {
+                                                row.put(l.getSchema().at(c).getName(), DeltaTypes.read(l.getColumnVector(c), r));
+                                            }
+                                            out.add(row);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    static long version(String path) {
+        Engine engine = DefaultEngine.create(new Configuration());
+        return TableManager.loadSnapshot(path).build(engine).getVersion();
+    }
+}
