@@ -83,7 +83,7 @@ public final class Benchmark {
     private void run() throws Exception {
         System.out.printf("kbackfill benchmark: %d records (%d keys), %d partitions, %d rounds, %s, %d cores%n",
                 records, keys, PARTITIONS, rounds, Instant.now(), Runtime.getRuntime().availableProcessors());
-        Process broker = new ProcessBuilder("java", "-Xmx1g", "-cp", classpath, BrokerProcess.class.getName())
+        Process broker = new ProcessBuilder("java", "-Xmx1g", "-cp", classpath, dev.kbackfill.embedded.EmbeddedKafkaProcess.class.getName())
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(broker.getInputStream(), StandardCharsets.UTF_8));

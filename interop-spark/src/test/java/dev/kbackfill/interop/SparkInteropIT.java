@@ -1,0 +1,172 @@
+package dev.kbackfill.interop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * A Delta table written by kbackfill ({@code bin/kbackfill}, its own process, from a broker in its own process)
+ * opened by Spark 4.2 with delta-spark 4.4 in local mode: rows, keys, values, history; then Spark's own MERGE on it.
+ */
+@Tag("spark")
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class SparkInteropIT {
+
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+    private static final int KEYS = 200;
+    private static final int UPDATES = 10;
+    private static Process broker;
+    private static String bootstrap;
+    private static Path table;
+    private static SparkSession spark;
+    private static final Map<String, Integer> LAST = new TreeMap<>();
+
+    @BeforeAll
+    static void writeWithKbackfill() throws Exception {
+        String classpath = ROOT.resolve("backfill-cli/target/kbackfill.jar") + ":" + ROOT.resolve("backfill-cli/target/lib/*");
+        broker = new ProcessBuilder("java", "-Xmx512m", "-cp", classpath, "dev.kbackfill.embedded.EmbeddedKafkaProcess")
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String line = new BufferedReader(new InputStreamReader(broker.getInputStream(), StandardCharsets.UTF_8)).readLine();
+        assertThat(line).startsWith("READY ");
+        bootstrap = line.substring(6);
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic("spark-orders", 2, (short) 1))).all().get();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (true) {
+                try {
+                    admin.listOffsets(Map.of(new TopicPartition("spark-orders", 0), OffsetSpec.latest(),
+                            new TopicPartition("spark-orders", 1), OffsetSpec.latest())).all().get(5, TimeUnit.SECONDS);
+                    break;
+                } catch (Exception e) {
+                    assertThat(System.nanoTime()).isLessThan(deadline);
+                    Thread.sleep(200);
+                }
+            }
+        }
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap, "acks", "all"),
+                new StringSerializer(), new StringSerializer())) {
+            for (int u = 0; u < UPDATES; u++) {
+                for (int k = 0; k < KEYS; k++) {
+                    String key = String.format(Locale.ROOT, "k%04d", k);
+                    String json = String.format(Locale.ROOT, "{\"status\":\"s%d\",\"amount\":%d.%02d,\"n\":%d}", u, k, u, u);
+                    p.send(new ProducerRecord<>("spark-orders", null,
+                            Instant.parse("2024-01-01T00:00:00Z").plusSeconds((long) u * KEYS + k).toEpochMilli(), key, json));
+                    LAST.put(key, u);
+                }
+            }
+        }
+        table = Files.createTempDirectory("kbackfill-spark").resolve("orders");
+        assertThat(kbackfill()).as("first run").contains("job spark run 1: wrote");
+        spark = SparkSession.builder().master("local[2]").appName("kbackfill-interop")
+                .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+                .config("spark.databricks.delta.snapshotPartitions", "1")
+                .config("spark.sql.shuffle.partitions", "2")
+                .config("spark.ui.enabled", "false")
+                .getOrCreate();
+    }
+
+    /** Runs bin/kbackfill into the Delta table; returns stdout. */
+    private static String kbackfill() throws Exception {
+        Process p = new ProcessBuilder(ROOT.resolve("bin/kbackfill").toString(), "run", "--topic", "spark-orders",
+                "--from", "earliest", "--to", "2024-01-02", "--sink", "delta:" + table, "--create-table", "--job", "spark",
+                "--batch-size", "500", "--progress", "none", "--bootstrap-server", bootstrap)
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        return out;
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (spark != null) {
+            spark.stop();
+        }
+        if (broker != null) {
+            broker.getOutputStream().close();
+            broker.waitFor(30, TimeUnit.SECONDS);
+            broker.destroyForcibly();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void sparkReadsOneRowPerKeyWithItsLastValue() {
+        var df = spark.read().format("delta").load(table.toString());
+        assertThat(df.count()).isEqualTo(KEYS);
+        assertThat(df.select("kafka_key").distinct().count()).isEqualTo(KEYS);
+        List<Row> rows = df.select("kafka_key", "status", "amount", "n", "kafka_partition", "kafka_offset",
+                "kafka_timestamp").collectAsList();
+        for (Row r : rows) {
+            String key = r.getString(0);
+            int last = LAST.get(key);
+            assertThat(r.getString(1)).as(key).isEqualTo("s" + last);
+            int k = Integer.parseInt(key.substring(1));
+            assertThat((BigDecimal) r.get(2)).as(key).isEqualByComparingTo(new BigDecimal(String.format(Locale.ROOT,
+                    "%d.%02d", k, last)));
+            assertThat(r.getLong(3)).isEqualTo(last);
+            assertThat(r.get(6)).isNotNull();
+        }
+    }
+
+    @Test
+    @Order(2)
+    void theHistoryShowsKbackfillsCommits() {
+        List<Row> history = spark.sql("DESCRIBE HISTORY delta.`" + table + "`").collectAsList();
+        // the table's creation, then a commit per batch
+        assertThat(history.size()).isGreaterThanOrEqualTo(2);
+        List<String> operations = new ArrayList<>();
+        history.forEach(h -> operations.add(h.getAs("operation")));
+        assertThat(operations).contains("WRITE", "CREATE TABLE");
+    }
+
+    @Test
+    @Order(3)
+    void aRerunOfTheFinishedJobCommitsNothing() throws Exception {
+        long before = spark.sql("DESCRIBE HISTORY delta.`" + table + "`").count();
+        assertThat(kbackfill()).contains("already complete").contains("nothing to do");
+        assertThat(spark.sql("DESCRIBE HISTORY delta.`" + table + "`").count()).isEqualTo(before);
+    }
+
+    @Test
+    @Order(4)
+    void sparksOwnMergeStillWorksOnTheTable() {
+        spark.sql("MERGE INTO delta.`" + table + "` t USING (SELECT 'k0007' AS kafka_key, 'merged' AS status) s "
+                + "ON t.kafka_key = s.kafka_key WHEN MATCHED THEN UPDATE SET t.status = s.status");
+        List<Row> r = spark.read().format("delta").load(table.toString()).where("kafka_key = 'k0007'")
+                .select("status").collectAsList();
+        assertThat(r).hasSize(1);
+        assertThat(r.get(0).getString(0)).isEqualTo("merged");
+        assertThat(spark.read().format("delta").load(table.toString()).count()).isEqualTo(KEYS);
+    }
+}
