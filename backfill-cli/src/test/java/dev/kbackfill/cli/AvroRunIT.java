@@ -166,6 +166,32 @@ class AvroRunIT {
     }
 
     @Test
+    void logicalTypesLandInDeltaAsDeltaTypes() throws Exception {
+        kafka.createTopic("avro-delta", 1, Map.of());
+        String id1 = "6f1c2a4e-1b7e-4e53-9a55-0d6f8a3f2b11";
+        Orders.send(kafka, List.of(
+                record("avro-delta", "p1", ConfluentFraming.frame(v1Id, v1, payment(v1, id1, "1234567890.05", 0, "first"))),
+                record("avro-delta", "p1", ConfluentFraming.frame(v1Id, v1, payment(v1, id1, "99.99", 2, "second")))),
+                Map.of());
+        String path = dir.resolve("payments-delta").toString();
+        CliRun r = run("--topic", "avro-delta", "--from", "earliest", "--to", "latest", "--sink", "delta:" + path);
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        List<Map<String, Object>> rows = dev.kbackfill.sink.delta.DeltaTableRows.rows(path);
+        assertThat(rows).hasSize(1);
+        Map<String, Object> row = rows.get(0);
+        assertThat(row.get("id")).isEqualTo(id1);
+        assertThat((BigDecimal) row.get("amount")).isEqualByComparingTo("99.99");
+        assertThat(row.get("paid_at")).isEqualTo(Instant.parse("2024-01-01T10:15:32.123Z").toEpochMilli() * 1000);
+        assertThat(row.get("settled_at")).as("micros survive").isEqualTo(Instant.parse("2024-01-02T00:00:00.000001Z")
+                .getEpochSecond() * 1_000_000 + 1);
+        assertThat(row.get("day")).isEqualTo((int) LocalDate.parse("2024-01-03").toEpochDay());
+        assertThat(row.get("cutoff")).isEqualTo("17:30:00.250");
+        assertThat(row.get("note")).isEqualTo("second");
+        assertThat(row.get("ship_to")).isEqualTo("{\"city\":\"Lyon\",\"zip\":null}");
+        assertThat(row.get("lines")).isEqualTo("[\"a\",\"b\"]");
+    }
+
+    @Test
     void poisonRecordsFailByDefaultAndCanBeSkippedOrDeadLettered() throws Exception {
         kafka.createTopic("avro-poison", 1, Map.of());
         String id = "6f1c2a4e-1b7e-4e53-9a55-0d6f8a3f2b11";

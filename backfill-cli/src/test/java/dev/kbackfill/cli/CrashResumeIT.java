@@ -49,10 +49,13 @@ class CrashResumeIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"sqlite", "postgresql"})
+    @ValueSource(strings = {"sqlite", "postgresql", "delta"})
     void aRunKilledMidWayResumesToExactlyTheExpectedRows(String database) throws Exception {
-        String url = database.equals("sqlite") ? "jdbc:sqlite:" + dir.resolve("crash.db")
-                : SharedPostgres.newDatabase("crash");
+        String url = switch (database) {
+            case "sqlite" -> "jdbc:sqlite:" + dir.resolve("crash.db");
+            case "delta" -> "delta:" + dir.resolve("crash-delta");
+            default -> SharedPostgres.newDatabase("crash");
+        };
         String job = "crash-" + database;
         String[] args = {"run", "--topic", "crash", "--from", "earliest", "--to", "latest", "--sink", url,
                 "--create-table", "--table", "orders", "--job", job, "--batch-size", "500", "--progress", "none",
@@ -78,11 +81,8 @@ class CrashResumeIT {
         assertThat(committed).isGreaterThan(0).isLessThan(total);
         // the data is never ahead of the progress stored with it
         Map<Integer, Long> next = nextOffsets(url, job);
-        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT kafka_partition, max(kafka_offset) FROM orders GROUP BY kafka_partition")) {
-            while (rs.next()) {
-                assertThat(rs.getLong(2)).isLessThan(next.get(rs.getInt(1)));
-            }
+        for (Map.Entry<Integer, Long> max : maxOffsets(url).entrySet()) {
+            assertThat(max.getValue()).isLessThan(next.get(max.getKey()));
         }
 
         Process second = start(args, "second-" + database);
@@ -91,9 +91,50 @@ class CrashResumeIT {
         assertThat(second.exitValue()).as(err).isZero();
         assertThat(err).contains("resuming job " + job + " run 1: " + (total - committed) + " offsets left of " + total);
 
-        Plan plan = Plan.fromJson(storedPlan(url, job));
-        assertThat(Orders.table(url, "orders")).isEqualTo(Orders.expected(produced, plan)).hasSize(KEYS);
+        Plan plan = state(url, job).orElseThrow().plan();
+        assertThat(table(url)).isEqualTo(Orders.expected(produced, plan)).hasSize(KEYS);
         assertThat(progress(url, job)).isEqualTo(total);
+    }
+
+    /** The job's state as its sink stores it (read through the sink itself, as status does). */
+    private static java.util.Optional<dev.kbackfill.core.sink.JobState> state(String url, String job) {
+        try (dev.kbackfill.core.sink.Sink sink = dev.kbackfill.core.sink.SinkFactory.forSettings(
+                new dev.kbackfill.core.sink.SinkSettings(url, "orders", java.util.Optional.empty(), java.util.Optional.empty(),
+                        dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, true,
+                        false, dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT))) {
+            sink.openForJobs();
+            return sink.load(job);
+        } catch (RuntimeException e) {
+            return java.util.Optional.empty(); // not created yet
+        }
+    }
+
+    private static Map<String, String> table(String url) throws Exception {
+        if (!url.startsWith("delta:")) {
+            return Orders.table(url, "orders");
+        }
+        Map<String, String> rows = new java.util.TreeMap<>();
+        for (Map<String, Object> r : dev.kbackfill.sink.delta.DeltaTableRows.rows(url.substring(6))) {
+            assertThat(rows.put((String) r.get("kafka_key"), (String) r.get("status"))).as("duplicate key").isNull();
+        }
+        return rows;
+    }
+
+    private static Map<Integer, Long> maxOffsets(String url) throws Exception {
+        Map<Integer, Long> max = new HashMap<>();
+        if (url.startsWith("delta:")) {
+            for (Map<String, Object> r : dev.kbackfill.sink.delta.DeltaTableRows.rows(url.substring(6))) {
+                max.merge(((Number) r.get("kafka_partition")).intValue(), (Long) r.get("kafka_offset"), Math::max);
+            }
+            return max;
+        }
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT kafka_partition, max(kafka_offset) FROM orders GROUP BY kafka_partition")) {
+            while (rs.next()) {
+                max.put(rs.getInt(1), rs.getLong(2));
+            }
+        }
+        return max;
     }
 
     private static Process start(String[] args, String name) throws Exception {
@@ -105,30 +146,10 @@ class CrashResumeIT {
     }
 
     private static long progress(String url, String job) {
-        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT sum(next_offset) FROM kbackfill_progress WHERE job = '" + job + "'")) {
-            return rs.next() ? rs.getLong(1) : 0;
-        } catch (SQLException e) {
-            return 0; // not created yet
-        }
+        return state(url, job).map(st -> st.nextOffsets().values().stream().mapToLong(Long::longValue).sum()).orElse(0L);
     }
 
-    private static Map<Integer, Long> nextOffsets(String url, String job) throws SQLException {
-        Map<Integer, Long> next = new HashMap<>();
-        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT partition_id, next_offset FROM kbackfill_progress WHERE job = '" + job + "'")) {
-            while (rs.next()) {
-                next.put(rs.getInt(1), rs.getLong(2));
-            }
-        }
-        return next;
-    }
-
-    private static String storedPlan(String url, String job) throws SQLException {
-        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT plan FROM kbackfill_jobs WHERE job = '" + job + "'")) {
-            rs.next();
-            return new String(rs.getString(1).getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
-        }
+    private static Map<Integer, Long> nextOffsets(String url, String job) {
+        return state(url, job).orElseThrow().nextOffsets();
     }
 }

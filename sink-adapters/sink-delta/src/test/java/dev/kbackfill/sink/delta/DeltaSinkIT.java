@@ -81,7 +81,7 @@ class DeltaSinkIT {
 
     private List<String> rows() throws Exception {
         List<String> out = new ArrayList<>();
-        for (Map<String, Object> r : DeltaReader.rows(table())) {
+        for (Map<String, Object> r : DeltaTableRows.rows(table())) {
             BigDecimal amount = (BigDecimal) r.get("amount");
             out.add(r.get("kafka_key") + "=" + r.get("status") + "/" + (amount == null ? null
                     : amount.stripTrailingZeros().toPlainString()) + "@" + r.get("kafka_partition") + ":"
@@ -108,9 +108,9 @@ class DeltaSinkIT {
             assertThat(s.load("job")).isPresent(); // kept until the table's first commit
             s.write(batch(1, Map.of(0, 3L), row("a", "created", "1.50", 0, 0), row("b", "created", "2", 0, 1),
                     row("a", "paid", "1.50", 0, 2)));
-            long version = DeltaReader.version(table());
+            long version = DeltaTableRows.version(table());
             s.write(batch(2, Map.of(0, 5L, 1, 1L), row("b", "paid", "2", 0, 4), row("c", "created", null, 1, 0)));
-            assertThat(DeltaReader.version(table())).isEqualTo(version + 1);
+            assertThat(DeltaTableRows.version(table())).isEqualTo(version + 1);
             assertThat(rows()).containsExactly("a=paid/1.5@0:2", "b=paid/2@0:4", "c=created/null@1:0");
             JobState stored = s.load("job").orElseThrow();
             assertThat(stored.nextOffsets()).containsEntry(0, 5L).containsEntry(1, 1L);
@@ -131,7 +131,7 @@ class DeltaSinkIT {
             s.write(batch(3, Map.of(0, 30L), row("b", "y", "2", 0, 20)));
             assertThat(rows()).containsExactly("a=x/1@0:0", "b=y/2@0:20", "c=x/1@0:2", "m=x/1@0:10", "n=x/1@0:11");
             // the file with m and n was not read into the commit: the table has its old file and one rewritten
-            assertThat(DeltaReader.rows(table())).hasSize(5);
+            assertThat(DeltaTableRows.rows(table())).hasSize(5);
         }
     }
 
@@ -206,7 +206,7 @@ class DeltaSinkIT {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
             begin(s);
             s.write(batch(1, Map.of(0, 1L), row("a", "x", "1", 0, 0)));
-            long version = DeltaReader.version(table());
+            long version = DeltaTableRows.version(table());
             Map<String, Object> bad = new LinkedHashMap<>();
             bad.put("status", "y");
             bad.put("amount", "not a number");
@@ -214,7 +214,7 @@ class DeltaSinkIT {
             assertThatThrownBy(() -> s.write(batch(2, Map.of(0, 2L), c)))
                     .isInstanceOf(SinkException.class)
                     .hasMessageContaining("value 'not a number' does not fit column amount (Decimal(38, 18))");
-            assertThat(DeltaReader.version(table())).isEqualTo(version);
+            assertThat(DeltaTableRows.version(table())).isEqualTo(version);
             assertThat(s.load("job").orElseThrow().nextOffsets()).containsEntry(0, 1L);
         }
     }

@@ -15,19 +15,21 @@ import io.delta.kernel.data.Row;
 import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
 import io.delta.kernel.engine.FileReadResult;
-import io.delta.kernel.internal.InternalScanFileUtils;
 import io.delta.kernel.types.StructType;
 import io.delta.kernel.utils.CloseableIterator;
 import io.delta.kernel.utils.FileStatus;
 import org.apache.hadoop.conf.Configuration;
 
-/** Reads a whole Delta table back with Kernel's public scan API (Spark reads it in the interop test). */
-final class DeltaReader {
+/**
+ * Reads a whole Delta table back through Kernel's scan API, as maps of column name to value (timestamps as long
+ * microseconds, dates as int days, decimals as BigDecimal): for tests and checks on small tables.
+ */
+public final class DeltaTableRows {
 
-    private DeltaReader() {
+    private DeltaTableRows() {
     }
 
-    static List<Map<String, Object>> rows(String path) throws Exception {
+    public static List<Map<String, Object>> rows(String path) throws Exception {
         Engine engine = DefaultEngine.create(new Configuration());
         Snapshot snapshot = TableManager.loadSnapshot(path).build(engine);
         Scan scan = snapshot.getScanBuilder().build();
@@ -39,7 +41,7 @@ final class DeltaReader {
                 try (CloseableIterator<Row> fileRows = files.next().getRows()) {
                     while (fileRows.hasNext()) {
                         Row scanFile = fileRows.next();
-                        FileStatus status = InternalScanFileUtils.getAddFileStatus(scanFile);
+                        FileStatus status = KernelInternals.status(scanFile);
                         StructType physical = KernelInternals.physicalReadSchema(scanState);
                         try (CloseableIterator<FileReadResult> data = engine.getParquetHandler().readParquetFiles(
                                 KernelInternals.iterator(List.of(status)), physical, Optional.empty())) {
@@ -72,7 +74,8 @@ final class DeltaReader {
         return out;
     }
 
-    static long version(String path) {
+    /** The table's latest version. */
+    public static long version(String path) {
         Engine engine = DefaultEngine.create(new Configuration());
         return TableManager.loadSnapshot(path).build(engine).getVersion();
     }
