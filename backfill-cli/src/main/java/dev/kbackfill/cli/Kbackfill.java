@@ -17,7 +17,8 @@ import picocli.CommandLine.Command;
  * stack trace ({@code KBACKFILL_DEBUG=1} adds it).
  */
 @Command(name = "kbackfill", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
-        subcommands = {RunCommand.class, PlanCommand.class, StatusCommand.class, ResetCommand.class, DemoCommand.class,
+        subcommands = {RunCommand.class, PlanCommand.class, StatusCommand.class, ResetCommand.class, CompactCommand.class,
+                DemoCommand.class,
                 CommandLine.HelpCommand.class},
         description = "Replay a chosen slice of a Kafka topic into a destination, exactly once, without touching "
                 + "the live pipeline.",

@@ -126,7 +126,10 @@ public final class BackfillRun {
         BlockingQueue<Item> queue = new ArrayBlockingQueue<>(options.queueChunks());
         Instant from = options.strictTime() ? plan.fromTime().orElse(null) : null;
         Instant to = options.strictTime() ? plan.toTime().orElse(null) : null;
-        BoundedReader reader = new BoundedReader(plan.topic(), kafkaConfig, plan.request().isolationLevel(), ranges,
+        // a poll never hands over more than a batch: --batch-size bounds a transaction (and memory) as it says
+        Map<String, Object> readerConfig = new HashMap<>(kafkaConfig);
+        readerConfig.putIfAbsent("max.poll.records", Math.min(5000, options.batchRecords()));
+        BoundedReader reader = new BoundedReader(plan.topic(), readerConfig, plan.request().isolationLevel(), ranges,
                 options.allowDataLoss(), options.stallTimeout());
         Thread readerThread = new Thread(() -> {
             try {

@@ -251,7 +251,8 @@ final class DeltaSink implements Sink {
             schema = schema.add(meta.deleted(), BooleanType.BOOLEAN, true);
         }
         Transaction txn = TableManager.buildCreateTableTransaction(path, schema, ENGINE_INFO)
-                .withTableProperties(Map.of("delta.feature.domainMetadata", "supported"))
+                .withTableProperties(Map.of("delta.feature.domainMetadata", "supported", DeltaFiles.KEY_COLUMNS_PROPERTY,
+                        String.join(",", batch.shape().keyColumns().stream().map(Column::name).toList())))
                 .withMaxRetries(0).build(engine);
         runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
         return snapshot().orElseThrow();
@@ -296,7 +297,7 @@ final class DeltaSink implements Sink {
         Scan scan = snapshot.getScanBuilder().build();
         Row scanState = scan.getScanState(engine);
         for (Row scanFile : candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
-            List<Object[]> rows = readFile(scanState, scanFile, schema);
+            List<Object[]> rows = DeltaFiles.read(engine, scanState, scanFile, schema);
             int fileIndex = candidates.size();
             candidates.add(new Candidate(scanFile, rows, new boolean[] {false}));
             for (int i = 0; i < rows.size(); i++) {
@@ -421,7 +422,7 @@ final class DeltaSink implements Sink {
         return keyOf(keyRow(c, schema, keyOrdinals), keyOrdinals);
     }
 
-    private static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
+    static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
         List<Object> k = new ArrayList<>(keyOrdinals.length);
         for (int o : keyOrdinals) {
             Object v = row[o];
@@ -431,7 +432,7 @@ final class DeltaSink implements Sink {
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private static int compareKeys(List<Object> a, List<Object> b) {
+    static int compareKeys(List<Object> a, List<Object> b) {
         for (int i = 0; i < a.size(); i++) {
             Object x = a.get(i);
             Object y = b.get(i);
@@ -505,37 +506,6 @@ final class DeltaSink implements Sink {
         return first != null && compareKeys(List.of(first), List.of(hi)) <= 0;
     }
 
-    /** A data file's rows in the table's logical schema (physical columns mapped back by Kernel). */
-    private List<Object[]> readFile(Row scanState, Row scanFile, StructType schema) throws IOException {
-        FileStatus status = KernelInternals.status(scanFile);
-        List<Object[]> rows = new ArrayList<>();
-        try (CloseableIterator<FileReadResult> it = engine.getParquetHandler().readParquetFiles(
-                KernelInternals.iterator(List.of(status)), KernelInternals.physicalReadSchema(scanState), Optional.empty())) {
-            while (it.hasNext()) {
-                ColumnarBatch physical = it.next().getData();
-                try (CloseableIterator<FilteredColumnarBatch> logical = Scan.transformPhysicalData(engine, scanState,
-                        scanFile, KernelInternals.iterator(List.of(physical)))) {
-                    while (logical.hasNext()) {
-                        FilteredColumnarBatch fb = logical.next();
-                        ColumnarBatch b = fb.getData();
-                        for (int r = 0; r < b.getSize(); r++) {
-                            if (fb.getSelectionVector().isPresent() && !fb.getSelectionVector().get().getBoolean(r)) {
-                                continue;
-                            }
-                            Object[] row = new Object[schema.length()];
-                            for (int c = 0; c < schema.length(); c++) {
-                                row[c] = DeltaTypes.read(b.getColumnVector(schema.indexOf(schema.at(c).getName()) >= 0
-                                        ? b.getSchema().indexOf(schema.at(c).getName()) : c), r);
-                            }
-                            rows.add(row);
-                        }
-                    }
-                }
-            }
-        }
-        return rows;
-    }
-
     private void commit(Snapshot snapshot, String job, JobState state, List<Row> actions) {
         Transaction txn = transaction(snapshot, job);
         txn.addDomainMetadata(domain(job), JobStateJson.write(state));
@@ -547,24 +517,7 @@ final class DeltaSink implements Sink {
         Transaction txn = transaction(snapshot, job);
         txn.addDomainMetadata(domain(job), JobStateJson.write(state));
         List<Row> actions = new ArrayList<>(removes);
-        if (!rows.isEmpty()) {
-            Row txnState = txn.getTransactionState(engine);
-            DataWriteContext context = Transaction.getWriteContext(engine, txnState, Map.of());
-            List<FilteredColumnarBatch> logical = new ArrayList<>();
-            for (int from = 0; from < rows.size(); from += ROWS_PER_FILE_BATCH) {
-                logical.add(new FilteredColumnarBatch(new RowsBatch(schema,
-                        rows.subList(from, Math.min(rows.size(), from + ROWS_PER_FILE_BATCH))), Optional.empty()));
-            }
-            try (CloseableIterator<FilteredColumnarBatch> physical = Transaction.transformLogicalData(engine, txnState,
-                    KernelInternals.iterator(logical), Map.of());
-                 CloseableIterator<DataFileStatus> written = engine.getParquetHandler().writeParquetFiles(
-                         context.getTargetDirectory(), physical, context.getStatisticsColumns());
-                 CloseableIterator<Row> adds = Transaction.generateAppendActions(engine, txnState, written, context)) {
-                while (adds.hasNext()) {
-                    actions.add(adds.next());
-                }
-            }
-        }
+        actions.addAll(DeltaFiles.write(engine, txn, schema, rows, ROWS_PER_FILE_BATCH));
         doCommit(txn, actions, job);
     }
 

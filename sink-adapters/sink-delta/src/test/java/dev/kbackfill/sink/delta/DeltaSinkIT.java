@@ -184,6 +184,31 @@ class DeltaSinkIT {
     }
 
     @Test
+    void compactionRewritesFilesIntoKeySortedOnesWithoutADataChange() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 2L), row("d", "x", "1", 0, 0), row("a", "x", "1", 0, 1)));
+            s.write(batch(2, Map.of(0, 4L), row("c", "x", "1", 0, 2), row("f", "x", "1", 0, 3)));
+            s.write(batch(3, Map.of(0, 6L), row("b", "x", "1", 0, 4), row("e", "x", "1", 0, 5)));
+            List<String> before = rows();
+            DeltaCompaction.Result r = DeltaCompaction.compact(table(), Optional.empty(), 1000);
+            assertThat(r.filesBefore()).isEqualTo(3);
+            assertThat(r.filesWritten()).isEqualTo(1);
+            assertThat(r.rows()).isEqualTo(6);
+            assertThat(rows()).isEqualTo(before);
+            String commit = Files.readString(Path.of(table(), "_delta_log", String.format("%020d.json", r.version())));
+            assertThat(commit).contains("\"remove\"").contains("\"add\"").doesNotContain("\"dataChange\":true");
+            assertThat(s.load("job").orElseThrow().nextOffsets()).containsEntry(0, 6L);
+            s.write(batch(4, Map.of(0, 8L), row("a", "y", "2", 0, 7)));
+            assertThat(rows()).contains("a=y/2@0:7").hasSize(6);
+            // copy-on-write replaced the one compacted file (it held "a"): nothing left to compact
+            DeltaCompaction.Result again = DeltaCompaction.compact(table(), Optional.empty(), 1000);
+            assertThat(again.filesBefore()).isEqualTo(1);
+            assertThat(again.filesRewritten()).isZero();
+        }
+    }
+
+    @Test
     void aFieldFirstSeenLaterIsRefusedClearly() throws Exception {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
             begin(s);

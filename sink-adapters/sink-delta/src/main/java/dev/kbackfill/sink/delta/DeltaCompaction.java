@@ -1,0 +1,95 @@
+package dev.kbackfill.sink.delta;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+
+import dev.kbackfill.core.sink.SinkConfigException;
+import io.delta.kernel.Operation;
+import io.delta.kernel.Scan;
+import io.delta.kernel.Snapshot;
+import io.delta.kernel.TableManager;
+import io.delta.kernel.Transaction;
+import io.delta.kernel.data.FilteredColumnarBatch;
+import io.delta.kernel.data.Row;
+import io.delta.kernel.defaults.engine.DefaultEngine;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.exceptions.TableNotFoundException;
+import io.delta.kernel.hook.PostCommitHook;
+import io.delta.kernel.types.StructType;
+import io.delta.kernel.utils.CloseableIterable;
+import io.delta.kernel.utils.CloseableIterator;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * Rewrites a table's data files into key-sorted ones in one commit whose removes and adds say
+ * {@code dataChange=false}: the rows do not change, so streaming readers do not read them again. Run it between
+ * backfills (the single-writer rule holds for compaction too).
+ */
+public final class DeltaCompaction {
+
+    /** What a compaction did. */
+    public record Result(int filesBefore, int filesRewritten, int filesWritten, long rows, long version) {
+    }
+
+    private DeltaCompaction() {
+    }
+
+    /**
+     * @param keyColumns the key columns; defaults to those recorded when kbackfill created the table
+     * @param rowsPerFile rows per written file batch
+     */
+    public static Result compact(String path, Optional<List<String>> keyColumns, int rowsPerFile) throws IOException {
+        Engine engine = DefaultEngine.create(new Configuration());
+        Snapshot snapshot;
+        try {
+            snapshot = TableManager.loadSnapshot(path).build(engine);
+        } catch (TableNotFoundException e) {
+            throw new SinkConfigException("no Delta table at " + path);
+        }
+        StructType schema = snapshot.getSchema();
+        List<String> keys = keyColumns.orElseGet(() -> Optional.ofNullable(snapshot.getTableProperties()
+                .get(DeltaFiles.KEY_COLUMNS_PROPERTY)).map(v -> Arrays.asList(v.split(","))).orElseThrow(
+                () -> new SinkConfigException("the Delta table at " + path + " does not record its key columns (it was "
+                        + "not created by kbackfill): name them with --key-columns")));
+        int[] ordinals = keys.stream().mapToInt(k -> {
+            int o = schema.indexOf(k);
+            if (o < 0) {
+                throw new SinkConfigException("key column " + k + " is not in the Delta table at " + path);
+            }
+            return o;
+        }).toArray();
+        Scan scan = snapshot.getScanBuilder().build();
+        Row scanState = scan.getScanState(engine);
+        List<Row> files = new ArrayList<>();
+        try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine)) {
+            while (it.hasNext()) {
+                try (CloseableIterator<Row> rows = it.next().getRows()) {
+                    rows.forEachRemaining(files::add);
+                }
+            }
+        }
+        if (files.size() < 2) {
+            return new Result(files.size(), 0, 0, 0, snapshot.getVersion());
+        }
+        List<Object[]> rows = new ArrayList<>();
+        List<Row> actions = new ArrayList<>();
+        for (Row f : files) {
+            rows.addAll(DeltaFiles.read(engine, scanState, f, schema));
+            actions.add(KernelInternals.removeAction(f, false));
+        }
+        rows.sort(Comparator.comparing((Object[] r) -> DeltaSink.keyOf(r, ordinals), DeltaSink::compareKeys));
+        Transaction txn = snapshot.buildUpdateTableTransaction("kbackfill", Operation.MANUAL_UPDATE)
+                .withMaxRetries(0).build(engine);
+        List<Row> adds = DeltaFiles.write(engine, txn, schema, rows, rowsPerFile);
+        adds.forEach(a -> actions.add(NoDataChange.of(a)));
+        var result = txn.commit(engine, CloseableIterable.inMemoryIterable(KernelInternals.iterator(actions)));
+        for (PostCommitHook hook : result.getPostCommitHooks()) {
+            hook.threadSafeInvoke(engine);
+        }
+        return new Result(files.size(), files.size(), adds.size(), rows.size(), result.getVersion());
+    }
+}

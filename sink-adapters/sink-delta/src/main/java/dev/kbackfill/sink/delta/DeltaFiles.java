@@ -1,0 +1,90 @@
+package dev.kbackfill.sink.delta;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.delta.kernel.DataWriteContext;
+import io.delta.kernel.Scan;
+import io.delta.kernel.Transaction;
+import io.delta.kernel.data.ColumnarBatch;
+import io.delta.kernel.data.FilteredColumnarBatch;
+import io.delta.kernel.data.Row;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.engine.FileReadResult;
+import io.delta.kernel.types.StructType;
+import io.delta.kernel.utils.CloseableIterator;
+import io.delta.kernel.utils.DataFileStatus;
+import io.delta.kernel.utils.FileStatus;
+
+/** Reading a data file's rows and writing rows as data files, shared by the sink and compaction. */
+final class DeltaFiles {
+
+    /** The table property naming the key columns of a table kbackfill created, comma-separated. */
+    static final String KEY_COLUMNS_PROPERTY = "kbackfill.keyColumns";
+
+    private DeltaFiles() {
+    }
+
+    /** A data file's rows in the table's logical schema (physical columns mapped back by Kernel). */
+    static List<Object[]> read(Engine engine, Row scanState, Row scanFile, StructType schema) throws IOException {
+        FileStatus status = KernelInternals.status(scanFile);
+        List<Object[]> rows = new ArrayList<>();
+        try (CloseableIterator<FileReadResult> it = engine.getParquetHandler().readParquetFiles(
+                KernelInternals.iterator(List.of(status)), KernelInternals.physicalReadSchema(scanState), Optional.empty())) {
+            while (it.hasNext()) {
+                ColumnarBatch physical = it.next().getData();
+                try (CloseableIterator<FilteredColumnarBatch> logical = Scan.transformPhysicalData(engine, scanState,
+                        scanFile, KernelInternals.iterator(List.of(physical)))) {
+                    while (logical.hasNext()) {
+                        FilteredColumnarBatch fb = logical.next();
+                        ColumnarBatch b = fb.getData();
+                        int[] ordinals = new int[schema.length()];
+                        for (int c = 0; c < schema.length(); c++) {
+                            ordinals[c] = b.getSchema().indexOf(schema.at(c).getName());
+                        }
+                        for (int r = 0; r < b.getSize(); r++) {
+                            if (fb.getSelectionVector().isPresent() && !fb.getSelectionVector().get().getBoolean(r)) {
+                                continue;
+                            }
+                            Object[] row = new Object[schema.length()];
+                            for (int c = 0; c < schema.length(); c++) {
+                                row[c] = ordinals[c] < 0 ? null : DeltaTypes.read(b.getColumnVector(ordinals[c]), r);
+                            }
+                            rows.add(row);
+                        }
+                    }
+                }
+            }
+        }
+        return rows;
+    }
+
+    /** Writes rows (in the order given) as data files of the transaction's table; returns their add actions. */
+    static List<Row> write(Engine engine, Transaction txn, StructType schema, List<Object[]> rows, int rowsPerBatch)
+            throws IOException {
+        List<Row> actions = new ArrayList<>();
+        if (rows.isEmpty()) {
+            return actions;
+        }
+        Row txnState = txn.getTransactionState(engine);
+        DataWriteContext context = Transaction.getWriteContext(engine, txnState, Map.of());
+        List<FilteredColumnarBatch> logical = new ArrayList<>();
+        for (int from = 0; from < rows.size(); from += rowsPerBatch) {
+            logical.add(new FilteredColumnarBatch(new RowsBatch(schema,
+                    rows.subList(from, Math.min(rows.size(), from + rowsPerBatch))), Optional.empty()));
+        }
+        try (CloseableIterator<FilteredColumnarBatch> physical = Transaction.transformLogicalData(engine, txnState,
+                KernelInternals.iterator(logical), Map.of());
+             CloseableIterator<DataFileStatus> written = engine.getParquetHandler().writeParquetFiles(
+                     context.getTargetDirectory(), physical, context.getStatisticsColumns());
+             CloseableIterator<Row> adds = Transaction.generateAppendActions(engine, txnState, written, context)) {
+            while (adds.hasNext()) {
+                actions.add(adds.next());
+            }
+        }
+        return actions;
+    }
+}
