@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of docs/benchmarks.md side by side and prints a report.
-#   bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres]   (default 1000000 records, 2 rounds, all; needs kcat)
+#   bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta]   (default 1000000 records, 2 rounds, all; needs kcat)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v kcat >/dev/null || { echo "bench: kcat is missing: apt-get install -y kcat" >&2; exit 1; }
 mvn -B -ntp -q -DskipTests install
-exec java -Xmx2g ${BENCH_OPTS:-} -cp "$(cat bench/target/classpath.txt):bench/target/classes" dev.kbackfill.bench.Benchmark "$@"
+mvn -B -ntp -q -pl interop-spark dependency:build-classpath -Dmdep.includeScope=test \
+    -Dmdep.outputFile=target/test-classpath.txt
+spark_cp="$(cat interop-spark/target/test-classpath.txt):$(pwd)/interop-spark/target/test-classes"
+exec java -Xmx2g ${BENCH_OPTS:-} -Dbench.sparkClasspath="$spark_cp" \
+    -cp "$(cat bench/target/classpath.txt):bench/target/classes" dev.kbackfill.bench.Benchmark "$@"

@@ -31,7 +31,7 @@ import org.postgresql.copy.CopyManager;
 
 /**
  * Runs every benchmark of docs/benchmarks.md side by side in one go and prints a report. Peers run alternately,
- * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres]}.
+ * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta]}.
  */
 public final class Benchmark {
 
@@ -94,11 +94,14 @@ public final class Benchmark {
             bootstrap = line.substring(6);
             System.out.println("broker process at " + bootstrap);
             load();
-            if (!only.equals("postgres")) {
+            if (only.equals("all") || only.equals("read")) {
                 reading();
             }
-            if (!only.equals("read")) {
+            if (only.equals("all") || only.equals("postgres")) {
                 postgres();
+            }
+            if (only.equals("all") || only.equals("delta")) {
+                delta();
             }
         } finally {
             broker.getOutputStream().close();
@@ -190,6 +193,83 @@ public final class Benchmark {
                     ceiling, records / ceiling);
             System.out.printf(Locale.ROOT, "%-6d %-44s %10.0f%%%n", r, "kbackfill / ceiling", 100 * ceiling / ours);
         }
+    }
+
+    /**
+     * kbackfill into Delta against Spark local[2] (read the same range from Kafka, last record per key, write or
+     * MERGE), each a process of its own: cold = a new table, warm = the same range again into the existing table.
+     */
+    private void delta() throws Exception {
+        String sparkClasspath = System.getProperty("bench.sparkClasspath");
+        if (sparkClasspath == null) {
+            throw new IllegalStateException("bench.sparkClasspath is not set: run bench/run.sh");
+        }
+        System.out.println("== Delta Lake: the whole topic, last value per key, wall time of each process");
+        String offsets = exec(List.of(root.resolve("bin/kbackfill").toString(), "plan", "--topic", TOPIC, "--from",
+                "earliest", "--to", "latest", "--format", "spark", "--bootstrap-server", bootstrap), Map.of()).strip();
+        String starting = offsets.substring(offsets.indexOf("\"startingOffsets\":") + 18, offsets.indexOf(",\"endingOffsets\""));
+        String ending = offsets.substring(offsets.indexOf("\"endingOffsets\":") + 16, offsets.length() - 1);
+        List<String> spark = new ArrayList<>(List.of("java", "-Xmx2g"));
+        spark.addAll(List.of("--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+                "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
+                "--add-opens=java.base/java.net=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+                "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+                "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED", "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+                "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED", "-cp", sparkClasspath,
+                "dev.kbackfill.interop.SparkDeltaBench", bootstrap, TOPIC, starting, ending));
+        System.out.printf("%-6s %-44s %10s%n", "round", "writer", "seconds");
+        for (int r = 1; r <= rounds; r++) {
+            Path dir = Files.createTempDirectory("kbackfill-bench-delta");
+            String ours = dir.resolve("ours").toString();
+            String theirs = dir.resolve("spark").toString();
+            double coldOurs = timed(kbackfillDelta(ours, "bench-delta", "latest"));
+            List<String> create = new ArrayList<>(spark);
+            create.addAll(List.of(theirs, "create"));
+            long t = System.nanoTime();
+            String sparkCold = exec(create, Map.of());
+            double coldSpark = (System.nanoTime() - t) / 1e9;
+            double warmOurs = timed(kbackfillDelta(ours, "bench-delta-again", "latest"));
+            List<String> merge = new ArrayList<>(spark);
+            merge.addAll(List.of(theirs, "merge"));
+            t = System.nanoTime();
+            String sparkWarm = exec(merge, Map.of());
+            double warmSpark = (System.nanoTime() - t) / 1e9;
+            // a fixed range (a time after every record), finished: the rerun must do nothing
+            timed(kbackfillDelta(dir.resolve("fixed").toString(), "bench-delta-fixed", "2099-01-01"));
+            double noop = timed(kbackfillDelta(dir.resolve("fixed").toString(), "bench-delta-fixed", "2099-01-01"));
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill, new table (cold)", coldOurs);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f   (%s)%n", r, "Spark, new table (cold)", coldSpark, sparkCold.strip());
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill, same range again (warm, merge)", warmOurs);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f   (%s)%n", r, "Spark MERGE, same range again", warmSpark, sparkWarm.strip());
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill, finished fixed job rerun (no-op)", noop);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %9.1fx / %.1fx%n", r, "Spark / kbackfill (cold / warm)",
+                    coldSpark / coldOurs, warmSpark / warmOurs);
+        }
+    }
+
+    private List<String> kbackfillDelta(String table, String job, String to) {
+        return List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC, "--from", "earliest", "--to",
+                to, "--sink", "delta:" + table, "--create-table", "--job", job, "--progress", "none",
+                "--bootstrap-server", bootstrap);
+    }
+
+    private double timed(List<String> command) throws Exception {
+        long t = System.nanoTime();
+        exec(command, Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g"));
+        return (System.nanoTime() - t) / 1e9;
+    }
+
+    private static String exec(List<String> command, Map<String, String> env) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException(String.join(" ", command.subList(0, Math.min(3, command.size())))
+                    + " failed: " + out);
+        }
+        return out;
     }
 
     private static void reset(String url) throws Exception {

@@ -83,6 +83,8 @@ final class DeltaSink implements Sink {
     private final SinkSettings.MetadataColumns meta;
     private Engine engine;
     private JobState pending;
+    /** The table as the last commit of this sink left it: one writer per table, so no log replay per batch. */
+    private Snapshot latest;
 
     DeltaSink(SinkSettings settings, String path) {
         this.settings = settings;
@@ -135,6 +137,9 @@ final class DeltaSink implements Sink {
     }
 
     private Optional<Snapshot> snapshot() {
+        if (latest != null) {
+            return Optional.of(latest);
+        }
         try {
             return Optional.of(TableManager.loadSnapshot(path).build(engine));
         } catch (TableNotFoundException e) {
@@ -212,15 +217,39 @@ final class DeltaSink implements Sink {
                 .withMaxRetries(0).build(engine);
         txn.removeDomainMetadata(domain(job));
         runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+        latest = null;
         return true;
     }
 
     @Override
     public WriteResult write(WriteBatch batch) {
+        boolean cached = latest != null;
+        try {
+            return writeOnce(batch);
+        } catch (StaleSnapshotException e) {
+            if (!cached) {
+                throw e;
+            }
+            // another writer (kbackfill compact, say) committed since this sink's last commit: plan again from the
+            // table as it is now; nothing of the failed attempt was committed
+            latest = null;
+            return writeOnce(batch);
+        }
+    }
+
+    /** A commit refused because another writer committed since the snapshot it was planned on. */
+    private static final class StaleSnapshotException extends SinkException {
+        StaleSnapshotException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private WriteResult writeOnce(WriteBatch batch) {
         Snapshot snapshot = snapshot().orElseGet(() -> create(batch));
         StructType schema = snapshot.getSchema();
         checkColumns(schema, batch);
-        JobState state = load(batch.job()).orElseThrow(() -> new SinkException("job " + batch.job()
+        JobState state = snapshot.getDomainMetadata(domain(batch.job())).map(JobStateJson::read)
+                .or(() -> Optional.ofNullable(pending)).orElseThrow(() -> new SinkException("job " + batch.job()
                 + " has no stored state in " + path + " (reset by another process?)"));
         Map<Integer, Long> next = new HashMap<>(state.nextOffsets());
         next.putAll(batch.nextOffsets());
@@ -255,6 +284,7 @@ final class DeltaSink implements Sink {
                         String.join(",", batch.shape().keyColumns().stream().map(Column::name).toList())))
                 .withMaxRetries(0).build(engine);
         runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+        latest = null;
         return snapshot().orElseThrow();
     }
 
@@ -364,7 +394,7 @@ final class DeltaSink implements Sink {
                 f.rows().stream().filter(r -> r != null).forEach(rewritten::add);
             }
         }
-        rewritten.sort(Comparator.comparing((Object[] r) -> keyOf(r, keyOrdinals), DeltaSink::compareKeys));
+        sortByKey(rewritten, keyOrdinals);
         commit(snapshot, batch.job(), after, rewritten, removes, schema);
         return new WriteResult(upserted, deleted, ignored);
     }
@@ -422,6 +452,26 @@ final class DeltaSink implements Sink {
         return keyOf(keyRow(c, schema, keyOrdinals), keyOrdinals);
     }
 
+    /**
+     * Sorts rows by key, strings in UTF-8 byte order (as Delta's statistics compare them), computing each row's sort
+     * key once rather than in every comparison.
+     */
+    static void sortByKey(List<Object[]> rows, int[] keyOrdinals) {
+        List<Map.Entry<List<Object>, Object[]>> decorated = new ArrayList<>(rows.size());
+        for (Object[] r : rows) {
+            List<Object> k = new ArrayList<>(keyOrdinals.length);
+            for (int o : keyOrdinals) {
+                Object v = r[o];
+                k.add(v instanceof String str ? ByteBuffer.wrap(str.getBytes(StandardCharsets.UTF_8))
+                        : v instanceof byte[] b ? ByteBuffer.wrap(b) : v);
+            }
+            decorated.add(Map.entry(k, r));
+        }
+        decorated.sort((a, b) -> compareKeys(a.getKey(), b.getKey()));
+        rows.clear();
+        decorated.forEach(e -> rows.add(e.getValue()));
+    }
+
     static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
         List<Object> k = new ArrayList<>(keyOrdinals.length);
         for (int o : keyOrdinals) {
@@ -439,6 +489,9 @@ final class DeltaSink implements Sink {
             int c;
             if (x instanceof String s && y instanceof String t) {
                 c = Arrays.compareUnsigned(s.getBytes(StandardCharsets.UTF_8), t.getBytes(StandardCharsets.UTF_8));
+            } else if (x instanceof ByteBuffer s && y instanceof ByteBuffer t) {
+                c = Arrays.compareUnsigned(s.array(), s.arrayOffset(), s.arrayOffset() + s.limit(),
+                        t.array(), t.arrayOffset(), t.arrayOffset() + t.limit());
             } else if (x instanceof Comparable cx && y != null) {
                 c = cx.compareTo(y);
             } else {
@@ -530,11 +583,14 @@ final class DeltaSink implements Sink {
 
     private void doCommit(Transaction txn, List<Row> actions, String job) {
         try {
-            runHooks(txn.commit(engine, CloseableIterable.inMemoryIterable(
-                    KernelInternals.iterator(actions))));
-        } catch (ConcurrentWriteException e) {
-            throw new SinkException("another writer committed to " + path + " while job " + job + " was writing: "
-                    + e.getMessage() + "; one writer per table (nothing of this batch was committed)", e);
+            TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(
+                    KernelInternals.iterator(actions)));
+            runHooks(result);
+            latest = result.getPostCommitSnapshot().orElse(null);
+        } catch (ConcurrentWriteException | io.delta.kernel.exceptions.MaxCommitRetryLimitReachedException e) {
+            latest = null;
+            throw new StaleSnapshotException("another writer committed to " + path + " while job " + job
+                    + " was writing: " + e.getMessage() + "; one writer per table (nothing of this batch was committed)", e);
         }
     }
 
