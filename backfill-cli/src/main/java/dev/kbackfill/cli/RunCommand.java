@@ -104,9 +104,10 @@ final class RunCommand implements Callable<Integer> {
                     + "JSON-lines FILE, or produced to a topic.")
     String deadLetter;
 
-    @Option(names = "--batch-size", paramLabel = "N", defaultValue = "20000",
-            description = "Records per transaction before reduction (default: ${DEFAULT-VALUE}).")
-    int batchSize;
+    @Option(names = "--batch-size", paramLabel = "N",
+            description = "Records per transaction or commit, before reduction (default: the sink's; 20000 for databases "
+                    + "and topics, 100000 for Delta).")
+    Integer batchSize;
 
     @Option(names = "--strict-time", description = "Write only records whose timestamp lies in [from, to); count the rest as filtered.")
     boolean strictTime;
@@ -122,7 +123,7 @@ final class RunCommand implements Callable<Integer> {
         Map<String, Object> config = kafka.clientConfig();
         Optional<Plan> filePlan = readPlanFile();
         BackfillRequest backfill = filePlan.map(Plan::request).orElseGet(() -> request.toRequest(kafka.isolationLevel(config)));
-        if (batchSize < 1) {
+        if (batchSize != null && batchSize < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --batch-size '" + batchSize
                     + "': expected a whole number >= 1");
         }
@@ -166,7 +167,8 @@ final class RunCommand implements Callable<Integer> {
                     PlanTable.printNotes(state.plan(), err);
                 }
                 err.flush();
-                RunOptions options = RunOptions.DEFAULTS.withBatchRecords(batchSize).withStrictTime(strictTime)
+                int batch = batchSize != null ? batchSize : target.defaultBatchRecords();
+                RunOptions options = RunOptions.DEFAULTS.withBatchRecords(batch).withStrictTime(strictTime)
                         .withAllowDataLoss(backfill.allowDataLoss());
                 RunSummary summary = new BackfillRun(config, decoder, target, settings.tombstoneMode(), options,
                         new RunProgress(err, progress, jobName), rejects).execute(state);

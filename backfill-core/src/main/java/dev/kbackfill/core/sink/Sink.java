@@ -25,6 +25,14 @@ public interface Sink extends AutoCloseable {
      */
     void open();
 
+    /**
+     * Records per batch when the user does not say ({@code --batch-size}): a batch is one transaction or commit,
+     * and what it costs (a database round trip, a rewritten Delta file) decides what size pays off.
+     */
+    default int defaultBatchRecords() {
+        return 20_000;
+    }
+
     /** Warnings about the destination found by {@link #open()}, for people (a non-compacted topic, ...). */
     default java.util.List<String> warnings() {
         return java.util.List.of();

@@ -101,6 +101,16 @@ final class DeltaSink implements Sink {
         return "delta:" + path;
     }
 
+    /**
+     * Every commit rewrites the files its keys live in, so fewer, larger batches write far less: on 1M records
+     * (200k keys) 20,000 records a batch took 72 s, 100,000 took 29 s, 250,000 took 26 s (docs/benchmarks.md).
+     * A batch of 100,000 JSON records needs about 1 GB of heap.
+     */
+    @Override
+    public int defaultBatchRecords() {
+        return 100_000;
+    }
+
     @Override
     public void open() {
         openForJobs();
