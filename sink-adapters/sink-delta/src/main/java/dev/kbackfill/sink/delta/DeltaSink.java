@@ -3,13 +3,8 @@ package dev.kbackfill.sink.delta;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -25,7 +20,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Column;
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.JobStateJson;
 import dev.kbackfill.core.sink.Sink;
@@ -160,34 +155,7 @@ final class DeltaSink implements Sink {
     @Override
     public AutoCloseable lock(String job) {
         Optional<Path> local = localPath();
-        if (local.isEmpty()) {
-            return () -> { };
-        }
-        Path table = local.get();
-        Path lockFile = table.resolveSibling("." + table.getFileName() + ".kbackfill-" + job.replaceAll("[^A-Za-z0-9._-]",
-                "_") + ".lock");
-        try {
-            Files.createDirectories(lockFile.getParent());
-            FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock lock;
-            try {
-                lock = channel.tryLock();
-            } catch (OverlappingFileLockException e) {
-                lock = null;
-            }
-            if (lock == null) {
-                channel.close();
-                throw new JobConflictException("job '" + job + "' is already running against " + target()
-                        + " (lock " + lockFile + " is held); wait for it to finish before starting it again");
-            }
-            FileLock held = lock;
-            return () -> {
-                held.release();
-                channel.close();
-            };
-        } catch (IOException e) {
-            throw new SinkException("cannot lock job " + job + " with " + lockFile + ": " + e.getMessage(), e);
-        }
+        return local.isEmpty() ? () -> { } : JobLockFile.acquire(JobLockFile.beside(local.get(), job), job, target());
     }
 
     private Optional<Path> localPath() {

@@ -1,11 +1,6 @@
 package dev.kbackfill.sink.jdbc;
 
-import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -25,6 +20,7 @@ import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Column;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
@@ -187,32 +183,7 @@ public final class JdbcSink implements Sink {
 
     private AutoCloseable fileLock(String job) {
         Optional<Path> db = sqliteFile(settings.url());
-        if (db.isEmpty()) {
-            return () -> { };
-        }
-        Path lockFile = db.get().resolveSibling(db.get().getFileName() + ".kbackfill-" + job.replaceAll("[^A-Za-z0-9._-]", "_")
-                + ".lock");
-        try {
-            FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock lock;
-            try {
-                lock = channel.tryLock();
-            } catch (OverlappingFileLockException e) {
-                lock = null;
-            }
-            if (lock == null) {
-                channel.close();
-                throw new JobConflictException("job '" + job + "' is already running against " + target()
-                        + " (lock " + lockFile + " is held); wait for it to finish before starting it again");
-            }
-            FileLock held = lock;
-            return () -> {
-                held.release();
-                channel.close();
-            };
-        } catch (IOException e) {
-            throw new SinkException("cannot lock job " + job + " with " + lockFile + ": " + e.getMessage(), e);
-        }
+        return db.isEmpty() ? () -> { } : JobLockFile.acquire(JobLockFile.beside(db.get(), job), job, target());
     }
 
     static Optional<Path> sqliteFile(String url) {
