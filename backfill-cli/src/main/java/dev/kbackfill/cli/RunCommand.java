@@ -180,6 +180,7 @@ final class RunCommand implements Callable<Integer> {
                 }
                 return ExitCodes.OK;
             } catch (RuntimeException e) {
+                // failures of the run itself pass through; only closing the lock throws a checked exception
                 throw e;
             } catch (Exception e) {
                 throw new CliFailure("could not release the lock of job " + jobName + ": " + e.getMessage(), e);
