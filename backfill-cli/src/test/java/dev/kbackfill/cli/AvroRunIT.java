@@ -174,8 +174,12 @@ class AvroRunIT {
                 record("avro-delta", "p1", ConfluentFraming.frame(v1Id, v1, payment(v1, id1, "99.99", 2, "second")))),
                 Map.of());
         String path = dir.resolve("payments-delta").toString();
-        CliRun r = run("--topic", "avro-delta", "--from", "earliest", "--to", "latest", "--sink", "delta:" + path);
+        CliRun r = run("--topic", "avro-delta", "--from", "earliest", "--to", "latest", "--sink", "delta:" + path,
+                "--job", "avro-delta");
         assertThat(r.exitCode()).as(r.err()).isZero();
+        CliRun status = CliRun.of("status", "--job", "avro-delta", "--sink", "delta:" + path);
+        assertThat(status.exitCode()).as(status.err()).isZero();
+        assertThat(status.out()).contains("job avro-delta run 1: complete, 100.0% (0 of 2 offsets left)");
         List<Map<String, Object>> rows = dev.kbackfill.sink.delta.DeltaTableRows.rows(path);
         assertThat(rows).hasSize(1);
         Map<String, Object> row = rows.get(0);
