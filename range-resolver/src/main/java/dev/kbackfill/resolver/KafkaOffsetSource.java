@@ -59,13 +59,8 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
      * would make the checking consumer join or commit to a group are refused.
      */
     public static KafkaOffsetSource create(Map<String, Object> clientConfig) {
-        Map<String, Object> adminConfig = new HashMap<>();
-        clientConfig.forEach((k, v) -> {
-            if (AdminClientConfig.configNames().contains(k)) {
-                adminConfig.put(k, v);
-            }
-        });
-        return new KafkaOffsetSource(Admin.create(adminConfig), true, clientConfig);
+        return new KafkaOffsetSource(Admin.create(ClientConfigs.only(clientConfig, AdminClientConfig.configNames())), true,
+                clientConfig);
     }
 
     /** Uses {@code admin} (without closing it) and {@code clientConfig} for the checking consumer. */
@@ -203,12 +198,11 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
     }
 
     private Map<String, Object> checkingConsumerConfig(IsolationLevel isolationLevel) {
-        Map<String, Object> config = new HashMap<>(clientConfig);
-        if (config.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
-            throw new RequestException("group.id '" + config.get(ConsumerConfig.GROUP_ID_CONFIG)
+        if (clientConfig.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
+            throw new RequestException("group.id '" + clientConfig.get(ConsumerConfig.GROUP_ID_CONFIG)
                     + "' is not allowed: kbackfill never joins or commits to a consumer group; remove it");
         }
-        config.keySet().retainAll(ConsumerConfig.configNames());
+        Map<String, Object> config = ClientConfigs.only(clientConfig, ConsumerConfig.configNames());
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
         config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolationLevel.toString());

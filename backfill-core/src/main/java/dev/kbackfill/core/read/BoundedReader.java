@@ -10,6 +10,7 @@ import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.resolver.ClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -73,11 +74,7 @@ public final class BoundedReader implements AutoCloseable {
         config.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
         config.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024);
         config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kbackfill-reader");
-        clientConfig.forEach((k, v) -> {
-            if (ConsumerConfig.configNames().contains(k)) {
-                config.put(k, v);
-            }
-        });
+        config.putAll(ClientConfigs.only(clientConfig, ConsumerConfig.configNames()));
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
         config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolationLevel.toString());

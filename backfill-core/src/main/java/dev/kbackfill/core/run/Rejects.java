@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -15,6 +14,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kbackfill.core.record.DecodeException;
 import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.resolver.ClientConfigs;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -143,12 +143,7 @@ public interface Rejects extends AutoCloseable {
 
         TopicDeadLetters(Map<String, Object> clientConfig, String topic) {
             this.topic = topic;
-            Map<String, Object> config = new HashMap<>();
-            clientConfig.forEach((k, v) -> {
-                if (ProducerConfig.configNames().contains(k)) {
-                    config.put(k, v);
-                }
-            });
+            Map<String, Object> config = ClientConfigs.only(clientConfig, ProducerConfig.configNames());
             config.put(ProducerConfig.ACKS_CONFIG, "all");
             config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
             config.put(ProducerConfig.CLIENT_ID_CONFIG, "kbackfill-dead-letters");

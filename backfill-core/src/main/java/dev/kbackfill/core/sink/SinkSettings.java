@@ -58,6 +58,21 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
         Objects.requireNonNull(source, "source");
     }
 
+    /**
+     * The metadata columns the modes need in an existing table: partition, offset and timestamp for the newer-wins
+     * guard, the deleted flag for soft deletes.
+     */
+    public java.util.List<String> requiredMetadataColumns() {
+        java.util.List<String> required = new java.util.ArrayList<>();
+        if (conflictMode == ConflictMode.NEWER_WINS) {
+            required.addAll(java.util.List.of(metadata.partition(), metadata.offset(), metadata.timestamp()));
+        }
+        if (tombstoneMode == TombstoneMode.SOFT_DELETE) {
+            required.add(metadata.deleted());
+        }
+        return required;
+    }
+
     @Override
     public String toString() {
         return "SinkSettings[url=" + url + ", table=" + table + ", user=" + user.orElse("-") + ", password="

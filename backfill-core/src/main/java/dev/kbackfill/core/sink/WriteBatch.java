@@ -23,4 +23,10 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
         changes = List.copyOf(changes);
         nextOffsets = Map.copyOf(nextOffsets);
     }
+
+    /** The first change whose values carry {@code field}, for messages naming where a field first appears. */
+    public Change firstCarrying(String field) {
+        return changes.stream().filter(c -> c.values() != null && c.values().containsKey(field)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no change carries " + field));
+    }
 }

@@ -112,17 +112,7 @@ final class DeltaSink implements Sink {
             return;
         }
         StructType schema = snapshot.get().getSchema();
-        List<String> missing = new ArrayList<>();
-        if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
-            for (String m : List.of(meta.partition(), meta.offset(), meta.timestamp())) {
-                if (schema.indexOf(m) < 0) {
-                    missing.add(m);
-                }
-            }
-        }
-        if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE && schema.indexOf(meta.deleted()) < 0) {
-            missing.add(meta.deleted());
-        }
+        List<String> missing = settings.requiredMetadataColumns().stream().filter(m -> schema.indexOf(m) < 0).toList();
         if (!missing.isEmpty()) {
             throw new SinkConfigException("the Delta table at " + path + " lacks the column(s) " + String.join(", ", missing)
                     + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
@@ -269,8 +259,7 @@ final class DeltaSink implements Sink {
         }
         for (Column v : batch.shape().valueColumns()) {
             if (schema.indexOf(v.name()) < 0 && !settings.ignoreUnknownFields()) {
-                Change first = batch.changes().stream().filter(c -> c.values() != null && c.values().containsKey(v.name()))
-                        .findFirst().orElseThrow();
+                Change first = batch.firstCarrying(v.name());
                 // Delta Kernel 4.4 changes a schema only with column mapping, and cannot write column-mapped tables
                 throw new SinkConfigException("value field '" + v.name() + "' (first at partition " + first.partition()
                         + " offset " + first.offset() + ") has no column in the Delta table at " + path

@@ -127,18 +127,7 @@ public final class JdbcSink implements Sink {
     }
 
     private void checkMetadataColumns() {
-        SinkSettings.MetadataColumns meta = settings.metadata();
-        List<String> missing = new ArrayList<>();
-        if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
-            for (String m : List.of(meta.partition(), meta.offset(), meta.timestamp())) {
-                if (table.column(m).isEmpty()) {
-                    missing.add(m);
-                }
-            }
-        }
-        if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE && table.column(meta.deleted()).isEmpty()) {
-            missing.add(meta.deleted());
-        }
+        List<String> missing = settings.requiredMetadataColumns().stream().filter(m -> table.column(m).isEmpty()).toList();
         if (!missing.isEmpty()) {
             throw new SinkConfigException("table " + tableName + " lacks the column(s) " + String.join(", ", missing)
                     + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
@@ -307,8 +296,7 @@ public final class JdbcSink implements Sink {
             if (settings.createTable()) {
                 added.add(value);
             } else if (!settings.ignoreUnknownFields()) {
-                Change first = batch.changes().stream().filter(c -> c.values() != null && c.values().containsKey(value.name()))
-                        .findFirst().orElseThrow();
+                Change first = batch.firstCarrying(value.name());
                 throw new SinkConfigException("value field '" + value.name() + "' (first at partition " + first.partition()
                         + " offset " + first.offset() + ") has no column in table " + tableName
                         + "; add the column, or pass --ignore-unknown-fields to skip such fields");

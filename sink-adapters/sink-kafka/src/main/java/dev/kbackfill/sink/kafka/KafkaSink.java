@@ -24,6 +24,7 @@ import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.resolver.ClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
@@ -182,13 +183,7 @@ final class KafkaSink implements Sink {
     }
 
     private static Map<String, Object> adminOnly(Map<String, Object> c) {
-        Map<String, Object> a = new HashMap<>();
-        c.forEach((k, v) -> {
-            if (AdminClientConfig.configNames().contains(k)) {
-                a.put(k, v);
-            }
-        });
-        return a;
+        return ClientConfigs.only(c, AdminClientConfig.configNames());
     }
 
     private static TopicDescription describe(Admin admin, String name)
@@ -273,12 +268,7 @@ final class KafkaSink implements Sink {
      */
     @Override
     public AutoCloseable lock(String job) {
-        Map<String, Object> p = new HashMap<>();
-        config.forEach((k, v) -> {
-            if (ProducerConfig.configNames().contains(k)) {
-                p.put(k, v);
-            }
-        });
+        Map<String, Object> p = ClientConfigs.only(config, ProducerConfig.configNames());
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "kbackfill-" + job);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
