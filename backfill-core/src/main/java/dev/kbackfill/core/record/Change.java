@@ -28,8 +28,17 @@ public record Change(Map<String, Object> key, Map<String, Object> values, int pa
      */
     public Change {
         Objects.requireNonNull(key, "key");
-        key = java.util.Collections.unmodifiableMap(key);
-        values = values == null ? null : java.util.Collections.unmodifiableMap(values);
+        key = readOnly(key);
+        values = values == null ? null : readOnly(values);
+    }
+
+    private static Map<String, Object> readOnly(Map<String, Object> map) {
+        return map instanceof Columns ? map : java.util.Collections.unmodifiableMap(map);
+    }
+
+    /** The same change without its raw record, for sinks that do not copy records: a batch holds less. */
+    public Change withoutSource() {
+        return source == null ? this : new Change(key, values, partition, offset, timestamp, null);
     }
 
     public boolean isTombstone() {

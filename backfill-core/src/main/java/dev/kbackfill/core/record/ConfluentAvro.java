@@ -46,6 +46,7 @@ public final class ConfluentAvro {
     private final SchemaRegistryClient registry;
     private final GenericData data = new GenericData();
     private final Map<Integer, GenericDatumReader<Object>> readers = new ConcurrentHashMap<>();
+    private final Columns.Builder columns = new Columns.Builder();
     private BinaryDecoder reuse;
 
     public ConfluentAvro(SchemaRegistryClient registry) {
@@ -97,15 +98,16 @@ public final class ConfluentAvro {
             throw new DecodeException(record, "the " + what + "'s body does not match schema id " + id + ": "
                     + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
         }
-        Map<String, Object> columns = new LinkedHashMap<>();
         if (datum instanceof IndexedRecord r) {
+            columns.clear();
             for (Schema.Field f : r.getSchema().getFields()) {
                 columns.put(f.name(), plain(r.get(f.pos())));
             }
-        } else {
-            columns.put(single, plain(datum));
+            return columns.build();
         }
-        return columns;
+        Map<String, Object> one = new LinkedHashMap<>();
+        one.put(single, plain(datum));
+        return one;
     }
 
     /** A column value: a scalar with its real type, or JSON text for nested values. */

@@ -6,13 +6,15 @@ import java.math.BigInteger;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -41,6 +43,8 @@ public final class RecordDecoder {
     private final String valueColumn;
     private final List<String> keyFields;
     private final ConfluentAvro avro;
+    /** Per decoding thread: collects a record's fields and shares field names between records of one shape. */
+    private final ThreadLocal<Columns.Builder> builder = ThreadLocal.withInitial(Columns.Builder::new);
 
     public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                          List<String> keyFields) {
@@ -97,56 +101,62 @@ public final class RecordDecoder {
 
     private Map<String, Object> columns(SourceRecord record, byte[] bytes, Format format, String single,
                                         String what) {
-        Map<String, Object> columns = new LinkedHashMap<>();
-        switch (format) {
-            case BYTES -> columns.put(single, bytes);
-            case AVRO -> {
-                return avro.columns(record, bytes, single, what);
-            }
-            case STRING -> columns.put(single, utf8(record, bytes, what));
-            case JSON -> {
-                JsonNode node;
-                try {
-                    node = JSON.readTree(bytes);
-                } catch (JsonProcessingException e) {
-                    throw new DecodeException(record, "the " + what + " is not JSON: " + e.getOriginalMessage(), e);
-                } catch (IOException e) {
-                    throw new DecodeException(record, "the " + what + " cannot be read: " + e.getMessage(), e);
-                }
-                if (node == null || node.isMissingNode()) {
-                    throw new DecodeException(record, "the " + what + " is empty, not JSON", null);
-                }
-                if (node.isObject()) {
-                    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-                        Map.Entry<String, JsonNode> field = it.next();
-                        columns.put(field.getKey(), scalar(field.getValue()));
-                    }
-                } else {
-                    columns.put(single, scalar(node));
-                }
-            }
-        }
-        return columns;
+        return switch (format) {
+            case BYTES -> Map.of(single, bytes);
+            case AVRO -> avro.columns(record, bytes, single, what);
+            case STRING -> Map.of(single, utf8(record, bytes, what));
+            case JSON -> json(record, bytes, single, what);
+        };
     }
 
-    static Object scalar(JsonNode node) {
-        if (node == null || node.isNull()) {
-            return null;
+    /** One column per top-level field, read in one streaming pass (no tree per record). */
+    private Map<String, Object> json(SourceRecord record, byte[] bytes, String single, String what) {
+        try (JsonParser p = JSON.createParser(bytes)) {
+            JsonToken t = p.nextToken();
+            if (t == null) {
+                throw new DecodeException(record, "the " + what + " is empty, not JSON", null);
+            }
+            if (t != JsonToken.START_OBJECT) {
+                Map<String, Object> one = new LinkedHashMap<>();
+                one.put(single, value(p, t));
+                return one;
+            }
+            Columns.Builder columns = builder.get().clear();
+            while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                columns.put(name, value(p, p.nextToken()));
+            }
+            if (t != JsonToken.END_OBJECT) {
+                throw new DecodeException(record, "the " + what + " is not JSON: unexpected " + t, null);
+            }
+            return columns.build();
+        } catch (JsonProcessingException e) {
+            throw new DecodeException(record, "the " + what + " is not JSON: " + e.getOriginalMessage(), e);
+        } catch (IOException e) {
+            throw new DecodeException(record, "the " + what + " cannot be read: " + e.getMessage(), e);
         }
-        if (node.isTextual()) {
-            return node.textValue();
+    }
+
+    /** The value at the parser's current token: a typed scalar, or JSON text for an object or array. */
+    private static Object value(JsonParser p, JsonToken t) throws IOException {
+        if (t == null) {
+            throw new JsonParseException(p, "unexpected end of input");
         }
-        if (node.isBoolean()) {
-            return node.booleanValue();
-        }
-        if (node.isIntegralNumber()) {
-            BigInteger big = node.bigIntegerValue();
-            return big.bitLength() < 64 ? (Object) big.longValue() : new BigDecimal(big);
-        }
-        if (node.isNumber()) {
-            return node.decimalValue();
-        }
-        return new JsonText(node.toString());
+        return switch (t) {
+            case VALUE_STRING -> p.getText();
+            case VALUE_NUMBER_INT -> p.getNumberType() == JsonParser.NumberType.BIG_INTEGER
+                    ? scalarInteger(p.getBigIntegerValue()) : (Object) p.getLongValue();
+            case VALUE_NUMBER_FLOAT -> p.getDecimalValue();
+            case VALUE_TRUE -> Boolean.TRUE;
+            case VALUE_FALSE -> Boolean.FALSE;
+            case VALUE_NULL -> null;
+            case START_OBJECT, START_ARRAY -> new JsonText(JSON.readTree(p).toString());
+            default -> throw new JsonParseException(p, "unexpected " + t);
+        };
+    }
+
+    private static Object scalarInteger(BigInteger big) {
+        return big.bitLength() < 64 ? (Object) big.longValue() : new BigDecimal(big);
     }
 
     private static String utf8(SourceRecord record, byte[] bytes, String what) {

@@ -3,6 +3,7 @@ package dev.kbackfill.core.record;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,11 +22,45 @@ public final class Reduction {
     }
 
     public static List<Change> lastPerKey(Collection<Change> changes) {
-        Map<List<Object>, Change> last = new LinkedHashMap<>();
-        for (Change c : changes) {
-            last.merge(identity(c.key()), c, (a, b) -> isLater(b, a) ? b : a);
+        Pending last = new Pending();
+        changes.forEach(last::add);
+        return last.changes();
+    }
+
+    /**
+     * A batch being reduced as its records arrive: one change per key (in the order keys first appeared), and per
+     * partition how many records a later one of their key superseded.
+     */
+    public static final class Pending {
+        private final Map<List<Object>, Change> last = new LinkedHashMap<>();
+        private final Map<Integer, Long> superseded = new HashMap<>();
+
+        public void add(Change c) {
+            List<Object> id = identity(c.key());
+            Change before = last.get(id);
+            if (before == null) {
+                last.put(id, c);
+            } else if (isLater(c, before)) {
+                last.put(id, c); // keeps the key's first position
+                superseded.merge(before.partition(), 1L, Long::sum);
+            } else {
+                superseded.merge(c.partition(), 1L, Long::sum);
+            }
         }
-        return new ArrayList<>(last.values());
+
+        /** Distinct keys so far. */
+        public int size() {
+            return last.size();
+        }
+
+        public List<Change> changes() {
+            return new ArrayList<>(last.values());
+        }
+
+        /** Per partition, the records dropped for a later record of their key. */
+        public Map<Integer, Long> superseded() {
+            return Map.copyOf(superseded);
+        }
     }
 
     /** Whether {@code a} supersedes {@code b} for the same key. */

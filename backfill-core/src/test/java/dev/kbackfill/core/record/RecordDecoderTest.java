@@ -81,6 +81,33 @@ class RecordDecoderTest {
     }
 
     @Test
+    void recordsOfDifferentShapesKeepTheirOwnFieldsInOrder() {
+        Change a = json.decode(record("a", "{\"x\":1,\"y\":\"s\"}"));
+        Change b = json.decode(record("b", "{\"y\":\"t\",\"z\":false}"));
+        Change c = json.decode(record("c", "{\"x\":2,\"y\":\"u\"}"));
+        assertThat(a.values()).containsExactly(java.util.Map.entry("x", 1L), java.util.Map.entry("y", "s"));
+        assertThat(b.values()).containsExactly(java.util.Map.entry("y", "t"), java.util.Map.entry("z", false));
+        assertThat(c.values()).containsExactly(java.util.Map.entry("x", 2L), java.util.Map.entry("y", "u"));
+        assertThat(c.values()).doesNotContainKey("z").isEqualTo(java.util.Map.of("x", 2L, "y", "u"));
+        assertThat(a.values().get("z")).isNull();
+    }
+
+    @Test
+    void aFieldGivenTwiceKeepsItsFirstPlaceAndLastValue() {
+        assertThat(json.decode(record("k", "{\"a\":1,\"b\":2,\"a\":3}")).values())
+                .containsExactly(java.util.Map.entry("a", 3L), java.util.Map.entry("b", 2L));
+    }
+
+    @Test
+    void aRecordThatFailsHalfWayLeavesNothingForTheNext() {
+        assertThatThrownBy(() -> json.decode(record("k", "{\"a\":1,\"b\":")))
+                .isInstanceOf(DecodeException.class).hasMessageStartingWith("orders/2@41: the value is not JSON");
+        assertThatThrownBy(() -> json.decode(record("k", "")))
+                .isInstanceOf(DecodeException.class).hasMessage("orders/2@41: the value is empty, not JSON");
+        assertThat(json.decode(record("k", "{\"c\":1}")).values()).containsExactly(java.util.Map.entry("c", 1L));
+    }
+
+    @Test
     void bytesThatAreNotUtf8AreRefusedAsStrings() {
         SourceRecord r = new SourceRecord("orders", 0, 1, 0, new byte[] {(byte) 0xff, (byte) 0xfe}, null,
                 new RecordHeaders());

@@ -1,0 +1,163 @@
+package dev.kbackfill.core.record;
+
+import java.util.AbstractMap;
+import java.util.AbstractSet;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.function.BiConsumer;
+
+/**
+ * A decoded record's columns, read-only, in field order: the names shared by every record of the same shape, the
+ * values in an array. A batch holds one decoded record per key until it is written, and a {@code LinkedHashMap} of
+ * ten fields costs about 400 bytes more than this per record (docs/benchmarks.md).
+ */
+public final class Columns extends AbstractMap<String, Object> {
+
+    /** Field names in order, with their positions; one instance serves every record of one shape. */
+    private static final class Names {
+        final String[] names;
+        final Map<String, Integer> index;
+
+        Names(String[] names, Map<String, Integer> index) {
+            this.names = names;
+            this.index = index;
+        }
+
+        boolean sameAs(String[] other, int size) {
+            if (names.length != size) {
+                return false;
+            }
+            for (int i = 0; i < size; i++) {
+                String a = names[i];
+                String b = other[i];
+                if (a != b && !a.equals(b)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    private final Names names;
+    private final Object[] values;
+
+    private Columns(Names names, Object[] values) {
+        this.names = names;
+        this.values = values;
+    }
+
+    @Override
+    public int size() {
+        return values.length;
+    }
+
+    @Override
+    public boolean containsKey(Object key) {
+        return names.index.containsKey(key);
+    }
+
+    @Override
+    public Object get(Object key) {
+        Integer i = names.index.get(key);
+        return i == null ? null : values[i];
+    }
+
+    @Override
+    public void forEach(BiConsumer<? super String, ? super Object> action) {
+        for (int i = 0; i < values.length; i++) {
+            action.accept(names.names[i], values[i]);
+        }
+    }
+
+    @Override
+    public Set<Entry<String, Object>> entrySet() {
+        return new AbstractSet<>() {
+            @Override
+            public Iterator<Entry<String, Object>> iterator() {
+                return new Iterator<>() {
+                    private int next;
+
+                    @Override
+                    public boolean hasNext() {
+                        return next < values.length;
+                    }
+
+                    @Override
+                    public Entry<String, Object> next() {
+                        if (next >= values.length) {
+                            throw new NoSuchElementException();
+                        }
+                        int i = next++;
+                        return new SimpleImmutableEntry<>(names.names[i], values[i]);
+                    }
+                };
+            }
+
+            @Override
+            public int size() {
+                return values.length;
+            }
+        };
+    }
+
+    /**
+     * Collects one record's fields in order; reuses the names of the previous record when its shape is the same
+     * (a decoder sees the same fields record after record). Not thread-safe: one builder per decoding thread.
+     */
+    public static final class Builder {
+        private String[] pendingNames = new String[16];
+        private Object[] pendingValues = new Object[16];
+        private int size;
+        private Names last;
+
+        /** Adds a field; a name given twice keeps its first position and its last value, as a JSON reader does. */
+        public Builder put(String name, Object value) {
+            if (size == pendingNames.length) {
+                pendingNames = Arrays.copyOf(pendingNames, size * 2);
+                pendingValues = Arrays.copyOf(pendingValues, size * 2);
+            }
+            pendingNames[size] = name;
+            pendingValues[size] = value;
+            size++;
+            return this;
+        }
+
+        /** Forgets the fields added since the last build (a record that failed to decode half way). */
+        public Builder clear() {
+            Arrays.fill(pendingValues, 0, size, null);
+            size = 0;
+            return this;
+        }
+
+        /** The fields added since the last build, as a map; the builder is empty afterwards. */
+        public Map<String, Object> build() {
+            try {
+                if (last == null || !last.sameAs(pendingNames, size)) {
+                    Map<String, Integer> index = new HashMap<>(size * 2);
+                    for (int i = 0; i < size; i++) {
+                        if (index.putIfAbsent(pendingNames[i], i) != null) {
+                            return duplicatedNames();
+                        }
+                    }
+                    last = new Names(Arrays.copyOf(pendingNames, size), index);
+                }
+                return new Columns(last, Arrays.copyOf(pendingValues, size));
+            } finally {
+                clear();
+            }
+        }
+
+        private Map<String, Object> duplicatedNames() {
+            Map<String, Object> map = new LinkedHashMap<>();
+            for (int i = 0; i < size; i++) {
+                map.put(pendingNames[i], pendingValues[i]);
+            }
+            return map;
+        }
+    }
+}
