@@ -167,8 +167,8 @@ final class RunCommand implements Callable<Integer> {
                     PlanTable.printNotes(state.plan(), err);
                 }
                 err.flush();
-                int batch = batchSize != null ? batchSize : target.defaultBatchRecords();
-                RunOptions options = RunOptions.DEFAULTS.withBatchRecords(batch).withStrictTime(strictTime)
+                int batch = batchSize != null ? batchSize : target.defaultBatchRows();
+                RunOptions options = RunOptions.DEFAULTS.withBatchRows(batch).withStrictTime(strictTime)
                         .withAllowDataLoss(backfill.allowDataLoss());
                 RunSummary summary = new BackfillRun(config, decoder, target, settings.tombstoneMode(), options,
                         new RunProgress(err, progress, jobName), rejects).execute(state);

@@ -31,7 +31,8 @@ import org.postgresql.copy.CopyManager;
 
 /**
  * Runs every benchmark of docs/benchmarks.md side by side in one go and prints a report. Peers run alternately,
- * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta]}.
+ * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta|serve]}
+ * ({@code serve} loads the topic and keeps the broker up until end of input, for experiments by hand).
  */
 public final class Benchmark {
 
@@ -102,6 +103,11 @@ public final class Benchmark {
             }
             if (only.equals("all") || only.equals("delta")) {
                 delta();
+            }
+            if (only.equals("serve")) {
+                // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
+                System.out.println("serving topic " + TOPIC + " at " + bootstrap + " until end of input");
+                System.in.transferTo(java.io.OutputStream.nullOutputStream());
             }
         } finally {
             broker.getOutputStream().close();

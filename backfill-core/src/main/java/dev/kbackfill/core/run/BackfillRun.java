@@ -9,6 +9,10 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.kbackfill.core.read.BoundedReader;
@@ -29,8 +33,11 @@ import dev.kbackfill.resolver.Plan;
  * One run of a job: reads what is left of the plan, decodes, batches, reduces to the last record per key and
  * writes each batch with its progress in one sink transaction.
  *
- * <p>Reading and writing overlap: a reader thread polls and decodes into a bounded queue, so memory stays bounded
- * by {@link RunOptions#queueChunks()} polls plus one batch, whatever the size of the range.
+ * <p>Reading, reducing and writing overlap: a reader thread polls and decodes into a bounded queue, this thread
+ * reduces into a batch, and a writer thread writes the previous batch, so memory stays bounded by
+ * {@link RunOptions#queueChunks()} polls plus two batches, whatever the size of the range. A batch is reduced as
+ * it fills, so it holds one change per key: at most {@link RunOptions#batchRows()} keys, and it ends early after
+ * {@link RunOptions#batchRecordLimit()} records.
  */
 public final class BackfillRun {
 
@@ -41,6 +48,7 @@ public final class BackfillRun {
     private final TombstoneMode tombstoneMode;
     private final RunListener listener;
     private final Rejects rejects;
+    private final boolean keepSource;
 
     public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
                        RunOptions options, RunListener listener) {
@@ -57,6 +65,7 @@ public final class BackfillRun {
         this.tombstoneMode = tombstoneMode;
         this.options = options;
         this.listener = listener;
+        this.keepSource = sink.copiesSourceRecords();
     }
 
     /** What the reader hands the writer: one poll's changes and the positions after them, or the end, or a failure. */
@@ -128,7 +137,7 @@ public final class BackfillRun {
         Instant to = options.strictTime() ? plan.toTime().orElse(null) : null;
         // a poll never hands over more than a batch: --batch-size bounds a transaction (and memory) as it says
         Map<String, Object> readerConfig = new HashMap<>(kafkaConfig);
-        readerConfig.putIfAbsent("max.poll.records", Math.min(5000, options.batchRecords()));
+        readerConfig.putIfAbsent("max.poll.records", Math.min(5000, options.batchRows()));
         BoundedReader reader = new BoundedReader(plan.topic(), readerConfig, plan.request().isolationLevel(), ranges,
                 options.allowDataLoss(), options.stallTimeout());
         Thread readerThread = new Thread(() -> {
@@ -138,11 +147,7 @@ public final class BackfillRun {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (Throwable t) {
-                try {
-                    queue.put(new Failed(t));
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                }
+                handOver(queue, new Failed(t));
             }
         }, "kbackfill-reader");
         readerThread.setDaemon(true);
@@ -155,8 +160,17 @@ public final class BackfillRun {
             throw new RunFailure(describeFailure(e, counters), e);
         } finally {
             reader.stop();
+            readerThread.interrupt(); // it may wait on a full queue that nobody drains any more
             joinQuietly(readerThread);
             reader.close();
+        }
+    }
+
+    private static void handOver(BlockingQueue<Item> queue, Failed failure) {
+        try {
+            queue.put(failure);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -179,7 +193,8 @@ public final class BackfillRun {
                 continue;
             }
             try {
-                changes.add(decoder.decode(r));
+                Change c = decoder.decode(r);
+                changes.add(keepSource ? c : c.withoutSource());
             } catch (DecodeException e) {
                 rejects.reject(r, e);
                 rejected.merge(r.partition(), 1L, Long::sum);
@@ -190,74 +205,143 @@ public final class BackfillRun {
         return new Chunk(changes, positions, read, filtered, rejected, lost, bytes);
     }
 
+    /** A batch handed to the writer thread; its counters apply once its transaction is committed. */
+    private record InFlight(Future<?> done, Reduction.Pending pending, List<Change> reduced, Map<Integer, Long> next) {
+    }
+
+    /**
+     * Reduces chunks into batches on this thread while the previous batch is written on a writer thread: the
+     * database (or Delta's Parquet writer) works while the next batch fills. One batch at a time is written, in
+     * order; the counters, and so every progress report and failure message, count committed batches only.
+     */
     private void writeLoop(JobState state, BlockingQueue<Item> queue, Map<Integer, Counters> counters, long total,
                            long[] totals) {
-        List<Change> pending = new ArrayList<>();
+        Reduction.Pending pending = new Reduction.Pending();
         Map<Integer, Long> pendingPositions = new HashMap<>();
+        Map<Integer, Long> submitted = new HashMap<>();
+        counters.forEach((p, c) -> submitted.put(p, c.next));
         long sequence = 0;
         long records = 0;
-        while (true) {
-            Item item;
-            try {
-                item = queue.poll(options.flushAfter().toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new RunFailure("interrupted; " + where(counters), e);
-            }
-            if (item instanceof Failed f) {
-                Throwable error = f.error();
-                if (error instanceof RuntimeException re) {
-                    throw new RunFailure(describeFailure(re, counters), re);
+        long batchRecords = 0;
+        InFlight inFlight = null;
+        ExecutorService writer = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "kbackfill-writer");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            while (true) {
+                Item item;
+                try {
+                    item = queue.poll(options.flushAfter().toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new RunFailure("interrupted; " + where(counters), e);
                 }
-                throw new RunFailure(describeFailure(error, counters), error);
+                if (item instanceof Failed f) {
+                    complete(inFlight, counters); // a write failure, if any, is the first cause
+                    inFlight = null;
+                    Throwable error = f.error();
+                    if (error instanceof RuntimeException re) {
+                        throw new RunFailure(describeFailure(re, counters), re);
+                    }
+                    throw new RunFailure(describeFailure(error, counters), error);
+                }
+                boolean end = item instanceof End;
+                if (item instanceof Chunk c) {
+                    // reduce as records arrive: a batch holds one change per key, however many records it spans
+                    c.changes().forEach(pending::add);
+                    pendingPositions.putAll(c.positions());
+                    c.read().forEach((p, n) -> counters.get(p).read += n);
+                    c.filtered().forEach((p, n) -> counters.get(p).filtered += n);
+                    c.rejected().forEach((p, n) -> counters.get(p).rejected += n);
+                    c.lost().forEach((p, n) -> counters.get(p).lost += n);
+                    long read = c.read().values().stream().mapToLong(Long::longValue).sum();
+                    records += read;
+                    batchRecords += read;
+                    totals[0] += c.bytes();
+                }
+                boolean full = pending.size() >= options.batchRows() || batchRecords >= options.batchRecordLimit();
+                boolean idle = item == null;
+                if ((full || idle || end) && hasProgress(pendingPositions, submitted)) {
+                    if (complete(inFlight, counters)) {
+                        totals[1]++;
+                        listener.onProgress(done(counters, total), total, records, totals[0]);
+                    }
+                    sequence++;
+                    inFlight = submit(writer, state, sequence, pending, pendingPositions, submitted);
+                    pending = new Reduction.Pending();
+                    pendingPositions = new HashMap<>();
+                    batchRecords = 0;
+                } else if (inFlight != null && inFlight.done().isDone()) {
+                    complete(inFlight, counters);
+                    inFlight = null;
+                    totals[1]++;
+                    listener.onProgress(done(counters, total), total, records, totals[0]);
+                }
+                if (end) {
+                    if (complete(inFlight, counters)) {
+                        totals[1]++;
+                        listener.onProgress(done(counters, total), total, records, totals[0]);
+                    }
+                    inFlight = null;
+                    return;
+                }
             }
-            boolean end = item instanceof End;
-            if (item instanceof Chunk c) {
-                pending.addAll(c.changes());
-                pendingPositions.putAll(c.positions());
-                c.read().forEach((p, n) -> counters.get(p).read += n);
-                c.filtered().forEach((p, n) -> counters.get(p).filtered += n);
-                c.rejected().forEach((p, n) -> counters.get(p).rejected += n);
-                c.lost().forEach((p, n) -> counters.get(p).lost += n);
-                records += c.read().values().stream().mapToLong(Long::longValue).sum();
-                totals[0] += c.bytes();
+        } finally {
+            if (inFlight != null) {
+                // failing for another reason: let the write in flight finish before the sink is closed
+                try {
+                    complete(inFlight, counters);
+                } catch (RunFailure ignored) {
+                    // the failure being thrown already says where the run stopped
+                }
             }
-            boolean full = pending.size() >= options.batchRecords();
-            boolean idle = item == null;
-            if ((full || idle || end) && hasProgress(pendingPositions, counters)) {
-                sequence++;
-                write(state, sequence, pending, pendingPositions, counters);
-                totals[1]++;
-                pending = new ArrayList<>();
-                pendingPositions = new HashMap<>();
-                listener.onProgress(done(counters, total), total, records, totals[0]);
-            }
-            if (end) {
-                return;
-            }
+            writer.shutdownNow();
         }
     }
 
-    private void write(JobState state, long sequence, List<Change> changes, Map<Integer, Long> positions,
-                       Map<Integer, Counters> counters) {
-        List<Change> reduced = Reduction.lastPerKey(changes);
-        Map<Integer, Long> superseded = new HashMap<>();
-        changes.forEach(c -> superseded.merge(c.partition(), 1L, Long::sum));
-        reduced.forEach(c -> superseded.merge(c.partition(), -1L, Long::sum));
+    private InFlight submit(ExecutorService writer, JobState state, long sequence, Reduction.Pending pending,
+                            Map<Integer, Long> positions, Map<Integer, Long> submitted) {
+        List<Change> reduced = pending.changes();
         Map<Integer, Long> next = new HashMap<>();
         positions.forEach((p, pos) -> {
-            if (pos > counters.get(p).next) {
+            if (pos > submitted.get(p)) {
                 next.put(p, pos);
             }
         });
-        sink.write(new WriteBatch(state.job(), state.run(), sequence, reduced, RowShape.of(reduced), next));
-        superseded.forEach((p, n) -> counters.get(p).superseded += n);
-        reduced.forEach(c -> counters.get(c.partition()).written++);
-        next.forEach((p, pos) -> counters.get(p).next = pos);
+        submitted.putAll(next);
+        WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, reduced, RowShape.of(reduced), next);
+        return new InFlight(writer.submit(() -> sink.write(batch)), pending, reduced, next);
     }
 
-    private static boolean hasProgress(Map<Integer, Long> positions, Map<Integer, Counters> counters) {
-        return positions.entrySet().stream().anyMatch(e -> e.getValue() > counters.get(e.getKey()).next);
+    /**
+     * Waits for the batch in flight, if any, and counts it.
+     *
+     * @return whether there was one
+     * @throws RunFailure when its write failed (nothing of it was committed)
+     */
+    private boolean complete(InFlight inFlight, Map<Integer, Counters> counters) {
+        if (inFlight == null) {
+            return false;
+        }
+        try {
+            inFlight.done().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RunFailure("interrupted; " + where(counters), e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw new RunFailure(describeFailure(cause, counters), cause);
+        }
+        inFlight.pending().superseded().forEach((p, n) -> counters.get(p).superseded += n);
+        inFlight.reduced().forEach(c -> counters.get(c.partition()).written++);
+        inFlight.next().forEach((p, pos) -> counters.get(p).next = pos);
+        return true;
+    }
+
+    private static boolean hasProgress(Map<Integer, Long> positions, Map<Integer, Long> submitted) {
+        return positions.entrySet().stream().anyMatch(e -> e.getValue() > submitted.get(e.getKey()));
     }
 
     private static long done(Map<Integer, Counters> counters, long total) {

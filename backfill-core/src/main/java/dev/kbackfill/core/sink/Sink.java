@@ -26,11 +26,20 @@ public interface Sink extends AutoCloseable {
     void open();
 
     /**
-     * Records per batch when the user does not say ({@code --batch-size}): a batch is one transaction or commit,
-     * and what it costs (a database round trip, a rewritten Delta file) decides what size pays off.
+     * Rows per batch when the user does not say ({@code --batch-size}): a batch is one transaction or commit of at
+     * most this many keys, and what it costs (a database round trip, a rewritten Delta file) decides what size pays
+     * off.
      */
-    default int defaultBatchRecords() {
+    default int defaultBatchRows() {
         return 20_000;
+    }
+
+    /**
+     * Whether {@link dev.kbackfill.core.record.Change#source()} must reach this sink (a sink that copies records as
+     * they are); otherwise the run drops the raw records as soon as they are decoded.
+     */
+    default boolean copiesSourceRecords() {
+        return false;
     }
 
     /** Warnings about the destination found by {@link #open()}, for people (a non-compacted topic, ...). */

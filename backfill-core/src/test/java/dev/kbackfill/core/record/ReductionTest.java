@@ -46,4 +46,17 @@ class ReductionTest {
         Change b = new Change(Map.of("k", new byte[] {1, 2}), Map.of("v", "y"), 0, 2, 1);
         assertThat(Reduction.lastPerKey(List.of(a, b))).containsExactly(b);
     }
+
+    @Test
+    void aPendingBatchCountsEachSupersededRecordAgainstItsOwnPartition() {
+        Reduction.Pending pending = new Reduction.Pending();
+        pending.add(change("a", "old", 0, 1, 1000));
+        pending.add(change("b", "1", 0, 2, 1000));
+        pending.add(change("a", "p1", 1, 7, 2000)); // later in time: supersedes partition 0's record
+        pending.add(change("a", "stale", 2, 3, 500)); // earlier in time: itself superseded
+        pending.add(change("b", "2", 0, 3, 1000));
+        assertThat(pending.size()).isEqualTo(2);
+        assertThat(pending.changes()).extracting(c -> c.values().get("v")).containsExactly("p1", "2");
+        assertThat(pending.superseded()).containsExactlyInAnyOrderEntriesOf(Map.of(0, 2L, 2, 1L));
+    }
 }

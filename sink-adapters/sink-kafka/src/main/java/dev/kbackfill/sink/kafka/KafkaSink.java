@@ -79,6 +79,12 @@ final class KafkaSink implements Sink {
         this.config = settings.clientConfig().isEmpty() ? settings.source().clientConfig() : settings.clientConfig();
     }
 
+    /** Records are copied as they are: key, value, headers and timestamp of the raw record. */
+    @Override
+    public boolean copiesSourceRecords() {
+        return true;
+    }
+
     @Override
     public String target() {
         return "kafka:" + topic + " at " + config.get("bootstrap.servers");
