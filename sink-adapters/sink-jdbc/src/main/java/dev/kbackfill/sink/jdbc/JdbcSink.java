@@ -332,20 +332,21 @@ public final class JdbcSink implements Sink {
         if (copy != null) {
             List<Column> keyFields = batch.shape().keyColumns();
             TableColumn[] keyTypes = keyFields.stream().map(k -> table.column(k.name()).orElseThrow()).toArray(TableColumn[]::new);
-            StringBuilder csv = new StringBuilder(upserts.size() * 256);
-            for (Change c : upserts) {
-                for (int i = 0; i < keyTypes.length; i++) {
-                    PostgresCopy.field(csv, binder.copyText(c.key().get(keyFields.get(i).name()), keyTypes[i]), i == 0);
+            copy.upsert(connection, tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), out -> {
+                StringBuilder csv = out.row();
+                for (Change c : upserts) {
+                    for (int i = 0; i < keyTypes.length; i++) {
+                        PostgresCopy.field(csv, binder.copyText(c.key().get(keyFields.get(i).name()), keyTypes[i]), i == 0);
+                    }
+                    for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
+                        PostgresCopy.field(csv, binder.copyText(c.values().get(v.getKey()), v.getValue()), false);
+                    }
+                    for (String name : metaColumns) {
+                        PostgresCopy.field(csv, metadataText(c, name, false), false);
+                    }
+                    out.endRow();
                 }
-                for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
-                    PostgresCopy.field(csv, binder.copyText(c.values().get(v.getKey()), v.getValue()), false);
-                }
-                for (String name : metaColumns) {
-                    PostgresCopy.field(csv, metadataText(c, name, false), false);
-                }
-                csv.append('\n');
-            }
-            copy.upsert(connection, tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), csv.toString());
+            });
             return;
         }
         // One row per statement: a single JDBC batch of every row. Several rows per statement (multi-row VALUES,

@@ -1,6 +1,6 @@
 package dev.kbackfill.sink.jdbc;
 
-import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -8,6 +8,7 @@ import java.util.List;
 
 import dev.kbackfill.core.sink.ConflictMode;
 import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyIn;
 
 /**
  * PostgreSQL's bulk path: COPY a batch into a temporary staging table, then one
@@ -25,9 +26,46 @@ final class PostgresCopy {
         this.d = dialect;
     }
 
-    /** Copies {@code csv} (rows of {@code columns}) and upserts it into {@code table}. */
+    /** Writes a batch's rows as CSV, one {@link CopyStream#endRow()} per row. */
+    interface Body {
+        void write(CopyStream out) throws SQLException, Binder.Mismatch;
+    }
+
+    /**
+     * CSV text sent to the COPY as it is formatted, in chunks: PostgreSQL parses one chunk while the next is
+     * formatted, and a batch is never held as one string.
+     */
+    static final class CopyStream {
+        private static final int CHUNK = 1 << 16;
+        private final CopyIn in;
+        private final StringBuilder csv = new StringBuilder(CHUNK + 4096);
+
+        private CopyStream(CopyIn in) {
+            this.in = in;
+        }
+
+        /** Where the current row's fields go (see {@link #field}). */
+        StringBuilder row() {
+            return csv;
+        }
+
+        void endRow() throws SQLException {
+            csv.append('\n');
+            if (csv.length() >= CHUNK) {
+                flush();
+            }
+        }
+
+        private void flush() throws SQLException {
+            byte[] bytes = csv.toString().getBytes(StandardCharsets.UTF_8);
+            in.writeToCopy(bytes, 0, bytes.length);
+            csv.setLength(0);
+        }
+    }
+
+    /** Copies the rows {@code body} writes (of {@code columns}) and upserts them into {@code table}. */
     void upsert(Connection c, String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
-                String csv) throws SQLException {
+                Body body) throws SQLException, Binder.Mismatch {
         String signature = table + columns;
         try (Statement s = c.createStatement()) {
             if (!signature.equals(stagingFor)) {
@@ -37,15 +75,21 @@ final class PostgresCopy {
                 stagingFor = signature;
             }
             String columnList = Sql.join(columns, d::quote);
+            CopyIn in = c.unwrap(PGConnection.class).getCopyAPI().copyIn("COPY " + d.quote(STAGING) + " ("
+                    + columnList + ") FROM STDIN WITH (FORMAT csv)");
             try {
-                c.unwrap(PGConnection.class).getCopyAPI().copyIn("COPY " + d.quote(STAGING) + " (" + columnList
-                        + ") FROM STDIN WITH (FORMAT csv)", new StringReader(csv));
-            } catch (java.io.IOException e) {
-                throw new SQLException("COPY into the staging table failed: " + e.getMessage(), e);
+                CopyStream out = new CopyStream(in);
+                body.write(out);
+                out.flush();
+                in.endCopy();
+            } finally {
+                if (in.isActive()) {
+                    in.cancelCopy(); // a row that could not be formatted: nothing of the batch is kept
+                }
             }
             s.execute(OnConflictUpsert.sql(d, table, keys, columns, guard, mode,
                     " SELECT " + columnList + " FROM " + d.quote(STAGING)));
-        } catch (SQLException e) {
+        } catch (SQLException | Binder.Mismatch e) {
             stagingFor = null; // the transaction rolls back, and the staging table's creation with it
             throw e;
         }
