@@ -3,7 +3,6 @@ package dev.kbackfill.sink.delta;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 
@@ -81,7 +80,7 @@ public final class DeltaCompaction {
             rows.addAll(DeltaFiles.read(engine, scanState, f, schema));
             actions.add(KernelInternals.removeAction(f, false));
         }
-        rows.sort(Comparator.comparing((Object[] r) -> DeltaSink.keyOf(r, ordinals), DeltaSink::compareKeys));
+        DeltaSink.sortByKey(rows, ordinals);
         Transaction txn = snapshot.buildUpdateTableTransaction("kbackfill", Operation.MANUAL_UPDATE)
                 .withMaxRetries(0).build(engine);
         List<Row> adds = DeltaFiles.write(engine, txn, schema, rows, rowsPerFile);

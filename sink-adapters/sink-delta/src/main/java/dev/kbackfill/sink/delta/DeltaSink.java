@@ -91,13 +91,13 @@ final class DeltaSink implements Sink {
     }
 
     /**
-     * Every commit rewrites the files its keys live in, so fewer, larger batches write far less: on 1M records
-     * (200k keys) 20,000 records a batch took 72 s, 100,000 took 29 s, 250,000 took 26 s (docs/benchmarks.md).
-     * A batch of 100,000 JSON records needs about 1 GB of heap.
+     * Every commit rewrites the files its keys live in, so fewer, larger batches write far less. A batch holds one
+     * decoded row per key (about 0.75 KB for ten fields): 250,000 rows fit in -Xmx512m; the 1M-record benchmark
+     * (200k keys) then commits once (docs/benchmarks.md).
      */
     @Override
-    public int defaultBatchRecords() {
-        return 100_000;
+    public int defaultBatchRows() {
+        return 250_000;
     }
 
     @Override
@@ -270,9 +270,37 @@ final class DeltaSink implements Sink {
         }
     }
 
-    /** One file read for the batch: its scan row and its rows (physical values, table schema order). */
-    private record Candidate(Row scanFile, List<Object[]> rows, boolean[] dirty) {
+    /**
+     * One file the batch may touch. First only its key and metadata columns are read ({@code probed}: rows in
+     * table schema order, other columns null), enough to decide every incoming key; the whole file is read only
+     * when some of its rows survive the batch or are soft-deleted (a soft delete keeps the stored values).
+     */
+    private static final class Candidate {
+        final Row scanFile;
+        final List<Object[]> probed;
+        /** Per row: its replacement, {@link #DELETED}, or null (kept as stored). */
+        final Object[][] replaced;
+        /** Rows soft-deleted by the batch, with the tombstone that did it. */
+        final Map<Integer, Change> softDeleted = new HashMap<>();
+        int touched;
+
+        Candidate(Row scanFile, List<Object[]> probed) {
+            this.scanFile = scanFile;
+            this.probed = probed;
+            this.replaced = new Object[probed.size()][];
+        }
+
+        boolean dirty() {
+            return touched > 0 || !softDeleted.isEmpty();
+        }
+
+        /** Whether every row is replaced or deleted, so that the file need not be read in full. */
+        boolean wholeReplaced() {
+            return touched == probed.size() && softDeleted.isEmpty();
+        }
     }
+
+    private static final Object[] DELETED = new Object[0];
 
     private WriteResult apply(Snapshot snapshot, StructType schema, WriteBatch batch, JobState after)
             throws DeltaTypes.Mismatch, IOException {
@@ -282,15 +310,23 @@ final class DeltaSink implements Sink {
         for (Change c : batch.changes()) {
             incoming.put(key(c, schema, keyOrdinals), c);
         }
-        // candidate files, and where each incoming key currently lives
+        int po = schema.indexOf(meta.partition());
+        int oo = schema.indexOf(meta.offset());
+        int to = schema.indexOf(meta.timestamp());
+        int dor = schema.indexOf(meta.deleted());
+        // candidate files, probed, and where each incoming key currently lives
         List<Candidate> candidates = new ArrayList<>();
         Map<List<Object>, int[]> located = new HashMap<>();
         Scan scan = snapshot.getScanBuilder().build();
-        Row scanState = scan.getScanState(engine);
+        Row probeState = null;
         for (Row scanFile : candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
-            List<Object[]> rows = DeltaFiles.read(engine, scanState, scanFile, schema);
+            if (probeState == null) {
+                probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, po, oo, to, dor))
+                        .build().getScanState(engine);
+            }
+            List<Object[]> rows = DeltaFiles.read(engine, probeState, scanFile, schema);
             int fileIndex = candidates.size();
-            candidates.add(new Candidate(scanFile, rows, new boolean[] {false}));
+            candidates.add(new Candidate(scanFile, rows));
             for (int i = 0; i < rows.size(); i++) {
                 List<Object> k = keyOf(rows.get(i), keyOrdinals);
                 if (incoming.containsKey(k)) {
@@ -301,15 +337,12 @@ final class DeltaSink implements Sink {
         long upserted = 0;
         long deleted = 0;
         long ignored = 0;
-        List<Object[]> fresh = new ArrayList<>();
-        int po = schema.indexOf(meta.partition());
-        int oo = schema.indexOf(meta.offset());
-        int to = schema.indexOf(meta.timestamp());
-        int dor = schema.indexOf(meta.deleted());
+        List<Object[]> rewritten = new ArrayList<>();
         for (Map.Entry<List<Object>, Change> e : incoming.entrySet()) {
             Change c = e.getValue();
             int[] at = located.get(e.getKey());
-            Object[] stored = at == null ? null : candidates.get(at[0]).rows().get(at[1]);
+            Candidate file = at == null ? null : candidates.get(at[0]);
+            Object[] stored = at == null ? null : file.probed.get(at[1]);
             boolean storedLive = stored != null && !(dor >= 0 && Boolean.TRUE.equals(stored[dor]));
             if (!allowed(c, stored, storedLive, po, oo, to)) {
                 ignored++;
@@ -326,11 +359,15 @@ final class DeltaSink implements Sink {
                 }
                 deleted++;
                 if (settings.tombstoneMode() == TombstoneMode.DELETE) {
-                    candidates.get(at[0]).rows().set(at[1], null);
-                    candidates.get(at[0]).dirty()[0] = true;
+                    file.replaced[at[1]] = DELETED;
+                    file.touched++;
                     continue;
                 }
-                row = stored == null ? keyRow(c, schema, keyOrdinals) : stored.clone();
+                if (stored != null) {
+                    file.softDeleted.put(at[1], c); // marked once the stored values are read
+                    continue;
+                }
+                row = keyRow(c, schema, keyOrdinals);
                 row[dor] = true;
             } else {
                 upserted++;
@@ -340,24 +377,69 @@ final class DeltaSink implements Sink {
                 }
             }
             stamp(row, c, po, oo, to);
-            if (at != null) {
-                candidates.get(at[0]).rows().set(at[1], row);
-                candidates.get(at[0]).dirty()[0] = true;
+            if (file != null) {
+                file.replaced[at[1]] = row;
+                file.touched++;
             } else {
-                fresh.add(row);
+                rewritten.add(row);
             }
         }
-        List<Object[]> rewritten = new ArrayList<>(fresh);
         List<Row> removes = new ArrayList<>();
+        Row scanState = null;
         for (Candidate f : candidates) {
-            if (f.dirty()[0]) {
-                removes.add(KernelInternals.removeAction(f.scanFile(), true));
-                f.rows().stream().filter(r -> r != null).forEach(rewritten::add);
+            if (!f.dirty()) {
+                continue;
+            }
+            removes.add(KernelInternals.removeAction(f.scanFile, true));
+            List<Object[]> stored = null;
+            if (!f.wholeReplaced()) {
+                if (scanState == null) {
+                    scanState = scan.getScanState(engine);
+                }
+                stored = DeltaFiles.read(engine, scanState, f.scanFile, schema);
+                if (stored.size() != f.probed.size()) {
+                    throw new StaleSnapshotException("a data file of " + path + " changed while job " + batch.job()
+                            + " was reading it (" + stored.size() + " rows, " + f.probed.size() + " a moment before)", null);
+                }
+            }
+            for (int i = 0; i < f.probed.size(); i++) {
+                Object[] r = f.replaced[i];
+                if (r == DELETED) {
+                    continue;
+                }
+                if (r != null) {
+                    rewritten.add(r);
+                } else if (f.softDeleted.containsKey(i)) {
+                    Object[] marked = stored.get(i).clone();
+                    marked[dor] = true;
+                    stamp(marked, f.softDeleted.get(i), po, oo, to);
+                    rewritten.add(marked);
+                } else {
+                    rewritten.add(stored.get(i));
+                }
             }
         }
         sortByKey(rewritten, keyOrdinals);
         commit(snapshot, batch.job(), after, rewritten, removes, schema);
         return new WriteResult(upserted, deleted, ignored);
+    }
+
+    /** The key columns and the metadata columns the table has: what deciding a batch needs. */
+    private static StructType probeSchema(StructType schema, int[] keyOrdinals, int... metadataOrdinals) {
+        java.util.SortedSet<Integer> ordinals = new TreeSet<>();
+        for (int o : keyOrdinals) {
+            ordinals.add(o);
+        }
+        for (int o : metadataOrdinals) {
+            if (o >= 0) {
+                ordinals.add(o);
+            }
+        }
+        StructType probe = new StructType();
+        for (int o : ordinals) {
+            probe = probe.add(schema.at(o));
+        }
+        return probe;
     }
 
     private boolean allowed(Change c, Object[] stored, boolean storedLive, int po, int oo, int to) {
@@ -413,24 +495,17 @@ final class DeltaSink implements Sink {
         return keyOf(keyRow(c, schema, keyOrdinals), keyOrdinals);
     }
 
-    /**
-     * Sorts rows by key, strings in UTF-8 byte order (as Delta's statistics compare them), computing each row's sort
-     * key once rather than in every comparison.
-     */
+    /** Sorts rows by key, strings in UTF-8 byte order (as Delta's statistics compare them). */
     static void sortByKey(List<Object[]> rows, int[] keyOrdinals) {
-        List<Map.Entry<List<Object>, Object[]>> decorated = new ArrayList<>(rows.size());
-        for (Object[] r : rows) {
-            List<Object> k = new ArrayList<>(keyOrdinals.length);
+        rows.sort((x, y) -> {
             for (int o : keyOrdinals) {
-                Object v = r[o];
-                k.add(v instanceof String str ? ByteBuffer.wrap(str.getBytes(StandardCharsets.UTF_8))
-                        : v instanceof byte[] b ? ByteBuffer.wrap(b) : v);
+                int c = compareValues(x[o], y[o]);
+                if (c != 0) {
+                    return c;
+                }
             }
-            decorated.add(Map.entry(k, r));
-        }
-        decorated.sort((a, b) -> compareKeys(a.getKey(), b.getKey()));
-        rows.clear();
-        decorated.forEach(e -> rows.add(e.getValue()));
+            return 0;
+        });
     }
 
     static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
@@ -442,27 +517,46 @@ final class DeltaSink implements Sink {
         return k;
     }
 
+    /** Key values in Delta's statistics order: strings and bytes as unsigned bytes (UTF-8), nulls first. */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    static int compareKeys(List<Object> a, List<Object> b) {
-        for (int i = 0; i < a.size(); i++) {
-            Object x = a.get(i);
-            Object y = b.get(i);
-            int c;
-            if (x instanceof String s && y instanceof String t) {
-                c = Arrays.compareUnsigned(s.getBytes(StandardCharsets.UTF_8), t.getBytes(StandardCharsets.UTF_8));
-            } else if (x instanceof ByteBuffer s && y instanceof ByteBuffer t) {
-                c = Arrays.compareUnsigned(s.array(), s.arrayOffset(), s.arrayOffset() + s.limit(),
-                        t.array(), t.arrayOffset(), t.arrayOffset() + t.limit());
-            } else if (x instanceof Comparable cx && y != null) {
-                c = cx.compareTo(y);
-            } else {
-                c = x == null ? (y == null ? 0 : -1) : 1;
-            }
-            if (c != 0) {
-                return c;
+    static int compareValues(Object x, Object y) {
+        if (x instanceof String s && y instanceof String t) {
+            return compareUtf8(s, t);
+        }
+        if (x instanceof ByteBuffer s && y instanceof ByteBuffer t) {
+            return Arrays.compareUnsigned(s.array(), s.arrayOffset(), s.arrayOffset() + s.limit(),
+                    t.array(), t.arrayOffset(), t.arrayOffset() + t.limit());
+        }
+        if (x instanceof byte[] s && y instanceof byte[] t) {
+            return Arrays.compareUnsigned(s, t);
+        }
+        if (x instanceof Comparable cx && y != null) {
+            return cx.compareTo(y);
+        }
+        return x == null ? (y == null ? 0 : -1) : 1;
+    }
+
+    /**
+     * Compares strings in UTF-8 byte order, which is code point order, without encoding them: UTF-16 order differs
+     * from it only between surrogates (supplementary characters) and U+E000..U+FFFF.
+     */
+    static int compareUtf8(String a, String b) {
+        int n = Math.min(a.length(), b.length());
+        for (int i = 0; i < n; i++) {
+            char x = a.charAt(i);
+            char y = b.charAt(i);
+            if (x != y) {
+                if (x >= 0xD800 && y >= 0xD800) {
+                    return codePointRank(x) - codePointRank(y);
+                }
+                return x - y;
             }
         }
-        return 0;
+        return a.length() - b.length();
+    }
+
+    private static int codePointRank(char c) {
+        return Character.isSurrogate(c) ? c + 0x2000 : c - 0x800;
     }
 
     /**
@@ -477,15 +571,20 @@ final class DeltaSink implements Sink {
                 ? fm.getString("delta.columnMapping.physicalName") : schema.at(firstKey).getName();
         boolean strings = schema.at(firstKey).getDataType() instanceof StringType;
         boolean longs = schema.at(firstKey).getDataType() instanceof LongType;
-        TreeSet<Object> sorted = new TreeSet<>((x, y) -> compareKeys(List.of(x), List.of(y)));
-        keys.forEach(k -> sorted.add(k.get(0)));
         List<Row> files = new ArrayList<>();
+        TreeSet<Object> sorted = null; // built on the first file to prune: a new table has none
         try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine, true)) {
             while (it.hasNext()) {
                 FilteredColumnarBatch b = it.next();
                 try (CloseableIterator<Row> rows = b.getRows()) {
                     while (rows.hasNext()) {
                         Row scanFile = rows.next();
+                        if (sorted == null && (strings || longs)) {
+                            sorted = new TreeSet<>(DeltaSink::compareValues);
+                            for (List<Object> k : keys) {
+                                sorted.add(k.get(0));
+                            }
+                        }
                         if (mayHold(scanFile, column, strings, longs, sorted)) {
                             files.add(scanFile);
                         }
@@ -517,7 +616,7 @@ final class DeltaSink implements Sink {
         Object lo = strings ? min.asText() : (Object) min.asLong();
         Object hi = strings ? max.asText() : (Object) max.asLong();
         Object first = keys.ceiling(lo);
-        return first != null && compareKeys(List.of(first), List.of(hi)) <= 0;
+        return first != null && compareValues(first, hi) <= 0;
     }
 
     private void commit(Snapshot snapshot, String job, JobState state, List<Row> actions) {
