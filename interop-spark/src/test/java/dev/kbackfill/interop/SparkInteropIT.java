@@ -99,7 +99,7 @@ class SparkInteropIT {
     private static String kbackfill() throws Exception {
         Process p = new ProcessBuilder(ROOT.resolve("bin/kbackfill").toString(), "run", "--topic", "spark-orders",
                 "--from", "earliest", "--to", "2024-01-02", "--sink", "delta:" + table, "--create-table", "--job", "spark",
-                "--batch-size", "500", "--progress", "none", "--bootstrap-server", bootstrap)
+                "--batch-size", "100", "--progress", "none", "--bootstrap-server", bootstrap)
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
@@ -143,7 +143,7 @@ class SparkInteropIT {
     @Order(2)
     void theHistoryShowsKbackfillsCommits() {
         List<Row> history = spark.sql("DESCRIBE HISTORY delta.`" + table + "`").collectAsList();
-        // the table's creation, then a commit per batch (2,000 records in batches of 500)
+        // the table's creation, then a commit per batch (2,000 records over 200 keys in batches of 100 keys: 20)
         assertThat(history.size()).isGreaterThanOrEqualTo(4);
         List<String> operations = new ArrayList<>();
         history.forEach(h -> operations.add(h.getAs("operation")));

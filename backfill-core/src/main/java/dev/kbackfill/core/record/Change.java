@@ -32,8 +32,26 @@ public record Change(Map<String, Object> key, Map<String, Object> values, int pa
         values = values == null ? null : readOnly(values);
     }
 
+    /** The values of a change whose value is not decoded yet: compared by identity, never read. */
+    private static final Map<String, Object> NOT_DECODED = java.util.Collections.unmodifiableMap(new java.util.HashMap<>());
+
+    /**
+     * A record with only its key decoded: enough to reduce a batch by key, so that only the record that survives
+     * for each key has its value decoded ({@link RecordDecoder#decode} of {@link #source()}).
+     */
+    public static Change undecoded(Map<String, Object> key, SourceRecord record) {
+        Objects.requireNonNull(record, "record");
+        return new Change(key, record.value() == null ? null : NOT_DECODED, record.partition(), record.offset(),
+                record.timestamp(), record);
+    }
+
+    /** Whether {@link #values()} holds the decoded value (false only for {@link #undecoded} non-tombstones). */
+    public boolean isDecoded() {
+        return values != NOT_DECODED;
+    }
+
     private static Map<String, Object> readOnly(Map<String, Object> map) {
-        return map instanceof Columns ? map : java.util.Collections.unmodifiableMap(map);
+        return map instanceof Columns || map == NOT_DECODED ? map : java.util.Collections.unmodifiableMap(map);
     }
 
     /** The same change without its raw record, for sinks that do not copy records: a batch holds less. */

@@ -10,10 +10,10 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.util.Base64;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
@@ -45,9 +45,14 @@ public final class ConfluentAvro {
 
     private final SchemaRegistryClient registry;
     private final GenericData data = new GenericData();
-    private final Map<Integer, GenericDatumReader<Object>> readers = new ConcurrentHashMap<>();
-    private final Columns.Builder columns = new Columns.Builder();
-    private BinaryDecoder reuse;
+    /** Per decoding thread (a run decodes keys on its reader thread and values on its writer thread). */
+    private final ThreadLocal<PerThread> perThread = ThreadLocal.withInitial(PerThread::new);
+
+    private static final class PerThread {
+        final Map<Integer, GenericDatumReader<Object>> readers = new HashMap<>();
+        final Columns.Builder columns = new Columns.Builder();
+        BinaryDecoder reuse;
+    }
 
     public ConfluentAvro(SchemaRegistryClient registry) {
         this.registry = registry;
@@ -78,9 +83,10 @@ public final class ConfluentAvro {
                     + "Confluent-framed Avro", what, bytes[0]), null);
         }
         int id = ByteBuffer.wrap(bytes, 1, 4).getInt();
+        PerThread state = perThread.get();
         GenericDatumReader<Object> reader;
         try {
-            reader = readers.computeIfAbsent(id, i -> {
+            reader = state.readers.computeIfAbsent(id, i -> {
                 Schema schema = registry.avroSchema(i);
                 return new GenericDatumReader<>(schema, schema, data);
             });
@@ -89,8 +95,8 @@ public final class ConfluentAvro {
         }
         Object datum;
         try {
-            reuse = DecoderFactory.get().binaryDecoder(bytes, 5, bytes.length - 5, reuse);
-            datum = reader.read(null, reuse);
+            state.reuse = DecoderFactory.get().binaryDecoder(bytes, 5, bytes.length - 5, state.reuse);
+            datum = reader.read(null, state.reuse);
         } catch (java.io.EOFException e) {
             throw new DecodeException(record, "the " + what + "'s body is truncated: it ends before the fields of schema id "
                     + id + " do", e);
@@ -99,7 +105,7 @@ public final class ConfluentAvro {
                     + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
         }
         if (datum instanceof IndexedRecord r) {
-            columns.clear();
+            Columns.Builder columns = state.columns.clear();
             for (Schema.Field f : r.getSchema().getFields()) {
                 columns.put(f.name(), plain(r.get(f.pos())));
             }

@@ -65,6 +65,28 @@ public final class RecordDecoder {
         this.keyFields = List.copyOf(keyFields);
     }
 
+    /** Whether the primary key comes from the record key alone (no {@code --key-fields}), so it decodes apart. */
+    public boolean keyedByRecordKey() {
+        return keyFields.isEmpty();
+    }
+
+    /**
+     * The record with only its key decoded (see {@link Change#undecoded}); {@link #decode} does the rest. Only
+     * when {@link #keyedByRecordKey()}.
+     *
+     * @throws DecodeException naming the record's coordinates
+     */
+    public Change decodeKey(SourceRecord record) {
+        if (!keyFields.isEmpty()) {
+            throw new IllegalStateException("the key comes from value fields " + keyFields);
+        }
+        if (record.key() == null) {
+            throw new DecodeException(record, "the record has no key, and the primary key is the record key; "
+                    + "name value fields with --key-fields to key by them", null);
+        }
+        return Change.undecoded(columns(record, record.key(), keyFormat, keyColumn, "key"), record);
+    }
+
     /** @throws DecodeException naming the record's coordinates */
     public Change decode(SourceRecord record) {
         Map<String, Object> values = record.value() == null ? null

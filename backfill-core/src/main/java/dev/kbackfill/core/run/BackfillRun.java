@@ -49,6 +49,7 @@ public final class BackfillRun {
     private final RunListener listener;
     private final Rejects rejects;
     private final boolean keepSource;
+    private final boolean lazyValues;
 
     public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
                        RunOptions options, RunListener listener) {
@@ -66,6 +67,9 @@ public final class BackfillRun {
         this.options = options;
         this.listener = listener;
         this.keepSource = sink.copiesSourceRecords();
+        // values are decoded only for the record that survives for its key; a poison record that a later record of
+        // its key supersedes is then never seen, so only when poison records fail the run anyway
+        this.lazyValues = decoder.keyedByRecordKey() && rejects.failsTheRun();
     }
 
     /** What the reader hands the writer: one poll's changes and the positions after them, or the end, or a failure. */
@@ -193,6 +197,10 @@ public final class BackfillRun {
                 continue;
             }
             try {
+                if (lazyValues) {
+                    changes.add(decoder.decodeKey(r));
+                    continue;
+                }
                 Change c = decoder.decode(r);
                 changes.add(keepSource ? c : c.withoutSource());
             } catch (DecodeException e) {
@@ -311,8 +319,32 @@ public final class BackfillRun {
             }
         });
         submitted.putAll(next);
-        WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, reduced, RowShape.of(reduced), next);
-        return new InFlight(writer.submit(() -> sink.write(batch)), pending, reduced, next);
+        return new InFlight(writer.submit(() -> {
+            List<Change> decoded = decodeValues(reduced);
+            return sink.write(new WriteBatch(state.job(), state.run(), sequence, decoded, RowShape.of(decoded), next));
+        }), pending, reduced, next);
+    }
+
+    /** Decodes the values of the changes reduced undecoded (on the writer thread, while the next batch fills). */
+    private List<Change> decodeValues(List<Change> reduced) {
+        if (!lazyValues) {
+            return reduced;
+        }
+        List<Change> decoded = new ArrayList<>(reduced.size());
+        for (Change c : reduced) {
+            if (c.isDecoded()) {
+                decoded.add(keepSource ? c : c.withoutSource());
+                continue;
+            }
+            try {
+                Change full = decoder.decode(c.source());
+                decoded.add(keepSource ? full : full.withoutSource());
+            } catch (DecodeException e) {
+                rejects.reject(c.source(), e); // fails the run: nothing of this batch is written
+                throw e;
+            }
+        }
+        return decoded;
     }
 
     /**

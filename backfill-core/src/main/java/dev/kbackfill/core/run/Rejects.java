@@ -44,10 +44,23 @@ public interface Rejects extends AutoCloseable {
     default void close() {
     }
 
+    /** Whether a poison record fails the run (rather than being skipped or kept aside). */
+    default boolean failsTheRun() {
+        return false;
+    }
+
     /** Fail the run at the first poison record (the default). */
     static Rejects fail() {
-        return (record, error) -> {
-            throw error;
+        return new Rejects() {
+            @Override
+            public void reject(SourceRecord record, DecodeException error) {
+                throw error;
+            }
+
+            @Override
+            public boolean failsTheRun() {
+                return true;
+            }
         };
     }
 

@@ -187,4 +187,43 @@ class BackfillRunBatchingIT {
         // the batch after the failed one was never written
         assertThat(sink.batches).hasSize(2);
     }
+
+    private static Plan loadValues(String topic, String... keyValues) throws Exception {
+        kafka.createTopic(topic, 1, Map.of());
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(kafka.clientConfig(), new StringSerializer(),
+                new StringSerializer())) {
+            for (int i = 0; i < keyValues.length; i += 2) {
+                p.send(new ProducerRecord<>(topic, 0, keyValues[i], keyValues[i + 1]));
+            }
+            p.flush();
+        }
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(kafka.clientConfig())) {
+            return new RangeResolver(source).resolve(BackfillRequest.builder(topic).from("earliest").to("latest").build());
+        }
+    }
+
+    @Test
+    void onlyTheRecordThatSurvivesForItsKeyIsDecoded() throws Exception {
+        // a's first value is not JSON, but a later record of a supersedes it in the same batch
+        Plan plan = loadValues("batching-lazy", "a", "{not json", "b", "{\"n\":1}", "a", "{\"n\":2}");
+        RecordingSink sink = new RecordingSink();
+        RunSummary summary = run(plan, sink, 100);
+        assertThat(sink.rows.get("a").values()).containsEntry("n", 2L);
+        assertThat(sink.rows.get("b").values()).containsEntry("n", 1L);
+        assertThat(summary.superseded()).isEqualTo(1);
+        assertThat(summary.rejected()).isZero();
+        assertThat(sink.batches.get(0).changes()).allSatisfy(c -> assertThat(c.source()).isNull());
+    }
+
+    @Test
+    void aSurvivingRecordThatCannotBeDecodedFailsTheRunAtItsBatch() throws Exception {
+        Plan plan = loadValues("batching-poison", "a", "{\"n\":1}", "b", "{\"n\":2}", "a", "{oops");
+        RecordingSink sink = new RecordingSink();
+        assertThatThrownBy(() -> run(plan, sink, 100))
+                .isInstanceOf(RunFailure.class)
+                .hasMessage("cannot decode batching-poison/0@2: the value is not JSON: Unexpected character ('o' "
+                        + "(code 111)): was expecting double-quote to start field name; stopped with partition 0 at "
+                        + "offset 0 of [.., 3) committed; a rerun resumes there");
+        assertThat(sink.batches).isEmpty();
+    }
 }
