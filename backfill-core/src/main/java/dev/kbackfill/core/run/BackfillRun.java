@@ -318,14 +318,14 @@ public final class BackfillRun {
                 next.put(p, pos);
             }
         });
+        // decoded here, while the writer thread is still writing the previous batch
+        List<Change> decoded = decodeValues(reduced);
+        WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, decoded, RowShape.of(decoded), next);
         submitted.putAll(next);
-        return new InFlight(writer.submit(() -> {
-            List<Change> decoded = decodeValues(reduced);
-            return sink.write(new WriteBatch(state.job(), state.run(), sequence, decoded, RowShape.of(decoded), next));
-        }), pending, reduced, next);
+        return new InFlight(writer.submit(() -> sink.write(batch)), pending, reduced, next);
     }
 
-    /** Decodes the values of the changes reduced undecoded (on the writer thread, while the next batch fills). */
+    /** Decodes the values of the changes reduced undecoded. */
     private List<Change> decodeValues(List<Change> reduced) {
         if (!lazyValues) {
             return reduced;
