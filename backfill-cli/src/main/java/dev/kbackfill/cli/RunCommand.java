@@ -9,6 +9,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 import dev.kbackfill.core.record.ConfluentAvro;
 import dev.kbackfill.core.record.Format;
@@ -133,12 +135,15 @@ final class RunCommand implements Callable<Integer> {
             err.println("no --sink given: writing to the embedded default, SQLite file "
                     + Path.of("kbackfill.db").toAbsolutePath() + ", table " + settings.table());
         }
+        // the Kafka client starts and fetches the topic's metadata while the sink opens: both are most of a short
+        // run's first second, and neither needs the other (a sink error still comes first)
+        CompletableFuture<KafkaOffsetSource> kafkaSide = CompletableFuture.supplyAsync(() -> warmedUp(config, backfill.topic()));
         try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = rejects(config)) {
             target.open();
             target.warnings().forEach(w -> err.println("warning: " + w));
             String jobName = job != null ? job : JobIdentity.defaultName(backfill, target.target());
             try (AutoCloseable lock = target.lock(jobName);
-                 KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+                 KafkaOffsetSource source = join(kafkaSide)) {
                 Optional<JobState> stored = target.load(jobName);
                 String topicId = source.describe(backfill.topic()).topicId();
                 JobDecision decision = JobPlanner.decide(jobName, backfill, stored, topicId,
@@ -185,6 +190,31 @@ final class RunCommand implements Callable<Integer> {
             } catch (Exception e) {
                 throw new CliFailure("could not release the lock of job " + jobName + ": " + e.getMessage(), e);
             }
+        } finally {
+            // stopped before the run took it (a sink error, a held lock): closing twice is harmless
+            kafkaSide.thenAccept(KafkaOffsetSource::close);
+        }
+    }
+
+    /** A Kafka client that has connected and described the topic (its errors come again when asked for real). */
+    private static KafkaOffsetSource warmedUp(Map<String, Object> config, String topic) {
+        KafkaOffsetSource source = KafkaOffsetSource.create(config);
+        try {
+            source.describe(topic);
+        } catch (RuntimeException e) {
+            // reported by the describe that decides the job, after the sink's own checks
+        }
+        return source;
+    }
+
+    private static KafkaOffsetSource join(CompletableFuture<KafkaOffsetSource> kafkaSide) {
+        try {
+            return kafkaSide.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw e;
         }
     }
 

@@ -149,8 +149,15 @@ public final class Benchmark {
         System.out.println("== reading the whole topic (earliest..latest), wall time of the process");
         System.out.printf("%-6s %-34s %10s %12s %10s%n", "round", "reader", "seconds", "records/s", "MB/s");
         // the harness starts like bin/kbackfill does, from a class-data-sharing archive (dumped by one untimed run)
+        // (an archive takes jars only: the bench's own jar rather than its classes directory)
         Path archive = root.resolve("bench/target/readonly.jsa");
         Files.deleteIfExists(archive);
+        String classpath;
+        try (java.util.stream.Stream<Path> jars = Files.list(root.resolve("bench/target"))) {
+            classpath = Files.readString(root.resolve("bench/target/classpath.txt")).strip() + ":" + jars
+                    .filter(p -> p.getFileName().toString().matches("kbackfill-bench-.*\\.jar")).findFirst()
+                    .orElseThrow(() -> new IllegalStateException("no bench jar: run bench/run.sh"));
+        }
         time(0, "(untimed: class-data-sharing archive)", List.of("java", "-XX:ArchiveClassesAtExit=" + archive, "-Xmx256m",
                 "-cp", classpath, ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
         String cds = "-XX:SharedArchiveFile=" + archive;
