@@ -102,18 +102,14 @@ class BackfillRunBatchingIT {
         }
     }
 
+    /** {@code records} records over {@code keys} keys cycling, values {@code {"n": i}}, in one partition. */
     private static Plan load(String topic, int records, int keys) throws Exception {
-        kafka.createTopic(topic, 1, Map.of());
-        try (KafkaProducer<String, String> p = new KafkaProducer<>(kafka.clientConfig(), new StringSerializer(),
-                new StringSerializer())) {
-            for (int i = 0; i < records; i++) {
-                p.send(new ProducerRecord<>(topic, 0, "k" + (i % keys), "{\"n\":" + i + "}"));
-            }
-            p.flush();
+        String[] keyValues = new String[records * 2];
+        for (int i = 0; i < records; i++) {
+            keyValues[2 * i] = "k" + (i % keys);
+            keyValues[2 * i + 1] = "{\"n\":" + i + "}";
         }
-        try (KafkaOffsetSource source = KafkaOffsetSource.create(kafka.clientConfig())) {
-            return new RangeResolver(source).resolve(BackfillRequest.builder(topic).from("earliest").to("latest").build());
-        }
+        return loadValues(topic, keyValues);
     }
 
     private static RunSummary run(Plan plan, RecordingSink sink, int batchRows) {
