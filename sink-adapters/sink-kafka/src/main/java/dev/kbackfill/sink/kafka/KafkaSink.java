@@ -42,6 +42,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -435,10 +436,16 @@ final class KafkaSink implements Sink {
         }
     }
 
-    /** A newer producer with the job's transactional.id took over: fenced, or its epoch superseded. */
+    /**
+     * A newer producer with the job's transactional.id took over: fenced, or its epoch superseded, or (when the
+     * takeover aborted the open transaction under the coordinator's feet) the transaction found in a state it
+     * cannot be in. Kafka 4.4 answers a fenced producer with any of the three, depending on which request of the
+     * transaction meets the new epoch first.
+     */
     private static boolean fenced(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof ProducerFencedException || t instanceof InvalidProducerEpochException) {
+            if (t instanceof ProducerFencedException || t instanceof InvalidProducerEpochException
+                    || t instanceof InvalidTxnStateException) {
                 return true;
             }
         }
