@@ -57,7 +57,8 @@ public final class Benchmark {
         this.classpath = Files.readString(root.resolve("bench/target/classpath.txt")).strip() + ":"
                 + root.resolve("bench/target/classes");
         this.records = records;
-        this.keys = Math.max(1, records / 5);
+        // five updates per key by default; -Dbench.keys=N for another shape (N = RECORDS: every key once)
+        this.keys = Integer.getInteger("bench.keys", Math.max(1, records / 5));
         this.rounds = rounds;
     }
 
