@@ -80,11 +80,16 @@ public final class RecordDecoder {
         if (!keyFields.isEmpty()) {
             throw new IllegalStateException("the key comes from value fields " + keyFields);
         }
+        return Change.undecoded(recordKey(record), record);
+    }
+
+    /** The primary key when it is the record key (no {@code --key-fields}). */
+    private Map<String, Object> recordKey(SourceRecord record) {
         if (record.key() == null) {
             throw new DecodeException(record, "the record has no key, and the primary key is the record key; "
                     + "name value fields with --key-fields to key by them", null);
         }
-        return Change.undecoded(columns(record, record.key(), keyFormat, keyColumn, "key"), record);
+        return columns(record, record.key(), keyFormat, keyColumn, "key");
     }
 
     /** @throws DecodeException naming the record's coordinates */
@@ -93,11 +98,7 @@ public final class RecordDecoder {
                 : columns(record, record.value(), valueFormat, valueColumn, "value");
         Map<String, Object> key;
         if (keyFields.isEmpty()) {
-            if (record.key() == null) {
-                throw new DecodeException(record, "the record has no key, and the primary key is the record key; "
-                        + "name value fields with --key-fields to key by them", null);
-            }
-            key = columns(record, record.key(), keyFormat, keyColumn, "key");
+            key = recordKey(record);
         } else {
             Map<String, Object> source = values;
             if (source == null) {

@@ -36,16 +36,12 @@ public final class Reduction {
         private final Map<Integer, Long> superseded = new HashMap<>();
 
         public void add(Change c) {
-            List<Object> id = identity(c.key());
-            Change before = last.get(id);
-            if (before == null) {
-                last.put(id, c);
-            } else if (isLater(c, before)) {
-                last.put(id, c); // keeps the key's first position
-                superseded.merge(before.partition(), 1L, Long::sum);
-            } else {
-                superseded.merge(c.partition(), 1L, Long::sum);
-            }
+            // one lookup per record; a replaced key keeps its first position
+            last.merge(identity(c.key()), c, (before, now) -> {
+                boolean later = isLater(now, before);
+                superseded.merge((later ? before : now).partition(), 1L, Long::sum);
+                return later ? now : before;
+            });
         }
 
         /** Distinct keys so far. */

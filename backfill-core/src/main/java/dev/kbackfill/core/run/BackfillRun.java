@@ -247,7 +247,8 @@ public final class BackfillRun {
                     throw new RunFailure("interrupted; " + where(counters), e);
                 }
                 if (item instanceof Failed f) {
-                    complete(inFlight, counters); // a write failure, if any, is the first cause
+                    // a write failure, if any, is the first cause
+                    complete(inFlight, counters, total, records, totals);
                     inFlight = null;
                     Throwable error = f.error();
                     if (error instanceof RuntimeException re) {
@@ -272,26 +273,19 @@ public final class BackfillRun {
                 boolean full = pending.size() >= options.batchRows() || batchRecords >= options.batchRecordLimit();
                 boolean idle = item == null;
                 if ((full || idle || end) && hasProgress(pendingPositions, submitted)) {
-                    if (complete(inFlight, counters)) {
-                        totals[1]++;
-                        listener.onProgress(done(counters, total), total, records, totals[0]);
-                    }
+                    complete(inFlight, counters, total, records, totals);
+                    inFlight = null; // counted once, even if the next batch cannot be handed over
                     sequence++;
                     inFlight = submit(writer, state, sequence, pending, pendingPositions, submitted);
                     pending = new Reduction.Pending();
                     pendingPositions = new HashMap<>();
                     batchRecords = 0;
                 } else if (inFlight != null && inFlight.done().isDone()) {
-                    complete(inFlight, counters);
+                    complete(inFlight, counters, total, records, totals);
                     inFlight = null;
-                    totals[1]++;
-                    listener.onProgress(done(counters, total), total, records, totals[0]);
                 }
                 if (end) {
-                    if (complete(inFlight, counters)) {
-                        totals[1]++;
-                        listener.onProgress(done(counters, total), total, records, totals[0]);
-                    }
+                    complete(inFlight, counters, total, records, totals);
                     inFlight = null;
                     return;
                 }
@@ -300,7 +294,7 @@ public final class BackfillRun {
             if (inFlight != null) {
                 // failing for another reason: let the write in flight finish before the sink is closed
                 try {
-                    complete(inFlight, counters);
+                    complete(inFlight, counters, total, records, totals);
                 } catch (RunFailure ignored) {
                     // the failure being thrown already says where the run stopped
                 }
@@ -348,14 +342,13 @@ public final class BackfillRun {
     }
 
     /**
-     * Waits for the batch in flight, if any, and counts it.
+     * Waits for the batch in flight, if any, counts it and reports the progress it made.
      *
-     * @return whether there was one
      * @throws RunFailure when its write failed (nothing of it was committed)
      */
-    private boolean complete(InFlight inFlight, Map<Integer, Counters> counters) {
+    private void complete(InFlight inFlight, Map<Integer, Counters> counters, long total, long records, long[] totals) {
         if (inFlight == null) {
-            return false;
+            return;
         }
         try {
             inFlight.done().get();
@@ -369,7 +362,8 @@ public final class BackfillRun {
         inFlight.pending().superseded().forEach((p, n) -> counters.get(p).superseded += n);
         inFlight.reduced().forEach(c -> counters.get(c.partition()).written++);
         inFlight.next().forEach((p, pos) -> counters.get(p).next = pos);
-        return true;
+        totals[1]++;
+        listener.onProgress(done(counters, total), total, records, totals[0]);
     }
 
     private static boolean hasProgress(Map<Integer, Long> positions, Map<Integer, Long> submitted) {
