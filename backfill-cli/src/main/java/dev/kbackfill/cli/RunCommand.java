@@ -34,6 +34,7 @@ import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.resolver.Plan;
 import dev.kbackfill.resolver.RangeResolver;
 import dev.kbackfill.resolver.RequestException;
+import dev.kbackfill.resolver.TopicInfo;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -137,15 +138,16 @@ final class RunCommand implements Callable<Integer> {
         }
         // the Kafka client starts and fetches the topic's metadata while the sink opens: both are most of a short
         // run's first second, and neither needs the other (a sink error still comes first)
-        CompletableFuture<KafkaOffsetSource> kafkaSide = CompletableFuture.supplyAsync(() -> warmedUp(config, backfill.topic()));
+        CompletableFuture<KafkaSide> kafkaSide = CompletableFuture.supplyAsync(() -> KafkaSide.start(config, backfill.topic()));
         try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = rejects(config)) {
             target.open();
             target.warnings().forEach(w -> err.println("warning: " + w));
             String jobName = job != null ? job : JobIdentity.defaultName(backfill, target.target());
             try (AutoCloseable lock = target.lock(jobName);
-                 KafkaOffsetSource source = join(kafkaSide)) {
+                 KafkaSide broker = join(kafkaSide)) {
+                KafkaOffsetSource source = broker.source();
                 Optional<JobState> stored = target.load(jobName);
-                String topicId = source.describe(backfill.topic()).topicId();
+                String topicId = broker.topic().topicId();
                 JobDecision decision = JobPlanner.decide(jobName, backfill, stored, topicId,
                         () -> filePlan.orElseGet(() -> new RangeResolver(source).resolve(backfill)));
                 filePlan.ifPresent(p -> stored.filter(s -> !s.complete() && !s.plan().partitions().equals(p.partitions()))
@@ -192,22 +194,40 @@ final class RunCommand implements Callable<Integer> {
             }
         } finally {
             // stopped before the run took it (a sink error, a held lock): closing twice is harmless
-            kafkaSide.thenAccept(KafkaOffsetSource::close);
+            kafkaSide.thenAccept(KafkaSide::close);
         }
     }
 
-    /** A Kafka client that has connected and described the topic (its errors come again when asked for real). */
-    private static KafkaOffsetSource warmedUp(Map<String, Object> config, String topic) {
-        KafkaOffsetSource source = KafkaOffsetSource.create(config);
-        try {
-            source.describe(topic);
-        } catch (RuntimeException e) {
-            // reported by the describe that decides the job, after the sink's own checks
+    /**
+     * The Kafka client of a run, started in the background: connected, and the topic described once (a failure to
+     * describe it is kept and thrown when the run asks, after the sink's own checks).
+     */
+    private record KafkaSide(KafkaOffsetSource source, TopicInfo described, RuntimeException describeFailure)
+            implements AutoCloseable {
+
+        static KafkaSide start(Map<String, Object> config, String topic) {
+            KafkaOffsetSource source = KafkaOffsetSource.create(config);
+            try {
+                return new KafkaSide(source, source.describe(topic), null);
+            } catch (RuntimeException e) {
+                return new KafkaSide(source, null, e);
+            }
         }
-        return source;
+
+        TopicInfo topic() {
+            if (describeFailure != null) {
+                throw describeFailure;
+            }
+            return described;
+        }
+
+        @Override
+        public void close() {
+            source.close();
+        }
     }
 
-    private static KafkaOffsetSource join(CompletableFuture<KafkaOffsetSource> kafkaSide) {
+    private static KafkaSide join(CompletableFuture<KafkaSide> kafkaSide) {
         try {
             return kafkaSide.join();
         } catch (CompletionException e) {
