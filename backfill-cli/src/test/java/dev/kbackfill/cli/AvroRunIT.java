@@ -109,10 +109,10 @@ class AvroRunIT {
     }
 
     private static CliRun run(String... args) {
-        List<String> all = new ArrayList<>(List.of("run", "--bootstrap-server", kafka.bootstrapServers(), "--progress",
-                "none", "--value-format", "avro", "--schema-registry-url", registry, "--create-table"));
+        List<String> all = new ArrayList<>(List.of("--value-format", "avro", "--schema-registry-url", registry,
+                "--create-table"));
         all.addAll(List.of(args));
-        return CliRun.of(all.toArray(String[]::new));
+        return CliRun.run(kafka, all.toArray(String[]::new));
     }
 
     @Test

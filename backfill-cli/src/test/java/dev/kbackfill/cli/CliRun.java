@@ -13,6 +13,14 @@ record CliRun(int exitCode, String out, String err) {
         return new CliRun(code, out.toString(), err.toString());
     }
 
+    /** {@code kbackfill run} against {@code broker}, without a progress display, then {@code args}. */
+    static CliRun run(dev.kbackfill.embedded.EmbeddedKafka broker, String... args) {
+        java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of("run", "--bootstrap-server",
+                broker.bootstrapServers(), "--progress", "none"));
+        all.addAll(java.util.List.of(args));
+        return of(all.toArray(String[]::new));
+    }
+
     /** The lines of stderr. */
     java.util.List<String> errLines() {
         return err.lines().toList();

@@ -48,9 +48,7 @@ class KafkaSinkIT {
     }
 
     private static CliRun run(String... args) {
-        List<String> all = new ArrayList<>(List.of("run", "--bootstrap-server", kafka.bootstrapServers(), "--progress", "none"));
-        all.addAll(List.of(args));
-        return CliRun.of(all.toArray(String[]::new));
+        return CliRun.run(kafka, args);
     }
 
     /** Every record of a topic under read_committed. */

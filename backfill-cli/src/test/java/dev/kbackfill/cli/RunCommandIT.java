@@ -66,9 +66,7 @@ class RunCommandIT {
     }
 
     private static CliRun runAsIs(String... args) {
-        List<String> all = new ArrayList<>(List.of("run", "--bootstrap-server", kafka.bootstrapServers(), "--progress", "none"));
-        all.addAll(List.of(args));
-        return CliRun.of(all.toArray(String[]::new));
+        return CliRun.run(kafka, args);
     }
 
     private static Plan storedPlan(String url, String job) throws Exception {

@@ -153,21 +153,21 @@ public final class Benchmark {
         // (an archive takes jars only: the bench's own jar rather than its classes directory)
         Path archive = root.resolve("bench/target/readonly.jsa");
         Files.deleteIfExists(archive);
-        String classpath;
+        String jarsOnly;
         try (java.util.stream.Stream<Path> jars = Files.list(root.resolve("bench/target"))) {
-            classpath = Files.readString(root.resolve("bench/target/classpath.txt")).strip() + ":" + jars
+            jarsOnly = Files.readString(root.resolve("bench/target/classpath.txt")).strip() + ":" + jars
                     .filter(p -> p.getFileName().toString().matches("kbackfill-bench-.*\\.jar")).findFirst()
                     .orElseThrow(() -> new IllegalStateException("no bench jar: run bench/run.sh"));
         }
         time(0, "(untimed: class-data-sharing archive)", List.of("java", "-XX:ArchiveClassesAtExit=" + archive, "-Xmx256m",
-                "-cp", classpath, ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
+                "-cp", jarsOnly, ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
         String cds = "-XX:SharedArchiveFile=" + archive;
         for (int r = 1; r <= rounds; r++) {
             time(r, "kcat -C -e -q -f '%k%s\\n'", List.of("bash", "-c", "kcat -C -b " + bootstrap + " -t " + TOPIC
                     + " -o beginning -e -q -f '%k%s\\n' > /dev/null"), null);
-            time(r, "kbackfill reader (-Xmx256m)", List.of("java", cds, "-Xmx256m", "-cp", classpath,
+            time(r, "kbackfill reader (-Xmx256m)", List.of("java", cds, "-Xmx256m", "-cp", jarsOnly,
                     ReadOnly.class.getName(), bootstrap, TOPIC, "raw"), "records=");
-            time(r, "kbackfill reader + JSON decode", List.of("java", cds, "-Xmx256m", "-cp", classpath,
+            time(r, "kbackfill reader + JSON decode", List.of("java", cds, "-Xmx256m", "-cp", jarsOnly,
                     ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
         }
         System.out.println();

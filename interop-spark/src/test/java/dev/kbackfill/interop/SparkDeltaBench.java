@@ -25,13 +25,7 @@ public final class SparkDeltaBench {
 
     public static void main(String[] args) throws Exception {
         long t0 = System.nanoTime();
-        SparkSession spark = SparkSession.builder().master("local[2]").appName("kbackfill-bench-peer")
-                .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-                .config("spark.databricks.delta.snapshotPartitions", "1")
-                .config("spark.sql.shuffle.partitions", "2")
-                .config("spark.ui.enabled", "false")
-                .getOrCreate();
+        SparkSession spark = LocalDeltaSpark.start("kbackfill-bench-peer");
         long t1 = System.nanoTime();
         StructType value = new StructType().add("order_id", DataTypes.StringType).add("customer", DataTypes.StringType)
                 .add("status", DataTypes.StringType).add("amount", DataTypes.createDecimalType(38, 18))

@@ -86,13 +86,7 @@ class SparkInteropIT {
         }
         table = Files.createTempDirectory("kbackfill-spark").resolve("orders");
         assertThat(kbackfill()).as("first run").contains("job spark run 1: wrote");
-        spark = SparkSession.builder().master("local[2]").appName("kbackfill-interop")
-                .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-                .config("spark.databricks.delta.snapshotPartitions", "1")
-                .config("spark.sql.shuffle.partitions", "2")
-                .config("spark.ui.enabled", "false")
-                .getOrCreate();
+        spark = LocalDeltaSpark.start("kbackfill-interop");
     }
 
     /** Runs bin/kbackfill into the Delta table; returns stdout. */

@@ -46,18 +46,10 @@ class ConfluentAvroTest {
               {"name":"attrs","type":{"type":"map","values":"long"}}
             ]}""";
 
-    private final FakeRegistry registry = newRegistry();
+    private final FakeRegistry registry = FakeRegistry.start();
     private final ConfluentAvro avro = new ConfluentAvro(new SchemaRegistryClient(registry.url(), Optional.empty(),
             Optional.empty(), Duration.ofSeconds(5)));
     private final Schema schema = new Schema.Parser().parse(SCHEMA);
-
-    private static FakeRegistry newRegistry() {
-        try {
-            return new FakeRegistry();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
-    }
 
     @AfterEach
     void stop() {

@@ -23,6 +23,15 @@ public final class FakeRegistry implements AutoCloseable {
     public final List<String> requests = new ArrayList<>();
     public final List<String> authorizations = new ArrayList<>();
 
+    /** A registry started for a test field initialiser (where a checked exception cannot be thrown). */
+    public static FakeRegistry start() {
+        try {
+            return new FakeRegistry();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     public FakeRegistry() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/", exchange -> {

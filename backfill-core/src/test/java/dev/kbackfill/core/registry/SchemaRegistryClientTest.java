@@ -19,15 +19,7 @@ class SchemaRegistryClientTest {
             + "[{\"name\":\"city\",\"type\":\"string\"},{\"name\":\"country\",\"type\":\"shop.Country\"}]}";
     private static final String COUNTRY = "{\"type\":\"enum\",\"name\":\"Country\",\"namespace\":\"shop\",\"symbols\":[\"FR\",\"DE\"]}";
 
-    private final FakeRegistry registry = newRegistry();
-
-    private static FakeRegistry newRegistry() {
-        try {
-            return new FakeRegistry();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
-    }
+    private final FakeRegistry registry = FakeRegistry.start();
 
     @AfterEach
     void stop() {
