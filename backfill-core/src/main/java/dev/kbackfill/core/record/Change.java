@@ -59,6 +59,11 @@ public record Change(Map<String, Object> key, Map<String, Object> values, int pa
         return source == null ? this : new Change(key, values, partition, offset, timestamp, null);
     }
 
+    /** The change's version: its source coordinates, its topic unknown (a run reads one topic). */
+    public dev.kbackfill.core.version.Version version() {
+        return new dev.kbackfill.core.version.Version(null, partition, offset, timestamp);
+    }
+
     public boolean isTombstone() {
         return values == null;
     }

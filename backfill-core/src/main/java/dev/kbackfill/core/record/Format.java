@@ -13,6 +13,11 @@ public enum Format {
     /** Confluent-framed Avro (magic byte, schema id, binary body) with schemas from a schema registry. */
     AVRO;
 
+    /** The format as the command line spells it: {@code json}. */
+    public String label() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
     public static Format parse(String option, String text) {
         try {
             return valueOf(text.strip().toUpperCase(Locale.ROOT));

@@ -46,6 +46,14 @@ public final class RecordDecoder {
     /** Per decoding thread: collects a record's fields and shares field names between records of one shape. */
     private final ThreadLocal<Columns.Builder> builder = ThreadLocal.withInitial(Columns.Builder::new);
 
+    public Format keyFormat() {
+        return keyFormat;
+    }
+
+    public Format valueFormat() {
+        return valueFormat;
+    }
+
     public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                          List<String> keyFields) {
         this(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, null);

@@ -1,6 +1,5 @@
 package dev.kbackfill.core.record;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -8,10 +7,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.kbackfill.core.version.Version;
+
 /**
- * Reduces a batch to the final state of each key: the last record per key, value or tombstone. Within a
- * partition the highest offset is last; across partitions the later timestamp (then the higher partition), the
- * same order the newer-wins guard uses in the sinks.
+ * Reduces a batch to the final state of each key: the last record per key, value or tombstone, by the one version
+ * rule ({@link Version#RULE}) that every sink's newer-wins guard uses too. Keys are compared by their
+ * {@link KeyIdentity}, so a key written with its fields in another order is the same key.
  *
  * <p>Writing only the final state keeps write/delete/write of one key in order, and databases that refuse to touch
  * a row twice in one statement (PostgreSQL's ON CONFLICT, MERGE) never see a duplicate key.
@@ -32,12 +33,12 @@ public final class Reduction {
      * partition how many records a later one of their key superseded.
      */
     public static final class Pending {
-        private final Map<List<Object>, Change> last = new LinkedHashMap<>();
+        private final Map<KeyIdentity, Change> last = new LinkedHashMap<>();
         private final Map<Integer, Long> superseded = new HashMap<>();
 
         public void add(Change c) {
             // one lookup per record; a replaced key keeps its first position
-            last.merge(identity(c.key()), c, (before, now) -> {
+            last.merge(KeyIdentity.of(c.key()), c, (before, now) -> {
                 boolean later = isLater(now, before);
                 superseded.merge((later ? before : now).partition(), 1L, Long::sum);
                 return later ? now : before;
@@ -59,24 +60,8 @@ public final class Reduction {
         }
     }
 
-    /** Whether {@code a} supersedes {@code b} for the same key. */
+    /** Whether {@code a} supersedes {@code b} for the same key (records of one topic: a batch reads one). */
     public static boolean isLater(Change a, Change b) {
-        if (a.partition() == b.partition()) {
-            return a.offset() >= b.offset();
-        }
-        if (a.timestamp() != b.timestamp()) {
-            return a.timestamp() > b.timestamp();
-        }
-        return a.partition() > b.partition();
-    }
-
-    /** A value with content equality for a key (byte arrays compare by content). */
-    public static List<Object> identity(Map<String, Object> key) {
-        List<Object> id = new ArrayList<>(key.size() * 2);
-        key.forEach((k, v) -> {
-            id.add(k);
-            id.add(v instanceof byte[] b ? ByteBuffer.wrap(b) : v);
-        });
-        return id;
+        return a.version().supersedes(b.version());
     }
 }

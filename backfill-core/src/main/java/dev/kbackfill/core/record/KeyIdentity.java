@@ -1,0 +1,98 @@
+package dev.kbackfill.core.record;
+
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A key's identity: its field names and typed values, independent of the order in which a producer wrote the
+ * fields. {@code {"a":1,"b":2}} and {@code {"b":2,"a":1}} are one key. Reduction, the sinks' lookups of stored rows
+ * and the tombstone ledger all compare keys through this, never through a map's iteration order.
+ *
+ * <p>Values are compared by content and type: bytes by content, whole numbers as longs however they were typed
+ * ({@code 7}, {@code 7L}, {@code 7.00}), other decimals without trailing zeros ({@code 1.50} and {@code 1.5} are
+ * one key, as a database's DECIMAL column makes them), UUIDs as their text, and text as text ({@code "1"} is not
+ * {@code 1}).
+ */
+public final class KeyIdentity {
+
+    private final List<Object> parts;
+    private final int hash;
+
+    private KeyIdentity(List<Object> parts) {
+        this.parts = parts;
+        this.hash = parts.hashCode();
+    }
+
+    /** The identity of a key given as column names and values, in any order. */
+    public static KeyIdentity of(Map<String, Object> key) {
+        if (key.size() == 1) {
+            Map.Entry<String, Object> only = key.entrySet().iterator().next();
+            return new KeyIdentity(List.of(only.getKey(), canonical(only.getValue())));
+        }
+        TreeMap<String, Object> sorted = new TreeMap<>();
+        key.forEach((k, v) -> sorted.put(k, canonical(v)));
+        List<Object> parts = new ArrayList<>(sorted.size() * 2);
+        sorted.forEach((k, v) -> {
+            parts.add(k);
+            parts.add(v);
+        });
+        return new KeyIdentity(parts);
+    }
+
+    /** The value as it takes part in a key's identity. */
+    static Object canonical(Object v) {
+        if (v == null) {
+            return Null.NULL;
+        }
+        if (v instanceof byte[] b) {
+            return ByteBuffer.wrap(b);
+        }
+        if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
+            return ((Number) v).longValue();
+        }
+        if (v instanceof BigDecimal d) {
+            BigDecimal stripped = d.signum() == 0 ? BigDecimal.ZERO : d.stripTrailingZeros();
+            if (stripped.scale() <= 0 && stripped.precision() - stripped.scale() < 19) {
+                try {
+                    return stripped.longValueExact(); // a whole number is one key however it was typed
+                } catch (ArithmeticException e) {
+                    return stripped;
+                }
+            }
+            return stripped;
+        }
+        if (v instanceof java.util.UUID u) {
+            return u.toString();
+        }
+        if (v instanceof Float f) {
+            return f.doubleValue();
+        }
+        return v;
+    }
+
+    /** A null key field (List.of refuses nulls). */
+    private enum Null { NULL }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof KeyIdentity k && k.hash == hash && k.parts.equals(parts);
+    }
+
+    @Override
+    public int hashCode() {
+        return hash;
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder("{");
+        for (int i = 0; i < parts.size(); i += 2) {
+            sb.append(i == 0 ? "" : ", ").append(parts.get(i)).append('=').append(parts.get(i + 1));
+        }
+        return sb.append('}').toString();
+    }
+}

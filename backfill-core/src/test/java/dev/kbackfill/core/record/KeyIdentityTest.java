@@ -1,0 +1,47 @@
+package dev.kbackfill.core.record;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.math.BigDecimal;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+class KeyIdentityTest {
+
+    private static Map<String, Object> ordered(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    @Test
+    void fieldOrderDoesNotMakeAnotherKey() {
+        assertThat(KeyIdentity.of(ordered("a", 1L, "b", 2L))).isEqualTo(KeyIdentity.of(ordered("b", 2L, "a", 1L)));
+    }
+
+    @Test
+    void valuesSwappedBetweenFieldsAreAnotherKey() {
+        assertThat(KeyIdentity.of(ordered("a", 1L, "b", 2L))).isNotEqualTo(KeyIdentity.of(ordered("a", 2L, "b", 1L)));
+    }
+
+    @Test
+    void valuesCompareByContentAndType() {
+        assertThat(KeyIdentity.of(Map.of("k", new byte[] {1, 2}))).isEqualTo(KeyIdentity.of(Map.of("k", new byte[] {1, 2})));
+        assertThat(KeyIdentity.of(Map.of("k", 7))).isEqualTo(KeyIdentity.of(Map.of("k", 7L)));
+        assertThat(KeyIdentity.of(Map.of("k", new BigDecimal("1.50")))).isEqualTo(KeyIdentity.of(Map.of("k", new BigDecimal("1.5"))));
+        assertThat(KeyIdentity.of(Map.of("k", "1"))).isNotEqualTo(KeyIdentity.of(Map.of("k", 1L)));
+    }
+
+    @Test
+    void reductionTreatsOneKeyInTwoFieldOrdersAsOneKey() {
+        Change first = new Change(ordered("a", 1L, "b", 2L), Map.of("v", "x"), 0, 1, 1);
+        Change second = new Change(ordered("b", 2L, "a", 1L), Map.of("v", "y"), 0, 2, 2);
+        List<Change> reduced = Reduction.lastPerKey(List.of(first, second));
+        assertThat(reduced).containsExactly(second);
+    }
+}
