@@ -5,26 +5,29 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Function;
 
 import dev.kbackfill.core.record.ConfluentAvro;
 import dev.kbackfill.core.record.Format;
 import dev.kbackfill.core.registry.SchemaRegistryClient;
 import dev.kbackfill.core.run.Rejects;
 import dev.kbackfill.core.record.RecordDecoder;
-import dev.kbackfill.core.run.BackfillRun;
+import dev.kbackfill.core.run.BackfillJob;
 import dev.kbackfill.core.run.JobDecision;
-import dev.kbackfill.core.run.JobPlanner;
 import dev.kbackfill.core.run.PartitionStats;
+import dev.kbackfill.core.run.RunListener;
 import dev.kbackfill.core.run.RunOptions;
 import dev.kbackfill.core.run.RunSummary;
-import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.JobIdentity;
+import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkFactory;
@@ -32,7 +35,6 @@ import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.resolver.Plan;
-import dev.kbackfill.resolver.RangeResolver;
 import dev.kbackfill.resolver.RequestException;
 import dev.kbackfill.resolver.TopicInfo;
 import picocli.CommandLine;
@@ -132,6 +134,10 @@ final class RunCommand implements Callable<Integer> {
         }
         RecordDecoder decoder = decoder();
         SinkSettings settings = sink.settings(backfill.topic(), config);
+        List<String> keyFieldList = SinkOptions.split(keyFields);
+        Function<String, JobSpec> jobSpec = destination -> JobSpec.of(backfill, destination,
+                decoder.keyFormat().label(), decoder.valueFormat().label(), keyFieldList, settings.conflictMode(),
+                settings.tombstoneMode(), strictTime);
         if (sink.isDefault()) {
             err.println("no --sink given: writing to the embedded default, SQLite file "
                     + Path.of("kbackfill.db").toAbsolutePath() + ", table " + settings.table());
@@ -140,62 +146,62 @@ final class RunCommand implements Callable<Integer> {
         // run's first second, and neither needs the other (a sink error still comes first)
         CompletableFuture<KafkaSide> kafkaSide = CompletableFuture.supplyAsync(() -> KafkaSide.start(config, backfill.topic()));
         try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = rejects(config)) {
-            target.open();
-            target.warnings().forEach(w -> err.println("warning: " + w));
-            String jobName = job != null ? job : JobIdentity.defaultName(backfill, target.target());
-            try (AutoCloseable lock = target.lock(jobName);
-                 KafkaSide broker = join(kafkaSide)) {
-                KafkaOffsetSource source = broker.source();
-                Optional<JobState> stored = target.load(jobName);
-                String topicId = broker.topic().topicId();
-                JobDecision decision = JobPlanner.decide(jobName, backfill, stored, topicId,
-                        () -> filePlan.orElseGet(() -> new RangeResolver(source).resolve(backfill)));
-                filePlan.ifPresent(p -> stored.filter(s -> !s.complete() && !s.plan().partitions().equals(p.partitions()))
-                        .ifPresent(s -> {
-                            throw new JobConflictException("job '" + jobName + "' has a stored plan that differs from "
-                                    + planFile + "; finish it without --plan, or clear it with 'kbackfill reset --job "
-                                    + jobName + " --sink ... --yes'");
-                        }));
-                if (decision instanceof JobDecision.AlreadyDone done) {
-                    out.println("job " + jobName + ": run " + done.state().run() + " already complete for "
-                            + JobIdentity.describe(backfill) + " into " + target.target() + "; nothing to do");
-                    return ExitCodes.OK;
+            RunOptions options = RunOptions.DEFAULTS.withStrictTime(strictTime).withAllowDataLoss(backfill.allowDataLoss());
+            BackfillJob.Settings job = new BackfillJob.Settings(Optional.ofNullable(this.job), backfill, filePlan,
+                    jobSpec, config, decoder, rejects, settings.tombstoneMode(), options,
+                    batchSize == null ? OptionalInt.empty() : OptionalInt.of(batchSize));
+            BackfillJob.Events events = new BackfillJob.Events() {
+                @Override
+                public void opened(String name, List<String> warnings) {
+                    warnings.forEach(w -> err.println("warning: " + w));
+                    progressName[0] = name;
                 }
-                JobState state = decision.toRun().orElseThrow();
-                if (decision instanceof JobDecision.Resume) {
-                    err.println("resuming job " + jobName + " run " + state.run() + ": " + state.remaining()
-                            + " offsets left of " + state.plan().totalSpan());
-                } else {
-                    target.begin(state);
-                    err.println("starting job " + jobName + " (run " + state.run()
-                            + (decision instanceof JobDecision.NextRun ? ", the previous run being complete" : "")
-                            + "): " + state.plan().totalSpan()
-                            + " offsets of " + backfill.topic() + " into " + target.target());
-                    PlanTable.printNotes(state.plan(), err);
+
+                @Override
+                public void starting(JobDecision decision, JobState state) {
+                    if (decision instanceof JobDecision.Resume) {
+                        err.println("resuming job " + state.job() + " run " + state.run() + ": " + state.remaining()
+                                + " offsets left of " + state.plan().totalSpan());
+                    } else {
+                        err.println("starting job " + state.job() + " (run " + state.run()
+                                + (decision instanceof JobDecision.NextRun ? ", the previous run being complete" : "")
+                                + "): " + state.plan().totalSpan() + " offsets of " + backfill.topic() + " into "
+                                + target.target());
+                        PlanTable.printNotes(state.plan(), err);
+                    }
+                    err.flush();
                 }
-                err.flush();
-                int batch = batchSize != null ? batchSize : target.defaultBatchRows();
-                RunOptions options = RunOptions.DEFAULTS.withBatchRows(batch).withStrictTime(strictTime)
-                        .withAllowDataLoss(backfill.allowDataLoss());
-                RunSummary summary = new BackfillRun(config, decoder, target, settings.tombstoneMode(), options,
-                        new RunProgress(err, progress, jobName), rejects).execute(state);
-                printSummary(summary, target.target(), out);
-                if (summary.rejected() > 0) {
-                    err.println(summary.rejected() + " record(s) could not be decoded and were "
-                            + (rejects.destination().isEmpty() ? "skipped (--on-error skip)"
-                            : "written to " + rejects.destination()));
-                }
+            };
+            RunListener listener = (done, total, records, bytes) -> progressListener(err).onProgress(done, total, records, bytes);
+            BackfillJob.Outcome outcome = new BackfillJob(target, job, events, listener).run(() -> join(kafkaSide));
+            if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
+                out.println("job " + nothing.job() + ": run " + nothing.state().run() + " already complete for "
+                        + JobIdentity.describe(backfill) + " into " + target.target() + "; nothing to do");
                 return ExitCodes.OK;
-            } catch (RuntimeException e) {
-                // failures of the run itself pass through; only closing the lock throws a checked exception
-                throw e;
-            } catch (Exception e) {
-                throw new CliFailure("could not release the lock of job " + jobName + ": " + e.getMessage(), e);
             }
+            RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
+            printSummary(summary, target.target(), out);
+            if (summary.rejected() > 0) {
+                err.println(summary.rejected() + " record(s) could not be decoded and were "
+                        + (rejects.destination().isEmpty() ? "skipped (--on-error skip)"
+                        : "written to " + rejects.destination()));
+            }
+            return ExitCodes.OK;
         } finally {
             // stopped before the run took it (a sink error, a held lock): closing twice is harmless
             kafkaSide.thenAccept(KafkaSide::close);
         }
+    }
+
+    /** The job's name once the sink is open, for the progress display. */
+    private final String[] progressName = {null};
+    private RunProgress progressDisplay;
+
+    private RunListener progressListener(PrintWriter err) {
+        if (progressDisplay == null) {
+            progressDisplay = new RunProgress(err, progress, progressName[0]);
+        }
+        return progressDisplay;
     }
 
     /**
@@ -203,7 +209,7 @@ final class RunCommand implements Callable<Integer> {
      * describe it is kept and thrown when the run asks, after the sink's own checks).
      */
     private record KafkaSide(KafkaOffsetSource source, TopicInfo described, RuntimeException describeFailure)
-            implements AutoCloseable {
+            implements AutoCloseable, BackfillJob.Cluster {
 
         static KafkaSide start(Map<String, Object> config, String topic) {
             KafkaOffsetSource source = KafkaOffsetSource.create(config);
@@ -214,7 +220,8 @@ final class RunCommand implements Callable<Integer> {
             }
         }
 
-        TopicInfo topic() {
+        @Override
+        public TopicInfo topic() {
             if (describeFailure != null) {
                 throw describeFailure;
             }
@@ -227,7 +234,7 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private static KafkaSide join(CompletableFuture<KafkaSide> kafkaSide) {
+    private static BackfillJob.Cluster join(CompletableFuture<KafkaSide> kafkaSide) {
         try {
             return kafkaSide.join();
         } catch (CompletionException e) {
@@ -306,14 +313,18 @@ final class RunCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "job %s run %d: wrote %d changes from %d records into %s in %.1f s (%.0f records/s, "
                         + "%.1f MB/s)%n", s.job(), s.run(), s.written(), s.read(), target, s.duration().toNanos() / 1e9,
                 s.recordsPerSecond(), s.bytes() / 1e6 / Math.max(1e-3, s.duration().toNanos() / 1e9));
-        out.printf("%-9s  %10s  %10s  %10s  %10s  %8s  %8s  %12s  %12s%n", "PARTITION", "READ", "WRITTEN", "SUPERSEDED",
-                "FILTERED", "REJECTED", "LOST", "NEXT", "END");
-        for (PartitionStats p : s.partitions()) {
-            out.printf("%-9d  %10d  %10d  %10d  %10d  %8d  %8d  %12d  %12d%n", p.partition(), p.read(), p.written(),
-                    p.superseded(), p.filtered(), p.rejected(), p.lost(), p.next(), p.end());
+        if (s.keptOut() > 0) {
+            out.printf("%d change(s) kept out: the target holds a newer version of their key (or, under insert-only, "
+                    + "the key)%n", s.keptOut());
         }
-        out.printf("%-9s  %10d  %10d  %10d  %10d  %8d  %8d%n", "total", s.read(), s.written(), s.superseded(),
-                s.filtered(), s.rejected(), s.lost());
+        out.printf("%-9s  %10s  %10s  %10s  %10s  %10s  %8s  %8s  %12s  %12s%n", "PARTITION", "READ", "WRITTEN",
+                "KEPT OUT", "SUPERSEDED", "FILTERED", "REJECTED", "LOST", "NEXT", "END");
+        for (PartitionStats p : s.partitions()) {
+            out.printf("%-9d  %10d  %10d  %10d  %10d  %10d  %8d  %8d  %12d  %12d%n", p.partition(), p.read(), p.written(),
+                    p.keptOut(), p.superseded(), p.filtered(), p.rejected(), p.lost(), p.next(), p.end());
+        }
+        out.printf("%-9s  %10d  %10d  %10d  %10d  %10d  %8d  %8d%n", "total", s.read(), s.written(), s.keptOut(),
+                s.superseded(), s.filtered(), s.rejected(), s.lost());
         out.flush();
     }
 }

@@ -1,5 +1,5 @@
-INSERT INTO "orders" ("id", "status", "amount", "kafka_partition", "kafka_offset", "kafka_timestamp")
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO "orders" ("id", "status", "amount", "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
+VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT ("id")
-DO UPDATE SET "status" = EXCLUDED."status", "amount" = EXCLUDED."amount", "kafka_partition" = EXCLUDED."kafka_partition", "kafka_offset" = EXCLUDED."kafka_offset", "kafka_timestamp" = EXCLUDED."kafka_timestamp"
-WHERE ("orders"."kafka_offset" IS NULL OR ("orders"."kafka_partition" = EXCLUDED."kafka_partition" AND "orders"."kafka_offset" <= EXCLUDED."kafka_offset") OR ("orders"."kafka_partition" <> EXCLUDED."kafka_partition" AND "orders"."kafka_timestamp" <= EXCLUDED."kafka_timestamp"))
+DO UPDATE SET "status" = EXCLUDED."status", "amount" = EXCLUDED."amount", "kafka_topic" = EXCLUDED."kafka_topic", "kafka_partition" = EXCLUDED."kafka_partition", "kafka_offset" = EXCLUDED."kafka_offset", "kafka_timestamp" = EXCLUDED."kafka_timestamp"
+WHERE ("orders"."kafka_offset" IS NULL OR ("orders"."kafka_partition" = EXCLUDED."kafka_partition" AND COALESCE("orders"."kafka_topic", EXCLUDED."kafka_topic") = EXCLUDED."kafka_topic" AND "orders"."kafka_offset" <= EXCLUDED."kafka_offset") OR (("orders"."kafka_partition" <> EXCLUDED."kafka_partition" OR COALESCE("orders"."kafka_topic", EXCLUDED."kafka_topic") <> EXCLUDED."kafka_topic") AND ("orders"."kafka_timestamp" < EXCLUDED."kafka_timestamp" OR ("orders"."kafka_timestamp" = EXCLUDED."kafka_timestamp" AND ("orders"."kafka_partition" < EXCLUDED."kafka_partition" OR ("orders"."kafka_partition" = EXCLUDED."kafka_partition" AND ("orders"."kafka_offset" < EXCLUDED."kafka_offset" OR ("orders"."kafka_offset" = EXCLUDED."kafka_offset" AND "orders"."kafka_topic" < EXCLUDED."kafka_topic"))))))))

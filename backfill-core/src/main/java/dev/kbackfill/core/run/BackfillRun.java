@@ -26,6 +26,7 @@ import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
 
@@ -94,6 +95,7 @@ public final class BackfillRun {
         long filtered;
         long rejected;
         long written;
+        long keptOut;
         long lost;
         long next;
         final long end;
@@ -129,7 +131,7 @@ public final class BackfillRun {
         }
         List<PartitionStats> stats = new ArrayList<>();
         counters.forEach((p, c) -> stats.add(new PartitionStats(p, c.read, c.superseded, c.filtered, c.rejected,
-                c.written, c.lost, c.next, c.end)));
+                c.written, c.keptOut, c.lost, c.next, c.end)));
         return new RunSummary(state.job(), state.run(), stats, totals[0], totals[1],
                 Duration.ofNanos(System.nanoTime() - startedNanos));
     }
@@ -214,7 +216,8 @@ public final class BackfillRun {
     }
 
     /** A batch handed to the writer thread; its counters apply once its transaction is committed. */
-    private record InFlight(Future<?> done, Reduction.Pending pending, List<Change> reduced, Map<Integer, Long> next) {
+    private record InFlight(Future<WriteResult> done, Reduction.Pending pending, List<Change> reduced,
+                            Map<Integer, Long> next) {
     }
 
     /**
@@ -314,7 +317,8 @@ public final class BackfillRun {
         });
         // decoded here, while the writer thread is still writing the previous batch
         List<Change> decoded = decodeValues(reduced);
-        WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, decoded, RowShape.of(decoded), next);
+        WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, decoded, RowShape.of(decoded), next,
+                state.plan().topic());
         submitted.putAll(next);
         return new InFlight(writer.submit(() -> sink.write(batch)), pending, reduced, next);
     }
@@ -350,8 +354,9 @@ public final class BackfillRun {
         if (inFlight == null) {
             return;
         }
+        WriteResult result;
         try {
-            inFlight.done().get();
+            result = inFlight.done().get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RunFailure("interrupted; " + where(counters), e);
@@ -361,6 +366,12 @@ public final class BackfillRun {
         }
         inFlight.pending().superseded().forEach((p, n) -> counters.get(p).superseded += n);
         inFlight.reduced().forEach(c -> counters.get(c.partition()).written++);
+        // what the target kept out (it holds a newer version) is not written
+        result.keptOut().forEach((p, n) -> {
+            Counters c = counters.get(p);
+            c.written -= n;
+            c.keptOut += n;
+        });
         inFlight.next().forEach((p, pos) -> counters.get(p).next = pos);
         totals[1]++;
         listener.onProgress(done(counters, total), total, records, totals[0]);

@@ -2,7 +2,8 @@ package dev.kbackfill.core.run;
 
 /**
  * What a run did on one partition. Every record read is accounted for: written (as part of the final state of
- * its key), superseded by a later record of its key in the same batch, filtered, or rejected.
+ * its key), kept out by the target (it holds a newer version of the key, or the key under insert-only),
+ * superseded by a later record of its key in the same batch, filtered, or rejected.
  *
  * @param partition  the partition
  * @param read       records read in the range
@@ -10,10 +11,12 @@ package dev.kbackfill.core.run;
  * @param filtered   records deliberately not written (outside the strict time window, ignored tombstones)
  * @param rejected   records that could not be decoded, skipped or sent to the dead-letter destination
  * @param written    changes applied (upserts and deletes)
+ * @param keptOut    changes the target kept out: it holds a newer version of the key (newer-wins, a delete
+ *                   included), or the key itself (insert-only)
  * @param lost       offsets skipped because they were deleted before they could be read (only with loss allowed)
  * @param next       the next offset to read: where the run stands
  * @param end        the end of the range
  */
 public record PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
-                             long lost, long next, long end) {
+                             long keptOut, long lost, long next, long end) {
 }

@@ -28,6 +28,10 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
         return partitions.stream().mapToLong(PartitionStats::written).sum();
     }
 
+    public long keptOut() {
+        return partitions.stream().mapToLong(PartitionStats::keptOut).sum();
+    }
+
     public long superseded() {
         return partitions.stream().mapToLong(PartitionStats::superseded).sum();
     }

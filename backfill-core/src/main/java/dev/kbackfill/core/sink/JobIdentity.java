@@ -1,10 +1,5 @@
 package dev.kbackfill.core.sink;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
-
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionFilter;
 
@@ -14,7 +9,10 @@ public final class JobIdentity {
     private JobIdentity() {
     }
 
-    /** What a job was created for: the request as typed, and how it resolves. Two requests conflict if these differ. */
+    /**
+     * The fingerprint of a request alone, as jobs stored it before they had a {@link JobSpec}: still compared for
+     * such jobs.
+     */
     public static String fingerprint(BackfillRequest r) {
         return sha256(describe(r)).substring(0, 16);
     }
@@ -40,11 +38,6 @@ public final class JobIdentity {
     }
 
     private static String sha256(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                    .digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return JobSpec.sha256(text);
     }
 }

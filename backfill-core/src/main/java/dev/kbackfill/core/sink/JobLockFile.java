@@ -11,6 +11,10 @@ import java.nio.file.StandardOpenOption;
 /**
  * A job's run lock as an OS file lock, for sinks on a local filesystem (SQLite files, local Delta tables): the
  * operating system releases it when the process dies, so a run killed with SIGKILL never leaves a stale lock.
+ *
+ * <p>The file is deleted when the lock is released (a killed run leaves it behind, harmlessly: the next run takes
+ * it). A run that locked a file another run deleted meanwhile sees that the path no longer names the file it locked
+ * and tries again, so two runs never hold locks on two different files of the same name.
  */
 public final class JobLockFile {
 
@@ -32,25 +36,51 @@ public final class JobLockFile {
     public static AutoCloseable acquire(Path lockFile, String job, String what) {
         try {
             Files.createDirectories(lockFile.toAbsolutePath().getParent());
-            FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock lock;
-            try {
-                lock = channel.tryLock();
-            } catch (OverlappingFileLockException e) {
-                lock = null;
+            for (int attempt = 0; ; attempt++) {
+                Object before = fileKey(lockFile);
+                FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                Object opened = fileKey(lockFile);
+                FileLock lock;
+                try {
+                    lock = channel.tryLock();
+                } catch (OverlappingFileLockException e) {
+                    lock = null;
+                }
+                if (lock == null) {
+                    channel.close();
+                    throw new JobConflictException("job '" + job + "' is already running against " + what + " (lock "
+                            + lockFile + " is held); wait for it to finish before starting it again");
+                }
+                Object locked = fileKey(lockFile);
+                // the path named one file before the open, after it and once locked: the file this channel holds
+                // (an open file's inode is never reused); otherwise the run that held it deleted it meanwhile
+                boolean same = (before == null || before.equals(opened)) && opened != null && opened.equals(locked);
+                if (!same && attempt < 20) {
+                    lock.release();
+                    channel.close();
+                    continue;
+                }
+                FileLock held = lock;
+                return () -> {
+                    try {
+                        Files.deleteIfExists(lockFile); // while still held: a run that opened it meanwhile retries
+                    } finally {
+                        held.release();
+                        channel.close();
+                    }
+                };
             }
-            if (lock == null) {
-                channel.close();
-                throw new JobConflictException("job '" + job + "' is already running against " + what + " (lock "
-                        + lockFile + " is held); wait for it to finish before starting it again");
-            }
-            FileLock held = lock;
-            return () -> {
-                held.release();
-                channel.close();
-            };
         } catch (IOException e) {
             throw new SinkException("cannot lock job " + job + " with " + lockFile + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The file's identity (device and inode on Linux), or null when it does not exist or has none. */
+    private static Object fileKey(Path path) throws IOException {
+        try {
+            return Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        } catch (java.nio.file.NoSuchFileException e) {
+            return null;
         }
     }
 }

@@ -12,25 +12,48 @@ import dev.kbackfill.resolver.Plan;
  * the next offset to read.
  *
  * @param job         the job name
- * @param fingerprint what the job was created for ({@link JobIdentity#fingerprint}); a different one is a conflict
+ * @param fingerprint what the job was created for ({@link JobSpec#fingerprint}, or for a job stored before specs
+ *                    {@link JobIdentity#fingerprint} of its request); a different one is a conflict
  * @param run         the run number, from 1; a moving request that completed gets a new run with a fresh plan
  * @param plan        the run's plan
  * @param nextOffsets per partition of the plan, the first offset not yet written (from {@code start} to {@code end})
+ * @param spec        what shapes the job's output, part by part ({@link JobSpec#UNKNOWN} for a job stored before)
  */
-public record JobState(String job, String fingerprint, int run, Plan plan, Map<Integer, Long> nextOffsets) {
+public record JobState(String job, String fingerprint, int run, Plan plan, Map<Integer, Long> nextOffsets,
+                       JobSpec spec) {
 
     public JobState {
         Objects.requireNonNull(job, "job");
         Objects.requireNonNull(fingerprint, "fingerprint");
         Objects.requireNonNull(plan, "plan");
+        Objects.requireNonNull(spec, "spec");
         nextOffsets = java.util.Collections.unmodifiableMap(new TreeMap<>(nextOffsets));
     }
 
-    /** A new run at the start of every range of the plan. */
+    /** A state without a spec, as stored before jobs had one. */
+    public JobState(String job, String fingerprint, int run, Plan plan, Map<Integer, Long> nextOffsets) {
+        this(job, fingerprint, run, plan, nextOffsets, JobSpec.UNKNOWN);
+    }
+
+    /** A new run of a job bound to {@code spec}, at the start of every range of the plan. */
+    public static JobState begin(String job, JobSpec spec, int run, Plan plan) {
+        Map<Integer, Long> next = new TreeMap<>();
+        plan.partitions().forEach(r -> next.put(r.partition(), r.start()));
+        return new JobState(job, spec.fingerprint(), run, plan, next, spec);
+    }
+
+    /** A new run with only a fingerprint (tests, callers without a spec). */
     public static JobState begin(String job, String fingerprint, int run, Plan plan) {
         Map<Integer, Long> next = new TreeMap<>();
         plan.partitions().forEach(r -> next.put(r.partition(), r.start()));
         return new JobState(job, fingerprint, run, plan, next);
+    }
+
+    /** The same run with progress moved to {@code next} (partitions not named keep theirs). */
+    public JobState advancedTo(Map<Integer, Long> next) {
+        Map<Integer, Long> merged = new TreeMap<>(nextOffsets);
+        merged.putAll(next);
+        return new JobState(job, fingerprint, run, plan, merged, spec);
     }
 
     /** Whether every partition has reached the end of its range. */

@@ -11,8 +11,8 @@ import dev.kbackfill.resolver.Plan;
 
 /**
  * A {@link JobState} as one JSON document, for sinks that keep it as a single value (a record of the Kafka sink's
- * job topic): {@code {"format":"kbackfill-job","version":1,"job":..,"fingerprint":..,"run":..,"nextOffsets":{..},
- * "plan":{..}}}.
+ * job topic): {@code {"format":"kbackfill-job","version":1,"job":..,"fingerprint":..,"run":..,"spec":{..},
+ * "nextOffsets":{..},"plan":{..}}}; {@code spec} is absent in states stored before jobs had one.
  */
 public final class JobStateJson {
 
@@ -29,6 +29,10 @@ public final class JobStateJson {
         root.put("job", s.job());
         root.put("fingerprint", s.fingerprint());
         root.put("run", s.run());
+        if (s.spec().isKnown()) {
+            ObjectNode spec = root.putObject("spec");
+            s.spec().parts().forEach(spec::put);
+        }
         ObjectNode next = root.putObject("nextOffsets");
         s.nextOffsets().forEach((p, o) -> next.put(Integer.toString(p), o));
         try {
@@ -47,8 +51,10 @@ public final class JobStateJson {
             }
             Map<Integer, Long> next = new TreeMap<>();
             root.path("nextOffsets").fields().forEachRemaining(e -> next.put(Integer.parseInt(e.getKey()), e.getValue().asLong()));
+            Map<String, String> spec = new TreeMap<>();
+            root.path("spec").fields().forEachRemaining(e -> spec.put(e.getKey(), e.getValue().asText()));
             return new JobState(root.path("job").asText(), root.path("fingerprint").asText(), root.path("run").asInt(),
-                    Plan.fromJson(JSON.writeValueAsString(root.path("plan"))), next);
+                    Plan.fromJson(JSON.writeValueAsString(root.path("plan"))), next, new JobSpec(spec));
         } catch (IOException e) {
             throw new SinkException("a stored job state is not JSON: " + e.getMessage(), e);
         }

@@ -17,6 +17,13 @@ public interface Sink extends AutoCloseable {
     String target();
 
     /**
+     * What this sink writes, as it names it within the store that holds the job's state: the qualified table of a
+     * database, the path of a Delta table, the target topic. Part of a job's {@link JobSpec}: a job is bound to one
+     * destination.
+     */
+    String destination();
+
+    /**
      * Connects and checks the destination before anything is read: the table exists (or will be created), the
      * job tables exist.
      *

@@ -34,6 +34,33 @@ public interface SinkFactory {
                 + factories.stream().flatMap(f -> f.forms().stream()).collect(Collectors.joining(", ")));
     }
 
+    /**
+     * The URL as one destination has one form of it, for job names and messages: query parameters in order of name
+     * ({@code ?user=a&password=b} and {@code ?password=b&user=a} are one sink), passwords masked.
+     */
+    static String canonical(String url) {
+        return redact(sortParameters(url));
+    }
+
+    private static String sortParameters(String url) {
+        int q = url.indexOf('?');
+        if (q < 0) {
+            return url;
+        }
+        String query = url.substring(q + 1);
+        String fragment = "";
+        int hash = query.indexOf('#');
+        if (hash >= 0) {
+            fragment = query.substring(hash);
+            query = query.substring(0, hash);
+        }
+        java.util.List<String> params = new java.util.ArrayList<>(java.util.List.of(query.split("&")));
+        params.removeIf(String::isEmpty);
+        params.sort(java.util.Comparator.comparing((String p) -> p.contains("=") ? p.substring(0, p.indexOf('=')) : p)
+                .thenComparing(java.util.Comparator.naturalOrder()));
+        return url.substring(0, q) + (params.isEmpty() ? "" : "?" + String.join("&", params)) + fragment;
+    }
+
     /** The URL without a password: {@code user:secret@} and {@code password=} values are masked. */
     static String redact(String url) {
         return url.replaceAll("(?i)(password=)[^&;]*", "$1***").replaceAll("(//[^/:@]+:)[^@/]*@", "$1***@");

@@ -87,9 +87,15 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
      * @param offset    the source offset
      * @param timestamp the source timestamp
      * @param deleted   the soft-delete flag
+     * @param topic     the source topic: the version rule compares offsets only within one topic's partition
      */
-    public record MetadataColumns(String partition, String offset, String timestamp, String deleted) {
+    public record MetadataColumns(String partition, String offset, String timestamp, String deleted, String topic) {
         public static final MetadataColumns DEFAULT = new MetadataColumns("kafka_partition", "kafka_offset",
-                "kafka_timestamp", "kafka_deleted");
+                "kafka_timestamp", "kafka_deleted", "kafka_topic");
+
+        /** The default topic column's name. */
+        public MetadataColumns(String partition, String offset, String timestamp, String deleted) {
+            this(partition, offset, timestamp, deleted, "kafka_topic");
+        }
     }
 }

@@ -16,12 +16,29 @@ import dev.kbackfill.core.record.RowShape;
  * @param changes     one change per key (already reduced)
  * @param shape       the columns the changes use
  * @param nextOffsets per partition the batch covers, the first offset after it
+ * @param topic       the source topic of every change (rows carry it, so that the version rule can tell logs
+ *                    apart)
  */
 public record WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
-                         Map<Integer, Long> nextOffsets) {
+                         Map<Integer, Long> nextOffsets, String topic) {
     public WriteBatch {
+        java.util.Objects.requireNonNull(topic, "topic");
         changes = List.copyOf(changes);
         nextOffsets = Map.copyOf(nextOffsets);
+    }
+
+    /** A batch of hand-made changes, from the topic {@value #UNNAMED_TOPIC}. */
+    public WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
+                      Map<Integer, Long> nextOffsets) {
+        this(job, run, sequence, changes, shape, nextOffsets, UNNAMED_TOPIC);
+    }
+
+    /** The topic of hand-made batches. */
+    public static final String UNNAMED_TOPIC = "";
+
+    /** The version of one of its changes: the change's coordinates in this batch's topic. */
+    public dev.kbackfill.core.version.Version version(Change c) {
+        return new dev.kbackfill.core.version.Version(topic, c.partition(), c.offset(), c.timestamp());
     }
 
     /** The first change whose values carry {@code field}, for messages naming where a field first appears. */

@@ -58,6 +58,11 @@ class BackfillRunBatchingIT {
         }
 
         @Override
+        public String destination() {
+            return "memory";
+        }
+
+        @Override
         public void open() {
         }
 

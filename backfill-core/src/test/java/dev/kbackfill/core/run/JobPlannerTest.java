@@ -9,9 +9,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.JobIdentity;
+import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
@@ -31,13 +34,24 @@ class JobPlannerTest {
                 List.of(new PartitionRange(0, 10, 20, 0, 30, Optional.empty(), List.of())), List.of());
     }
 
+    private static JobSpec spec(BackfillRequest request, String table) {
+        return JobSpec.of(request, table, "string", "json", List.of(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
+                false);
+    }
+
     private JobState stored(BackfillRequest request, long next) {
+        JobSpec spec = spec(request, "a");
+        return new JobState("job", spec.fingerprint(), 4, plan(request, "id-1"), Map.of(0, next), spec);
+    }
+
+    /** A state as stored before jobs had a spec: the request's fingerprint only. */
+    private JobState storedBeforeSpecs(BackfillRequest request, long next) {
         return new JobState("job", JobIdentity.fingerprint(request), 4, plan(request, "id-1"), Map.of(0, next));
     }
 
     @Test
     void nothingStoredStartsRunOneWithAFreshPlan() {
-        JobDecision d = JobPlanner.decide("job", FIXED, Optional.empty(), "id-1", () -> plan(FIXED, "id-1"));
+        JobDecision d = JobPlanner.decide("job", FIXED, spec(FIXED, "a"), Optional.empty(), () -> plan(FIXED, "id-1"));
         assertThat(d).isInstanceOf(JobDecision.Start.class);
         assertThat(d.toRun().orElseThrow().run()).isEqualTo(1);
         assertThat(d.toRun().orElseThrow().nextOffsets()).containsEntry(0, 10L);
@@ -47,7 +61,7 @@ class JobPlannerTest {
     void anIncompleteRunResumesItsStoredPlanWithoutResolvingAgain() {
         JobState s = stored(FIXED, 15);
         resolutions.set(0);
-        JobDecision d = JobPlanner.decide("job", FIXED, Optional.of(s), "id-1", () -> plan(FIXED, "id-1"));
+        JobDecision d = JobPlanner.decide("job", FIXED, spec(FIXED, "a"), Optional.of(s), () -> plan(FIXED, "id-1"));
         assertThat(d).isEqualTo(new JobDecision.Resume(s));
         assertThat(resolutions).hasValue(0);
         assertThat(s.remaining()).isEqualTo(5);
@@ -56,33 +70,68 @@ class JobPlannerTest {
     @Test
     void aCompleteFixedRequestHasNothingToDo() {
         JobState s = stored(FIXED, 20);
-        assertThat(JobPlanner.decide("job", FIXED, Optional.of(s), "id-1", () -> plan(FIXED, "id-1")))
+        assertThat(JobPlanner.decide("job", FIXED, spec(FIXED, "a"), Optional.of(s), () -> plan(FIXED, "id-1")))
                 .isEqualTo(new JobDecision.AlreadyDone(s));
     }
 
     @Test
     void aCompleteMovingRequestStartsTheNextRunWithAFreshPlan() {
         JobState s = stored(MOVING, 20);
-        JobDecision d = JobPlanner.decide("job", MOVING, Optional.of(s), "id-1", () -> plan(MOVING, "id-1"));
+        JobDecision d = JobPlanner.decide("job", MOVING, spec(MOVING, "a"), Optional.of(s), () -> plan(MOVING, "id-1"));
         assertThat(d).isInstanceOf(JobDecision.NextRun.class);
         assertThat(d.toRun().orElseThrow().run()).isEqualTo(5);
     }
 
     @Test
     void aDifferentRequestUnderTheSameNameIsAConflictNamingJobAndReset() {
-        assertThatThrownBy(() -> JobPlanner.decide("job", MOVING, Optional.of(stored(FIXED, 15)), "id-1",
+        assertThatThrownBy(() -> JobPlanner.decide("job", MOVING, spec(MOVING, "a"), Optional.of(stored(FIXED, 15)),
                 () -> plan(MOVING, "id-1")))
                 .isInstanceOf(JobConflictException.class)
-                .hasMessage("job 'job' was created for --topic orders --from 2024-01-01 --to 2024-01-02, not --topic "
-                        + "orders --from now-1d --to latest; choose another name with --job, or clear it with "
+                .hasMessage("job 'job' was created with request --topic orders --from 2024-01-01 --to 2024-01-02, not "
+                        + "--topic orders --from now-1d --to latest; choose another name with --job, or clear it with "
                         + "'kbackfill reset --job job --sink ... --yes'");
     }
 
     @Test
-    void aRecreatedTopicCannotResumeAStoredPlan() {
-        assertThatThrownBy(() -> JobPlanner.decide("job", FIXED, Optional.of(stored(FIXED, 15)), "id-2",
-                () -> plan(FIXED, "id-2")))
-                .isInstanceOf(JobConflictException.class).hasMessageContaining("deleted and recreated");
+    void aFinishedJobNameReusedForAnotherTableIsAConflictNotNothingToDo() {
+        JobState done = stored(FIXED, 20);
+        assertThatThrownBy(() -> JobPlanner.decide("job", FIXED, spec(FIXED, "b"), Optional.of(done),
+                () -> plan(FIXED, "id-1")))
+                .isInstanceOf(JobConflictException.class)
+                .hasMessageStartingWith("job 'job' was created with destination a, not b;");
+    }
+
+    @Test
+    void everyPartThatShapesTheOutputIsPartOfTheJob() {
+        JobState done = stored(FIXED, 20);
+        JobSpec other = JobSpec.of(FIXED, "a", "json", "avro", List.of("id"), ConflictMode.OVERWRITE,
+                TombstoneMode.SOFT_DELETE, true);
+        assertThatThrownBy(() -> JobPlanner.decide("job", FIXED, other, Optional.of(done), () -> plan(FIXED, "id-1")))
+                .isInstanceOf(JobConflictException.class)
+                .hasMessageContaining("key-format string, not json")
+                .hasMessageContaining("value-format json, not avro")
+                .hasMessageContaining("key-fields (the record key), not id")
+                .hasMessageContaining("on-conflict newer-wins, not overwrite")
+                .hasMessageContaining("on-tombstone delete, not soft-delete")
+                .hasMessageContaining("strict-time false, not true");
+    }
+
+    @Test
+    void aJobStoredBeforeSpecsResumesUnderTheSameRequestAndConflictsUnderAnother() {
+        JobState old = storedBeforeSpecs(FIXED, 15);
+        assertThat(JobPlanner.decide("job", FIXED, spec(FIXED, "a"), Optional.of(old), () -> plan(FIXED, "id-1")))
+                .isEqualTo(new JobDecision.Resume(old));
+        assertThatThrownBy(() -> JobPlanner.decide("job", MOVING, spec(MOVING, "a"), Optional.of(old),
+                () -> plan(MOVING, "id-1")))
+                .isInstanceOf(JobConflictException.class).hasMessageContaining("request --topic orders --from 2024-01-01");
+    }
+
+    @Test
+    void aNextRunIsBoundToTheSpecItRunsUnder() {
+        JobDecision d = JobPlanner.decide("job", MOVING, spec(MOVING, "a"), Optional.of(stored(MOVING, 20)),
+                () -> plan(MOVING, "id-1"));
+        assertThat(d.toRun().orElseThrow().spec()).isEqualTo(spec(MOVING, "a"));
+        assertThat(d.toRun().orElseThrow().fingerprint()).isEqualTo(spec(MOVING, "a").fingerprint());
     }
 
     @Test

@@ -90,6 +90,11 @@ final class DeltaSink implements Sink {
         return "delta:" + path;
     }
 
+    @Override
+    public String destination() {
+        return "delta table " + localPath().map(Path::toString).orElse(path);
+    }
+
     /**
      * Every commit rewrites the files its keys live in, so fewer, larger batches write far less. A batch holds one
      * decoded row per key (about 0.75 KB for ten fields) and a run holds two batches: the 1M-record benchmark
@@ -213,9 +218,7 @@ final class DeltaSink implements Sink {
         JobState state = snapshot.getDomainMetadata(domain(batch.job())).map(JobStateJson::read)
                 .or(() -> Optional.ofNullable(pending)).orElseThrow(() -> new SinkException("job " + batch.job()
                 + " has no stored state in " + path + " (reset by another process?)"));
-        Map<Integer, Long> next = new HashMap<>(state.nextOffsets());
-        next.putAll(batch.nextOffsets());
-        JobState after = new JobState(state.job(), state.fingerprint(), state.run(), state.plan(), next);
+        JobState after = state.advancedTo(batch.nextOffsets());
         try {
             return apply(snapshot, schema, batch, after);
         } catch (DeltaTypes.Mismatch e) {

@@ -18,6 +18,7 @@ import java.util.Set;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Column;
+import dev.kbackfill.core.record.KeyIdentity;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.JobLockFile;
@@ -46,6 +47,10 @@ public final class JdbcSink implements Sink {
     private Connection connection;
     private TargetTable table;
     private JobTables jobs;
+    /** The tombstone ledger beside the table (hard deletes under newer-wins), once it exists. */
+    private TargetTable ledger;
+    private final TableName ledgerName;
+    private final List<String> warnings = new ArrayList<>();
     private final Set<String> checkedFields = new HashSet<>();
     /** PostgreSQL's COPY path, when chosen; null for batched statements. */
     private final PostgresCopy copy;
@@ -56,13 +61,19 @@ public final class JdbcSink implements Sink {
         this.dialect = dialect;
         this.url = dialect.tuneUrl(settings.url());
         this.tableName = TableName.parse(settings.table());
+        this.ledgerName = tableName.sibling(ledgerNameFor(tableName.name()));
         this.copy = dialect instanceof PostgresDialect && !Boolean.getBoolean("kbackfill.pg.batched")
                 ? new PostgresCopy(dialect) : null;
     }
 
     @Override
     public String target() {
-        return SinkFactory.redact(settings.url()) + ", table " + tableName;
+        return SinkFactory.canonical(settings.url()) + ", table " + tableName;
+    }
+
+    @Override
+    public String destination() {
+        return "table " + tableName;
     }
 
     @Override
@@ -77,7 +88,9 @@ public final class JdbcSink implements Sink {
             if (table != null) {
                 checkMetadataColumns();
                 useTable(table);
+                checkTopicColumn();
             }
+            ledger = TargetTable.read(connection, ledgerName).orElse(null);
             jobs = new JobTables(dialect, tableName);
             jobs.create(connection);
             connection.commit();
@@ -137,6 +150,42 @@ public final class JdbcSink implements Sink {
         if (table.primaryKey.isEmpty()) {
             throw new SinkConfigException("table " + tableName + " has no primary key: upserts need one on the key columns");
         }
+    }
+
+    /**
+     * Rows carry their topic so that the version rule can tell two topics' offsets apart: a table created by an
+     * earlier version gets the column where the user lets kbackfill shape the table (--create-table); otherwise
+     * rows without it are compared as if from the incoming topic, which is right for a table one topic fills.
+     */
+    private void checkTopicColumn() throws SQLException {
+        String topicColumn = settings.metadata().topic();
+        if (settings.conflictMode() != ConflictMode.NEWER_WINS || table.column(topicColumn).isPresent()) {
+            return;
+        }
+        if (settings.createTable()) {
+            TargetTable.addColumns(connection, dialect, tableName,
+                    List.of(new Column(topicColumn, dev.kbackfill.core.record.ColumnType.STRING, true)));
+            connection.commit();
+            useTable(TargetTable.read(connection, tableName).orElseThrow());
+        } else {
+            warnings.add("table " + tableName + " has no " + topicColumn + " column: its rows are compared with "
+                    + "incoming records as if from the same topic; before writing a second topic into it, add the "
+                    + "column (text), or pass --create-table to let kbackfill add it");
+        }
+    }
+
+    @Override
+    public List<String> warnings() {
+        return List.copyOf(warnings);
+    }
+
+    /** The tombstone ledger's name: {@code TABLE_kbackfill_deletes}, shortened where identifiers are short. */
+    static String ledgerNameFor(String table) {
+        String name = table + "_kbackfill_deletes";
+        if (name.length() <= 63) {
+            return name;
+        }
+        return table.substring(0, 40) + "_" + Integer.toHexString(table.hashCode()) + "_kbackfill_deletes";
     }
 
     private void useTable(TargetTable t) {
@@ -231,9 +280,11 @@ public final class JdbcSink implements Sink {
         String where = coordinates(batch);
         try {
             ensureColumns(batch);
+            ensureLedger(batch);
+            Map<Integer, Long> keptOut = new java.util.TreeMap<>();
             List<Change> upserts = new ArrayList<>();
             List<Change> tombstones = new ArrayList<>();
-            for (Change c : batch.changes()) {
+            for (Change c : decide(batch, keptOut)) {
                 (c.isTombstone() ? tombstones : upserts).add(c);
             }
             long deleted = 0;
@@ -247,12 +298,15 @@ public final class JdbcSink implements Sink {
                     deleted = tombstones.size();
                 } else {
                     writeDeletes(batch, tombstones);
+                    if (ledger != null && settings.conflictMode() == ConflictMode.NEWER_WINS) {
+                        writeLedger(batch, tombstones);
+                    }
                     deleted = tombstones.size();
                 }
             }
             jobs.advance(connection, batch.job(), batch.run(), batch.nextOffsets());
             connection.commit();
-            return new WriteResult(upserts.size(), deleted, ignored);
+            return new WriteResult(upserts.size(), deleted, ignored, keptOut);
         } catch (Binder.Mismatch e) {
             rollback();
             throw new SinkException("type mismatch writing " + where + " into table " + tableName + ": "
@@ -262,6 +316,98 @@ public final class JdbcSink implements Sink {
             throw new SinkException("writing " + where + " into " + target() + " failed: " + e.getMessage()
                     + " (SQL state " + e.getSQLState() + "); nothing of this batch was written", e);
         }
+    }
+
+    /**
+     * The changes the target takes, by the one version rule: under newer-wins those newer than what the table (or
+     * its tombstone ledger) holds for their key, under insert-only those whose key holds no live row; the others
+     * are counted per partition in {@code keptOut}. The statements' SQL guard enforces the same rule again.
+     */
+    private List<Change> decide(WriteBatch batch, Map<Integer, Long> keptOut) throws SQLException, Binder.Mismatch {
+        ConflictMode mode = settings.conflictMode();
+        if (mode == ConflictMode.OVERWRITE || batch.changes().isEmpty()) {
+            return batch.changes();
+        }
+        Map<KeyIdentity, StoredVersions.Stored> stored = stored(table, tableName, batch, true);
+        if (mode == ConflictMode.NEWER_WINS && ledger != null) {
+            stored(ledger, ledgerName, batch, false).forEach((k, v) -> stored.merge(k, v, StoredVersions::newer));
+        }
+        if (stored.isEmpty()) {
+            return batch.changes();
+        }
+        List<Change> taken = new ArrayList<>(batch.changes().size());
+        for (Change c : batch.changes()) {
+            StoredVersions.Stored held = stored.get(KeyIdentity.of(c.key()));
+            boolean keep = held == null
+                    || (mode == ConflictMode.NEWER_WINS ? held.version() == null || batch.version(c).supersedes(held.version())
+                    : c.isTombstone() || !held.live());
+            if (keep) {
+                taken.add(c);
+            } else {
+                keptOut.merge(c.partition(), 1L, Long::sum);
+            }
+        }
+        return taken;
+    }
+
+    private Map<KeyIdentity, StoredVersions.Stored> stored(TargetTable t, TableName name, WriteBatch batch,
+                                                          boolean liveRows) throws SQLException, Binder.Mismatch {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        java.util.LinkedHashMap<String, TableColumn> keys = new java.util.LinkedHashMap<>();
+        for (Column k : batch.shape().keyColumns()) {
+            keys.put(k.name(), t.column(k.name()).orElseThrow());
+        }
+        Optional<TableColumn> partition = t.column(meta.partition());
+        Optional<TableColumn> offset = t.column(meta.offset());
+        Optional<TableColumn> timestamp = t.column(meta.timestamp());
+        if (partition.isEmpty() || offset.isEmpty() || timestamp.isEmpty()) {
+            return new java.util.HashMap<>(); // overwrite-only table: no versions to compare
+        }
+        return StoredVersions.lookup(connection, dialect, binder, name.quoted(dialect), keys, t.column(meta.topic()),
+                partition.get(), offset.get(), timestamp.get(), liveRows ? t.column(meta.deleted()) : Optional.empty(),
+                liveRows, batch.changes());
+    }
+
+    /**
+     * Creates the tombstone ledger before the first hard delete under newer-wins: the deleted keys' versions, so that
+     * an older replay never brings a deleted key back. Its own transaction (some databases commit DDL implicitly).
+     */
+    private void ensureLedger(WriteBatch batch) throws SQLException {
+        if (ledger != null || settings.conflictMode() != ConflictMode.NEWER_WINS
+                || settings.tombstoneMode() != TombstoneMode.DELETE || batch.changes().stream().noneMatch(Change::isTombstone)) {
+            return;
+        }
+        TargetTable.createLedger(connection, dialect, ledgerName, batch.shape().keyColumns(), settings.metadata());
+        connection.commit();
+        ledger = TargetTable.read(connection, ledgerName).orElseThrow(
+                () -> new SQLException("tombstone ledger " + ledgerName + " was created but cannot be read back"));
+    }
+
+    /** Records the deleted keys' versions in the ledger, in the batch's transaction, newer versions only. */
+    private void writeLedger(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        List<String> keys = batch.shape().keyColumns().stream().map(k -> ledger.column(k.name()).orElseThrow().name()).toList();
+        List<String> metaColumns = presentMetadata(ledger);
+        List<String> columns = new ArrayList<>(keys);
+        columns.addAll(metaColumns);
+        String sql = dialect.upsert(ledgerName.quoted(dialect), keys, columns, guard(ledger), ConflictMode.NEWER_WINS, 1);
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            for (Change c : tombstones) {
+                int index = 1;
+                for (Column k : batch.shape().keyColumns()) {
+                    binder.bind(ps, index++, c.key().get(k.name()), ledger.column(k.name()).orElseThrow());
+                }
+                bindMetadata(ps, index, c, batch, ledger, metaColumns, false);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    /** The newer-wins guard over the metadata columns {@code t} has. */
+    private Guard guard(TargetTable t) {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        return new Guard(t.column(meta.topic()).map(TableColumn::name), meta.partition(), meta.offset(), meta.timestamp());
     }
 
     /** Creates the table on first use, adds columns for new fields of a created table, and refuses unknown fields. */
@@ -326,9 +472,9 @@ public final class JdbcSink implements Sink {
         }
         List<String> columns = new ArrayList<>(keys);
         valueColumns.values().forEach(c -> columns.add(c.name()));
-        List<String> metaColumns = presentMetadata();
+        List<String> metaColumns = presentMetadata(table);
         columns.addAll(metaColumns);
-        Guard guard = new Guard(meta.partition(), meta.offset(), meta.timestamp());
+        Guard guard = guard(table);
         if (copy != null) {
             List<Column> keyFields = batch.shape().keyColumns();
             TableColumn[] keyTypes = keyFields.stream().map(k -> table.column(k.name()).orElseThrow()).toArray(TableColumn[]::new);
@@ -342,7 +488,7 @@ public final class JdbcSink implements Sink {
                         PostgresCopy.field(csv, binder.copyText(c.values().get(v.getKey()), v.getValue()), false);
                     }
                     for (String name : metaColumns) {
-                        PostgresCopy.field(csv, metadataText(c, name, false), false);
+                        PostgresCopy.field(csv, metadataText(c, batch, name, false), false);
                     }
                     out.endRow();
                 }
@@ -364,7 +510,7 @@ public final class JdbcSink implements Sink {
                     for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
                         binder.bind(ps, index++, c.values().get(v.getKey()), v.getValue());
                     }
-                    index = bindMetadata(ps, index, c, metaColumns, false);
+                    index = bindMetadata(ps, index, c, batch, table, metaColumns, false);
                     if (perStatement == 1) {
                         ps.addBatch();
                         index = 1;
@@ -382,15 +528,14 @@ public final class JdbcSink implements Sink {
     private void writeSoftDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
         SinkSettings.MetadataColumns meta = settings.metadata();
         List<String> keys = keyColumns(batch);
-        List<String> metaColumns = presentMetadata();
+        List<String> metaColumns = presentMetadata(table);
         List<String> columns = new ArrayList<>(keys);
         columns.addAll(metaColumns);
-        Guard guard = new Guard(meta.partition(), meta.offset(), meta.timestamp());
-        String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), 1);
+        String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, guard(table), settings.conflictMode(), 1);
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             for (Change c : tombstones) {
                 int index = bindKey(ps, 1, c, batch);
-                bindMetadata(ps, index, c, metaColumns, true);
+                bindMetadata(ps, index, c, batch, table, metaColumns, true);
                 ps.addBatch();
             }
             ps.executeBatch();
@@ -400,17 +545,22 @@ public final class JdbcSink implements Sink {
     private void writeDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
         SinkSettings.MetadataColumns meta = settings.metadata();
         List<String> keys = keyColumns(batch);
-        Guard guard = new Guard(meta.partition(), meta.offset(), meta.timestamp());
+        Guard guard = guard(table);
         String sql = dialect.delete(tableName.quoted(dialect), keys, guard, settings.conflictMode());
         TableColumn timestamp = table.column(meta.timestamp()).orElse(null);
+        TableColumn topic = table.column(meta.topic()).orElse(null);
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             for (Change c : tombstones) {
                 int index = bindKey(ps, 1, c, batch);
                 if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
-                    ps.setLong(index++, c.partition());
-                    ps.setLong(index++, c.offset());
-                    ps.setLong(index++, c.partition());
-                    binder.bindTimestamp(ps, index, c.timestamp(), timestamp);
+                    for (Guard.Parameter p : guard.parameters()) {
+                        switch (p) {
+                            case TOPIC -> binder.bind(ps, index++, batch.topic(), topic);
+                            case PARTITION -> ps.setLong(index++, c.partition());
+                            case OFFSET -> ps.setLong(index++, c.offset());
+                            case TIMESTAMP -> binder.bindTimestamp(ps, index++, c.timestamp(), timestamp);
+                        }
+                    }
                 }
                 ps.addBatch();
             }
@@ -425,17 +575,17 @@ public final class JdbcSink implements Sink {
         return index;
     }
 
-    /** The metadata columns the table has, in guard-friendly order: partition, offset, timestamp, deleted. */
-    private List<String> presentMetadata() {
+    /** The metadata columns {@code t} has, in guard-friendly order: topic, partition, offset, timestamp, deleted. */
+    private List<String> presentMetadata(TargetTable t) {
         SinkSettings.MetadataColumns meta = settings.metadata();
         List<String> names = new ArrayList<>();
-        for (String m : List.of(meta.partition(), meta.offset(), meta.timestamp(), meta.deleted())) {
-            table.column(m).ifPresent(col -> names.add(col.name()));
+        for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.deleted())) {
+            t.column(m).ifPresent(col -> names.add(col.name()));
         }
         return names;
     }
 
-    private String metadataText(Change c, String name, boolean deleted) throws Binder.Mismatch {
+    private String metadataText(Change c, WriteBatch batch, String name, boolean deleted) throws Binder.Mismatch {
         SinkSettings.MetadataColumns meta = settings.metadata();
         TableColumn col = table.column(name).orElseThrow();
         if (name.equalsIgnoreCase(meta.partition())) {
@@ -444,21 +594,25 @@ public final class JdbcSink implements Sink {
             return binder.copyText(c.offset(), col);
         } else if (name.equalsIgnoreCase(meta.timestamp())) {
             return Binder.copyTimestamp(c.timestamp(), col);
+        } else if (name.equalsIgnoreCase(meta.topic())) {
+            return binder.copyText(batch.topic(), col);
         }
         return binder.copyText(deleted, col);
     }
 
-    private int bindMetadata(PreparedStatement ps, int index, Change c, List<String> metaColumns, boolean deleted)
-            throws SQLException, Binder.Mismatch {
+    private int bindMetadata(PreparedStatement ps, int index, Change c, WriteBatch batch, TargetTable t,
+                             List<String> metaColumns, boolean deleted) throws SQLException, Binder.Mismatch {
         SinkSettings.MetadataColumns meta = settings.metadata();
         for (String name : metaColumns) {
-            TableColumn col = table.column(name).orElseThrow();
+            TableColumn col = t.column(name).orElseThrow();
             if (name.equalsIgnoreCase(meta.partition())) {
                 binder.bind(ps, index++, (long) c.partition(), col);
             } else if (name.equalsIgnoreCase(meta.offset())) {
                 binder.bind(ps, index++, c.offset(), col);
             } else if (name.equalsIgnoreCase(meta.timestamp())) {
                 binder.bindTimestamp(ps, index++, c.timestamp(), col);
+            } else if (name.equalsIgnoreCase(meta.topic())) {
+                binder.bind(ps, index++, batch.topic(), col);
             } else {
                 binder.bind(ps, index++, deleted, col);
             }

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 
+import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.resolver.Plan;
 
@@ -17,9 +18,12 @@ import dev.kbackfill.resolver.Plan;
  * The job and progress tables, kept in the target database beside the data and updated in the same transaction
  * as every batch:
  * <pre>
- * kbackfill_jobs(job PK, fingerprint, run_number, target_table, plan, created_at, updated_at)
+ * kbackfill_jobs(job PK, fingerprint, run_number, target_table, plan, created_at, updated_at, job_spec)
  * kbackfill_progress(job, partition_id, next_offset, end_offset; PK(job, partition_id))
  * </pre>
+ * A job name is bound to one target table: {@code job_spec} holds the {@link JobSpec} (JSON), its destination
+ * among its parts. Job tables created before {@code job_spec} existed get the column on open; their rows have a
+ * null spec and are read as a spec of their target table alone.
  */
 final class JobTables {
 
@@ -41,6 +45,16 @@ final class JobTables {
             s.execute("CREATE TABLE IF NOT EXISTS " + progress + " (job VARCHAR(200) NOT NULL, "
                     + "partition_id INTEGER NOT NULL, next_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, "
                     + "PRIMARY KEY (job, partition_id))");
+            boolean hasSpec;
+            try (ResultSet rs = s.executeQuery("SELECT * FROM " + jobs + " WHERE 1 = 0")) {
+                hasSpec = false;
+                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                    hasSpec |= rs.getMetaData().getColumnName(i).equalsIgnoreCase("job_spec");
+                }
+            }
+            if (!hasSpec) {
+                s.execute("ALTER TABLE " + jobs + " ADD COLUMN job_spec " + d.textType());
+            }
         }
     }
 
@@ -48,8 +62,9 @@ final class JobTables {
         String fingerprint;
         int run;
         String planJson;
-        try (PreparedStatement ps = c.prepareStatement("SELECT fingerprint, run_number, plan FROM " + jobs
-                + " WHERE job = ?")) {
+        JobSpec spec;
+        try (PreparedStatement ps = c.prepareStatement("SELECT fingerprint, run_number, plan, target_table, job_spec FROM "
+                + jobs + " WHERE job = ?")) {
             ps.setString(1, job);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
@@ -58,6 +73,9 @@ final class JobTables {
                 fingerprint = rs.getString(1);
                 run = rs.getInt(2);
                 planJson = rs.getString(3);
+                String specJson = rs.getString(5);
+                spec = specJson != null ? readSpec(specJson)
+                        : new JobSpec(Map.of(JobSpec.DESTINATION, "table " + rs.getString(4)));
             }
         }
         Map<Integer, Long> next = new HashMap<>();
@@ -70,7 +88,27 @@ final class JobTables {
                 }
             }
         }
-        return Optional.of(new JobState(job, fingerprint, run, Plan.fromJson(planJson), next));
+        return Optional.of(new JobState(job, fingerprint, run, Plan.fromJson(planJson), next, spec));
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    private static JobSpec readSpec(String json) throws SQLException {
+        try {
+            Map<String, String> parts = new java.util.TreeMap<>();
+            JSON.readTree(json).fields().forEachRemaining(e -> parts.put(e.getKey(), e.getValue().asText()));
+            return new JobSpec(parts);
+        } catch (java.io.IOException e) {
+            throw new SQLException("a stored job spec is not JSON: " + e.getMessage(), e);
+        }
+    }
+
+    private static String writeSpec(JobSpec spec) {
+        try {
+            return JSON.writeValueAsString(spec.parts());
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Replaces the job's row and progress with a new run's; the caller commits. */
@@ -78,7 +116,8 @@ final class JobTables {
         delete(c, state.job());
         String now = Instant.now().toString();
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + jobs
-                + " (job, fingerprint, run_number, target_table, plan, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+                + " (job, fingerprint, run_number, target_table, plan, created_at, updated_at, job_spec) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
             ps.setString(1, state.job());
             ps.setString(2, state.fingerprint());
             ps.setInt(3, state.run());
@@ -86,6 +125,7 @@ final class JobTables {
             ps.setString(5, state.plan().toJson());
             ps.setString(6, now);
             ps.setString(7, now);
+            ps.setString(8, state.spec().isKnown() ? writeSpec(state.spec()) : null);
             ps.executeUpdate();
         }
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + progress

@@ -15,9 +15,9 @@ import dev.kbackfill.core.sink.ConflictMode;
  * MySQL and MariaDB: {@code INSERT ... ON DUPLICATE KEY UPDATE c = IF(guard, VALUES(c), c)} with hand-built
  * multi-row {@code VALUES} (the driver would send a batch row by row), and {@code GET_LOCK}.
  *
- * <p>The update assigns left to right and later expressions see the new values, so the guard's own columns are
- * assigned last, timestamp, then offset, then partition: in that order each assignment leaves the guard's value
- * unchanged for the ones after it.
+ * <p>The update assigns left to right and later expressions see the new values, so the guard is evaluated once, by
+ * the first assignment, into the session variable {@code @kbackfill_newer}, and every other assignment follows it;
+ * the guard's own columns are assigned last.
  */
 final class MariaDbDialect implements Dialect {
 
@@ -72,8 +72,8 @@ final class MariaDbDialect implements Dialect {
             return sql.toString();
         }
         List<String> updated = new ArrayList<>(columns.stream().filter(c -> !keys.contains(c)).toList());
-        // the guard's columns last: timestamp, offset, partition
-        for (String c : List.of(guard.timestamp(), guard.offset(), guard.partition())) {
+        // the guard's columns last: timestamp, offset, partition, topic
+        for (String c : List.of(guard.timestamp(), guard.offset(), guard.partition(), guard.topic().orElse(""))) {
             if (updated.remove(c)) {
                 updated.add(c);
             }
@@ -81,10 +81,21 @@ final class MariaDbDialect implements Dialect {
         if (updated.isEmpty()) {
             return sql.toString().replaceFirst("^INSERT INTO", "INSERT IGNORE INTO");
         }
+        // assignments run left to right and later ones see the new values: the guard is decided once, on the stored
+        // row, by the first assignment, and the others follow that decision
         String condition = guard.sql(this, "", "VALUES(%s)");
-        sql.append(" ON DUPLICATE KEY UPDATE ").append(Sql.join(updated, c -> mode == ConflictMode.NEWER_WINS
-                ? quote(c) + " = IF(" + condition + ", VALUES(" + quote(c) + "), " + quote(c) + ")"
-                : quote(c) + " = VALUES(" + quote(c) + ")"));
+        List<String> assignments = new ArrayList<>();
+        for (String c : updated) {
+            String value = "VALUES(" + quote(c) + ")";
+            if (mode != ConflictMode.NEWER_WINS) {
+                assignments.add(quote(c) + " = " + value);
+            } else if (assignments.isEmpty()) {
+                assignments.add(quote(c) + " = IF((@kbackfill_newer := " + condition + "), " + value + ", " + quote(c) + ")");
+            } else {
+                assignments.add(quote(c) + " = IF(@kbackfill_newer, " + value + ", " + quote(c) + ")");
+            }
+        }
+        sql.append(" ON DUPLICATE KEY UPDATE ").append(String.join(", ", assignments));
         return sql.toString();
     }
 

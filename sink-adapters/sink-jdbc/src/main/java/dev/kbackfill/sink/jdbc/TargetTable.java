@@ -68,6 +68,7 @@ final class TargetTable {
         List<String> defs = new ArrayList<>();
         keys.forEach(k -> defs.add(d.quote(k.name()) + " " + d.columnType(k.type(), true) + " NOT NULL"));
         values.forEach(v -> defs.add(d.quote(v.name()) + " " + d.columnType(v.type(), false)));
+        defs.add(d.quote(meta.topic()) + " " + d.columnType(ColumnType.STRING, false));
         defs.add(d.quote(meta.partition()) + " " + d.columnType(ColumnType.LONG, false));
         defs.add(d.quote(meta.offset()) + " " + d.columnType(ColumnType.LONG, false));
         defs.add(d.quote(meta.timestamp()) + " " + d.columnType(ColumnType.TIMESTAMP, false));
@@ -78,6 +79,15 @@ final class TargetTable {
         try (Statement s = c.createStatement()) {
             s.execute("CREATE TABLE " + table.quoted(d) + " (" + String.join(", ", defs) + ", " + pk + ")");
         }
+    }
+
+    /**
+     * Creates the tombstone ledger of a table: its key columns and the version columns of each deleted key. Readers
+     * of the target never see it as rows; the newer-wins guard consults it.
+     */
+    static void createLedger(Connection c, Dialect d, TableName ledger, List<Column> keys,
+                             SinkSettings.MetadataColumns meta) throws SQLException {
+        create(c, d, ledger, keys, List.of(), meta, false);
     }
 
     /** Adds nullable columns (a created table growing with fields first seen later). */

@@ -24,9 +24,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 class DialectSqlTest {
 
     private static final List<String> KEYS = List.of("id");
-    private static final List<String> COLUMNS = List.of("id", "status", "amount", "kafka_partition", "kafka_offset",
-            "kafka_timestamp");
-    private static final Guard GUARD = new Guard("kafka_partition", "kafka_offset", "kafka_timestamp");
+    private static final List<String> COLUMNS = List.of("id", "status", "amount", "kafka_topic", "kafka_partition",
+            "kafka_offset", "kafka_timestamp");
+    private static final Guard GUARD = new Guard(java.util.Optional.of("kafka_topic"), "kafka_partition",
+            "kafka_offset", "kafka_timestamp");
 
     static Stream<Arguments> statements() {
         Map<String, Dialect> dialects = Map.of(

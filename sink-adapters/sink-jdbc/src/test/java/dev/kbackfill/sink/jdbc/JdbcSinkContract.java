@@ -22,6 +22,7 @@ import dev.kbackfill.core.record.Reduction;
 import dev.kbackfill.core.record.RowShape;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
@@ -30,6 +31,8 @@ import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.core.version.Version;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
@@ -296,5 +299,171 @@ abstract class JdbcSinkContract {
             assertThat(s.reset("job")).isFalse();
             assertThat(rows()).containsExactly("a=x/1@0:0");
         }
+    }
+
+    static WriteBatch batchFrom(String topic, long sequence, Map<Integer, Long> next, Change... changes) {
+        List<Change> reduced = Reduction.lastPerKey(List.of(changes));
+        return new WriteBatch("job", 1, sequence, reduced, RowShape.of(reduced), next, topic);
+    }
+
+    static Change rowAt(String key, String status, int partition, long offset, Instant time) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        values.put("status", status);
+        values.put("amount", null);
+        return new Change(Map.of("kafka_key", key), values, partition, offset, time.toEpochMilli());
+    }
+
+    @Test
+    void aReplayOlderThanADeleteNeverBringsTheKeyBack() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 3L), row("gone", "x", "1", 0, 1), row("kept", "x", "1", 0, 2)));
+            // the delete of a key, and the delete of a key the table never held: both are versions
+            s.write(batch(2, Map.of(0, 10L), tombstone("gone", 0, 9), tombstone("never", 0, 8)));
+            assertThat(rows()).containsExactly("kept=x/1@0:2");
+            // a second job replays an older range: neither deleted key comes back, and both count as kept out
+            WriteResult r = s.write(batch(3, Map.of(0, 10L), row("gone", "stale", "5", 0, 4),
+                    row("never", "stale", "5", 0, 3), row("kept", "y", "2", 0, 5)));
+            assertThat(rows()).containsExactly("kept=y/2@0:5");
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 2L));
+            assertThat(r.upserted()).isEqualTo(1);
+            // a record newer than the delete does bring it back
+            s.write(batch(4, Map.of(0, 20L), row("gone", "again", "7", 0, 19)));
+            assertThat(rows()).containsExactly("gone=again/7@0:19", "kept=y/2@0:5");
+            // and readers of the table never see the ledger as rows of the table
+            assertThat(rows()).noneMatch(r2 -> r2.startsWith("never"));
+        }
+    }
+
+    @Test
+    void rowsTheTargetKeepsOutAreCountedApartFromRowsWritten() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 51L), row("a", "new", "9", 0, 50), row("b", "new", "9", 1, 50)));
+            WriteResult r = s.write(batch(2, Map.of(0, 51L), row("a", "old", "1", 0, 10), row("b", "old", "1", 0, 20),
+                    row("c", "fresh", "1", 0, 30)));
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 2L));
+            assertThat(r.upserted()).isEqualTo(1);
+            assertThat(rows()).containsExactly("a=new/9@0:50", "b=new/9@1:50", "c=fresh/1@0:30");
+        }
+    }
+
+    @Test
+    void insertOnlyCountsExistingKeysAsKeptOut() throws Exception {
+        try (Sink s = sink(ConflictMode.INSERT_ONLY, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 2L), row("a", "first", "1", 0, 1)));
+            WriteResult r = s.write(batch(2, Map.of(0, 9L), row("a", "second", "2", 0, 5), row("b", "first", "3", 0, 6)));
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            assertThat(rows()).containsExactly("a=first/1@0:1", "b=first/3@0:6");
+        }
+    }
+
+    @Test
+    void aNewerRecordFromAnotherTopicWinsOverAnOlderOneWithAHigherOffset() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            // orders-v1 at high offsets in January, then orders-v2 starting again at offset 0 in February
+            s.write(batchFrom("orders-v1", 1, Map.of(0, 1000L), rowAt("a", "v1", 0, 900, T0),
+                    rowAt("b", "v1", 0, 901, T0.plusSeconds(86_400 * 40))));
+            WriteResult r = s.write(batchFrom("orders-v2", 2, Map.of(0, 5L), rowAt("a", "v2", 0, 3, T0.plusSeconds(86_400 * 31)),
+                    rowAt("b", "v2-older", 0, 4, T0.plusSeconds(86_400 * 31))));
+            assertThat(rows()).containsExactly("a=v2/null@0:3", "b=v1/null@0:901");
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            // within orders-v2 the offset decides, whatever the timestamps
+            s.write(batchFrom("orders-v2", 3, Map.of(0, 6L), rowAt("a", "v2-later", 0, 5, T0)));
+            assertThat(rows()).containsExactly("a=v2-later/null@0:5", "b=v1/null@0:901");
+        }
+    }
+
+    @Test
+    void equalTimestampsAcrossPartitionsAreDecidedByTheFixedTieBreakWhateverTheOrder() throws Exception {
+        Instant t = T0.plusSeconds(100);
+        for (boolean highFirst : List.of(true, false)) {
+            try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+                begin(s);
+                String key = "tie" + highFirst;
+                Change p0 = rowAt(key, "p0", 0, 70, t);
+                Change p1 = rowAt(key, "p1", 1, 7, t);
+                s.write(batch(1, Map.of(0, 71L, 1, 8L), highFirst ? p1 : p0));
+                s.write(batch(2, Map.of(0, 71L, 1, 8L), highFirst ? p0 : p1));
+                assertThat(rows()).contains(key + "=p1/null@1:7");
+            }
+        }
+    }
+
+    @Test
+    void aKeyWrittenWithItsFieldsInTwoOrdersIsOneRow() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            Map<String, Object> ab = new LinkedHashMap<>();
+            ab.put("region", "eu");
+            ab.put("id", 7L);
+            Map<String, Object> ba = new LinkedHashMap<>();
+            ba.put("id", 7L);
+            ba.put("region", "eu");
+            s.write(batch(1, Map.of(0, 1L), new Change(ab, Map.of("status", "first"), 0, 0, T0.toEpochMilli())));
+            WriteResult r = s.write(batch(2, Map.of(0, 2L), new Change(ba, Map.of("status", "second"), 0, 1,
+                    T0.toEpochMilli())));
+            assertThat(r.upserted()).isEqualTo(1);
+            try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT region, id, status FROM " + table)) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1) + "/" + rs.getLong(2) + "/" + rs.getString(3)).isEqualTo("eu/7/second");
+                assertThat(rs.next()).isFalse();
+            }
+        }
+    }
+
+    @Test
+    void aJobStoredForOneTableIsBoundToIt() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            JobSpec spec = new JobSpec(Map.of(JobSpec.DESTINATION, s.destination()));
+            s.begin(JobState.begin("bound", spec, 1, plan()));
+            assertThat(s.load("bound").orElseThrow().spec()).isEqualTo(spec);
+            assertThat(s.destination()).isEqualTo("table " + table);
+        }
+    }
+
+    @Test
+    void theSqlGuardAgreesWithTheVersionRule() throws Exception {
+        Guard guard = new Guard(Optional.of("kafka_topic"), "kafka_partition", "kafka_offset", "kafka_timestamp");
+        java.util.Random random = new java.util.Random(7);
+        try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE " + table + " (id INTEGER NOT NULL PRIMARY KEY, kafka_topic VARCHAR(50), "
+                    + "kafka_partition BIGINT, kafka_offset BIGINT, kafka_timestamp BIGINT)");
+            Dialect d = new SqliteDialect(); // standard quoting
+            for (int round = 0; round < 150; round++) {
+                String storedTopic = random.nextInt(4) == 0 ? null : random.nextBoolean() ? "a" : "b";
+                Version stored = new Version(storedTopic, random.nextInt(2), random.nextInt(3), random.nextInt(3));
+                Version incoming = new Version(random.nextBoolean() ? "a" : "b", random.nextInt(2), random.nextInt(3),
+                        random.nextInt(3));
+                st.execute("DELETE FROM " + table);
+                st.execute("INSERT INTO " + table + " VALUES (1, " + (storedTopic == null ? "NULL" : "'" + storedTopic + "'")
+                        + ", " + stored.partition() + ", " + stored.offset() + ", " + stored.timestamp() + ")");
+                String sql = "SELECT COUNT(*) FROM " + table + " WHERE " + guard.againstParameters(quoting(d));
+                try (java.sql.PreparedStatement ps = c.prepareStatement(sql)) {
+                    int index = 1;
+                    for (Guard.Parameter p : guard.parameters()) {
+                        switch (p) {
+                            case TOPIC -> ps.setString(index++, incoming.topic());
+                            case PARTITION -> ps.setLong(index++, incoming.partition());
+                            case OFFSET -> ps.setLong(index++, incoming.offset());
+                            case TIMESTAMP -> ps.setLong(index++, incoming.timestamp());
+                        }
+                    }
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        assertThat(rs.getInt(1) == 1).as(incoming + " over " + stored)
+                                .isEqualTo(incoming.supersedes(stored));
+                    }
+                }
+            }
+        }
+    }
+
+    /** A dialect for this database's quoting: MariaDB quotes with backticks. */
+    Dialect quoting(Dialect standard) {
+        return standard;
     }
 }

@@ -23,4 +23,9 @@ class MariaDbSinkIT extends JdbcSinkContract {
     String timestampType() {
         return "DATETIME(6)";
     }
+
+    @Override
+    Dialect quoting(Dialect standard) {
+        return new MariaDbDialect();
+    }
 }

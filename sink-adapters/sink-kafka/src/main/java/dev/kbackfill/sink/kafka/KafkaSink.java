@@ -92,6 +92,11 @@ final class KafkaSink implements Sink {
     }
 
     @Override
+    public String destination() {
+        return "topic " + topic;
+    }
+
+    @Override
     public List<String> warnings() {
         return List.copyOf(warnings);
     }
@@ -359,7 +364,7 @@ final class KafkaSink implements Sink {
         long[] counts = {0, 0, 0};
         Map<Integer, Long> next = new HashMap<>(current.nextOffsets());
         next.putAll(batch.nextOffsets());
-        JobState after = new JobState(current.job(), current.fingerprint(), current.run(), current.plan(), next);
+        JobState after = current.advancedTo(next);
         List<Change> written = new ArrayList<>();
         transaction(batch.job(), () -> {
             for (Change c : batch.changes()) {

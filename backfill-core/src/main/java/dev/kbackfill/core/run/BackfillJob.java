@@ -1,0 +1,186 @@
+package dev.kbackfill.core.run;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.function.Supplier;
+
+import dev.kbackfill.core.record.RecordDecoder;
+import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.JobIdentity;
+import dev.kbackfill.core.sink.JobSpec;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkException;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.resolver.OffsetSource;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.resolver.PlanCheck;
+import dev.kbackfill.resolver.RangeResolver;
+import dev.kbackfill.resolver.TopicInfo;
+
+/**
+ * The job protocol, the one way a backfill runs, from the command line or from other JVM code: <b>open</b> the
+ * sink, <b>lock</b> the job, <b>load</b> its stored state, <b>decide</b> ({@link JobPlanner}: start, resume, next
+ * run, nothing to do, or a conflict), <b>check</b> a stored plan against the live topic ({@link PlanCheck}),
+ * <b>begin</b> a new run (its plan stored in the sink), <b>run</b> it ({@link BackfillRun}) and <b>complete</b>.
+ * A crash at any point leaves a state from which the same call resumes.
+ *
+ * <pre>{@code
+ * try (Sink sink = SinkFactory.forSettings(settings); KafkaOffsetSource source = KafkaOffsetSource.create(kafka)) {
+ *     BackfillJob.Outcome outcome = new BackfillJob(sink, settings, BackfillJob.Events.NONE, RunListener.NONE)
+ *             .run(() -> BackfillJob.Cluster.of(source, request.topic()));
+ * }
+ * }</pre>
+ */
+public final class BackfillJob {
+
+    /**
+     * What to run.
+     *
+     * @param name         the job name; empty derives it from the request and the sink ({@link JobIdentity#defaultName})
+     * @param request      what to backfill (a plan file's request when {@code planFile} is given)
+     * @param planFile     a plan resolved earlier ({@code kbackfill plan --out}), run as it is
+     * @param spec         builds the job's spec from the sink's destination
+     * @param kafkaConfig  the reader's client settings
+     * @param decoder      how records become rows
+     * @param rejects      where records that cannot be decoded go
+     * @param tombstones   what a tombstone does ({@code ignore} filters them as they are read)
+     * @param options      how to read and batch
+     * @param batchRows    rows per batch; empty takes the sink's default ({@link Sink#defaultBatchRows()})
+     */
+    public record Settings(Optional<String> name, BackfillRequest request, Optional<Plan> planFile,
+                           java.util.function.Function<String, JobSpec> spec, Map<String, Object> kafkaConfig,
+                           RecordDecoder decoder, Rejects rejects, TombstoneMode tombstones, RunOptions options,
+                           OptionalInt batchRows) {
+        public Settings {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(request, "request");
+            Objects.requireNonNull(planFile, "planFile");
+            Objects.requireNonNull(spec, "spec");
+            kafkaConfig = Map.copyOf(kafkaConfig);
+        }
+    }
+
+    /** The cluster side of a run: the topic as described now, and offsets to check a stored plan against. */
+    public interface Cluster {
+        OffsetSource source();
+
+        TopicInfo topic();
+
+        static Cluster of(OffsetSource source, String topic) {
+            TopicInfo described = source.describe(topic);
+            return new Cluster() {
+                @Override
+                public OffsetSource source() {
+                    return source;
+                }
+
+                @Override
+                public TopicInfo topic() {
+                    return described;
+                }
+            };
+        }
+    }
+
+    /** Told what the protocol decided, before the run reads anything; the command line prints from it. */
+    public interface Events {
+        /** The sink is open; its warnings, for people. */
+        default void opened(String job, List<String> warnings) {
+        }
+
+        /** A run starts or resumes with {@code state}. */
+        default void starting(JobDecision decision, JobState state) {
+        }
+
+        Events NONE = new Events() {
+        };
+    }
+
+    /** How a call ended. */
+    public sealed interface Outcome {
+        String job();
+
+        /** The stored run is complete and the request fixed: nothing was read or written. */
+        record NothingToDo(String job, JobState state) implements Outcome {
+        }
+
+        /** A run went to the end of its plan. */
+        record Completed(String job, JobDecision decision, RunSummary summary) implements Outcome {
+        }
+    }
+
+    private final Sink sink;
+    private final Settings settings;
+    private final Events events;
+    private final RunListener listener;
+
+    public BackfillJob(Sink sink, Settings settings, Events events, RunListener listener) {
+        this.sink = sink;
+        this.settings = settings;
+        this.events = events;
+        this.listener = listener;
+    }
+
+    /**
+     * Runs the protocol. The sink is opened here; the caller closes it.
+     *
+     * @param cluster the cluster side, asked for once the job is locked (it may be started in the background)
+     * @throws JobConflictException           another run holds the job, or the job was created for another spec
+     * @throws dev.kbackfill.resolver.RequestException a stored plan that does not fit the live topic
+     * @throws RunFailure                     the run stopped; the message names where each partition stands
+     */
+    public Outcome run(Supplier<Cluster> cluster) {
+        sink.open();
+        String job = settings.name().orElseGet(() -> JobIdentity.defaultName(settings.request(), sink.target()));
+        events.opened(job, sink.warnings());
+        AutoCloseable lock = sink.lock(job);
+        try {
+            return locked(job, cluster.get());
+        } finally {
+            try {
+                lock.close();
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new SinkException("could not release the lock of job " + job + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    private Outcome locked(String job, Cluster cluster) {
+        BackfillRequest request = settings.request();
+        JobSpec spec = settings.spec().apply(sink.destination());
+        Optional<JobState> stored = sink.load(job);
+        Optional<Plan> planFile = settings.planFile();
+        JobDecision decision = JobPlanner.decide(job, request, spec, stored,
+                () -> planFile.orElseGet(() -> new RangeResolver(cluster.source()).resolve(request)));
+        planFile.ifPresent(p -> stored.filter(s -> !s.complete() && !s.plan().partitions().equals(p.partitions()))
+                .ifPresent(s -> {
+                    throw new JobConflictException("job '" + job + "' has a stored plan that differs from the plan "
+                            + "file; finish it without --plan, or clear it with 'kbackfill reset --job " + job
+                            + " --sink ... --yes'");
+                }));
+        if (decision instanceof JobDecision.AlreadyDone done) {
+            return new Outcome.NothingToDo(job, done.state());
+        }
+        JobState state = decision.toRun().orElseThrow();
+        boolean fresh = !(decision instanceof JobDecision.Resume) && planFile.isEmpty();
+        if (!fresh) {
+            // a plan made earlier, a file's or the job's own: it must still describe this log
+            PlanCheck.check(state.plan(), cluster.source(), cluster.topic(), state.nextOffsets());
+        }
+        if (!(decision instanceof JobDecision.Resume)) {
+            sink.begin(state);
+        }
+        events.starting(decision, state);
+        RunOptions options = settings.options().withBatchRows(settings.batchRows().orElse(sink.defaultBatchRows()));
+        RunSummary summary = new BackfillRun(settings.kafkaConfig(), settings.decoder(), sink,
+                settings.tombstones(), options, listener, settings.rejects()).execute(state);
+        return new Outcome.Completed(job, decision, summary);
+    }
+}

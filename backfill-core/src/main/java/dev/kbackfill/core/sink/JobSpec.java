@@ -1,0 +1,100 @@
+package dev.kbackfill.core.sink;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+import dev.kbackfill.resolver.BackfillRequest;
+
+/**
+ * Everything that shapes what a job writes, by name: the topic, the request as typed, the destination (table or
+ * topic), the key and value formats, the key fields, the conflict and tombstone modes and strict time. A job is
+ * bound to its spec: the same job name with any part changed is a conflict that names the part, never "nothing to
+ * do" for a destination the job never wrote.
+ *
+ * @param parts the parts by name, e.g. {@code table -> public.orders}
+ */
+public record JobSpec(Map<String, String> parts) {
+
+    public static final String TOPIC = "topic";
+    public static final String REQUEST = "request";
+    public static final String DESTINATION = "destination";
+    public static final String KEY_FORMAT = "key-format";
+    public static final String VALUE_FORMAT = "value-format";
+    public static final String KEY_FIELDS = "key-fields";
+    public static final String ON_CONFLICT = "on-conflict";
+    public static final String ON_TOMBSTONE = "on-tombstone";
+    public static final String STRICT_TIME = "strict-time";
+
+    /** A spec stored before jobs had one: only the request's fingerprint is known. */
+    public static final JobSpec UNKNOWN = new JobSpec(Map.of());
+
+    public JobSpec {
+        parts = Collections.unmodifiableMap(new TreeMap<>(parts));
+    }
+
+    /**
+     * @param request     the request as typed
+     * @param destination the sink's destination ({@link Sink#destination()})
+     * @param keyFormat   the key format, e.g. {@code string}
+     * @param valueFormat the value format
+     * @param keyFields   value fields keying the rows, empty for the record key
+     */
+    public static JobSpec of(BackfillRequest request, String destination, String keyFormat, String valueFormat,
+                             List<String> keyFields, ConflictMode conflict, TombstoneMode tombstone, boolean strictTime) {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put(TOPIC, request.topic());
+        p.put(REQUEST, JobIdentity.describe(request));
+        p.put(DESTINATION, destination);
+        p.put(KEY_FORMAT, keyFormat);
+        p.put(VALUE_FORMAT, valueFormat);
+        p.put(KEY_FIELDS, keyFields.isEmpty() ? "(the record key)" : String.join(",", keyFields));
+        p.put(ON_CONFLICT, conflict.label());
+        p.put(ON_TOMBSTONE, tombstone.label());
+        p.put(STRICT_TIME, Boolean.toString(strictTime));
+        return new JobSpec(p);
+    }
+
+    public boolean isKnown() {
+        return !parts.isEmpty();
+    }
+
+    /** A short hash of every part: equal specs, equal fingerprints. */
+    public String fingerprint() {
+        StringBuilder sb = new StringBuilder();
+        parts.forEach((k, v) -> sb.append(k).append('\u0000').append(v).append('\u0001'));
+        return sha256(sb.toString()).substring(0, 16);
+    }
+
+    /**
+     * What differs from {@code other}, for people: {@code destination public.a, not public.b}; only parts this spec
+     * has are compared (a spec stored by an older version knows fewer).
+     */
+    public List<String> differences(JobSpec other) {
+        List<String> diffs = new ArrayList<>();
+        parts.forEach((k, v) -> {
+            String o = other.parts.get(k);
+            if (o != null && !Objects.equals(v, o)) {
+                diffs.add(k + " " + v + ", not " + o);
+            }
+        });
+        return diffs;
+    }
+
+    static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

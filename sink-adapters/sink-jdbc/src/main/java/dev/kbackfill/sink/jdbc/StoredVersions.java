@@ -1,0 +1,180 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.KeyIdentity;
+import dev.kbackfill.core.version.Version;
+
+/**
+ * Reads what a table (the target, or its tombstone ledger) holds for the keys of a batch: per key, the version of
+ * the record that wrote it and whether it is live. The sink decides with the one version rule which changes the
+ * target keeps out, and counts them; the SQL guard in the statements enforces the same rule once more.
+ *
+ * <p>Keys are matched by {@link KeyIdentity} of the values read back (integers as longs, decimals without trailing
+ * zeros, times as instants, UUIDs as text). A key whose stored form does not read back equal (an exotic key type)
+ * is taken as absent here; the SQL guard still decides it correctly, only the count of kept-out rows misses it.
+ */
+final class StoredVersions {
+
+    /**
+     * @param version the version of the record that wrote the key; null for a row no backfill wrote
+     * @param live    whether the key holds a value (false: soft-deleted, or a tombstone ledger entry)
+     */
+    record Stored(Version version, boolean live) {
+    }
+
+    private StoredVersions() {
+    }
+
+    /** Rows a lookup statement asks for at most: well below every driver's parameter limit. */
+    private static final int PARAMETERS = 900;
+
+    /**
+     * @param table     the quoted table to read
+     * @param keys      the key columns, by field name, as the table has them
+     * @param meta      the metadata columns as the table has them (topic may be absent)
+     * @param deleted   the soft-delete column, if the table has one
+     * @param liveRows  whether rows without a deleted flag are live (the target) or deletions (the ledger)
+     */
+    static Map<KeyIdentity, Stored> lookup(Connection c, Dialect d, Binder binder, String table,
+                                          LinkedHashMap<String, TableColumn> keys, Optional<TableColumn> topic,
+                                          TableColumn partition, TableColumn offset, TableColumn timestamp,
+                                          Optional<TableColumn> deleted, boolean liveRows, List<Change> changes)
+            throws SQLException, Binder.Mismatch {
+        Map<KeyIdentity, Stored> found = new HashMap<>();
+        if (changes.isEmpty()) {
+            return found;
+        }
+        List<String> fields = new ArrayList<>(keys.keySet());
+        List<TableColumn> keyColumns = new ArrayList<>(keys.values());
+        StringBuilder select = new StringBuilder("SELECT ");
+        keyColumns.forEach(k -> select.append(d.quote(k.name())).append(", "));
+        select.append(topic.map(t -> d.quote(t.name())).orElse("NULL")).append(", ").append(d.quote(partition.name()))
+                .append(", ").append(d.quote(offset.name())).append(", ").append(d.quote(timestamp.name()))
+                .append(", ").append(deleted.map(t -> d.quote(t.name())).orElse("NULL"))
+                .append(" FROM ").append(table).append(" WHERE ");
+        String keyList = keyColumns.size() == 1 ? d.quote(keyColumns.get(0).name())
+                : "(" + Sql.join(keyColumns.stream().map(TableColumn::name).toList(), d::quote) + ")";
+        String tuple = keyColumns.size() == 1 ? "?" : "(" + Sql.placeholders(keyColumns.size()) + ")";
+        int perQuery = Math.max(1, PARAMETERS / keyColumns.size());
+        for (int from = 0; from < changes.size(); from += perQuery) {
+            List<Change> chunk = changes.subList(from, Math.min(changes.size(), from + perQuery));
+            String sql = select + keyList + " IN (" + String.join(", ", java.util.Collections.nCopies(chunk.size(), tuple))
+                    + ")";
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                int index = 1;
+                for (Change change : chunk) {
+                    for (int k = 0; k < fields.size(); k++) {
+                        binder.bind(ps, index++, change.key().get(fields.get(k)), keyColumns.get(k));
+                    }
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        Map<String, Object> key = new LinkedHashMap<>();
+                        for (int k = 0; k < fields.size(); k++) {
+                            key.put(fields.get(k), keyValue(rs, k + 1, d));
+                        }
+                        int col = fields.size() + 1;
+                        String storedTopic = rs.getString(col);
+                        long p = rs.getLong(col + 1);
+                        long o = rs.getLong(col + 2);
+                        boolean noVersion = rs.wasNull(); // a row no backfill wrote: it holds no version
+                        long ts = noVersion ? 0 : epochMillis(rs, col + 3, timestamp, d);
+                        boolean flag = rs.getBoolean(col + 4);
+                        boolean live = liveRows && !flag;
+                        found.put(KeyIdentity.of(key),
+                                new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts), live));
+                    }
+                }
+            }
+        }
+        return found;
+    }
+
+    /** A stored key value in the form a decoded key value takes ({@link KeyIdentity} normalises the rest). */
+    private static Object keyValue(ResultSet rs, int index, Dialect d) throws SQLException {
+        Object v = rs.getObject(index);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof java.sql.Timestamp t) {
+            return d instanceof MariaDbDialect ? t.toLocalDateTime().toInstant(ZoneOffset.UTC) : t.toInstant();
+        }
+        if (v instanceof LocalDateTime ldt) {
+            return ldt.toInstant(ZoneOffset.UTC);
+        }
+        if (v instanceof OffsetDateTime odt) {
+            return odt.toInstant();
+        }
+        if (v instanceof java.sql.Date date) {
+            return date.toLocalDate();
+        }
+        if (v instanceof java.util.UUID u) {
+            return u.toString();
+        }
+        if (v instanceof java.math.BigInteger b) {
+            return new java.math.BigDecimal(b);
+        }
+        return v;
+    }
+
+    /** The stored record timestamp in epoch milliseconds, from whatever type the column has. */
+    static long epochMillis(ResultSet rs, int index, TableColumn column, Dialect d) throws SQLException {
+        switch (column.jdbcType()) {
+            case Types.BIGINT, Types.INTEGER, Types.NUMERIC, Types.DECIMAL -> {
+                return rs.getLong(index);
+            }
+            case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> {
+                if (d instanceof SqliteDialect) {
+                    return parseText(rs.getString(index));
+                }
+                if (d instanceof MariaDbDialect) {
+                    LocalDateTime t = rs.getObject(index, LocalDateTime.class);
+                    return t == null ? Long.MIN_VALUE : t.toInstant(ZoneOffset.UTC).toEpochMilli();
+                }
+                OffsetDateTime t = rs.getObject(index, OffsetDateTime.class);
+                return t == null ? Long.MIN_VALUE : t.toInstant().toEpochMilli();
+            }
+            default -> {
+                return parseText(rs.getString(index));
+            }
+        }
+    }
+
+    private static long parseText(String text) {
+        if (text == null) {
+            return Long.MIN_VALUE;
+        }
+        try {
+            return Instant.from(Binder.TEXT_TIME.parse(text)).toEpochMilli();
+        } catch (java.time.format.DateTimeParseException e) {
+            return Instant.parse(text).toEpochMilli();
+        }
+    }
+
+    /** The newer of two stored versions of a key, by the version rule; a row without version is the older. */
+    static Stored newer(Stored a, Stored b) {
+        if (a == null || a.version() == null) {
+            return b == null ? a : b;
+        }
+        if (b == null || b.version() == null) {
+            return a;
+        }
+        return Version.compare(a.version(), b.version()) >= 0 ? a : b;
+    }
+}
