@@ -292,7 +292,7 @@ class RunCommandIT {
                 "--on-tombstone", "ignore");
         assertThat(r.exitCode()).isZero();
         assertThat(Orders.table(ignoring, "run_tombstones")).containsOnlyKeys("k00000", "k00001", "k00002");
-        assertThat(r.out()).containsPattern("total +4 +3 +0 +1 +0");
+        assertThat(r.out()).containsPattern("total +4 +3 +0 +0 +1 +0");
     }
 
     @Test
@@ -326,7 +326,7 @@ class RunCommandIT {
                 .exitCode()).isZero();
         CliRun other = run("--topic", "run-conflict", "--from", "offset:1", "--to", "latest", "--sink", url, "--job", "j");
         assertThat(other.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
-        assertThat(other.err()).startsWith("kbackfill run: job 'j' was created for --topic run-conflict --from earliest "
+        assertThat(other.err()).startsWith("kbackfill run: job 'j' was created with request --topic run-conflict --from earliest "
                 + "--to latest, not --topic run-conflict --from offset:1 --to latest; choose another name with --job, or "
                 + "clear it with 'kbackfill reset --job j --sink ... --yes'");
     }

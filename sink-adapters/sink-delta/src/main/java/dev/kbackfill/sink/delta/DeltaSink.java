@@ -1,7 +1,6 @@
 package dev.kbackfill.sink.delta;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -12,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -29,6 +29,7 @@ import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.core.version.Version;
 import io.delta.kernel.Operation;
 import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
@@ -72,6 +73,7 @@ final class DeltaSink implements Sink {
     private final SinkSettings.MetadataColumns meta;
     private Engine engine;
     private JobState pending;
+    private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The table as the last commit of this sink left it: one writer per table, so no log replay per batch. */
     private Snapshot latest;
 
@@ -117,6 +119,11 @@ final class DeltaSink implements Sink {
             return;
         }
         StructType schema = snapshot.get().getSchema();
+        if (settings.conflictMode() == ConflictMode.NEWER_WINS && schema.indexOf(meta.topic()) < 0) {
+            warnings.add("the Delta table at " + path + " has no " + meta.topic() + " column (created by an earlier "
+                    + "kbackfill): its rows are compared with incoming records as if from the same topic; write a "
+                    + "second topic into it only after adding the column (e.g. ALTER TABLE .. ADD COLUMNS in Spark)");
+        }
         List<String> missing = settings.requiredMetadataColumns().stream().filter(m -> schema.indexOf(m) < 0).toList();
         if (!missing.isEmpty()) {
             throw new SinkConfigException("the Delta table at " + path + " lacks the column(s) " + String.join(", ", missing)
@@ -239,7 +246,8 @@ final class DeltaSink implements Sink {
         for (Column v : batch.shape().valueColumns()) {
             schema = schema.add(v.name(), DeltaTypes.of(v.type()), true);
         }
-        schema = schema.add(meta.partition(), LongType.LONG, true).add(meta.offset(), LongType.LONG, true)
+        schema = schema.add(meta.topic(), StringType.STRING, true)
+                .add(meta.partition(), LongType.LONG, true).add(meta.offset(), LongType.LONG, true)
                 .add(meta.timestamp(), TimestampType.TIMESTAMP, true);
         if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE) {
             schema = schema.add(meta.deleted(), BooleanType.BOOLEAN, true);
@@ -313,10 +321,8 @@ final class DeltaSink implements Sink {
         for (Change c : batch.changes()) {
             incoming.put(key(c, schema, keyOrdinals), c);
         }
-        int po = schema.indexOf(meta.partition());
-        int oo = schema.indexOf(meta.offset());
-        int to = schema.indexOf(meta.timestamp());
-        int dor = schema.indexOf(meta.deleted());
+        Ordinals ord = new Ordinals(schema.indexOf(meta.topic()), schema.indexOf(meta.partition()),
+                schema.indexOf(meta.offset()), schema.indexOf(meta.timestamp()), schema.indexOf(meta.deleted()));
         // candidate files, probed, and where each incoming key currently lives
         List<Candidate> candidates = new ArrayList<>();
         Map<List<Object>, int[]> located = new HashMap<>();
@@ -324,8 +330,8 @@ final class DeltaSink implements Sink {
         Row probeState = null;
         for (Row scanFile : candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
             if (probeState == null) {
-                probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, po, oo, to, dor))
-                        .build().getScanState(engine);
+                probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.topic, ord.partition,
+                        ord.offset, ord.timestamp, ord.deleted)).build().getScanState(engine);
             }
             List<Object[]> rows = DeltaFiles.read(engine, probeState, scanFile, schema);
             int fileIndex = candidates.size();
@@ -337,19 +343,32 @@ final class DeltaSink implements Sink {
                 }
             }
         }
+        boolean ledgered = settings.conflictMode() == ConflictMode.NEWER_WINS
+                && settings.tombstoneMode() == TombstoneMode.DELETE;
+        DeltaTombstones ledger = new DeltaTombstones(snapshot);
+        boolean consultLedger = ledgered && ledger.holdsAny();
         long upserted = 0;
         long deleted = 0;
         long ignored = 0;
+        Map<Integer, Long> keptOut = new TreeMap<>();
         List<Object[]> rewritten = new ArrayList<>();
         for (Map.Entry<List<Object>, Change> e : incoming.entrySet()) {
             Change c = e.getValue();
             int[] at = located.get(e.getKey());
             Candidate file = at == null ? null : candidates.get(at[0]);
             Object[] stored = at == null ? null : file.probed.get(at[1]);
-            boolean storedLive = stored != null && !(dor >= 0 && Boolean.TRUE.equals(stored[dor]));
-            if (!allowed(c, stored, storedLive, po, oo, to)) {
-                ignored++;
-                continue;
+            Version deletedAt = consultLedger ? ledger.deleted(DeltaTombstones.keyText(e.getKey())) : null;
+            switch (verdict(c, batch.version(c), stored, ord, deletedAt)) {
+                case KEPT_OUT -> {
+                    keptOut.merge(c.partition(), 1L, Long::sum);
+                    continue;
+                }
+                case IGNORED -> {
+                    ignored++;
+                    continue;
+                }
+                case TAKEN -> {
+                }
             }
             Object[] row;
             if (c.isTombstone()) {
@@ -357,10 +376,13 @@ final class DeltaSink implements Sink {
                     ignored++;
                     continue;
                 }
-                if (stored == null && settings.tombstoneMode() == TombstoneMode.DELETE) {
-                    continue; // nothing to delete
-                }
                 deleted++;
+                if (ledgered) {
+                    ledger.record(DeltaTombstones.keyText(e.getKey()), batch.version(c));
+                }
+                if (stored == null && settings.tombstoneMode() == TombstoneMode.DELETE) {
+                    continue; // nothing to delete; the ledger holds its version
+                }
                 if (settings.tombstoneMode() == TombstoneMode.DELETE) {
                     file.replaced[at[1]] = DELETED;
                     file.touched++;
@@ -371,15 +393,15 @@ final class DeltaSink implements Sink {
                     continue;
                 }
                 row = keyRow(c, schema, keyOrdinals);
-                row[dor] = true;
+                row[ord.deleted] = true;
             } else {
                 upserted++;
                 row = valueRow(c, schema, keyOrdinals);
-                if (dor >= 0) {
-                    row[dor] = false;
+                if (ord.deleted >= 0) {
+                    row[ord.deleted] = false;
                 }
             }
-            stamp(row, c, po, oo, to);
+            stamp(row, c, batch, ord);
             if (file != null) {
                 file.replaced[at[1]] = row;
                 file.touched++;
@@ -414,8 +436,8 @@ final class DeltaSink implements Sink {
                     rewritten.add(r);
                 } else if (f.softDeleted.containsKey(i)) {
                     Object[] marked = stored.get(i).clone();
-                    marked[dor] = true;
-                    stamp(marked, f.softDeleted.get(i), po, oo, to);
+                    marked[ord.deleted] = true;
+                    stamp(marked, f.softDeleted.get(i), batch, ord);
                     rewritten.add(marked);
                 } else {
                     rewritten.add(stored.get(i));
@@ -423,8 +445,8 @@ final class DeltaSink implements Sink {
             }
         }
         sortByKey(rewritten, keyOrdinals);
-        commit(snapshot, batch.job(), after, rewritten, removes, schema);
-        return new WriteResult(upserted, deleted, ignored);
+        commit(snapshot, batch.job(), after, rewritten, removes, schema, ledger);
+        return new WriteResult(upserted, deleted, ignored, keptOut);
     }
 
     /** The key columns and the metadata columns the table has: what deciding a batch needs. */
@@ -445,40 +467,63 @@ final class DeltaSink implements Sink {
         return probe;
     }
 
-    private boolean allowed(Change c, Object[] stored, boolean storedLive, int po, int oo, int to) {
-        if (settings.conflictMode() == ConflictMode.OVERWRITE || stored == null) {
-            return !(settings.conflictMode() == ConflictMode.INSERT_ONLY && c.isTombstone());
-        }
-        if (settings.conflictMode() == ConflictMode.INSERT_ONLY) {
-            return !storedLive && !c.isTombstone();
-        }
-        if (oo < 0 || stored[oo] == null) {
-            return true;
-        }
-        if (((Number) stored[po]).longValue() == c.partition()) {
-            return c.offset() >= ((Number) stored[oo]).longValue();
-        }
-        return c.timestamp() * 1000 >= ((Number) stored[to]).longValue();
+    /** Where the metadata columns sit in the table's rows (-1: the table has no such column). */
+    private record Ordinals(int topic, int partition, int offset, int timestamp, int deleted) {
     }
 
-    private static void stamp(Object[] row, Change c, int po, int oo, int to) {
-        if (po >= 0) {
-            row[po] = (long) c.partition();
-        }
-        if (oo >= 0) {
-            row[oo] = c.offset();
-        }
-        if (to >= 0) {
-            row[to] = c.timestamp() * 1000;
+    private enum Verdict { TAKEN, KEPT_OUT, IGNORED }
+
+    /**
+     * What the table does with a change, by the one version rule: under newer-wins it takes changes newer than the
+     * key's stored row and its tombstone ledger entry; under insert-only only keys it has no row for (a soft-deleted
+     * row is a row), never tombstones; under overwrite everything.
+     */
+    private Verdict verdict(Change c, Version incoming, Object[] stored, Ordinals ord, Version deletedAt) {
+        switch (settings.conflictMode()) {
+            case OVERWRITE:
+                return Verdict.TAKEN;
+            case INSERT_ONLY:
+                if (c.isTombstone()) {
+                    return Verdict.IGNORED;
+                }
+                return stored == null ? Verdict.TAKEN : Verdict.KEPT_OUT;
+            default:
+                Version held = deletedAt;
+                if (stored != null && ord.offset >= 0 && stored[ord.offset] != null) {
+                    Version row = new Version(ord.topic >= 0 ? (String) stored[ord.topic] : null,
+                            (int) ((Number) stored[ord.partition]).longValue(), ((Number) stored[ord.offset]).longValue(),
+                            Math.floorDiv(((Number) stored[ord.timestamp]).longValue(), 1000));
+                    held = held == null || Version.compare(row, held) >= 0 ? row : held;
+                }
+                return incoming.supersedes(held) ? Verdict.TAKEN : Verdict.KEPT_OUT;
         }
     }
 
+    private static void stamp(Object[] row, Change c, WriteBatch batch, Ordinals ord) {
+        if (ord.topic >= 0) {
+            row[ord.topic] = batch.topic();
+        }
+        if (ord.partition >= 0) {
+            row[ord.partition] = (long) c.partition();
+        }
+        if (ord.offset >= 0) {
+            row[ord.offset] = c.offset();
+        }
+        if (ord.timestamp >= 0) {
+            row[ord.timestamp] = c.timestamp() * 1000;
+        }
+    }
+
+    /** A row holding the change's key: each key value in the column of its name, whatever order the key came in. */
     private Object[] keyRow(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
         Object[] row = new Object[schema.length()];
-        int i = 0;
-        for (Map.Entry<String, Object> k : c.key().entrySet()) {
-            int ord = keyOrdinals[i++];
-            row[ord] = DeltaTypes.physical(k.getValue(), schema.at(ord).getDataType(), k.getKey());
+        for (int ord : keyOrdinals) {
+            String name = schema.at(ord).getName();
+            if (!c.key().containsKey(name)) {
+                throw new DeltaTypes.Mismatch("the key at partition " + c.partition() + " offset " + c.offset()
+                        + " has no field " + name + " (fields " + c.key().keySet() + ")");
+            }
+            row[ord] = DeltaTypes.physical(c.key().get(name), schema.at(ord).getDataType(), name);
         }
         return row;
     }
@@ -629,9 +674,10 @@ final class DeltaSink implements Sink {
     }
 
     private void commit(Snapshot snapshot, String job, JobState state, List<Object[]> rows, List<Row> removes,
-                        StructType schema) throws IOException {
+                        StructType schema, DeltaTombstones ledger) throws IOException {
         Transaction txn = transaction(snapshot, job);
         txn.addDomainMetadata(domain(job), JobStateJson.write(state));
+        ledger.addTo(txn);
         List<Row> actions = new ArrayList<>(removes);
         actions.addAll(DeltaFiles.write(engine, txn, schema, rows, ROWS_PER_FILE_BATCH));
         doCommit(txn, actions, job);
@@ -657,14 +703,25 @@ final class DeltaSink implements Sink {
         }
     }
 
+    /**
+     * Runs the post-commit hooks (checkpoints, checksums). The commit is durable before they run, so a hook that
+     * fails does not fail the batch: the table is whole, only a checkpoint is missing; it is reported as a warning.
+     */
     private void runHooks(TransactionCommitResult result) {
         for (PostCommitHook hook : result.getPostCommitHooks()) {
             try {
                 hook.threadSafeInvoke(engine);
-            } catch (IOException e) {
-                throw new UncheckedIOException("post-commit hook " + hook.getType() + " failed on " + path, e);
+            } catch (IOException | RuntimeException e) {
+                warnings.add("post-commit hook " + hook.getType() + " failed on " + path + " after commit version "
+                        + result.getVersion() + " (the commit stands; the next commit's hooks try again): "
+                        + e.getMessage());
             }
         }
+    }
+
+    @Override
+    public List<String> warnings() {
+        return List.copyOf(warnings);
     }
 
     @Override

@@ -27,6 +27,7 @@ import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
@@ -256,6 +257,99 @@ class DeltaSinkIT {
             assertThat(second.reset("job")).isTrue();
             assertThat(second.load("job")).isEmpty();
             assertThat(rows()).containsExactly("a=x/1@0:0");
+        }
+    }
+
+    static WriteBatch batchFrom(String topic, long sequence, Map<Integer, Long> next, Change... changes) {
+        List<Change> reduced = Reduction.lastPerKey(List.of(changes));
+        return new WriteBatch("job", 1, sequence, reduced, RowShape.of(reduced), next, topic);
+    }
+
+    static Change rowAt(String key, String status, int partition, long offset, Instant time) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        values.put("status", status);
+        values.put("amount", null);
+        values.put("paid_at", time);
+        return new Change(Map.of("kafka_key", key), values, partition, offset, time.toEpochMilli());
+    }
+
+    @Test
+    void aReplayOlderThanADeleteNeverBringsTheKeyBack() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 3L), row("gone", "x", "1", 0, 1), row("kept", "x", "1", 0, 2)));
+            s.write(batch(2, Map.of(0, 10L), tombstone("gone", 0, 9), tombstone("never", 0, 8)));
+            assertThat(rows()).containsExactly("kept=x/1@0:2");
+            WriteResult r = s.write(batch(3, Map.of(0, 10L), row("gone", "stale", "5", 0, 4),
+                    row("never", "stale", "5", 0, 3), row("kept", "y", "2", 0, 5)));
+            assertThat(rows()).containsExactly("kept=y/2@0:5");
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 2L));
+            assertThat(r.upserted()).isEqualTo(1);
+        }
+        // the ledger is in the table's log: another sink (another run, another job) sees it
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
+            s.begin(JobState.begin("job2", "fingerprint", 1, plan()));
+            WriteResult r = s.write(new WriteBatch("job2", 1, 1, List.of(row("gone", "stale", "5", 0, 4)),
+                    RowShape.of(List.of(row("gone", "stale", "5", 0, 4))), Map.of(0, 5L)));
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            assertThat(rows()).containsExactly("kept=y/2@0:5");
+            s.write(new WriteBatch("job2", 1, 2, List.of(row("gone", "again", "7", 0, 19)),
+                    RowShape.of(List.of(row("gone", "again", "7", 0, 19))), Map.of(0, 20L)));
+            assertThat(rows()).containsExactly("gone=again/7@0:19", "kept=y/2@0:5");
+        }
+    }
+
+    @Test
+    void aNewerRecordFromAnotherTopicWinsOverAnOlderOneWithAHigherOffset() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batchFrom("orders-v1", 1, Map.of(0, 1000L), rowAt("a", "v1", 0, 900, T0),
+                    rowAt("b", "v1", 0, 901, T0.plusSeconds(86_400 * 40))));
+            WriteResult r = s.write(batchFrom("orders-v2", 2, Map.of(0, 5L), rowAt("a", "v2", 0, 3, T0.plusSeconds(86_400 * 31)),
+                    rowAt("b", "v2-older", 0, 4, T0.plusSeconds(86_400 * 31))));
+            assertThat(rows()).containsExactly("a=v2/null@0:3", "b=v1/null@0:901");
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            assertThat(r.upserted()).isEqualTo(1);
+            assertThat(DeltaTableRows.rows(table())).extracting(m -> m.get("kafka_topic"))
+                    .containsExactlyInAnyOrder("orders-v2", "orders-v1");
+        }
+    }
+
+    @Test
+    void aKeyWrittenWithItsFieldsInTwoOrdersIsOneRowWithEachValueInItsOwnColumn() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            Map<String, Object> ab = new LinkedHashMap<>();
+            ab.put("a", 1L);
+            ab.put("b", 2L);
+            Map<String, Object> ba = new LinkedHashMap<>();
+            ba.put("b", 2L);
+            ba.put("a", 1L);
+            Map<String, Object> other = new LinkedHashMap<>();
+            other.put("b", 1L);
+            other.put("a", 2L);
+            s.write(batch(1, Map.of(0, 1L), new Change(ab, Map.of("status", "first"), 0, 0, T0.toEpochMilli())));
+            s.write(batch(2, Map.of(0, 3L), new Change(ba, Map.of("status", "second"), 0, 1, T0.toEpochMilli()),
+                    new Change(other, Map.of("status", "other"), 0, 2, T0.toEpochMilli())));
+            List<String> rows = new ArrayList<>();
+            DeltaTableRows.rows(table()).forEach(r -> rows.add(r.get("a") + "," + r.get("b") + "=" + r.get("status")));
+            assertThat(rows).containsExactlyInAnyOrder("1,2=second", "2,1=other");
+        }
+    }
+
+    @Test
+    void insertOnlyNeverTouchesARowEvenASoftDeletedOne() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.SOFT_DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 1)));
+            s.write(batch(2, Map.of(0, 3L), tombstone("a", 0, 2)));
+        }
+        try (Sink s = sink(ConflictMode.INSERT_ONLY, TombstoneMode.SOFT_DELETE, false)) {
+            s.begin(JobState.begin("job2", "fingerprint", 1, plan()));
+            WriteResult r = s.write(new WriteBatch("job2", 1, 1, List.of(row("a", "new", "2", 0, 50), row("b", "new", "2", 0, 51)),
+                    RowShape.of(List.of(row("a", "new", "2", 0, 50))), Map.of(0, 52L)));
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            assertThat(rows()).containsExactly("a=x/1@0:2 deleted", "b=new/2@0:51");
         }
     }
 }

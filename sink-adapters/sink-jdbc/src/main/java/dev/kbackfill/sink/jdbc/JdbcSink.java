@@ -320,7 +320,7 @@ public final class JdbcSink implements Sink {
 
     /**
      * The changes the target takes, by the one version rule: under newer-wins those newer than what the table (or
-     * its tombstone ledger) holds for their key, under insert-only those whose key holds no live row; the others
+     * its tombstone ledger) holds for their key, under insert-only those whose key has no row; the others
      * are counted per partition in {@code keptOut}. The statements' SQL guard enforces the same rule again.
      */
     private List<Change> decide(WriteBatch batch, Map<Integer, Long> keptOut) throws SQLException, Binder.Mismatch {
@@ -338,9 +338,10 @@ public final class JdbcSink implements Sink {
         List<Change> taken = new ArrayList<>(batch.changes().size());
         for (Change c : batch.changes()) {
             StoredVersions.Stored held = stored.get(KeyIdentity.of(c.key()));
+            // insert-only: only keys the table has no row for (a soft-deleted row is a row: it is never touched)
             boolean keep = held == null
                     || (mode == ConflictMode.NEWER_WINS ? held.version() == null || batch.version(c).supersedes(held.version())
-                    : c.isTombstone() || !held.live());
+                    : c.isTombstone());
             if (keep) {
                 taken.add(c);
             } else {

@@ -462,6 +462,22 @@ abstract class JdbcSinkContract {
         }
     }
 
+    @Test
+    void insertOnlyNeverTouchesARowEvenASoftDeletedOne() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.SOFT_DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 1)));
+            s.write(batch(2, Map.of(0, 3L), tombstone("a", 0, 2)));
+        }
+        try (Sink s = sink(ConflictMode.INSERT_ONLY, TombstoneMode.SOFT_DELETE, false)) {
+            begin(s);
+            WriteResult r = s.write(batch(1, Map.of(0, 52L), row("a", "new", "2", 0, 50), row("b", "new", "2", 0, 51)));
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            assertThat(rows()).containsExactly("a=x/1@0:2", "b=new/2@0:51");
+            assertThat(deletedFlag("a")).isTrue();
+        }
+    }
+
     /** A dialect for this database's quoting: MariaDB quotes with backticks. */
     Dialect quoting(Dialect standard) {
         return standard;

@@ -24,6 +24,7 @@ import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.core.version.Version;
 import dev.kbackfill.resolver.ClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -362,6 +363,7 @@ final class KafkaSink implements Sink {
     @Override
     public WriteResult write(WriteBatch batch) {
         long[] counts = {0, 0, 0};
+        Map<Integer, Long> keptOut = new java.util.TreeMap<>();
         Map<Integer, Long> next = new HashMap<>(current.nextOffsets());
         next.putAll(batch.nextOffsets());
         JobState after = current.advancedTo(next);
@@ -377,8 +379,12 @@ final class KafkaSink implements Sink {
                     counts[2]++;
                     continue;
                 }
-                if (!allowed(r)) {
-                    counts[2]++;
+                if (tombstone && settings.conflictMode() == ConflictMode.INSERT_ONLY) {
+                    counts[2]++; // insert-only never applies tombstones
+                    continue;
+                }
+                if (!allowed(r, batch)) {
+                    keptOut.merge(r.partition(), 1L, Long::sum);
                     continue;
                 }
                 RecordHeaders headers = new RecordHeaders(r.headers().toArray());
@@ -405,14 +411,15 @@ final class KafkaSink implements Sink {
                 index.written(r.key(), r.partition(), r.offset(), r.timestamp(), r.value() == null);
             }
         }
-        return new WriteResult(counts[0], counts[1], counts[2]);
+        return new WriteResult(counts[0], counts[1], counts[2], keptOut);
     }
 
-    private boolean allowed(SourceRecord r) {
+    /** Whether the target takes the record: by the version rule under newer-wins, absent keys under insert-only. */
+    private boolean allowed(SourceRecord r, WriteBatch batch) {
         return switch (settings.conflictMode()) {
             case OVERWRITE -> true;
-            case INSERT_ONLY -> r.value() != null && index.absent(r.key());
-            case NEWER_WINS -> index.newerWins(r.key(), r.partition(), r.offset(), r.timestamp());
+            case INSERT_ONLY -> index.absent(r.key());
+            case NEWER_WINS -> index.newerWins(r.key(), new Version(r.topic(), r.partition(), r.offset(), r.timestamp()));
         };
     }
 

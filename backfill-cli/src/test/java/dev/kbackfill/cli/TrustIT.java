@@ -1,0 +1,214 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import dev.kbackfill.sink.delta.DeltaTableRows;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The command lines that once lost, skipped or corrupted rows and exited 0 (the Trust issue), tried as a user would:
+ * each now writes the right rows or refuses with the right exit code.
+ */
+@Tag("kafka")
+class TrustIT {
+
+    private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+    private static EmbeddedKafka kafka;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void broker() {
+        kafka = SharedKafka.get();
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(String topic, String key, String value, Instant time) {
+        return new ProducerRecord<>(topic, 0, time.toEpochMilli(), key.getBytes(StandardCharsets.UTF_8),
+                value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static Map<String, String> rows(String url, String table) throws Exception {
+        Map<String, String> rows = new TreeMap<>();
+        try (var c = java.sql.DriverManager.getConnection(url); var s = c.createStatement();
+             var rs = s.executeQuery("SELECT kafka_key, status FROM " + table)) {
+            while (rs.next()) {
+                rows.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        return rows;
+    }
+
+    @Test
+    void aJobNameReusedForAnotherTableIsRefusedNotReportedDone() throws Exception {
+        kafka.createTopic("trust-reuse", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record("trust-reuse", "k1", "{\"status\":\"a\"}", T0.plusSeconds(60))), Map.of());
+        String url = "jdbc:sqlite:" + dir.resolve("x.db");
+        CliRun first = CliRun.run(kafka, "--topic", "trust-reuse", "--from", "2024-01-01", "--to", "2024-01-02",
+                "--sink", url, "--table", "a", "--create-table", "--job", "x");
+        assertThat(first.exitCode()).as(first.err()).isZero();
+        CliRun second = CliRun.run(kafka, "--topic", "trust-reuse", "--from", "2024-01-01", "--to", "2024-01-02",
+                "--sink", url, "--table", "b", "--create-table", "--job", "x");
+        assertThat(second.exitCode()).as(second.out() + second.err()).isEqualTo(ExitCodes.JOB_CONFLICT);
+        assertThat(second.err()).contains("job 'x' was created with destination table a, not table b")
+                .contains("--job").contains("kbackfill reset --job x");
+        assertThat(second.out()).doesNotContain("nothing to do");
+        // another setting that shapes the output is just as much another job
+        CliRun modes = CliRun.run(kafka, "--topic", "trust-reuse", "--from", "2024-01-01", "--to", "2024-01-02",
+                "--sink", url, "--table", "a", "--create-table", "--job", "x", "--on-conflict", "overwrite");
+        assertThat(modes.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
+        assertThat(modes.err()).contains("on-conflict newer-wins, not overwrite");
+    }
+
+    @Test
+    void aStoredPlanOfARecreatedTopicIsRefusedNamingBothIds() throws Exception {
+        kafka.createTopic("trust-recreated", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record("trust-recreated", "k1", "{\"status\":\"old\"}", T0),
+                record("trust-recreated", "k2", "{\"status\":\"old\"}", T0.plusSeconds(1))), Map.of());
+        Path plan = dir.resolve("plan.json");
+        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "trust-recreated",
+                "--from", "earliest", "--to", "latest", "--out", plan.toString());
+        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        String oldId = kafka.admin().describeTopics(List.of("trust-recreated")).allTopicNames().get()
+                .get("trust-recreated").topicId().toString();
+        kafka.deleteTopic("trust-recreated");
+        kafka.createTopic("trust-recreated", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record("trust-recreated", "other", "{\"status\":\"new\"}", T0),
+                record("trust-recreated", "other2", "{\"status\":\"new\"}", T0),
+                record("trust-recreated", "other3", "{\"status\":\"new\"}", T0)), Map.of());
+        String newId = kafka.admin().describeTopics(List.of("trust-recreated")).allTopicNames().get()
+                .get("trust-recreated").topicId().toString();
+        String url = "jdbc:sqlite:" + dir.resolve("recreated.db");
+        CliRun r = CliRun.run(kafka, "--plan", plan.toString(), "--sink", url, "--create-table");
+        assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(r.err()).contains(oldId).contains(newId).doesNotContain("--allow-data-loss");
+        assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void aPlanFileWhoseTopicNameWasEditedIsRefusedAsAnotherTopicNotAsDataLoss() throws Exception {
+        kafka.createTopic("trust-edit-a", 1, Map.of("retention.ms", "-1"));
+        kafka.createTopic("trust-edit-b", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record("trust-edit-a", "k", "{\"status\":\"x\"}", T0)), Map.of());
+        Path plan = dir.resolve("edit.json");
+        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "trust-edit-a",
+                "--from", "earliest", "--to", "latest", "--out", plan.toString());
+        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        Files.writeString(plan, Files.readString(plan).replace("\"trust-edit-a\"", "\"trust-edit-b\""));
+        CliRun r = CliRun.run(kafka, "--plan", plan.toString(), "--sink", "jdbc:sqlite:" + dir.resolve("edit.db"),
+                "--create-table");
+        assertThat(r.exitCode()).as(r.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(r.err()).contains("now has id").doesNotContain("--allow-data-loss");
+    }
+
+    @Test
+    void aPlanReachingPastTheLogEndIsRefusedAtOnce() throws Exception {
+        kafka.createTopic("trust-past-end", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record("trust-past-end", "k", "{\"status\":\"x\"}", T0)), Map.of());
+        Path plan = dir.resolve("past.json");
+        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "trust-past-end",
+                "--from", "earliest", "--to", "latest", "--out", plan.toString());
+        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        Files.writeString(plan, Files.readString(plan).replaceAll("\"end\"\\s*:\\s*1\\b", "\"end\" : 500"));
+        long started = System.nanoTime();
+        CliRun r = CliRun.run(kafka, "--plan", plan.toString(), "--sink", "jdbc:sqlite:" + dir.resolve("past.db"),
+                "--create-table");
+        assertThat(r.exitCode()).as(r.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(r.err()).contains("partition 0 ends at offset 500 but the log ends at 1");
+        assertThat(System.nanoTime() - started).as("refused before reading, not after a stall").isLessThan(60_000_000_000L);
+    }
+
+    @Test
+    void oneJsonKeyWrittenInTwoFieldOrdersIsOneRowWithItsOwnValues() throws Exception {
+        kafka.createTopic("trust-key-order", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record("trust-key-order", "{\"a\":1,\"b\":2}", "{\"status\":\"first\"}", T0),
+                record("trust-key-order", "{\"b\":2,\"a\":1}", "{\"status\":\"second\"}", T0.plusSeconds(1)),
+                record("trust-key-order", "{\"b\":1,\"a\":2}", "{\"status\":\"swapped\"}", T0.plusSeconds(2))), Map.of());
+        String path = dir.resolve("keys-delta").toString();
+        CliRun delta = CliRun.run(kafka, "--topic", "trust-key-order", "--from", "earliest", "--to", "latest",
+                "--key-format", "json", "--sink", "delta:" + path, "--create-table");
+        assertThat(delta.exitCode()).as(delta.err()).isZero();
+        List<String> rows = new ArrayList<>();
+        DeltaTableRows.rows(path).forEach(r -> rows.add(r.get("a") + "," + r.get("b") + "=" + r.get("status")));
+        assertThat(rows).containsExactlyInAnyOrder("1,2=second", "2,1=swapped");
+        assertThat(delta.out()).contains("wrote 2 changes from 3 records");
+        String url = "jdbc:sqlite:" + dir.resolve("keys.db");
+        CliRun sqlite = CliRun.run(kafka, "--topic", "trust-key-order", "--from", "earliest", "--to", "latest",
+                "--key-format", "json", "--sink", url, "--table", "keys", "--create-table");
+        assertThat(sqlite.exitCode()).as(sqlite.err()).isZero();
+        assertThat(Orders.count(url, "SELECT COUNT(*) FROM keys")).isEqualTo(2);
+        assertThat(Orders.count(url, "SELECT COUNT(*) FROM keys WHERE a = 1 AND b = 2 AND status = 'second'")).isEqualTo(1);
+    }
+
+    @Test
+    void aReplayOfAnOlderRangeNeverResurrectsADeletedKey() throws Exception {
+        kafka.createTopic("trust-deletes", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record("trust-deletes", "gone", "{\"status\":\"v1\"}", T0),
+                record("trust-deletes", "kept", "{\"status\":\"v1\"}", T0.plusSeconds(1)),
+                record("trust-deletes", "gone", "{\"status\":\"v2\"}", T0.plusSeconds(2)),
+                record("trust-deletes", "gone", null, T0.plusSeconds(3))), Map.of());
+        String url = "jdbc:sqlite:" + dir.resolve("deletes.db");
+        String path = dir.resolve("deletes-delta").toString();
+        for (String sink : List.of(url, "delta:" + path)) {
+            CliRun all = CliRun.run(kafka, "--topic", "trust-deletes", "--from", "earliest", "--to", "latest",
+                    "--sink", sink, "--table", "orders", "--create-table", "--job", "all");
+            assertThat(all.exitCode()).as(all.err()).isZero();
+            CliRun older = CliRun.run(kafka, "--topic", "trust-deletes", "--from", "earliest", "--to", "offset:3",
+                    "--sink", sink, "--table", "orders", "--create-table", "--job", "older");
+            assertThat(older.exitCode()).as(older.err()).isZero();
+            assertThat(older.out()).contains("wrote 1 changes from 3 records")
+                    .contains("1 change(s) kept out: the target holds a newer version");
+        }
+        assertThat(rows(url, "orders")).isEqualTo(Map.of("kept", "v1"));
+        List<String> delta = new ArrayList<>();
+        DeltaTableRows.rows(path).forEach(r -> delta.add(r.get("kafka_key") + "=" + r.get("status")));
+        assertThat(delta).containsExactly("kept=v1");
+    }
+
+    @Test
+    void aNewerRecordFromASecondTopicWinsAndRowsKeptOutAreNotCountedAsWritten() throws Exception {
+        kafka.createTopic("trust-v1", 1, Map.of("retention.ms", "-1"));
+        kafka.createTopic("trust-v2", 1, Map.of("retention.ms", "-1"));
+        List<ProducerRecord<byte[], byte[]>> v1 = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            v1.add(record("trust-v1", "filler" + i, "{\"status\":\"v1\"}", T0.plusSeconds(i)));
+        }
+        v1.add(record("trust-v1", "a", "{\"status\":\"v1\"}", T0.plusSeconds(100)));
+        v1.add(record("trust-v1", "b", "{\"status\":\"v1-newest\"}", T0.plusSeconds(10_000)));
+        Orders.send(kafka, v1, Map.of());
+        Orders.send(kafka, List.of(record("trust-v2", "a", "{\"status\":\"v2\"}", T0.plusSeconds(5_000)),
+                record("trust-v2", "b", "{\"status\":\"v2-older\"}", T0.plusSeconds(5_000))), Map.of());
+        String url = "jdbc:sqlite:" + dir.resolve("move.db");
+        String path = dir.resolve("move-delta").toString();
+        for (String sink : List.of(url, "delta:" + path)) {
+            for (String topic : List.of("trust-v1", "trust-v2")) {
+                CliRun r = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", sink,
+                        "--table", "orders", "--create-table");
+                assertThat(r.exitCode()).as(r.err()).isZero();
+                if (topic.equals("trust-v2")) {
+                    assertThat(r.out()).contains("wrote 1 changes from 2 records").contains("1 change(s) kept out");
+                }
+            }
+        }
+        Map<String, String> rows = rows(url, "orders");
+        assertThat(rows).containsEntry("a", "v2").containsEntry("b", "v1-newest");
+        Map<String, Object> delta = new TreeMap<>();
+        DeltaTableRows.rows(path).forEach(r -> delta.put((String) r.get("kafka_key"), r.get("status")));
+        assertThat(delta).containsEntry("a", "v2").containsEntry("b", "v1-newest");
+    }
+}
