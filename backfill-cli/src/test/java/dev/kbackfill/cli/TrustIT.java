@@ -211,4 +211,35 @@ class TrustIT {
         DeltaTableRows.rows(path).forEach(r -> delta.put((String) r.get("kafka_key"), r.get("status")));
         assertThat(delta).containsEntry("a", "v2").containsEntry("b", "v1-newest");
     }
+
+    @Test
+    void aValueTheDatabaseRefusesIsAPoisonRecordNamedAndRoutedByTheErrorPolicy() throws Exception {
+        kafka.createTopic("trust-nul", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record("trust-nul", "a", "{\"status\":\"fine\"}", T0),
+                record("trust-nul", "b", "{\"status\":\"bad\\u0000byte\"}", T0.plusSeconds(1)),
+                record("trust-nul", "c", "{\"status\":\"fine\"}", T0.plusSeconds(2))), Map.of());
+        String url = dev.kbackfill.testservices.SharedPostgres.newDatabase("trust_nul");
+        String[] common = {"--topic", "trust-nul", "--from", "earliest", "--to", "latest", "--sink", url,
+                "--create-table"};
+        CliRun failing = CliRun.run(kafka, concat(common, "--table", "failing", "--job", "failing"));
+        assertThat(failing.exitCode()).as(failing.err()).isEqualTo(ExitCodes.FAILURE);
+        assertThat(failing.err()).contains("partition 0 offset 1").contains("NUL character")
+                .contains("--on-error skip or --dead-letter");
+        CliRun skipping = CliRun.run(kafka, concat(common, "--table", "skipping", "--job", "skipping", "--on-error", "skip"));
+        assertThat(skipping.exitCode()).as(skipping.err()).isZero();
+        assertThat(skipping.out()).containsPattern("total +3 +2 +0 +0 +0 +1 +0");
+        assertThat(rows(url, "skipping")).isEqualTo(Map.of("a", "fine", "c", "fine"));
+        Path letters = dir.resolve("nul.jsonl");
+        CliRun lettered = CliRun.run(kafka, concat(common, "--table", "lettered", "--job", "lettered", "--dead-letter",
+                letters.toString()));
+        assertThat(lettered.exitCode()).as(lettered.err()).isZero();
+        assertThat(Files.readAllLines(letters)).singleElement().satisfies(line -> assertThat(line)
+                .contains("\"partition\":0").contains("\"offset\":1").contains("NUL character"));
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
 }

@@ -23,6 +23,7 @@ import dev.kbackfill.core.record.Reduction;
 import dev.kbackfill.core.record.RowShape;
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.RecordRejectedException;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
@@ -67,7 +68,8 @@ public final class BackfillRun {
         this.tombstoneMode = tombstoneMode;
         this.options = options;
         this.listener = listener;
-        this.keepSource = sink.copiesSourceRecords();
+        // a record the sink refuses goes to the dead-letter destination raw: keep raw records where there is one
+        this.keepSource = sink.copiesSourceRecords() || !rejects.destination().isEmpty();
         // values are decoded only for the record that survives for its key; a poison record that a later record of
         // its key supersedes is then never seen, so only when poison records fail the run anyway
         this.lazyValues = decoder.keyedByRecordKey() && rejects.failsTheRun();
@@ -216,7 +218,7 @@ public final class BackfillRun {
     }
 
     /** A batch handed to the writer thread; its counters apply once its transaction is committed. */
-    private record InFlight(Future<WriteResult> done, Reduction.Pending pending, List<Change> reduced,
+    private record InFlight(Future<Written> done, Reduction.Pending pending, List<Change> reduced,
                             Map<Integer, Long> next) {
     }
 
@@ -320,7 +322,38 @@ public final class BackfillRun {
         WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, decoded, RowShape.of(decoded), next,
                 state.plan().topic());
         submitted.putAll(next);
-        return new InFlight(writer.submit(() -> sink.write(batch)), pending, reduced, next);
+        return new InFlight(writer.submit(() -> write(batch)), pending, reduced, next);
+    }
+
+    /** What the writer did with a batch: the sink's result, and per partition the records the sink refused. */
+    private record Written(WriteResult result, Map<Integer, Long> rejected) {
+    }
+
+    /**
+     * Writes a batch; a record the sink refuses is a poison record: it fails the run (naming it), or is rejected by
+     * the policy (skipped, or made durable in the dead-letter destination) and the batch written again without it.
+     */
+    private Written write(WriteBatch batch) {
+        Map<Integer, Long> rejected = new HashMap<>();
+        WriteBatch current = batch;
+        while (true) {
+            try {
+                return new Written(sink.write(current), rejected);
+            } catch (RecordRejectedException e) {
+                Change bad = e.change();
+                if (rejects.failsTheRun()) {
+                    throw new RecordRejectedException(bad, e.getMessage().substring(e.getMessage().indexOf(": ") + 2)
+                            + " (--on-error skip or --dead-letter keep such records aside)", e);
+                }
+                if (bad.source() == null && !rejects.destination().isEmpty()) {
+                    throw new IllegalStateException("a refused record without its raw record cannot be dead-lettered", e);
+                }
+                rejects.reject(bad.source(), e);
+                rejects.flush(); // durable before the batch that passes it commits
+                rejected.merge(bad.partition(), 1L, Long::sum);
+                current = current.without(bad);
+            }
+        }
     }
 
     /** Decodes the values of the changes reduced undecoded. */
@@ -354,7 +387,7 @@ public final class BackfillRun {
         if (inFlight == null) {
             return;
         }
-        WriteResult result;
+        Written result;
         try {
             result = inFlight.done().get();
         } catch (InterruptedException e) {
@@ -367,10 +400,15 @@ public final class BackfillRun {
         inFlight.pending().superseded().forEach((p, n) -> counters.get(p).superseded += n);
         inFlight.reduced().forEach(c -> counters.get(c.partition()).written++);
         // what the target kept out (it holds a newer version) is not written
-        result.keptOut().forEach((p, n) -> {
+        result.result().keptOut().forEach((p, n) -> {
             Counters c = counters.get(p);
             c.written -= n;
             c.keptOut += n;
+        });
+        result.rejected().forEach((p, n) -> {
+            Counters c = counters.get(p);
+            c.written -= n;
+            c.rejected += n;
         });
         inFlight.next().forEach((p, pos) -> counters.get(p).next = pos);
         totals[1]++;

@@ -12,7 +12,6 @@ import java.util.Map;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.kbackfill.core.record.DecodeException;
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.resolver.ClientConfigs;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -22,16 +21,21 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * What happens to a record that cannot be decoded (a poison record): the run fails naming it (the default), it is
- * skipped and counted, or it goes to a dead-letter destination with its coordinates and the error. Dead letters are
- * made durable ({@link #flush()}) before the progress that passes them is committed, so none is lost to a crash.
+ * What happens to a poison record, one that cannot be decoded or that the sink refuses: the run fails naming it (the
+ * default), it is skipped and counted, or it goes to a dead-letter destination with its coordinates and the error.
+ * Dead letters are made durable ({@link #flush()}, which fails if any could not be written) before the progress that
+ * passes them is committed, so none is lost to a crash or a failed send.
  */
 public interface Rejects extends AutoCloseable {
 
     /** Handles one poison record; throws to fail the run. */
-    void reject(SourceRecord record, DecodeException error);
+    void reject(SourceRecord record, RuntimeException error);
 
-    /** Makes every rejected record durable. */
+    /**
+     * Makes every rejected record durable.
+     *
+     * @throws DeadLetterException if one could not be written: the batch that passes it must not commit
+     */
     default void flush() {
     }
 
@@ -53,7 +57,7 @@ public interface Rejects extends AutoCloseable {
     static Rejects fail() {
         return new Rejects() {
             @Override
-            public void reject(SourceRecord record, DecodeException error) {
+            public void reject(SourceRecord record, RuntimeException error) {
                 throw error;
             }
 
@@ -97,7 +101,7 @@ public interface Rejects extends AutoCloseable {
         }
 
         @Override
-        public void reject(SourceRecord r, DecodeException error) {
+        public void reject(SourceRecord r, RuntimeException error) {
             ObjectNode line = JSON.createObjectNode();
             line.put("topic", r.topic());
             line.put("partition", r.partition());
@@ -148,38 +152,70 @@ public interface Rejects extends AutoCloseable {
         }
     }
 
-    /** The dead-letter topic. */
+    /** A dead letter could not be written: the progress that would pass it is not committed. */
+    final class DeadLetterException extends RuntimeException {
+        public DeadLetterException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** The dead-letter topic: every send is awaited by {@link #flush()}, and a failed one fails it. */
     final class TopicDeadLetters implements Rejects {
         private final String topic;
-        private final KafkaProducer<byte[], byte[]> producer;
-        private boolean dirty;
+        private final org.apache.kafka.clients.producer.Producer<byte[], byte[]> producer;
+        private final java.util.List<java.util.Map.Entry<String, java.util.concurrent.Future<?>>> sent =
+                new java.util.ArrayList<>();
 
         TopicDeadLetters(Map<String, Object> clientConfig, String topic) {
+            this(topic, new KafkaProducer<>(producerConfig(clientConfig), new ByteArraySerializer(),
+                    new ByteArraySerializer()));
+        }
+
+        /** Over any producer: the seam unit tests use. */
+        TopicDeadLetters(String topic, org.apache.kafka.clients.producer.Producer<byte[], byte[]> producer) {
             this.topic = topic;
+            this.producer = producer;
+        }
+
+        private static Map<String, Object> producerConfig(Map<String, Object> clientConfig) {
             Map<String, Object> config = ClientConfigs.only(clientConfig, ProducerConfig.configNames());
             config.put(ProducerConfig.ACKS_CONFIG, "all");
             config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
             config.put(ProducerConfig.CLIENT_ID_CONFIG, "kbackfill-dead-letters");
-            this.producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+            return config;
         }
 
         @Override
-        public void reject(SourceRecord r, DecodeException error) {
+        public void reject(SourceRecord r, RuntimeException error) {
             ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic, null, r.timestamp(), r.key(), r.value());
             r.headers().forEach(h -> out.headers().add(h));
-            out.headers().add("kbackfill.error", error.getMessage().getBytes(StandardCharsets.UTF_8));
+            out.headers().add("kbackfill.error", String.valueOf(error.getMessage()).getBytes(StandardCharsets.UTF_8));
             out.headers().add("kbackfill.source.topic", r.topic().getBytes(StandardCharsets.UTF_8));
             out.headers().add("kbackfill.source.partition", Integer.toString(r.partition()).getBytes(StandardCharsets.UTF_8));
             out.headers().add("kbackfill.source.offset", Long.toString(r.offset()).getBytes(StandardCharsets.UTF_8));
-            producer.send(out);
-            dirty = true;
+            sent.add(Map.entry(r.coordinates(), producer.send(out)));
         }
 
         @Override
         public void flush() {
-            if (dirty) {
-                producer.flush(); // send() failures surface on the futures; flush waits for acks=all
-                dirty = false;
+            if (sent.isEmpty()) {
+                return;
+            }
+            producer.flush(); // sends everything buffered; each send's outcome is on its future
+            try {
+                for (Map.Entry<String, java.util.concurrent.Future<?>> s : sent) {
+                    try {
+                        s.getValue().get();
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        throw new DeadLetterException("the dead letter of " + s.getKey() + " could not be written to "
+                                + "topic " + topic + ": " + e.getCause().getMessage(), e.getCause());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new DeadLetterException("interrupted waiting for the dead letter of " + s.getKey(), e);
+                    }
+                }
+            } finally {
+                sent.clear();
             }
         }
 
@@ -190,8 +226,11 @@ public interface Rejects extends AutoCloseable {
 
         @Override
         public void close() {
-            flush();
-            producer.close();
+            try {
+                flush();
+            } finally {
+                producer.close();
+            }
         }
     }
 }

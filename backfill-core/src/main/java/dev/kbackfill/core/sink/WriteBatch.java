@@ -36,6 +36,17 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
     /** The topic of hand-made batches. */
     public static final String UNNAMED_TOPIC = "";
 
+    /** The same batch without one of its changes (a record the sink refused), with the same progress. */
+    public WriteBatch without(Change refused) {
+        List<Change> rest = new java.util.ArrayList<>(changes.size());
+        for (Change c : changes) {
+            if (c != refused) {
+                rest.add(c);
+            }
+        }
+        return new WriteBatch(job, run, sequence, rest, shape, nextOffsets, topic);
+    }
+
     /** The version of one of its changes: the change's coordinates in this batch's topic. */
     public dev.kbackfill.core.version.Version version(Change c) {
         return new dev.kbackfill.core.version.Version(topic, c.partition(), c.offset(), c.timestamp());

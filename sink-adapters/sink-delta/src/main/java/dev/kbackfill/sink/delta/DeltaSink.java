@@ -22,6 +22,7 @@ import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.JobStateJson;
+import dev.kbackfill.core.sink.RecordRejectedException;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
@@ -319,7 +320,11 @@ final class DeltaSink implements Sink {
         int[] keyOrdinals = keyNames.stream().mapToInt(schema::indexOf).toArray();
         Map<List<Object>, Change> incoming = new LinkedHashMap<>();
         for (Change c : batch.changes()) {
-            incoming.put(key(c, schema, keyOrdinals), c);
+            try {
+                incoming.put(key(c, schema, keyOrdinals), c);
+            } catch (DeltaTypes.Mismatch e) {
+                throw refused(c, e);
+            }
         }
         Ordinals ord = new Ordinals(schema.indexOf(meta.topic()), schema.indexOf(meta.partition()),
                 schema.indexOf(meta.offset()), schema.indexOf(meta.timestamp()), schema.indexOf(meta.deleted()));
@@ -396,7 +401,11 @@ final class DeltaSink implements Sink {
                 row[ord.deleted] = true;
             } else {
                 upserted++;
-                row = valueRow(c, schema, keyOrdinals);
+                try {
+                    row = valueRow(c, schema, keyOrdinals);
+                } catch (DeltaTypes.Mismatch mismatch) {
+                    throw refused(c, mismatch);
+                }
                 if (ord.deleted >= 0) {
                     row[ord.deleted] = false;
                 }
@@ -465,6 +474,12 @@ final class DeltaSink implements Sink {
             probe = probe.add(schema.at(o));
         }
         return probe;
+    }
+
+    /** A change whose values the table cannot hold: a poison record, named; nothing of its batch is committed. */
+    private RecordRejectedException refused(Change c, DeltaTypes.Mismatch e) {
+        return new RecordRejectedException(c, "the Delta table at " + path + " cannot hold it: " + e.getMessage()
+                + "; nothing of its batch was written", e);
     }
 
     /** Where the metadata columns sit in the table's rows (-1: the table has no such column). */

@@ -72,8 +72,20 @@ final class Binder {
             case Types.DATE -> ps.setObject(index, value instanceof LocalDate d ? d : parseDate(value, column));
             case Types.TIME -> ps.setObject(index, value instanceof LocalTime lt ? lt : parseTime(value, column));
             case Types.OTHER -> bindOther(ps, index, value, column);
-            default -> ps.setString(index, text(value));
+            default -> ps.setString(index, storable(text(value), column));
         }
+    }
+
+    /**
+     * Text as the database can store it: PostgreSQL's text types cannot hold the NUL character (U+0000), and would
+     * refuse the whole batch without saying which record; here it is refused for the one record that carries it.
+     */
+    private String storable(String text, TableColumn column) throws Mismatch {
+        if (dialect.equals("postgresql") && text.indexOf('\u0000') >= 0) {
+            throw new Mismatch("the value of column " + column.name() + " holds the NUL character (U+0000), which "
+                    + "PostgreSQL text cannot store");
+        }
+        return text;
     }
 
     /**
@@ -100,8 +112,8 @@ final class Binder {
             case Types.DATE -> (value instanceof LocalDate d ? d : parseDate(value, column)).toString();
             case Types.TIME -> (value instanceof LocalTime lt ? lt : parseTime(value, column)).toString();
             case Types.OTHER -> column.typeName().equalsIgnoreCase("uuid")
-                    ? (value instanceof UUID u ? u : parseUuid(value, column)).toString() : text(value);
-            default -> text(value);
+                    ? (value instanceof UUID u ? u : parseUuid(value, column)).toString() : storable(text(value), column);
+            default -> storable(text(value), column);
         };
     }
 
@@ -138,7 +150,7 @@ final class Binder {
         if (type.equals("uuid")) {
             ps.setObject(index, value instanceof UUID u ? u : parseUuid(value, column));
         } else {
-            ps.setObject(index, text(value), Types.OTHER); // json, jsonb and other typed text
+            ps.setObject(index, storable(text(value), column), Types.OTHER); // json, jsonb and other typed text
         }
     }
 

@@ -23,6 +23,7 @@ import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.RecordRejectedException;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
@@ -315,7 +316,16 @@ public final class JdbcSink implements Sink {
             rollback();
             throw new SinkException("writing " + where + " into " + target() + " failed: " + e.getMessage()
                     + " (SQL state " + e.getSQLState() + "); nothing of this batch was written", e);
+        } catch (RuntimeException e) {
+            rollback();
+            throw e;
         }
+    }
+
+    /** A change whose value the table cannot hold: a poison record, named, nothing of its batch written. */
+    private RecordRejectedException refused(Change c, Binder.Mismatch e) {
+        return new RecordRejectedException(c, "table " + tableName + " cannot hold it: " + e.getMessage()
+                + "; nothing of its batch was written", e);
     }
 
     /**
@@ -482,14 +492,18 @@ public final class JdbcSink implements Sink {
             copy.upsert(connection, tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), out -> {
                 StringBuilder csv = out.row();
                 for (Change c : upserts) {
-                    for (int i = 0; i < keyTypes.length; i++) {
-                        PostgresCopy.field(csv, binder.copyText(c.key().get(keyFields.get(i).name()), keyTypes[i]), i == 0);
-                    }
-                    for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
-                        PostgresCopy.field(csv, binder.copyText(c.values().get(v.getKey()), v.getValue()), false);
-                    }
-                    for (String name : metaColumns) {
-                        PostgresCopy.field(csv, metadataText(c, batch, name, false), false);
+                    try {
+                        for (int i = 0; i < keyTypes.length; i++) {
+                            PostgresCopy.field(csv, binder.copyText(c.key().get(keyFields.get(i).name()), keyTypes[i]), i == 0);
+                        }
+                        for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
+                            PostgresCopy.field(csv, binder.copyText(c.values().get(v.getKey()), v.getValue()), false);
+                        }
+                        for (String name : metaColumns) {
+                            PostgresCopy.field(csv, metadataText(c, batch, name, false), false);
+                        }
+                    } catch (Binder.Mismatch e) {
+                        throw refused(c, e);
                     }
                     out.endRow();
                 }
@@ -507,11 +521,15 @@ public final class JdbcSink implements Sink {
             try (PreparedStatement ps = connection.prepareStatement(sql)) {
                 int index = 1;
                 for (Change c : slice) {
-                    index = bindKey(ps, index, c, batch);
-                    for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
-                        binder.bind(ps, index++, c.values().get(v.getKey()), v.getValue());
+                    try {
+                        index = bindKey(ps, index, c, batch);
+                        for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
+                            binder.bind(ps, index++, c.values().get(v.getKey()), v.getValue());
+                        }
+                        index = bindMetadata(ps, index, c, batch, table, metaColumns, false);
+                    } catch (Binder.Mismatch e) {
+                        throw refused(c, e);
                     }
-                    index = bindMetadata(ps, index, c, batch, table, metaColumns, false);
                     if (perStatement == 1) {
                         ps.addBatch();
                         index = 1;
@@ -535,8 +553,12 @@ public final class JdbcSink implements Sink {
         String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, guard(table), settings.conflictMode(), 1);
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             for (Change c : tombstones) {
-                int index = bindKey(ps, 1, c, batch);
-                bindMetadata(ps, index, c, batch, table, metaColumns, true);
+                try {
+                    int index = bindKey(ps, 1, c, batch);
+                    bindMetadata(ps, index, c, batch, table, metaColumns, true);
+                } catch (Binder.Mismatch e) {
+                    throw refused(c, e);
+                }
                 ps.addBatch();
             }
             ps.executeBatch();
@@ -552,7 +574,12 @@ public final class JdbcSink implements Sink {
         TableColumn topic = table.column(meta.topic()).orElse(null);
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             for (Change c : tombstones) {
-                int index = bindKey(ps, 1, c, batch);
+                int index;
+                try {
+                    index = bindKey(ps, 1, c, batch);
+                } catch (Binder.Mismatch e) {
+                    throw refused(c, e);
+                }
                 if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
                     for (Guard.Parameter p : guard.parameters()) {
                         switch (p) {

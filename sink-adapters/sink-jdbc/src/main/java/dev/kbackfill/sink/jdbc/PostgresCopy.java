@@ -89,7 +89,7 @@ final class PostgresCopy {
             }
             s.execute(OnConflictUpsert.sql(d, table, keys, columns, guard, mode,
                     " SELECT " + columnList + " FROM " + d.quote(STAGING)));
-        } catch (SQLException | Binder.Mismatch e) {
+        } catch (SQLException | Binder.Mismatch | RuntimeException e) {
             stagingFor = null; // the transaction rolls back, and the staging table's creation with it
             throw e;
         }

@@ -24,6 +24,7 @@ import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.RecordRejectedException;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
@@ -210,12 +211,16 @@ abstract class JdbcSinkContract {
             Change bad = new Change(Map.of("kafka_key", "b"), Map.of("status", "y", "amount", "not a number"), 0, 1, 0);
             Change fine = row("c", "z", "3", 0, 2);
             assertThatThrownBy(() -> s.write(batch(2, Map.of(0, 3L), fine, bad)))
-                    .isInstanceOf(SinkException.class)
-                    .hasMessageContaining("type mismatch writing batch 2 (partition 0 offsets 1..2)")
+                    .isInstanceOfSatisfying(RecordRejectedException.class, e -> assertThat(e.change()).isEqualTo(bad))
+                    .hasMessageContaining("partition 0 offset 1: table " + table + " cannot hold it")
                     .hasMessageContaining("value 'not a number' does not fit column amount")
-                    .hasMessageContaining("nothing of this batch was written");
+                    .hasMessageContaining("nothing of its batch was written");
             assertThat(rows()).containsExactly("a=x/1@0:0");
             assertThat(s.load("job").orElseThrow().nextOffsets()).containsEntry(0, 1L);
+            // the same batch without the refused record goes through
+            s.write(batch(2, Map.of(0, 3L), fine));
+            assertThat(rows()).containsExactly("a=x/1@0:0", "c=z/3@0:2");
+            assertThat(s.load("job").orElseThrow().nextOffsets()).containsEntry(0, 3L);
         }
     }
 
