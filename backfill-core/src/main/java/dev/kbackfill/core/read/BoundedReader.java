@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.resolver.ClientConfigs;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -43,7 +44,7 @@ public final class BoundedReader implements AutoCloseable {
     }
 
     private final String topic;
-    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final Consumer<byte[], byte[]> consumer;
     private final Map<Integer, Range> ranges = new TreeMap<>();
     private final boolean allowDataLoss;
     private final Duration stallTimeout;
@@ -62,6 +63,19 @@ public final class BoundedReader implements AutoCloseable {
         ranges.forEach(r -> this.ranges.put(r.partition(), r));
         this.consumer = new KafkaConsumer<>(consumerConfig(clientConfig, isolationLevel), new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
+    }
+
+    /**
+     * Reads through a consumer made elsewhere: the seam unit tests use (Kafka's {@code MockConsumer}). The
+     * consumer must be group-less, without auto-commit.
+     */
+    public BoundedReader(String topic, Consumer<byte[], byte[]> consumer, List<Range> ranges, boolean allowDataLoss,
+                         Duration stallTimeout) {
+        this.topic = topic;
+        this.allowDataLoss = allowDataLoss;
+        this.stallTimeout = stallTimeout;
+        ranges.forEach(r -> this.ranges.put(r.partition(), r));
+        this.consumer = consumer;
     }
 
     /** The consumer settings: the user's, made group-less and bounded, with larger fetches than the defaults. */
@@ -106,8 +120,12 @@ public final class BoundedReader implements AutoCloseable {
             try {
                 polled = consumer.poll(Duration.ofMillis(500));
             } catch (OffsetOutOfRangeException e) {
-                handleLoss(e, lost);
+                handleLoss(e, lost, pending);
+                if (!lost.isEmpty()) {
+                    lastProgress = System.nanoTime(); // skipping deleted offsets moves the partition on
+                }
                 handler.accept(List.of(), Map.of(), lost);
+                checkStall(pending, lastProgress);
                 continue;
             } catch (WakeupException e) {
                 if (stopped.get()) {
@@ -146,28 +164,55 @@ public final class BoundedReader implements AutoCloseable {
                 consumer.pause(finished);
             }
             handler.accept(records, positions, lost);
-            if (!pending.isEmpty() && System.nanoTime() - lastProgress > stallTimeout.toNanos()) {
-                StringBuilder where = new StringBuilder();
-                pending.forEach((tp, pos) -> where.append(where.length() == 0 ? "" : ", ").append("partition ")
-                        .append(tp.partition()).append(" at offset ").append(pos).append(" (end ")
-                        .append(ranges.get(tp.partition()).end()).append(")"));
-                throw new ReadException("no progress reading " + topic + " for " + stallTimeout.toSeconds() + " s: "
-                        + where, null);
-            }
+            checkStall(pending, lastProgress);
         }
     }
 
-    private void handleLoss(OffsetOutOfRangeException e, Map<Integer, Long> lost) {
-        Map<TopicPartition, Long> out = e.offsetOutOfRangePartitions();
-        if (!allowDataLoss) {
-            StringBuilder sb = new StringBuilder();
-            out.forEach((tp, offset) -> sb.append(sb.length() == 0 ? "" : "; ").append("partition ")
-                    .append(tp.partition()).append(" at offset ").append(offset));
-            throw new ReadException("records of " + topic + " were deleted (retention or deleteRecords) before they "
-                    + "were read: " + sb + "; rerun with --allow-data-loss to skip what is gone", e);
+    /** Fails when no partition has moved for the stall timeout, whatever path the loop took. */
+    private void checkStall(Map<TopicPartition, Long> pending, long lastProgress) {
+        if (!pending.isEmpty() && System.nanoTime() - lastProgress > stallTimeout.toNanos()) {
+            StringBuilder where = new StringBuilder();
+            pending.forEach((tp, pos) -> where.append(where.length() == 0 ? "" : ", ").append("partition ")
+                    .append(tp.partition()).append(" at offset ").append(pos).append(" (end ")
+                    .append(ranges.get(tp.partition()).end()).append(")"));
+            throw new ReadException("no progress reading " + topic + " for " + stallTimeout.toSeconds() + " s: "
+                    + where, null);
         }
+    }
+
+    /**
+     * An offset out of range: below the log start, records were deleted (data loss: fail, or skip and count them
+     * where allowed); at or past the log end, the log was truncated or the offsets belong to another log, which no
+     * amount of waiting or skipping mends: fail, naming both.
+     */
+    private void handleLoss(OffsetOutOfRangeException e, Map<Integer, Long> lost, Map<TopicPartition, Long> pending) {
+        Map<TopicPartition, Long> out = e.offsetOutOfRangePartitions();
         Set<TopicPartition> partitions = out.keySet();
         Map<TopicPartition, Long> logStarts = consumer.beginningOffsets(partitions);
+        Map<TopicPartition, Long> logEnds = consumer.endOffsets(partitions);
+        StringBuilder pastEnd = new StringBuilder();
+        StringBuilder deleted = new StringBuilder();
+        for (TopicPartition tp : partitions) {
+            long from = out.get(tp);
+            long logStart = logStarts.getOrDefault(tp, 0L);
+            long logEnd = logEnds.getOrDefault(tp, Long.MAX_VALUE);
+            if (from >= logStart && from > logEnd) {
+                pastEnd.append(pastEnd.length() == 0 ? "" : "; ").append("partition ").append(tp.partition())
+                        .append(" at offset ").append(from).append(", log end ").append(logEnd);
+            } else {
+                deleted.append(deleted.length() == 0 ? "" : "; ").append("partition ").append(tp.partition())
+                        .append(" at offset ").append(from).append(" (log start now ").append(logStart).append(")");
+            }
+        }
+        if (pastEnd.length() > 0) {
+            throw new ReadException("offsets of " + topic + " to read lie past the end of the log: " + pastEnd
+                    + "; the log was truncated, or the plan belongs to another log (a recreated topic); make a new plan",
+                    e);
+        }
+        if (!allowDataLoss) {
+            throw new ReadException("records of " + topic + " were deleted (retention or deleteRecords) before they "
+                    + "were read: " + deleted + "; rerun with --allow-data-loss to skip what is gone", e);
+        }
         for (TopicPartition tp : partitions) {
             long from = out.get(tp);
             long to = Math.min(logStarts.get(tp), ranges.get(tp.partition()).end());
