@@ -117,6 +117,12 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--strict-time", description = "Write only records whose timestamp lies in [from, to); count the rest as filtered.")
     boolean strictTime;
 
+    @Option(names = "--retry-for", paramLabel = "DURATION", defaultValue = "5m",
+            description = "Retry transient failures (database connection lost, broker or schema registry unavailable) "
+                    + "with backoff for this long before failing, resuming from the sink's progress each time: 30s, "
+                    + "5m (default), 1h, or 0 to fail at once.")
+    String retryFor;
+
     @Option(names = "--progress", paramLabel = "MODE", defaultValue = "auto",
             description = "auto (a live line on a terminal, else plain), plain, json or none.")
     RunProgress.Mode progress;
@@ -132,6 +138,7 @@ final class RunCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --batch-size '" + batchSize
                     + "': expected a whole number >= 1");
         }
+        java.time.Duration retry = retryDuration();
         RecordDecoder decoder = decoder();
         SinkSettings settings = sink.settings(backfill.topic(), config);
         List<String> keyFieldList = SinkOptions.split(keyFields);
@@ -149,12 +156,19 @@ final class RunCommand implements Callable<Integer> {
             RunOptions options = RunOptions.DEFAULTS.withStrictTime(strictTime).withAllowDataLoss(backfill.allowDataLoss());
             BackfillJob.Settings job = new BackfillJob.Settings(Optional.ofNullable(this.job), backfill, filePlan,
                     jobSpec, config, decoder, rejects, settings.tombstoneMode(), options,
-                    batchSize == null ? OptionalInt.empty() : OptionalInt.of(batchSize));
+                    batchSize == null ? OptionalInt.empty() : OptionalInt.of(batchSize), retry);
             BackfillJob.Events events = new BackfillJob.Events() {
                 @Override
                 public void opened(String name, List<String> warnings) {
                     warnings.forEach(w -> err.println("warning: " + w));
                     progressName[0] = name;
+                }
+
+                @Override
+                public void retrying(int attempt, java.time.Duration delay, RuntimeException cause) {
+                    err.println("retrying in " + Math.max(1, delay.toSeconds()) + " s (attempt " + (attempt + 1)
+                            + ", --retry-for " + retryFor + "): " + cause.getMessage());
+                    err.flush();
                 }
 
                 @Override
@@ -191,6 +205,31 @@ final class RunCommand implements Callable<Integer> {
             // stopped before the run took it (a sink error, a held lock): closing twice is harmless
             kafkaSide.thenAccept(KafkaSide::close);
         }
+    }
+
+    private java.time.Duration retryDuration() {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,9})(ms|s|m|h)?").matcher(retryFor.strip());
+        if (m.matches()) {
+            long n = Long.parseLong(m.group(1));
+            String unit = m.group(2) == null ? (n == 0 ? "s" : "") : m.group(2);
+            switch (unit) {
+                case "ms": return java.time.Duration.ofMillis(n);
+                case "s": return java.time.Duration.ofSeconds(n);
+                case "m": return java.time.Duration.ofMinutes(n);
+                case "h": return java.time.Duration.ofHours(n);
+                default: break;
+            }
+        }
+        try {
+            java.time.Duration d = java.time.Duration.parse(retryFor.strip().toUpperCase(Locale.ROOT));
+            if (!d.isNegative()) {
+                return d;
+            }
+        } catch (java.time.format.DateTimeParseException e) {
+            // the message below names the accepted forms
+        }
+        throw new CommandLine.ParameterException(spec.commandLine(), "invalid --retry-for '" + retryFor
+                + "': expected a duration such as 30s, 5m, 1h, PT10M, or 0 to fail at once");
     }
 
     /** The job's name once the sink is open, for the progress display. */

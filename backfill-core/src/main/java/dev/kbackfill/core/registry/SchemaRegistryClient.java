@@ -111,8 +111,8 @@ public final class SchemaRegistryClient {
         try {
             response = http.send(request.GET().build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         } catch (IOException e) {
-            throw new RegistryException("the schema registry at " + base + " cannot be reached for " + what + ": "
-                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+            throw new TransientRegistryException("the schema registry at " + base + " cannot be reached for " + what
+                    + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RegistryException("interrupted while asking the schema registry for " + what, e);
@@ -140,6 +140,10 @@ public final class SchemaRegistryClient {
             throw new RegistryException("the schema registry at " + base + " refused the credentials for " + what
                     + " (HTTP " + response.statusCode() + "); set --schema-registry-user and "
                     + "KBACKFILL_SCHEMA_REGISTRY_PASSWORD", null);
+        }
+        if (response.statusCode() / 100 == 5 || response.statusCode() == 429) {
+            throw new TransientRegistryException("the schema registry at " + base + " answered HTTP "
+                    + response.statusCode() + " for " + what + ": " + body.path("message").asText(response.body()), null);
         }
         if (response.statusCode() / 100 != 2) {
             throw new RegistryException("the schema registry at " + base + " answered HTTP " + response.statusCode()

@@ -1,5 +1,6 @@
 package dev.kbackfill.core.run;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -13,7 +14,6 @@ import dev.kbackfill.core.sink.JobIdentity;
 import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
-import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.OffsetSource;
@@ -51,11 +51,13 @@ public final class BackfillJob {
      * @param tombstones   what a tombstone does ({@code ignore} filters them as they are read)
      * @param options      how to read and batch
      * @param batchRows    rows per batch; empty takes the sink's default ({@link Sink#defaultBatchRows()})
+     * @param retryFor     how long transient failures ({@link Transient}) are retried, with backoff, before the
+     *                     call fails; zero fails at the first
      */
     public record Settings(Optional<String> name, BackfillRequest request, Optional<Plan> planFile,
                            java.util.function.Function<String, JobSpec> spec, Map<String, Object> kafkaConfig,
                            RecordDecoder decoder, Rejects rejects, TombstoneMode tombstones, RunOptions options,
-                           OptionalInt batchRows) {
+                           OptionalInt batchRows, Duration retryFor) {
         public Settings {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(request, "request");
@@ -97,6 +99,10 @@ public final class BackfillJob {
         default void starting(JobDecision decision, JobState state) {
         }
 
+        /** A transient failure: the protocol runs again from the sink's progress after {@code delay}. */
+        default void retrying(int attempt, Duration delay, RuntimeException cause) {
+        }
+
         Events NONE = new Events() {
         };
     }
@@ -135,6 +141,40 @@ public final class BackfillJob {
      * @throws RunFailure                     the run stopped; the message names where each partition stands
      */
     public Outcome run(Supplier<Cluster> cluster) {
+        long deadline = System.nanoTime() + settings.retryFor().toNanos();
+        RunSummary before = null;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                Outcome outcome = once(cluster);
+                if (outcome instanceof Outcome.Completed done && before != null) {
+                    // what earlier attempts committed counts too
+                    return new Outcome.Completed(done.job(), done.decision(), RunSummary.merge(before, done.summary()));
+                }
+                return outcome;
+            } catch (RuntimeException e) {
+                long left = deadline - System.nanoTime();
+                if (!Transient.is(e) || left <= 0) {
+                    throw e;
+                }
+                if (e instanceof RunFailure f && f.summary() != null) {
+                    before = before == null ? f.summary() : RunSummary.merge(before, f.summary());
+                }
+                Duration delay = Duration.ofMillis(Math.min(Math.min(30_000L, 1000L << Math.min(attempt - 1, 5)),
+                        Math.max(1, left / 1_000_000)));
+                events.retrying(attempt, delay, e);
+                sink.close(); // connections of a failed attempt: the next opens its own
+                try {
+                    Thread.sleep(delay.toMillis());
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** One pass of the protocol: open, lock, then the rest; a transient failure anywhere is retried whole. */
+    private Outcome once(Supplier<Cluster> cluster) {
         sink.open();
         String job = settings.name().orElseGet(() -> JobIdentity.defaultName(settings.request(), sink.target()));
         events.opened(job, sink.warnings());
@@ -144,10 +184,8 @@ public final class BackfillJob {
         } finally {
             try {
                 lock.close();
-            } catch (RuntimeException e) {
-                throw e;
             } catch (Exception e) {
-                throw new SinkException("could not release the lock of job " + job + ": " + e.getMessage(), e);
+                // the run's own outcome matters; a lock whose connection died is released by the database
             }
         }
     }

@@ -129,8 +129,17 @@ public final class BackfillRun {
         }
         long[] totals = {0, 0, 0}; // bytes, batches, records
         if (!ranges.isEmpty()) {
-            readAndWrite(state, plan, ranges, counters, total, totals);
+            try {
+                readAndWrite(state, plan, ranges, counters, total, totals);
+            } catch (RunFailure e) {
+                // what the committed batches did, so that a retry or a report can account for it
+                throw new RunFailure(e.getMessage(), e.getCause(), summary(state, counters, totals, startedNanos));
+            }
         }
+        return summary(state, counters, totals, startedNanos);
+    }
+
+    private static RunSummary summary(JobState state, Map<Integer, Counters> counters, long[] totals, long startedNanos) {
         List<PartitionStats> stats = new ArrayList<>();
         counters.forEach((p, c) -> stats.add(new PartitionStats(p, c.read, c.superseded, c.filtered, c.rejected,
                 c.written, c.keptOut, c.lost, c.next, c.end)));

@@ -20,6 +20,21 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
         partitions = List.copyOf(partitions);
     }
 
+    /** Two attempts of one run as one: counts added, where each partition stands taken from the later. */
+    public static RunSummary merge(RunSummary earlier, RunSummary later) {
+        java.util.Map<Integer, PartitionStats> before = new java.util.HashMap<>();
+        earlier.partitions().forEach(p -> before.put(p.partition(), p));
+        List<PartitionStats> merged = new java.util.ArrayList<>();
+        for (PartitionStats p : later.partitions()) {
+            PartitionStats e = before.get(p.partition());
+            merged.add(e == null ? p : new PartitionStats(p.partition(), e.read() + p.read(), e.superseded() + p.superseded(),
+                    e.filtered() + p.filtered(), e.rejected() + p.rejected(), e.written() + p.written(),
+                    e.keptOut() + p.keptOut(), e.lost() + p.lost(), p.next(), p.end()));
+        }
+        return new RunSummary(later.job(), later.run(), merged, earlier.bytes() + later.bytes(),
+                earlier.batches() + later.batches(), earlier.duration().plus(later.duration()));
+    }
+
     public long read() {
         return partitions.stream().mapToLong(PartitionStats::read).sum();
     }
