@@ -385,10 +385,14 @@ class RunCommandIT {
         assertThat(noDriver.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(noDriver.err()).contains("no JDBC driver for it");
 
-        CliRun unreachable = run(concat(range, "--sink", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=secret"));
+        // an unreachable database is retried for --retry-for, each retry said, then exit 1 naming it
+        CliRun unreachable = run(concat(range, "--sink", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=secret",
+                "--retry-for", "2s"));
         assertThat(unreachable.exitCode()).isEqualTo(ExitCodes.FAILURE);
-        assertThat(unreachable.err()).startsWith("kbackfill run: cannot connect to jdbc:postgresql://127.0.0.1:1/x")
-                .doesNotContain("secret");
+        assertThat(unreachable.errLines().get(0)).startsWith("retrying in 1 s (attempt 2, --retry-for 2s): cannot connect");
+        assertThat(unreachable.errLines().get(unreachable.errLines().size() - 1))
+                .startsWith("kbackfill run: cannot connect to jdbc:postgresql://127.0.0.1:1/x");
+        assertThat(unreachable.err()).doesNotContain("secret");
 
         String pg = SharedPostgres.newDatabase("run_errors");
         CliRun missing = runAsIs(concat(range, "--sink", pg, "--table", "nope"));
@@ -401,9 +405,10 @@ class RunCommandIT {
         }
         CliRun mismatch = runAsIs(concat(range, "--sink", pg, "--table", "typed"));
         assertThat(mismatch.exitCode()).isEqualTo(ExitCodes.FAILURE);
-        assertThat(mismatch.errLines().get(mismatch.errLines().size() - 1)).startsWith("kbackfill run: type mismatch")
-                .contains("type mismatch writing batch 1 (partition 0 offsets 0..2)")
+        assertThat(mismatch.errLines().get(mismatch.errLines().size() - 1))
+                .startsWith("kbackfill run: partition 0 offset 0: table typed cannot hold it")
                 .contains("value 's0' does not fit column status (int4)")
+                .contains("--on-error skip or --dead-letter keep such records aside")
                 .contains("stopped with partition 0 at offset 0");
         assertThat(Orders.count(pg, "SELECT count(*) FROM typed")).isZero();
         assertThat(Orders.count(pg, "SELECT sum(next_offset) FROM kbackfill_progress")).isZero();

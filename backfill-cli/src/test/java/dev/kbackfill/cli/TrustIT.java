@@ -237,6 +237,24 @@ class TrustIT {
                 .contains("\"partition\":0").contains("\"offset\":1").contains("NUL character"));
     }
 
+    @Test
+    void aRunRefusedBeforeItBeginsLeavesNothingBehind() throws Exception {
+        kafka.createTopic("trust-nothing", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record("trust-nothing", "k", "{\"status\":\"x\"}", T0)), Map.of());
+        Path plan = dir.resolve("nothing.json");
+        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "trust-nothing",
+                "--from", "earliest", "--to", "latest", "--out", plan.toString());
+        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        Files.writeString(plan, Files.readString(plan).replaceAll("\"end\"\\s*:\\s*1\\b", "\"end\" : 500"));
+        Path work = Files.createDirectories(dir.resolve("nothing"));
+        CliRun r = CliRun.run(kafka, "--plan", plan.toString(), "--sink", "jdbc:sqlite:" + work.resolve("x.db"),
+                "--create-table");
+        assertThat(r.exitCode()).as(r.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        try (var files = Files.list(work)) {
+            assertThat(files.toList()).as("no database file, no job tables, no lock file").isEmpty();
+        }
+    }
+
     private static String[] concat(String[] a, String... b) {
         String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, all, a.length, b.length);

@@ -77,9 +77,22 @@ public final class JdbcSink implements Sink {
         return "table " + tableName;
     }
 
+    /**
+     * Connects and checks the table, writing nothing: the job tables are created by the first {@link #begin}, a
+     * missing SQLite file only then, so that a run refused before it begins (bad input, a stale plan) leaves no
+     * trace. Job tables of an earlier version get their new columns here.
+     */
     @Override
     public void open() {
         try {
+            if (sqliteFileMissing()) {
+                if (!settings.createTable()) {
+                    throw new SinkConfigException("table " + tableName + " does not exist in " + SinkFactory.redact(
+                            settings.url()) + " (no such file); create it, or pass --create-table to create it from the records");
+                }
+                jobs = new JobTables(dialect, tableName);
+                return; // connected by begin(): opening would create the file
+            }
             connection = connect();
             table = TargetTable.read(connection, tableName).orElse(null);
             if (table == null && !settings.createTable()) {
@@ -92,9 +105,7 @@ public final class JdbcSink implements Sink {
                 checkTopicColumn();
             }
             ledger = TargetTable.read(connection, ledgerName).orElse(null);
-            jobs = new JobTables(dialect, tableName);
-            jobs.create(connection);
-            connection.commit();
+            openJobTables();
         } catch (SQLException e) {
             close();
             throw new SinkException("cannot open " + target() + ": " + e.getMessage(), e);
@@ -104,13 +115,28 @@ public final class JdbcSink implements Sink {
         }
     }
 
+    private boolean sqliteFileMissing() {
+        return dialect instanceof SqliteDialect && sqliteFile(settings.url()).map(f -> !java.nio.file.Files.exists(f))
+                .orElse(false);
+    }
+
+    private void openJobTables() throws SQLException {
+        jobs = new JobTables(dialect, tableName);
+        if (jobs.exists(connection)) {
+            jobs.create(connection); // adds what an earlier version's job tables lack
+        }
+        connection.commit();
+    }
+
     @Override
     public void openForJobs() {
         try {
+            if (sqliteFileMissing()) {
+                jobs = new JobTables(dialect, tableName);
+                return;
+            }
             connection = connect();
-            jobs = new JobTables(dialect, tableName);
-            jobs.create(connection);
-            connection.commit();
+            openJobTables();
         } catch (SQLException e) {
             close();
             throw new SinkException("cannot open " + target() + ": " + e.getMessage(), e);
@@ -155,24 +181,19 @@ public final class JdbcSink implements Sink {
 
     /**
      * Rows carry their topic so that the version rule can tell two topics' offsets apart: a table created by an
-     * earlier version gets the column where the user lets kbackfill shape the table (--create-table); otherwise
-     * rows without it are compared as if from the incoming topic, which is right for a table one topic fills.
+     * earlier version gets the column at the first write where the user lets kbackfill shape the table
+     * (--create-table); otherwise rows without it are compared as if from the incoming topic, which is right for a
+     * table one topic fills, and a warning says so.
      */
-    private void checkTopicColumn() throws SQLException {
+    private void checkTopicColumn() {
         String topicColumn = settings.metadata().topic();
-        if (settings.conflictMode() != ConflictMode.NEWER_WINS || table.column(topicColumn).isPresent()) {
-            return;
+        if (settings.conflictMode() != ConflictMode.NEWER_WINS || table.column(topicColumn).isPresent()
+                || settings.createTable()) {
+            return; // with --create-table the first write adds it
         }
-        if (settings.createTable()) {
-            TargetTable.addColumns(connection, dialect, tableName,
-                    List.of(new Column(topicColumn, dev.kbackfill.core.record.ColumnType.STRING, true)));
-            connection.commit();
-            useTable(TargetTable.read(connection, tableName).orElseThrow());
-        } else {
-            warnings.add("table " + tableName + " has no " + topicColumn + " column: its rows are compared with "
-                    + "incoming records as if from the same topic; before writing a second topic into it, add the "
-                    + "column (text), or pass --create-table to let kbackfill add it");
-        }
+        warnings.add("table " + tableName + " has no " + topicColumn + " column: its rows are compared with "
+                + "incoming records as if from the same topic; before writing a second topic into it, add the "
+                + "column (text), or pass --create-table to let kbackfill add it");
     }
 
     @Override
@@ -243,6 +264,9 @@ public final class JdbcSink implements Sink {
     @Override
     public Optional<JobState> load(String job) {
         try {
+            if (connection == null || !jobs.exists(connection)) {
+                return Optional.empty();
+            }
             Optional<JobState> state = jobs.load(connection, job);
             connection.commit();
             return state;
@@ -255,6 +279,10 @@ public final class JdbcSink implements Sink {
     @Override
     public void begin(JobState state) {
         try {
+            if (connection == null) {
+                connection = connect(); // a SQLite file created now, when the run begins
+            }
+            jobs.create(connection);
             jobs.begin(connection, state, tableName.toString());
             connection.commit();
         } catch (SQLException e) {
@@ -267,6 +295,9 @@ public final class JdbcSink implements Sink {
     @Override
     public boolean reset(String job) {
         try {
+            if (connection == null || !jobs.exists(connection)) {
+                return false;
+            }
             boolean existed = jobs.delete(connection, job);
             connection.commit();
             return existed;
@@ -423,6 +454,12 @@ public final class JdbcSink implements Sink {
 
     /** Creates the table on first use, adds columns for new fields of a created table, and refuses unknown fields. */
     private void ensureColumns(WriteBatch batch) throws SQLException {
+        if (table != null && settings.createTable() && table.column(settings.metadata().topic()).isEmpty()) {
+            TargetTable.addColumns(connection, dialect, tableName,
+                    List.of(new Column(settings.metadata().topic(), dev.kbackfill.core.record.ColumnType.STRING, true)));
+            connection.commit();
+            useTable(TargetTable.read(connection, tableName).orElseThrow());
+        }
         if (table == null) {
             TargetTable.create(connection, dialect, tableName, batch.shape().keyColumns(), batch.shape().valueColumns(),
                     settings.metadata(), settings.tombstoneMode() == TombstoneMode.SOFT_DELETE);

@@ -33,10 +33,19 @@ final class JobTables {
 
     JobTables(Dialect dialect, TableName target) {
         this.d = dialect;
-        this.jobs = target.sibling("kbackfill_jobs").quoted(dialect);
+        this.jobsName = target.sibling("kbackfill_jobs");
+        this.jobs = jobsName.quoted(dialect);
         this.progress = target.sibling("kbackfill_progress").quoted(dialect);
     }
 
+    private TableName jobsName;
+
+    /** Whether the job tables exist (a database no job ran against has none). */
+    boolean exists(Connection c) throws SQLException {
+        return TargetTable.read(c, jobsName).isPresent();
+    }
+
+    /** Creates the job tables where missing, and adds what an earlier version's lack. */
     void create(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS " + jobs + " (job VARCHAR(200) NOT NULL PRIMARY KEY, "
