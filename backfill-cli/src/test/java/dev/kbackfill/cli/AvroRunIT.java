@@ -253,10 +253,11 @@ class AvroRunIT {
         List<String> args = new ArrayList<>(List.of("run", "--bootstrap-server", kafka.bootstrapServers(), "--progress",
                 "none", "--value-format", "avro", "--schema-registry-url", "http://127.0.0.1:1", "--topic", "avro-down",
                 "--from", "earliest", "--to", "latest", "--sink", "jdbc:sqlite:" + dir.resolve("down.db"),
-                "--on-error", "skip", "--create-table"));
+                "--on-error", "skip", "--create-table", "--retry-for", "1s"));
         CliRun r = CliRun.of(args.toArray(String[]::new));
         assertThat(r.exitCode()).isEqualTo(ExitCodes.FAILURE);
-        assertThat(r.err()).contains("the schema registry at http://127.0.0.1:1 cannot be reached for schema id "
+        assertThat(r.err()).contains("retrying in 1 s (attempt 2, --retry-for 1s)")
+                .contains("the schema registry at http://127.0.0.1:1 cannot be reached for schema id "
                 + v1Id).contains("stopped with partition 0 at offset 0");
         CliRun noUrl = CliRun.of("run", "--topic", "avro-down", "--from", "earliest", "--to", "latest",
                 "--value-format", "avro", "--bootstrap-server", kafka.bootstrapServers());
