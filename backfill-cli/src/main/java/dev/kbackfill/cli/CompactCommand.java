@@ -10,10 +10,16 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code kbackfill compact}: rewrite a Delta table's files into key-sorted ones, without a data change. */
+/**
+ * {@code kbackfill compact}: rewrite a Delta table's files into key-sorted ones, without a data change; or, with
+ * {@code --forget-deletes-before}, prune the tombstone ledger of a Delta or JDBC target.
+ */
 @Command(name = "compact", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
-        description = "Rewrite the data files of a Delta table into key-sorted ones in one commit marked dataChange=false "
-                + "(streaming readers do not read the rows again). Run it when no backfill writes the table.")
+        description = {"Rewrite the data files of a Delta table into key-sorted ones in one commit marked dataChange=false "
+                + "(streaming readers do not read the rows again). Run it when no backfill writes the table.",
+                "With --forget-deletes-before TIME: forget the versions of keys deleted by tombstones older than TIME "
+                + "(Delta tables and JDBC tables; nothing else is rewritten). After that, a replay of records older than "
+                + "those deletes can bring the keys back: prune only what no replay will reach."})
 final class CompactCommand implements Callable<Integer> {
 
     @CommandLine.Spec
@@ -21,6 +27,17 @@ final class CompactCommand implements Callable<Integer> {
 
     @Option(names = "--sink", required = true, paramLabel = "delta:PATH", description = "The Delta table.")
     String sink;
+
+    @Option(names = "--forget-deletes-before", paramLabel = "TIME",
+            description = "Prune the tombstone ledger: a date, date-time, epoch millis or relative time (now-90d).")
+    String forgetBefore;
+
+    @Option(names = "--table", paramLabel = "TABLE", description = "With a JDBC --sink: the table whose ledger to prune.")
+    String table;
+
+    @Option(names = "--sink-user", paramLabel = "USER", description = "Database user; the password comes from $"
+            + SinkOptions.PASSWORD_ENV + " or the URL.")
+    String user;
 
     @Option(names = "--key-columns", paramLabel = "C1,C2",
             description = "The key columns (default: those recorded when kbackfill created the table).")
@@ -32,6 +49,9 @@ final class CompactCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        if (forgetBefore != null) {
+            return forget();
+        }
         if (!sink.startsWith("delta:")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --sink '" + sink
                     + "': compact works on Delta tables: delta:PATH");
@@ -51,5 +71,39 @@ final class CompactCommand implements Callable<Integer> {
         }
         out.flush();
         return ExitCodes.OK;
+    }
+
+    private int forget() {
+        java.time.Instant before = forgetTime();
+        if (sink.startsWith("jdbc:") && table == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--forget-deletes-before with a JDBC --sink "
+                    + "needs --table: the ledger is the table's own (TABLE_kbackfill_deletes)");
+        }
+        dev.kbackfill.core.sink.SinkSettings settings = new dev.kbackfill.core.sink.SinkSettings(sink,
+                table == null ? "unused" : table, Optional.ofNullable(user),
+                Optional.ofNullable(System.getenv(SinkOptions.PASSWORD_ENV)),
+                dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, false,
+                false, dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT);
+        try (dev.kbackfill.core.sink.Sink target = dev.kbackfill.core.sink.SinkFactory.forSettings(settings)) {
+            target.openForJobs();
+            long n = target.forgetDeletesBefore(before);
+            PrintWriter out = spec.commandLine().getOut();
+            out.printf("%s: forgot %d deleted key(s) whose tombstones are older than %s%n", target.target(), n, before);
+            out.flush();
+        }
+        return ExitCodes.OK;
+    }
+
+    private java.time.Instant forgetTime() {
+        dev.kbackfill.resolver.Bound b = dev.kbackfill.resolver.BoundParser.parse("--forget-deletes-before",
+                forgetBefore, java.time.ZoneOffset.UTC);
+        if (b instanceof dev.kbackfill.resolver.Bound.AtTime t) {
+            return t.instant();
+        }
+        if (b instanceof dev.kbackfill.resolver.Bound.RelativeTime r) {
+            return java.time.Instant.now().minus(r.ago());
+        }
+        throw new CommandLine.ParameterException(spec.commandLine(), "invalid --forget-deletes-before '" + forgetBefore
+                + "': expected a time (2024-01-01, 2024-01-01T12:00:00Z, epoch millis, now-90d)");
     }
 }

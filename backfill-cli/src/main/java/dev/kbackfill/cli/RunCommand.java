@@ -110,8 +110,9 @@ final class RunCommand implements Callable<Integer> {
     String deadLetter;
 
     @Option(names = "--batch-size", paramLabel = "N",
-            description = "Records per transaction or commit, before reduction (default: the sink's; 20000 for databases "
-                    + "and topics, 100000 for Delta).")
+            description = "Rows (distinct keys) per transaction or commit; a batch is reduced to the last record per "
+                    + "key as it is read, and also ends after 10 times this many records (default: the sink's; 20000 "
+                    + "for databases and topics, 250000 for Delta).")
     Integer batchSize;
 
     @Option(names = "--strict-time", description = "Write only records whose timestamp lies in [from, to); count the rest as filtered.")

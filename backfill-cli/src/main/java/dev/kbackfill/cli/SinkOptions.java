@@ -17,7 +17,8 @@ final class SinkOptions {
 
     @Option(names = "--sink", paramLabel = "URL",
             description = "Where to write: jdbc:postgresql://HOST/DB, jdbc:mariadb://HOST/DB, jdbc:mysql://HOST/DB, "
-                    + "jdbc:sqlite:FILE, jdbc:h2:... (default: the SQLite file ./kbackfill.db, table created).")
+                    + "jdbc:sqlite:FILE, jdbc:h2:..., delta:PATH (a Delta table), kafka:TOPIC (a compacted topic) "
+                    + "(default: the SQLite file ./kbackfill.db, table created).")
     String sink;
 
     @Option(names = "--table", paramLabel = "TABLE", description = "The table (default: the topic name, with "
@@ -29,7 +30,9 @@ final class SinkOptions {
     String user;
 
     @Option(names = "--on-conflict", paramLabel = "MODE", defaultValue = "newer-wins",
-            description = "newer-wins (default: never replace a row written from a later offset), overwrite, insert-only.")
+            description = "newer-wins (default: never replace a row, or undo a delete, of a newer version: the same "
+                    + "partition's higher offset, else the later timestamp), overwrite, insert-only (only keys the target "
+                    + "has no row for).")
     String onConflict;
 
     @Option(names = "--on-tombstone", paramLabel = "MODE", defaultValue = "delete",

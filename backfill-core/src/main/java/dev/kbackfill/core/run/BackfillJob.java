@@ -65,6 +65,94 @@ public final class BackfillJob {
             Objects.requireNonNull(spec, "spec");
             kafkaConfig = Map.copyOf(kafkaConfig);
         }
+
+        /**
+         * Settings with the command line's defaults: a job name derived from the request and the sink, string keys
+         * and JSON values, newer-wins and hard deletes (the sink's settings must say the same), poison records
+         * failing the run, the sink's batch size, transient failures retried for five minutes.
+         */
+        public static Builder builder(BackfillRequest request, Map<String, Object> kafkaConfig) {
+            return new Builder(request, kafkaConfig);
+        }
+    }
+
+    /** Builds {@link Settings}; every setting has the command line's default. */
+    public static final class Builder {
+        private final BackfillRequest request;
+        private final Map<String, Object> kafkaConfig;
+        private Optional<String> name = Optional.empty();
+        private Optional<Plan> planFile = Optional.empty();
+        private RecordDecoder decoder = new RecordDecoder(dev.kbackfill.core.record.Format.STRING,
+                dev.kbackfill.core.record.Format.JSON, "kafka_key", "value", List.of());
+        private List<String> keyFields = List.of();
+        private dev.kbackfill.core.sink.ConflictMode conflict = dev.kbackfill.core.sink.ConflictMode.NEWER_WINS;
+        private TombstoneMode tombstones = TombstoneMode.DELETE;
+        private Rejects rejects = Rejects.fail();
+        private RunOptions options = RunOptions.DEFAULTS;
+        private OptionalInt batchRows = OptionalInt.empty();
+        private Duration retryFor = Duration.ofMinutes(5);
+
+        private Builder(BackfillRequest request, Map<String, Object> kafkaConfig) {
+            this.request = request;
+            this.kafkaConfig = kafkaConfig;
+        }
+
+        public Builder job(String job) {
+            this.name = Optional.of(job);
+            return this;
+        }
+
+        /** Runs a plan resolved earlier, as it is (its request replaces the builder's). */
+        public Builder plan(Plan plan) {
+            this.planFile = Optional.of(plan);
+            return this;
+        }
+
+        /** @param keyFields the value fields keying rows, as the decoder was told (empty: the record key) */
+        public Builder decoder(RecordDecoder decoder, List<String> keyFields) {
+            this.decoder = decoder;
+            this.keyFields = List.copyOf(keyFields);
+            return this;
+        }
+
+        /** The modes the sink was given in its {@link dev.kbackfill.core.sink.SinkSettings}. */
+        public Builder modes(dev.kbackfill.core.sink.ConflictMode conflict, TombstoneMode tombstones) {
+            this.conflict = conflict;
+            this.tombstones = tombstones;
+            return this;
+        }
+
+        public Builder rejects(Rejects rejects) {
+            this.rejects = rejects;
+            return this;
+        }
+
+        public Builder options(RunOptions options) {
+            this.options = options;
+            return this;
+        }
+
+        public Builder batchRows(int rows) {
+            this.batchRows = OptionalInt.of(rows);
+            return this;
+        }
+
+        public Builder retryFor(Duration retryFor) {
+            this.retryFor = retryFor;
+            return this;
+        }
+
+        public Settings build() {
+            BackfillRequest r = planFile.map(Plan::request).orElse(request);
+            RecordDecoder d = decoder;
+            List<String> fields = keyFields;
+            dev.kbackfill.core.sink.ConflictMode c = conflict;
+            TombstoneMode t = tombstones;
+            boolean strict = options.strictTime();
+            return new Settings(name, r, planFile, destination -> JobSpec.of(r, destination, d.keyFormat().label(),
+                    d.valueFormat().label(), fields, c, t, strict), kafkaConfig, decoder, rejects, tombstones,
+                    options.withAllowDataLoss(r.allowDataLoss()), batchRows, retryFor);
+        }
     }
 
     /** The cluster side of a run: the topic as described now, and offsets to check a stored plan against. */

@@ -78,6 +78,19 @@ public interface Sink extends AutoCloseable {
     /** Applies one batch and stores its progress, atomically. */
     WriteResult write(WriteBatch batch);
 
+    /**
+     * Prunes the tombstone ledger: forgets the versions of keys deleted by tombstones older than {@code before}, so
+     * that a later replay of records older than those deletes could bring such keys back. Only ever explicit
+     * ({@code kbackfill compact --forget-deletes-before}). Call after {@link #openForJobs()}.
+     *
+     * @return how many deleted keys were forgotten
+     * @throws SinkConfigException where the sink keeps no ledger
+     */
+    default long forgetDeletesBefore(java.time.Instant before) {
+        throw new SinkConfigException("this sink keeps no tombstone ledger to prune (a topic's own compaction "
+                + "removes tombstones after delete.retention.ms)");
+    }
+
     /** Forgets the job's plan and progress (not the rows written); returns whether there was a job. */
     boolean reset(String job);
 

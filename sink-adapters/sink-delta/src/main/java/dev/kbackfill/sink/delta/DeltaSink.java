@@ -183,6 +183,24 @@ final class DeltaSink implements Sink {
     }
 
     @Override
+    public long forgetDeletesBefore(java.time.Instant before) {
+        Optional<Snapshot> snapshot = snapshot();
+        if (snapshot.isEmpty()) {
+            return 0;
+        }
+        DeltaTombstones ledger = new DeltaTombstones(snapshot.get());
+        long forgotten = ledger.forgetBefore(before.toEpochMilli());
+        if (forgotten > 0) {
+            Transaction txn = snapshot.get().buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
+                    .withMaxRetries(0).build(engine);
+            ledger.addTo(txn);
+            runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+            latest = null;
+        }
+        return forgotten;
+    }
+
+    @Override
     public boolean reset(String job) {
         Optional<Snapshot> snapshot = snapshot();
         if (snapshot.isEmpty() || snapshot.get().getDomainMetadata(domain(job)).isEmpty()) {

@@ -86,6 +86,25 @@ final class DeltaTombstones {
         changed.computeIfAbsent(b, n -> new HashMap<>(bucketOf(n))).put(key, version);
     }
 
+    /** Forgets the deletes by tombstones older than {@code beforeMillis}; returns how many. */
+    long forgetBefore(long beforeMillis) {
+        long forgotten = 0;
+        for (int b = 0; b < BUCKETS; b++) {
+            Map<String, Version> entries = bucketOf(b);
+            Map<String, Version> kept = new HashMap<>();
+            entries.forEach((k, v) -> {
+                if (v.timestamp() >= beforeMillis) {
+                    kept.put(k, v);
+                }
+            });
+            if (kept.size() != entries.size()) {
+                forgotten += entries.size() - kept.size();
+                changed.put(b, kept);
+            }
+        }
+        return forgotten;
+    }
+
     /** Adds the changed buckets to the commit. */
     void addTo(Transaction txn) {
         changed.forEach((b, entries) -> txn.addDomainMetadata(PREFIX + b, write(entries)));

@@ -293,6 +293,32 @@ public final class JdbcSink implements Sink {
     }
 
     @Override
+    public long forgetDeletesBefore(java.time.Instant before) {
+        try {
+            if (connection == null) {
+                return 0;
+            }
+            TargetTable found = TargetTable.read(connection, ledgerName).orElse(null);
+            if (found == null) {
+                return 0;
+            }
+            TableColumn timestamp = found.column(settings.metadata().timestamp()).orElseThrow();
+            try (PreparedStatement ps = connection.prepareStatement("DELETE FROM " + ledgerName.quoted(dialect)
+                    + " WHERE " + dialect.quote(timestamp.name()) + " < ?")) {
+                binder = binder != null ? binder : new Binder(dialect.name());
+                binder.bindTimestamp(ps, 1, before.toEpochMilli(), timestamp);
+                long n = ps.executeUpdate();
+                connection.commit();
+                return n;
+            }
+        } catch (SQLException e) {
+            rollback();
+            throw new SinkException("cannot prune the tombstone ledger " + ledgerName + " in " + target() + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    @Override
     public boolean reset(String job) {
         try {
             if (connection == null || !jobs.exists(connection)) {

@@ -1,6 +1,7 @@
 package dev.kbackfill.sink.jdbc;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.List;
 
 import dev.kbackfill.core.record.ColumnType;
@@ -65,12 +66,30 @@ final class MergeDialect implements Dialect {
         return sql.toString();
     }
 
+    /**
+     * A job lock without a lock function: the job's row inserted into {@code kbackfill_locks} and left uncommitted on
+     * the lock's own connection. A second run's insert of the same row waits on it and gives up after a second; the
+     * row is never committed, so a process that dies (its connection closed) leaves no lock behind.
+     */
     @Override
-    public boolean tryLock(Connection connection, String job) {
-        return true;
+    public boolean tryLock(Connection connection, String job) throws SQLException {
+        try (java.sql.Statement s = connection.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS kbackfill_locks (job VARCHAR(200) NOT NULL PRIMARY KEY)");
+        }
+        connection.setAutoCommit(false);
+        try (java.sql.PreparedStatement ps = connection.prepareStatement("INSERT INTO kbackfill_locks (job) VALUES (?)")) {
+            ps.setQueryTimeout(1);
+            ps.setString(1, job);
+            ps.executeUpdate();
+            return true;
+        } catch (SQLException held) {
+            connection.rollback();
+            return false;
+        }
     }
 
     @Override
-    public void unlock(Connection connection, String job) {
+    public void unlock(Connection connection, String job) throws SQLException {
+        connection.rollback();
     }
 }
