@@ -202,9 +202,13 @@ final class DeltaSink implements Sink {
 
     @Override
     public boolean reset(String job) {
+        boolean wasPending = pending != null && pending.job().equals(job);
+        if (wasPending) {
+            pending = null;
+        }
         Optional<Snapshot> snapshot = snapshot();
         if (snapshot.isEmpty() || snapshot.get().getDomainMetadata(domain(job)).isEmpty()) {
-            return false;
+            return wasPending;
         }
         Transaction txn = snapshot.get().buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
                 .withMaxRetries(0).build(engine);
@@ -246,7 +250,9 @@ final class DeltaSink implements Sink {
                 + " has no stored state in " + path + " (reset by another process?)"));
         JobState after = state.advancedTo(batch.nextOffsets());
         try {
-            return apply(snapshot, schema, batch, after);
+            WriteResult result = apply(snapshot, schema, batch, after);
+            pending = null; // the state is in the table's log now
+            return result;
         } catch (DeltaTypes.Mismatch e) {
             throw new SinkException("type mismatch writing batch " + batch.sequence() + " into " + path + ": "
                     + e.getMessage() + "; nothing of this batch was written", e);

@@ -36,7 +36,11 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The Delta sink on real Delta tables in a temporary directory, read back through Kernel's scan API. */
+/**
+ * What only a Delta table has, on real tables in a temporary directory read back through Kernel's scan API: one
+ * commit per batch, copy-on-write of the touched files only, compaction, keys filled by column name. The sink
+ * contract runs in {@link DeltaSinkContractIT}.
+ */
 @Tag("delta")
 class DeltaSinkIT {
 
@@ -137,54 +141,6 @@ class DeltaSinkIT {
     }
 
     @Test
-    void newerWinsNeverRegressesAndOverwriteDoes() throws Exception {
-        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
-            begin(s);
-            s.write(batch(1, Map.of(0, 51L), row("a", "new", "9", 0, 50), row("b", "new", "9", 1, 50)));
-            s.write(batch(2, Map.of(0, 51L), row("a", "old", "1", 0, 10), row("b", "old", "1", 0, 20)));
-            assertThat(rows()).containsExactly("a=new/9@0:50", "b=new/9@1:50");
-        }
-        try (Sink s = sink(ConflictMode.OVERWRITE, TombstoneMode.DELETE, false)) {
-            s.write(batch(3, Map.of(0, 51L), row("a", "old", "1", 0, 10)));
-            assertThat(rows()).containsExactly("a=old/1@0:10", "b=new/9@1:50");
-        }
-    }
-
-    @Test
-    void insertOnlyKeepsExistingRows() throws Exception {
-        try (Sink s = sink(ConflictMode.INSERT_ONLY, TombstoneMode.DELETE, true)) {
-            begin(s);
-            s.write(batch(1, Map.of(0, 2L), row("a", "first", "1", 0, 1)));
-            s.write(batch(2, Map.of(0, 9L), row("a", "second", "2", 0, 5), row("b", "first", "3", 0, 6), tombstone("a", 0, 8)));
-            assertThat(rows()).containsExactly("a=first/1@0:1", "b=first/3@0:6");
-        }
-    }
-
-    @Test
-    void tombstonesDeleteOrSoftDelete() throws Exception {
-        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
-            begin(s);
-            s.write(batch(1, Map.of(0, 51L), row("a", "x", "1", 0, 10), row("b", "x", "1", 0, 50)));
-            s.write(batch(2, Map.of(0, 51L), tombstone("a", 0, 20), tombstone("b", 0, 30)));
-            assertThat(rows()).containsExactly("b=x/1@0:50");
-        }
-    }
-
-    @Test
-    void softDeleteKeepsTheVersionSoAnOlderReplayCannotResurrectTheKey() throws Exception {
-        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.SOFT_DELETE, true)) {
-            begin(s);
-            s.write(batch(1, Map.of(0, 11L), row("a", "x", "1", 0, 10)));
-            s.write(batch(2, Map.of(0, 21L), tombstone("a", 0, 20)));
-            assertThat(rows()).containsExactly("a=x/1@0:20 deleted");
-            s.write(batch(3, Map.of(0, 21L), row("a", "stale", "5", 0, 15)));
-            assertThat(rows()).containsExactly("a=x/1@0:20 deleted");
-            s.write(batch(4, Map.of(0, 31L), row("a", "back", "6", 0, 30)));
-            assertThat(rows()).containsExactly("a=back/6@0:30");
-        }
-    }
-
-    @Test
     void compactionRewritesFilesIntoKeySortedOnesWithoutADataChange() throws Exception {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
             begin(s);
@@ -274,48 +230,6 @@ class DeltaSinkIT {
     }
 
     @Test
-    void aReplayOlderThanADeleteNeverBringsTheKeyBack() throws Exception {
-        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
-            begin(s);
-            s.write(batch(1, Map.of(0, 3L), row("gone", "x", "1", 0, 1), row("kept", "x", "1", 0, 2)));
-            s.write(batch(2, Map.of(0, 10L), tombstone("gone", 0, 9), tombstone("never", 0, 8)));
-            assertThat(rows()).containsExactly("kept=x/1@0:2");
-            WriteResult r = s.write(batch(3, Map.of(0, 10L), row("gone", "stale", "5", 0, 4),
-                    row("never", "stale", "5", 0, 3), row("kept", "y", "2", 0, 5)));
-            assertThat(rows()).containsExactly("kept=y/2@0:5");
-            assertThat(r.keptOut()).isEqualTo(Map.of(0, 2L));
-            assertThat(r.upserted()).isEqualTo(1);
-        }
-        // the ledger is in the table's log: another sink (another run, another job) sees it
-        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
-            s.begin(JobState.begin("job2", "fingerprint", 1, plan()));
-            WriteResult r = s.write(new WriteBatch("job2", 1, 1, List.of(row("gone", "stale", "5", 0, 4)),
-                    RowShape.of(List.of(row("gone", "stale", "5", 0, 4))), Map.of(0, 5L)));
-            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
-            assertThat(rows()).containsExactly("kept=y/2@0:5");
-            s.write(new WriteBatch("job2", 1, 2, List.of(row("gone", "again", "7", 0, 19)),
-                    RowShape.of(List.of(row("gone", "again", "7", 0, 19))), Map.of(0, 20L)));
-            assertThat(rows()).containsExactly("gone=again/7@0:19", "kept=y/2@0:5");
-        }
-    }
-
-    @Test
-    void aNewerRecordFromAnotherTopicWinsOverAnOlderOneWithAHigherOffset() throws Exception {
-        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
-            begin(s);
-            s.write(batchFrom("orders-v1", 1, Map.of(0, 1000L), rowAt("a", "v1", 0, 900, T0),
-                    rowAt("b", "v1", 0, 901, T0.plusSeconds(86_400 * 40))));
-            WriteResult r = s.write(batchFrom("orders-v2", 2, Map.of(0, 5L), rowAt("a", "v2", 0, 3, T0.plusSeconds(86_400 * 31)),
-                    rowAt("b", "v2-older", 0, 4, T0.plusSeconds(86_400 * 31))));
-            assertThat(rows()).containsExactly("a=v2/null@0:3", "b=v1/null@0:901");
-            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
-            assertThat(r.upserted()).isEqualTo(1);
-            assertThat(DeltaTableRows.rows(table())).extracting(m -> m.get("kafka_topic"))
-                    .containsExactlyInAnyOrder("orders-v2", "orders-v1");
-        }
-    }
-
-    @Test
     void aKeyWrittenWithItsFieldsInTwoOrdersIsOneRowWithEachValueInItsOwnColumn() throws Exception {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
             begin(s);
@@ -337,19 +251,5 @@ class DeltaSinkIT {
         }
     }
 
-    @Test
-    void insertOnlyNeverTouchesARowEvenASoftDeletedOne() throws Exception {
-        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.SOFT_DELETE, true)) {
-            begin(s);
-            s.write(batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 1)));
-            s.write(batch(2, Map.of(0, 3L), tombstone("a", 0, 2)));
-        }
-        try (Sink s = sink(ConflictMode.INSERT_ONLY, TombstoneMode.SOFT_DELETE, false)) {
-            s.begin(JobState.begin("job2", "fingerprint", 1, plan()));
-            WriteResult r = s.write(new WriteBatch("job2", 1, 1, List.of(row("a", "new", "2", 0, 50), row("b", "new", "2", 0, 51)),
-                    RowShape.of(List.of(row("a", "new", "2", 0, 50))), Map.of(0, 52L)));
-            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
-            assertThat(rows()).containsExactly("a=x/1@0:2 deleted", "b=new/2@0:51");
-        }
-    }
+
 }

@@ -1,0 +1,352 @@
+package dev.kbackfill.core.sink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.Reduction;
+import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.resolver.TopicInfo;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What every sink must do, whatever it writes to: the final state of each key, progress stored with it, the one
+ * version rule under every conflict mode, deletes as versions, rows kept out counted apart, jobs bound to their
+ * spec, resume after a refused batch. A subclass per sink supplies the destination and an independent reader of
+ * its rows; the JDBC databases, Delta and the Kafka sink all run it.
+ *
+ * <p>Rows read back are {@code key=status/amount@partition:offset}, sorted, {@code " deleted"} appended to a
+ * soft-deleted row; a key with no row (deleted, never written) is absent.
+ */
+public abstract class SinkContract {
+
+    protected static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+    protected static final String TOPIC = "orders";
+    private static final AtomicInteger JOBS = new AtomicInteger();
+
+    /** The job of this test: unique, since some sinks keep job state cluster-wide. */
+    protected final String job = "contract-" + getClass().getSimpleName().toLowerCase() + "-" + JOBS.incrementAndGet();
+
+    /** A sink of this kind over this test's destination, not yet opened. */
+    protected abstract Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create);
+
+    /** The destination's rows, read by an independent reader, as described above. */
+    protected abstract List<String> rows() throws Exception;
+
+    /** Whether the sink knows soft deletes (a topic does not). */
+    protected boolean softDeletes() {
+        return true;
+    }
+
+    /** Whether a second run of a job is refused while one holds it (the Kafka sink fences the first instead). */
+    protected boolean refusesSecondRun() {
+        return true;
+    }
+
+    /** A value this sink's destination cannot hold, for the refused-record case; empty where it takes anything. */
+    protected Optional<Map<String, Object>> unwritableValues() {
+        Map<String, Object> bad = new LinkedHashMap<>();
+        bad.put("status", "y");
+        bad.put("amount", "not a number");
+        return Optional.of(bad);
+    }
+
+    /** A change as this sink's batches carry it; a sink that copies records overrides this to attach the raw record. */
+    protected Change change(String topic, String key, Map<String, Object> values, int partition, long offset,
+                            long timestamp) {
+        return new Change(Map.of("kafka_key", key), values, partition, offset, timestamp);
+    }
+
+    /** An open sink with the job's lock: closing it releases both. */
+    protected final class Opened implements AutoCloseable {
+        public final Sink sink;
+        private final AutoCloseable lock;
+
+        public Opened(Sink sink, AutoCloseable lock) {
+            this.sink = sink;
+            this.lock = lock;
+        }
+
+        public WriteResult write(WriteBatch b) {
+            return sink.write(b);
+        }
+
+        @Override
+        public void close() throws Exception {
+            try {
+                lock.close();
+            } finally {
+                sink.close();
+            }
+        }
+    }
+
+    protected Opened open(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+        Sink s = newSink(conflict, tombstone, create);
+        s.open();
+        return new Opened(s, s.lock(job));
+    }
+
+    /** Opens with the job begun (its plan stored). */
+    protected Opened begun(ConflictMode conflict, TombstoneMode tombstone) {
+        Opened o = open(conflict, tombstone, true);
+        o.sink.begin(JobState.begin(job, "fingerprint", 1, plan()));
+        return o;
+    }
+
+    protected static Plan plan() {
+        return new Plan(BackfillRequest.builder(TOPIC).from("earliest").to("latest").build(), T0, Optional.empty(),
+                Optional.empty(), "cluster", "topic-id", TopicInfo.TimestampType.CREATE_TIME,
+                List.of(new PartitionRange(0, 0, 1000, 0, 1000, Optional.empty(), List.of()),
+                        new PartitionRange(1, 0, 1000, 0, 1000, Optional.empty(), List.of())), List.of());
+    }
+
+    protected Change row(String key, String status, String amount, int partition, long offset) {
+        return rowFrom(TOPIC, key, status, amount, partition, offset, T0.plusSeconds(offset));
+    }
+
+    protected Change rowFrom(String topic, String key, String status, String amount, int partition, long offset,
+                             Instant time) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        values.put("status", status);
+        values.put("amount", amount == null ? null : new BigDecimal(amount));
+        return change(topic, key, values, partition, offset, time.toEpochMilli());
+    }
+
+    protected Change tombstone(String key, int partition, long offset) {
+        return change(TOPIC, key, null, partition, offset, T0.plusSeconds(offset).toEpochMilli());
+    }
+
+    protected WriteBatch batch(long sequence, Map<Integer, Long> next, Change... changes) {
+        return batchFrom(TOPIC, sequence, next, changes);
+    }
+
+    protected WriteBatch batchFrom(String topic, long sequence, Map<Integer, Long> next, Change... changes) {
+        List<Change> reduced = Reduction.lastPerKey(List.of(changes));
+        return new WriteBatch(job, 1, sequence, reduced, RowShape.of(reduced), next, topic);
+    }
+
+    @Test
+    void upsertsLeaveTheLastStateOfEachKeyAndStoreProgressWithIt() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 3L), row("a", "created", "1.50", 0, 0), row("b", "created", "2", 0, 1),
+                    row("a", "paid", "1.50", 0, 2)));
+            s.write(batch(2, Map.of(0, 5L, 1, 1L), row("b", "paid", "2", 0, 4), row("c", "created", null, 1, 0)));
+            assertThat(rows()).containsExactly("a=paid/1.5@0:2", "b=paid/2@0:4", "c=created/null@1:0");
+            JobState stored = s.sink.load(job).orElseThrow();
+            assertThat(stored.nextOffsets()).containsEntry(0, 5L).containsEntry(1, 1L);
+            assertThat(stored.plan()).isEqualTo(plan());
+            assertThat(stored.complete()).isFalse();
+        }
+    }
+
+    @Test
+    void replayingTheSameBatchChangesNothing() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            WriteBatch b = batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 0), row("b", "y", "2", 0, 1));
+            s.write(b);
+            List<String> once = rows();
+            s.write(b);
+            assertThat(rows()).isEqualTo(once);
+        }
+    }
+
+    @Test
+    void newerWinsNeverRegressesARowWrittenFromALaterRecordAndCountsWhatItKeptOut() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 51L), row("a", "new", "9", 0, 50), row("b", "new", "9", 1, 50)));
+            // an older replay: same partition, lower offset; another partition, older timestamp
+            WriteResult r = s.write(batch(2, Map.of(0, 51L), row("a", "old", "1", 0, 10), row("b", "old", "1", 0, 20),
+                    row("c", "fresh", "1", 0, 30)));
+            assertThat(rows()).containsExactly("a=new/9@0:50", "b=new/9@1:50", "c=fresh/1@0:30");
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 2L));
+            assertThat(r.upserted()).isEqualTo(1);
+            // a newer record does replace it
+            s.write(batch(3, Map.of(0, 61L), row("a", "newer", "2", 0, 60)));
+            assertThat(rows()).containsExactly("a=newer/2@0:60", "b=new/9@1:50", "c=fresh/1@0:30");
+        }
+    }
+
+    @Test
+    void overwriteLetsTheLastWriteWin() throws Exception {
+        try (Opened s = begun(ConflictMode.OVERWRITE, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 51L), row("a", "new", "9", 0, 50)));
+            s.write(batch(2, Map.of(0, 51L), row("a", "old", "1", 0, 10)));
+            assertThat(rows()).containsExactly("a=old/1@0:10");
+        }
+    }
+
+    @Test
+    void insertOnlyKeepsExistingRowsIgnoresTombstonesAndCountsExistingKeysAsKeptOut() throws Exception {
+        try (Opened s = begun(ConflictMode.INSERT_ONLY, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 2L), row("a", "first", "1", 0, 1)));
+            WriteResult r = s.write(batch(2, Map.of(0, 9L), row("a", "second", "2", 0, 5), row("b", "first", "3", 0, 6),
+                    tombstone("c", 0, 8)));
+            assertThat(rows()).containsExactly("a=first/1@0:1", "b=first/3@0:6");
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            assertThat(r.ignored()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aTombstoneDeletesTheRowButNotANewerOne() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 51L), row("a", "x", "1", 0, 10), row("b", "x", "1", 0, 50)));
+            s.write(batch(2, Map.of(0, 51L), tombstone("a", 0, 20), tombstone("b", 0, 30)));
+            assertThat(rows()).containsExactly("b=x/1@0:50");
+        }
+    }
+
+    @Test
+    void aReplayOlderThanADeleteNeverBringsTheKeyBack() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 3L), row("gone", "x", "1", 0, 1), row("kept", "x", "1", 0, 2)));
+            // the delete of a key, and the delete of a key the destination never held: both are versions
+            s.write(batch(2, Map.of(0, 10L), tombstone("gone", 0, 9), tombstone("never", 0, 8)));
+            assertThat(rows()).containsExactly("kept=x/1@0:2");
+            WriteResult r = s.write(batch(3, Map.of(0, 10L), row("gone", "stale", "5", 0, 4),
+                    row("never", "stale", "5", 0, 3), row("kept", "y", "2", 0, 5)));
+            assertThat(rows()).containsExactly("kept=y/2@0:5");
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 2L));
+            assertThat(r.upserted()).isEqualTo(1);
+            // a record newer than the delete does bring it back
+            s.write(batch(4, Map.of(0, 20L), row("gone", "again", "7", 0, 19)));
+            assertThat(rows()).containsExactly("gone=again/7@0:19", "kept=y/2@0:5");
+        }
+    }
+
+    @Test
+    void aDeleteStaysAVersionForTheNextRunOfAnyJob() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 3L), row("gone", "x", "1", 0, 1), row("kept", "x", "1", 0, 2)));
+            s.write(batch(2, Map.of(0, 10L), tombstone("gone", 0, 9)));
+        }
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            WriteResult r = s.write(batch(1, Map.of(0, 5L), row("gone", "stale", "5", 0, 4)));
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            assertThat(rows()).containsExactly("kept=x/1@0:2");
+        }
+    }
+
+    @Test
+    void softDeleteKeepsTheVersionSoAnOlderReplayCannotResurrectTheKey() throws Exception {
+        assumeTrue(softDeletes(), "no soft deletes in this sink");
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.SOFT_DELETE)) {
+            s.write(batch(1, Map.of(0, 11L), row("a", "x", "1", 0, 10)));
+            s.write(batch(2, Map.of(0, 21L), tombstone("a", 0, 20)));
+            s.write(batch(3, Map.of(0, 21L), row("a", "stale", "5", 0, 15)));
+            assertThat(rows()).containsExactly("a=x/1@0:20 deleted");
+            s.write(batch(4, Map.of(0, 31L), row("a", "back", "6", 0, 30)));
+            assertThat(rows()).containsExactly("a=back/6@0:30");
+        }
+    }
+
+    @Test
+    void insertOnlyNeverTouchesARowEvenASoftDeletedOne() throws Exception {
+        assumeTrue(softDeletes(), "no soft deletes in this sink");
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.SOFT_DELETE)) {
+            s.write(batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 1)));
+            s.write(batch(2, Map.of(0, 3L), tombstone("a", 0, 2)));
+        }
+        try (Opened s = begun(ConflictMode.INSERT_ONLY, TombstoneMode.SOFT_DELETE)) {
+            WriteResult r = s.write(batch(1, Map.of(0, 52L), row("a", "new", "2", 0, 50), row("b", "new", "2", 0, 51)));
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            assertThat(rows()).containsExactly("a=x/1@0:2 deleted", "b=new/2@0:51");
+        }
+    }
+
+    @Test
+    void aNewerRecordFromAnotherTopicWinsOverAnOlderOneWithAHigherOffset() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            // orders-v1 at high offsets, then orders-v2 starting again at offset 0, a month later
+            s.write(batchFrom("orders-v1", 1, Map.of(0, 1000L), rowFrom("orders-v1", "a", "v1", "1", 0, 900, T0),
+                    rowFrom("orders-v1", "b", "v1", "1", 0, 901, T0.plusSeconds(86_400 * 40))));
+            WriteResult r = s.write(batchFrom("orders-v2", 2, Map.of(0, 5L),
+                    rowFrom("orders-v2", "a", "v2", "2", 0, 3, T0.plusSeconds(86_400 * 31)),
+                    rowFrom("orders-v2", "b", "v2-older", "2", 0, 4, T0.plusSeconds(86_400 * 31))));
+            assertThat(rows()).containsExactly("a=v2/2@0:3", "b=v1/1@0:901");
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            // within orders-v2 the offset decides, whatever the timestamps
+            s.write(batchFrom("orders-v2", 3, Map.of(0, 6L), rowFrom("orders-v2", "a", "v2-later", "3", 0, 5, T0)));
+            assertThat(rows()).containsExactly("a=v2-later/3@0:5", "b=v1/1@0:901");
+        }
+    }
+
+    @Test
+    void equalTimestampsAcrossPartitionsAreDecidedByTheFixedTieBreakWhateverTheOrder() throws Exception {
+        Instant t = T0.plusSeconds(100);
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            // the higher partition wins a tie, whether it comes first or last
+            s.write(batch(1, Map.of(0, 71L, 1, 8L), rowFrom(TOPIC, "high-first", "p1", "1", 1, 7, t)));
+            s.write(batch(2, Map.of(0, 71L, 1, 8L), rowFrom(TOPIC, "high-first", "p0", "1", 0, 70, t)));
+            s.write(batch(3, Map.of(0, 71L, 1, 8L), rowFrom(TOPIC, "high-last", "p0", "1", 0, 70, t)));
+            s.write(batch(4, Map.of(0, 71L, 1, 8L), rowFrom(TOPIC, "high-last", "p1", "1", 1, 7, t)));
+            assertThat(rows()).containsExactly("high-first=p1/1@1:7", "high-last=p1/1@1:7");
+        }
+    }
+
+    @Test
+    void aRefusedRecordFailsItsBatchWholeAndTheBatchGoesThroughWithoutIt() throws Exception {
+        Optional<Map<String, Object>> unwritable = unwritableValues();
+        assumeTrue(unwritable.isPresent(), "this sink takes any value");
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 1L), row("a", "x", "1", 0, 0)));
+            Change bad = change(TOPIC, "b", unwritable.get(), 0, 1, T0.plusSeconds(1).toEpochMilli());
+            Change fine = row("c", "z", "3", 0, 2);
+            WriteBatch b = batch(2, Map.of(0, 3L), fine, bad);
+            assertThatThrownBy(() -> s.write(b))
+                    .isInstanceOfSatisfying(RecordRejectedException.class, e -> assertThat(e.change()).isEqualTo(bad))
+                    .hasMessageStartingWith("partition 0 offset 1: ")
+                    .hasMessageContaining("nothing of its batch was written");
+            assertThat(rows()).containsExactly("a=x/1@0:0");
+            assertThat(s.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 1L);
+            s.write(b.without(bad));
+            assertThat(rows()).containsExactly("a=x/1@0:0", "c=z/3@0:2");
+            assertThat(s.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 3L);
+        }
+    }
+
+    @Test
+    void aJobIsStoredWithItsSpecAndResetForgetsItButNotTheRows() throws Exception {
+        try (Opened s = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            JobSpec spec = new JobSpec(Map.of(JobSpec.DESTINATION, s.sink.destination(), JobSpec.TOPIC, TOPIC));
+            s.sink.begin(JobState.begin(job, spec, 1, plan()));
+            s.write(batch(1, Map.of(0, 1L), row("a", "x", "1", 0, 0)));
+            assertThat(s.sink.load(job).orElseThrow().spec()).isEqualTo(spec);
+            assertThat(s.sink.reset(job)).isTrue();
+            assertThat(s.sink.load(job)).isEmpty();
+            assertThat(rows()).containsExactly("a=x/1@0:0");
+        }
+    }
+
+    @Test
+    void aSecondRunOfTheSameJobIsRefusedWhileTheFirstHoldsIt() throws Exception {
+        assumeTrue(refusesSecondRun(), "this sink fences the first run instead");
+        try (Opened first = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            Sink second = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
+            try {
+                second.open();
+                assertThatThrownBy(() -> second.lock(job))
+                        .isInstanceOf(JobConflictException.class)
+                        .hasMessageContaining("job '" + job + "' is already running");
+            } finally {
+                second.close();
+            }
+        }
+        try (Opened again = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            assertThat(again.sink.destination()).isNotEmpty(); // released with the first
+        }
+    }
+}
