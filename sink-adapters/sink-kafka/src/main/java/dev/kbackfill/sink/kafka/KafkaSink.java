@@ -235,7 +235,7 @@ final class KafkaSink implements Sink {
 
     private TargetIndex buildIndex(TopicDescription target) throws InterruptedException, ExecutionException,
             java.util.concurrent.TimeoutException {
-        TargetIndex idx = new TargetIndex(settings.source().topic());
+        TargetIndex idx = new TargetIndex();
         // about 170 bytes a key (measured): refuse clearly rather than run out of heap at 3 a.m.
         long maxKeys = Runtime.getRuntime().maxMemory() / 2 / 200;
         List<BoundedReader.Range> ranges = ranges(target.partitions().stream().map(p -> p.partition()).toList(), topic);
@@ -408,7 +408,7 @@ final class KafkaSink implements Sink {
         if (index != null) {
             for (Change c : written) {
                 SourceRecord r = c.source();
-                index.written(r.key(), r.partition(), r.offset(), r.timestamp(), r.value() == null);
+                index.written(r.key(), r.topic(), r.partition(), r.offset(), r.timestamp(), r.value() == null);
             }
         }
         return new WriteResult(counts[0], counts[1], counts[2], keptOut);

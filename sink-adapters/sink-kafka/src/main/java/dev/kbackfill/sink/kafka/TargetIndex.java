@@ -40,12 +40,10 @@ final class TargetIndex {
     /** The origin of a record kbackfill did not write: only its timestamp is known. */
     static final String FOREIGN = "";
 
-    private final String sourceTopic;
     private final Map<ByteBuffer, Stamp> stamps = new HashMap<>();
     private final Map<String, String> topics = new HashMap<>();
 
-    TargetIndex(String sourceTopic) {
-        this.sourceTopic = sourceTopic;
+    TargetIndex() {
     }
 
     int size() {
@@ -90,8 +88,9 @@ final class TargetIndex {
         return s == null || s.deleted();
     }
 
-    void written(byte[] key, int partition, long offset, long timestamp, boolean tombstone) {
-        stamps.put(ByteBuffer.wrap(key), new Stamp(topics.computeIfAbsent(sourceTopic, t -> t), partition, offset,
+    /** Records what this run wrote for a key: the source record's version and whether it is a tombstone. */
+    void written(byte[] key, String topic, int partition, long offset, long timestamp, boolean tombstone) {
+        stamps.put(ByteBuffer.wrap(key), new Stamp(topics.computeIfAbsent(topic, t -> t), partition, offset,
                 timestamp, tombstone));
     }
 

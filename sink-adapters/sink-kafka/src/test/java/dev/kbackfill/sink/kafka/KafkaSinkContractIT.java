@@ -1,0 +1,143 @@
+package dev.kbackfill.sink.kafka;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkContract;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+
+/**
+ * The sink contract on a compacted topic of a real broker, read back by a plain read_committed consumer: the last
+ * record of each key, a tombstone removing it. A topic has no soft deletes, takes any bytes, and fences a first run
+ * rather than refusing a second, so those cases do not apply.
+ */
+@Tag("kafka")
+class KafkaSinkContractIT extends SinkContract {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final AtomicInteger TARGETS = new AtomicInteger();
+    private static EmbeddedKafka kafka;
+
+    private final String target = "contract-target-" + TARGETS.incrementAndGet();
+
+    @BeforeAll
+    static void broker() {
+        kafka = SharedKafka.get();
+        try {
+            kafka.createTopic(TOPIC, 2, Map.of());
+        } catch (RuntimeException alreadyThere) {
+            // another class of this JVM made it
+        }
+    }
+
+    @Override
+    protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+        return SinkFactory.forSettings(new SinkSettings("kafka:" + target, target, Optional.empty(), Optional.empty(),
+                conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT, Map.of(),
+                new SinkSettings.Source(TOPIC, kafka.clientConfig())));
+    }
+
+    @Override
+    protected boolean softDeletes() {
+        return false;
+    }
+
+    @Override
+    protected boolean refusesSecondRun() {
+        return false;
+    }
+
+    @Override
+    protected Optional<Map<String, Object>> unwritableValues() {
+        return Optional.empty();
+    }
+
+    /** The Kafka sink copies records: the change carries its raw record, the value as JSON. */
+    @Override
+    protected Change change(String topic, String key, Map<String, Object> values, int partition, long offset,
+                            long timestamp) {
+        byte[] value = null;
+        if (values != null) {
+            ObjectNode json = JSON.createObjectNode();
+            values.forEach((k, v) -> {
+                if (v instanceof BigDecimal d) {
+                    json.put(k, d);
+                } else {
+                    json.put(k, v == null ? null : v.toString());
+                }
+            });
+            value = json.toString().getBytes(StandardCharsets.UTF_8);
+        }
+        SourceRecord raw = new SourceRecord(topic, partition, offset, timestamp, key.getBytes(StandardCharsets.UTF_8),
+                value, new RecordHeaders());
+        return new Change(Map.of("kafka_key", key), values, partition, offset, timestamp, raw);
+    }
+
+    @Override
+    protected List<String> rows() throws Exception {
+        Map<String, Object> config = new HashMap<>(kafka.clientConfig());
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        Map<String, String> last = new TreeMap<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(target).stream()
+                    .map(p -> new TopicPartition(target, p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("could not read " + target + " to its end");
+                }
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    String key = new String(r.key(), StandardCharsets.UTF_8);
+                    if (r.value() == null) {
+                        last.remove(key);
+                        continue;
+                    }
+                    JsonNode v = JSON.readTree(r.value());
+                    String amount = v.path("amount").isNull() || v.path("amount").isMissingNode() ? null
+                            : v.path("amount").decimalValue().stripTrailingZeros().toPlainString();
+                    String status = v.path("status").isNull() ? null : v.path("status").asText();
+                    last.put(key, key + "=" + status + "/" + amount + "@" + header(r, TargetIndex.SOURCE_PARTITION)
+                            + ":" + header(r, TargetIndex.SOURCE_OFFSET));
+                }
+            }
+        }
+        return new ArrayList<>(last.values());
+    }
+
+    private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+        Header h = r.headers().lastHeader(name);
+        return h == null ? "?" : new String(h.value(), StandardCharsets.UTF_8);
+    }
+}
