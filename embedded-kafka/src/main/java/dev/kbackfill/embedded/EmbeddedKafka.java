@@ -111,6 +111,30 @@ public final class EmbeddedKafka implements AutoCloseable {
         return kafka;
     }
 
+    /**
+     * Starts the broker again on a data directory an earlier {@link #start(Path, boolean, Map)} formatted (after a
+     * crash or a kill), with the same ports and cluster: clients reconnect to the same address.
+     */
+    public static EmbeddedKafka restart(Path dataDir) {
+        Properties props = new Properties();
+        try (java.io.Reader r = Files.newBufferedReader(dataDir.resolve("server.properties"))) {
+            props.load(r);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the broker settings in " + dataDir, e);
+        }
+        KafkaRaftServer server = new KafkaRaftServer(new KafkaConfig(props, false), Time.SYSTEM);
+        server.startup();
+        String bootstrap = props.getProperty("advertised.listeners").replace("PLAINTEXT://", "");
+        EmbeddedKafka kafka = new EmbeddedKafka(dataDir, false, bootstrap, "unknown", server);
+        try {
+            kafka.awaitReady();
+        } catch (RuntimeException e) {
+            kafka.close();
+            throw e;
+        }
+        return kafka;
+    }
+
     private static Map<String, String> defaults(Path logDir, int brokerPort, int controllerPort) {
         Map<String, String> c = new HashMap<>();
         c.put("process.roles", "broker,controller");

@@ -3,8 +3,10 @@ package dev.kbackfill.embedded;
 import java.io.IOException;
 
 /**
- * A broker in a process of its own (for benchmarks and for tests whose JVM must not hold Kafka's server classes):
- * prints {@code READY host:port} on stdout, then runs until its standard input closes.
+ * A broker in a process of its own (for benchmarks, fault injection and tests whose JVM must not hold Kafka's server
+ * classes): prints {@code READY host:port} on stdout, then runs until its standard input closes. With a directory
+ * argument the broker keeps its data there: a new directory is formatted, one formatted before is started again
+ * with the same ports (a broker killed and restarted on the same data).
  */
 public final class EmbeddedKafkaProcess {
 
@@ -12,7 +14,13 @@ public final class EmbeddedKafkaProcess {
     }
 
     public static void main(String[] args) throws IOException {
-        try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+        java.nio.file.Path dir = args.length > 0 ? java.nio.file.Path.of(args[0]) : null;
+        if (dir != null) {
+            java.nio.file.Files.createDirectories(dir);
+        }
+        try (EmbeddedKafka kafka = dir == null ? EmbeddedKafka.start()
+                : java.nio.file.Files.exists(dir.resolve("server.properties")) ? EmbeddedKafka.restart(dir)
+                : EmbeddedKafka.start(dir, false, java.util.Map.of())) {
             System.out.println("READY " + kafka.bootstrapServers());
             System.out.flush();
             while (System.in.read() >= 0) {

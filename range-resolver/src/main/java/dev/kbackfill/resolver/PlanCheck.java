@@ -27,11 +27,15 @@ public final class PlanCheck {
     /**
      * @param plan the stored plan
      * @param live the topic as it is now ({@link OffsetSource#describe})
-     * @param next per partition, the first offset still to read (a partition not named starts at its range start)
+     * @param next          per partition, the first offset still to read (a partition not named starts at its range
+     *                      start)
+     * @param allowDataLoss whether offsets deleted since planning may be skipped (the reader counts them): the
+     *                      current run's choice, which may differ from the plan's
      * @throws RequestException     if the plan was made for another topic or cluster, or ends past the log
-     * @throws DataLossException    if offsets still to read were deleted and the request does not allow loss
+     * @throws DataLossException    if offsets still to read were deleted and loss is not allowed
      */
-    public static void check(Plan plan, OffsetSource source, TopicInfo live, Map<Integer, Long> next) {
+    public static void check(Plan plan, OffsetSource source, TopicInfo live, Map<Integer, Long> next,
+                             boolean allowDataLoss) {
         if (plan.clusterId() != null && live.clusterId() != null && !plan.clusterId().equals(live.clusterId())) {
             throw new RequestException("the plan of topic " + plan.topic() + " was made on cluster " + plan.clusterId()
                     + ", but the cluster reached has id " + live.clusterId() + "; make a new plan with 'kbackfill plan' "
@@ -73,7 +77,7 @@ public final class PlanCheck {
                     + "): it was not made against this log, or the log was truncated; make a new plan with "
                     + "'kbackfill plan'");
         }
-        if (plan.request().allowDataLoss()) {
+        if (allowDataLoss) {
             return;
         }
         Map<Integer, Long> starts = source.logStartOffsets(plan.topic(), partitions);

@@ -298,7 +298,8 @@ public final class BackfillJob {
         boolean fresh = !(decision instanceof JobDecision.Resume) && planFile.isEmpty();
         if (!fresh) {
             // a plan made earlier, a file's or the job's own: it must still describe this log
-            PlanCheck.check(state.plan(), cluster.source(), cluster.topic(), state.nextOffsets());
+            PlanCheck.check(state.plan(), cluster.source(), cluster.topic(), state.nextOffsets(),
+                    settings.options().allowDataLoss());
         }
         if (!(decision instanceof JobDecision.Resume)) {
             sink.begin(state);

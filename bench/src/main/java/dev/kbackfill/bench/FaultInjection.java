@@ -1,0 +1,534 @@
+package dev.kbackfill.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kbackfill.sink.delta.DeltaTableRows;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Injects faults into real runs of {@code bin/kbackfill} and checks every outcome against a model of the topic:
+ * one line per fault and sink, e.g. {@code postgres sigkill: 20 faults, lost 0, duplicated 0, wrong 0}.
+ * A script, not a timed test: {@code bench/faults.sh [SIGKILLS] [all|sigkill|postgres|broker|retention|concurrent]}.
+ *
+ * <ul>
+ *   <li>lost: a key whose final record is a value, missing from the sink or holding an older value;</li>
+ *   <li>wrong: a key the sink holds that the topic's range deleted or never had, or a value no record had;</li>
+ *   <li>duplicated: a source record written twice (the Kafka sink, counted by its source coordinates; a database's
+ *       primary key cannot hold a key twice, which is checked too).</li>
+ * </ul>
+ */
+public final class FaultInjection {
+
+    private static final String TOPIC = "faults-orders";
+    private static final int PARTITIONS = 3;
+    private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Path root;
+    private final Path work;
+    private final String classpath;
+    private final Random random = new Random(Long.getLong("faults.seed", 42));
+    private final int records;
+    private final int keys;
+    private Process broker;
+    private String bootstrap;
+    private Path brokerDir;
+    /** The expected final state: key to status, from the model of the whole topic. */
+    private Map<String, String> expected;
+    private EmbeddedPostgres postgres;
+    private Path postgresDir;
+    private int postgresPort;
+
+    private FaultInjection(Path root, int records) throws IOException {
+        this.root = root;
+        this.work = Files.createTempDirectory("kbackfill-faults-");
+        this.classpath = Files.readString(root.resolve("bench/target/classpath.txt")).strip() + ":"
+                + root.resolve("bench/target/classes");
+        this.records = records;
+        this.keys = Math.max(1, records / 4);
+    }
+
+    public static void main(String[] args) throws Exception {
+        int kills = args.length > 0 ? Integer.parseInt(args[0]) : 20;
+        String only = args.length > 1 ? args[1] : "all";
+        int records = Integer.getInteger("faults.records", 200_000);
+        FaultInjection f = new FaultInjection(Path.of("").toAbsolutePath(), records);
+        try {
+            f.run(kills, only);
+        } finally {
+            f.stop();
+        }
+    }
+
+    private void run(int kills, String only) throws Exception {
+        System.out.printf(Locale.ROOT, "# %d records over %d keys in %d partitions, a tenth of keys ending in a "
+                + "tombstone; runs of bin/kbackfill with --batch-size 2000; seed %d%n", records, keys, PARTITIONS,
+                Long.getLong("faults.seed", 42));
+        startBroker();
+        load();
+        startPostgres();
+        if (only.equals("all") || only.equals("sigkill")) {
+            for (String sink : List.of("sqlite", "postgres", "delta", "kafka")) {
+                sigkills(sink, kills);
+            }
+        }
+        if (only.equals("all") || only.equals("postgres")) {
+            postgresRestart();
+        }
+        if (only.equals("all") || only.equals("broker")) {
+            brokerPause();
+            brokerRestart();
+        }
+        if (only.equals("all") || only.equals("concurrent")) {
+            twoRunsAtOnce();
+        }
+        if (only.equals("all") || only.equals("retention")) {
+            retention();
+        }
+    }
+
+    // ---------------------------------------------------------------- the topic and its model
+
+    private void load() throws Exception {
+        Map<String, Object> config = new HashMap<>();
+        config.put("bootstrap.servers", bootstrap);
+        try (Admin admin = Admin.create(config)) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)
+                    .configs(Map.of("retention.ms", "-1")))).all().get(60, TimeUnit.SECONDS);
+        }
+        Thread.sleep(1000);
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        config.put(ProducerConfig.LINGER_MS_CONFIG, 10);
+        List<Future<RecordMetadata>> sent = new ArrayList<>();
+        List<String[]> produced = new ArrayList<>(); // key, status or null
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < records; i++) {
+                int k = i % keys;
+                int update = i / keys;
+                String key = String.format(Locale.ROOT, "k%06d", k);
+                boolean last = i + keys >= records;
+                String value = last && k % 10 == 0 ? null : String.format(Locale.ROOT,
+                        "{\"order_id\":\"%s\",\"status\":\"s%d\",\"n\":%d}", key, update, i);
+                sent.add(p.send(new ProducerRecord<>(TOPIC, null, T0.plusSeconds(i).toEpochMilli(), key, value)));
+                produced.add(new String[] {key, value == null ? null : "s" + update});
+            }
+        }
+        // per key, the record with the highest offset in its partition (one key, one partition)
+        Map<String, long[]> at = new HashMap<>();
+        Map<String, String> last = new TreeMap<>();
+        for (int i = 0; i < produced.size(); i++) {
+            RecordMetadata m = sent.get(i).get();
+            String key = produced.get(i)[0];
+            long[] before = at.get(key);
+            if (before == null || before[1] < m.offset()) {
+                at.put(key, new long[] {m.partition(), m.offset()});
+                last.put(key, produced.get(i)[1]);
+            }
+        }
+        expected = new TreeMap<>();
+        last.forEach((k, v) -> {
+            if (v != null) {
+                expected.put(k, v);
+            }
+        });
+        System.out.printf("# loaded %d records; the final state holds %d keys%n", records, expected.size());
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    /**
+     * SIGKILLs at random moments (JVM start, planning, reading, a commit in flight) until {@code kills} faults were
+     * injected: a job is killed again and again until a run of it completes by itself, then checked, and a new job
+     * starts, so every fault lands on a job that still has work.
+     */
+    private void sigkills(String sink, int kills) throws Exception {
+        int faults = 0;
+        int jobs = 0;
+        long[] totals = new long[3];
+        int worstExit = 0;
+        long started = System.nanoTime();
+        while (faults < kills) {
+            Target t = target(sink, "sigkill-" + (++jobs));
+            while (faults < kills) {
+                Process p = kbackfill(t, "--retry-for", "0", "--batch-size", "500");
+                long delay = 300 + random.nextInt(2700);
+                if (p.waitFor(delay, TimeUnit.MILLISECONDS)) {
+                    drain(p);
+                    break; // this job completed: check it, then the next job
+                }
+                p.destroyForcibly().waitFor();
+                faults++;
+            }
+            int exit = complete(t, "--retry-for", "0", "--batch-size", "500");
+            worstExit = Math.max(worstExit, exit);
+            long[] r = check(t);
+            for (int i = 0; i < 3; i++) {
+                totals[i] += r[i];
+            }
+        }
+        System.out.printf(Locale.ROOT, "%s sigkill: %d faults, lost %d, duplicated %d, wrong %d (over %d jobs, each "
+                + "then run to completion, last exits %s; %.0f s)%n", sink, faults, totals[0], totals[1], totals[2],
+                jobs, worstExit == 0 ? "0" : "up to " + worstExit, (System.nanoTime() - started) / 1e9);
+        System.out.flush();
+    }
+
+    private void postgresRestart() throws Exception {
+        Target t = target("postgres", "restart");
+        Process p = kbackfill(t, "--retry-for", "2m");
+        Thread.sleep(2500);
+        boolean finished = !p.isAlive();
+        postgres.close();
+        Thread.sleep(5000);
+        startPostgres();
+        int exit = p.waitFor(5, TimeUnit.MINUTES) ? p.exitValue() : -1;
+        String retries = drain(p).lines().filter(l -> l.startsWith("retrying")).count() + " retries said";
+        report("postgres restart mid-run", finished ? 0 : 1, t, exit, retries + "; the same process completed");
+    }
+
+    private void brokerPause() throws Exception {
+        Target t = target("sqlite", "pause");
+        Process p = kbackfill(t, "--retry-for", "2m");
+        Thread.sleep(2000);
+        boolean finished = !p.isAlive();
+        signal("STOP");
+        Thread.sleep(60_000);
+        signal("CONT");
+        int exit = p.waitFor(5, TimeUnit.MINUTES) ? p.exitValue() : -1;
+        String out = drain(p);
+        report("broker paused 60 s mid-run (sqlite)", finished ? 0 : 1, t, exit,
+                out.lines().filter(l -> l.startsWith("retrying")).count() + " retries said");
+    }
+
+    private void brokerRestart() throws Exception {
+        Target t = target("sqlite", "restart");
+        Process p = kbackfill(t, "--retry-for", "2m");
+        Thread.sleep(2000);
+        boolean finished = !p.isAlive();
+        broker.destroyForcibly().waitFor();
+        Thread.sleep(3000);
+        startBroker();
+        int exit = p.waitFor(5, TimeUnit.MINUTES) ? p.exitValue() : -1;
+        String out = drain(p);
+        report("broker killed and restarted on its data mid-run (sqlite)", finished ? 0 : 1, t, exit,
+                out.lines().filter(l -> l.startsWith("retrying")).count() + " retries said");
+    }
+
+    private void twoRunsAtOnce() throws Exception {
+        for (String sink : List.of("sqlite", "kafka")) {
+            Target t = target(sink, "concurrent");
+            Process a = kbackfill(t, "--retry-for", "0");
+            Thread.sleep(300);
+            Process b = kbackfill(t, "--retry-for", "0");
+            int ea = a.waitFor(5, TimeUnit.MINUTES) ? a.exitValue() : -1;
+            int eb = b.waitFor(5, TimeUnit.MINUTES) ? b.exitValue() : -1;
+            int exit = complete(t, "--retry-for", "0");
+            report(sink + " two runs of one job at once", 1, t, exit, "exits " + ea + " and " + eb
+                    + (sink.equals("kafka") ? " (the second fences the first)" : " (the second is refused, exit 3)"));
+        }
+    }
+
+    /**
+     * Retention passes the reader mid-run (deleteRecords on a partition ahead of it): the run must stop naming the
+     * loss, and a rerun with --allow-data-loss must count what was deleted as lost, writing the rest.
+     */
+    private void retention() throws Exception {
+        String topic = "faults-retention";
+        Map<String, Object> config = new HashMap<>();
+        config.put("bootstrap.servers", bootstrap);
+        try (Admin admin = Admin.create(config)) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("retention.ms", "-1"))))
+                    .all().get(60, TimeUnit.SECONDS);
+        }
+        Thread.sleep(1000);
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        int n = 200_000;
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < n; i++) {
+                p.send(new ProducerRecord<>(topic, 0, T0.plusSeconds(i).toEpochMilli(), "r" + i, "{\"status\":\"x\"}"));
+            }
+        }
+        String url = "jdbc:sqlite:" + work.resolve("retention.db");
+        List<String> args = List.of("run", "--bootstrap-server", bootstrap, "--progress", "none", "--topic", topic,
+                "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders", "--create-table", "--job",
+                "retention", "--batch-size", "2000", "--retry-for", "0");
+        Process p = start(args);
+        Thread.sleep(2500);
+        long cut = n - 20_000;
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(cut))).all()
+                    .get(60, TimeUnit.SECONDS);
+        }
+        int first = p.waitFor(5, TimeUnit.MINUTES) ? p.exitValue() : -1;
+        String firstOut = drain(p);
+        long written = count(url, "SELECT count(*) FROM orders");
+        List<String> again = new ArrayList<>(args);
+        again.add("--allow-data-loss");
+        Process q = start(again);
+        int second = q.waitFor(5, TimeUnit.MINUTES) ? q.exitValue() : -1;
+        String out = drain(q);
+        long lost = out.lines().filter(l -> l.startsWith("total")).mapToLong(l -> Long.parseLong(l.trim().split(" +")[7]))
+                .sum();
+        long rows = count(url, "SELECT count(*) FROM orders");
+        boolean named = firstOut.contains("were deleted") || firstOut.contains("deleteRecords");
+        // every record is written or counted lost: rows + lost = n
+        System.out.printf(Locale.ROOT, "retention past the reader (deleteRecords to offset %d): first run exit %d%s, "
+                + "%d rows then; rerun with --allow-data-loss exit %d: %d rows + %d counted lost = %d of %d records, "
+                + "unaccounted %d%n", cut, first, named ? " naming the loss" : " WITHOUT naming the loss", written,
+                second, rows, lost, rows + lost, n, n - rows - lost);
+    }
+
+    // ---------------------------------------------------------------- sinks and checks
+
+    private record Target(String sink, String url, String job, String reference) {
+    }
+
+    private Target target(String sink, String fault) throws Exception {
+        String job = "faults-" + sink + "-" + fault;
+        return switch (sink) {
+            case "sqlite" -> new Target(sink, "jdbc:sqlite:" + work.resolve(job + ".db"), job, null);
+            case "postgres" -> {
+                String db = job.replace('-', '_');
+                try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+                    s.execute("DROP DATABASE IF EXISTS " + db);
+                    s.execute("CREATE DATABASE " + db);
+                }
+                yield new Target(sink, "jdbc:postgresql://127.0.0.1:" + postgresPort + "/" + db + "?user=postgres", job,
+                        null);
+            }
+            case "delta" -> new Target(sink, "delta:" + work.resolve(job), job, null);
+            case "kafka" -> new Target(sink, "kafka:" + job, job, null);
+            default -> throw new IllegalArgumentException(sink);
+        };
+    }
+
+    private Process kbackfill(Target t, String... extra) throws IOException {
+        List<String> args = new ArrayList<>(List.of("run", "--bootstrap-server", bootstrap, "--progress", "none",
+                "--topic", TOPIC, "--from", "earliest", "--to", "offset:" + (records / PARTITIONS + records), "--sink",
+                t.url(), "--table", "orders", "--job", t.job()));
+        if (!List.of(extra).contains("--batch-size")) {
+            args.addAll(List.of("--batch-size", "2000"));
+        }
+        args.add(t.sink().equals("kafka") ? "--create-topic" : "--create-table");
+        args.addAll(List.of(extra));
+        return start(args);
+    }
+
+    private Process start(List<String> args) throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(root.resolve("bin/kbackfill").toString());
+        command.addAll(args);
+        return new ProcessBuilder(command).redirectErrorStream(true).start();
+    }
+
+    /** Runs the job to its end (a few attempts: a run may find the previous one's lock still held for a moment). */
+    private int complete(Target t, String... extra) throws Exception {
+        int exit = -1;
+        for (int attempt = 0; attempt < 3 && exit != 0; attempt++) {
+            Process p = kbackfill(t, extra);
+            exit = p.waitFor(10, TimeUnit.MINUTES) ? p.exitValue() : -1;
+            String out = drain(p);
+            if (exit != 0) {
+                System.out.println("#   " + t.sink() + " completion attempt exit " + exit + ": "
+                        + out.lines().reduce((a, b) -> b).orElse(""));
+            }
+        }
+        return exit;
+    }
+
+    private void report(String what, int faults, Target t, int exit, String note) throws Exception {
+        long[] r = check(t);
+        System.out.printf(Locale.ROOT, "%s: %d fault%s, lost %d, duplicated %d, wrong %d (final run exit %d; %s)%n",
+                what, faults, faults == 1 ? "" : "s", r[0], r[1], r[2], exit, note);
+        System.out.flush();
+    }
+
+    /** Compares the sink's final state with the model: {lost, duplicated, wrong}. */
+    private long[] check(Target t) throws Exception {
+        Map<String, String> actual = new TreeMap<>();
+        long duplicated = read(t, actual);
+        long lost = 0;
+        long wrong = 0;
+        for (Map.Entry<String, String> e : expected.entrySet()) {
+            String got = actual.get(e.getKey());
+            if (got == null) {
+                lost++;
+            } else if (!got.equals(e.getValue())) {
+                wrong++;
+            }
+        }
+        for (String k : actual.keySet()) {
+            if (!expected.containsKey(k)) {
+                wrong++; // deleted by the range, or never written: resurrected or invented
+            }
+        }
+        return new long[] {lost, duplicated, wrong};
+    }
+
+    /** Reads the sink's final state into {@code rows}; returns how many source records it holds twice. */
+    private long read(Target t, Map<String, String> rows) throws Exception {
+        switch (t.sink()) {
+            case "sqlite", "postgres" -> {
+                long dup = 0;
+                try (Connection c = DriverManager.getConnection(t.url()); Statement s = c.createStatement();
+                     ResultSet rs = s.executeQuery("SELECT kafka_key, status FROM orders")) {
+                    while (rs.next()) {
+                        if (rows.put(rs.getString(1), rs.getString(2)) != null) {
+                            dup++;
+                        }
+                    }
+                }
+                return dup;
+            }
+            case "delta" -> {
+                long dup = 0;
+                for (Map<String, Object> r : DeltaTableRows.rows(t.url().substring("delta:".length()))) {
+                    if (rows.put((String) r.get("kafka_key"), (String) r.get("status")) != null) {
+                        dup++;
+                    }
+                }
+                return dup;
+            }
+            default -> {
+                return readTopic(t.url().substring("kafka:".length()), rows);
+            }
+        }
+    }
+
+    private long readTopic(String topic, Map<String, String> rows) throws Exception {
+        Map<String, Object> config = new HashMap<>();
+        config.put("bootstrap.servers", bootstrap);
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        Map<String, Integer> copies = new HashMap<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            Map<TopicPartition, Long> ends = consumer.endOffsets(parts);
+            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+            while (parts.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    String key = new String(r.key(), StandardCharsets.UTF_8);
+                    copies.merge(header(r, "kbackfill.source.partition") + "@" + header(r, "kbackfill.source.offset"),
+                            1, Integer::sum);
+                    if (r.value() == null) {
+                        rows.remove(key);
+                    } else {
+                        rows.put(key, JSON.readTree(r.value()).path("status").asText());
+                    }
+                }
+            }
+        }
+        return copies.values().stream().filter(n -> n > 1).mapToLong(n -> n - 1).sum();
+    }
+
+    private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+        Header h = r.headers().lastHeader(name);
+        return h == null ? "?" : new String(h.value(), StandardCharsets.UTF_8);
+    }
+
+    private static long count(String url, String sql) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            return rs.next() ? rs.getLong(1) : 0;
+        }
+    }
+
+    private static String drain(Process p) throws IOException {
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+
+    // ---------------------------------------------------------------- services
+
+    private void startBroker() throws Exception {
+        if (brokerDir == null) {
+            brokerDir = work.resolve("broker");
+        }
+        broker = new ProcessBuilder("java", "-Xmx1g", "-cp", classpath,
+                dev.kbackfill.embedded.EmbeddedKafkaProcess.class.getName(), brokerDir.toString())
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        BufferedReader r = new BufferedReader(new InputStreamReader(broker.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        while ((line = r.readLine()) != null && !line.startsWith("READY ")) {
+            // broker output before it is ready
+        }
+        if (line == null) {
+            throw new IllegalStateException("the broker process ended before it was ready");
+        }
+        bootstrap = line.substring(6);
+    }
+
+    private void signal(String name) throws Exception {
+        new ProcessBuilder("kill", "-" + name, Long.toString(broker.pid())).inheritIO().start().waitFor();
+    }
+
+    private void startPostgres() throws IOException {
+        if (postgresDir == null) {
+            postgresDir = work.resolve("postgres");
+            postgresPort = freePort();
+        }
+        postgres = EmbeddedPostgres.builder().setDataDirectory(postgresDir).setCleanDataDirectory(false)
+                .setPort(postgresPort).start();
+    }
+
+    private static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private void stop() {
+        try {
+            if (postgres != null) {
+                postgres.close();
+            }
+        } catch (IOException e) {
+            // exiting
+        }
+        if (broker != null) {
+            try (OutputStream in = broker.getOutputStream()) {
+                in.close();
+            } catch (IOException e) {
+                // gone already
+            }
+            broker.destroy();
+        }
+    }
+}
