@@ -42,9 +42,6 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.errors.InvalidProducerEpochException;
-import org.apache.kafka.common.errors.InvalidTxnStateException;
-import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -430,38 +427,13 @@ final class KafkaSink implements Sink {
 
     private void transaction(String job, Runnable body) {
         try {
-            producer.beginTransaction();
-            body.run();
-            producer.commitTransaction();
-        } catch (KafkaException e) {
-            if (fenced(e)) {
-                throw new JobConflictException("job '" + job + "' was taken over by a newer run of it (its producer was "
-                        + "fenced); this run stops, the newer one continues from the committed progress");
-            }
-            try {
-                producer.abortTransaction();
-            } catch (KafkaException ignored) {
-                // the abort's failure says nothing more than the original one
-            }
-            throw new SinkException("writing to topic " + topic + " failed: " + e.getMessage()
-                    + "; the transaction was aborted, nothing of it is visible", e);
+            Transactions.run(producer, job, topic, body);
+        } catch (Transactions.CommitOutcomeUnknownException e) {
+            // never abort a commit whose outcome is unknown; this producer is done
+            producer.close(Duration.ZERO);
+            producer = null;
+            throw e;
         }
-    }
-
-    /**
-     * A newer producer with the job's transactional.id took over: fenced, or its epoch superseded, or (when the
-     * takeover aborted the open transaction under the coordinator's feet) the transaction found in a state it
-     * cannot be in. Kafka 4.4 answers a fenced producer with any of the three, depending on which request of the
-     * transaction meets the new epoch first.
-     */
-    private static boolean fenced(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof ProducerFencedException || t instanceof InvalidProducerEpochException
-                    || t instanceof InvalidTxnStateException) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override

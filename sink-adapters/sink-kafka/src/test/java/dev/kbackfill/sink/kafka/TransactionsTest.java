@@ -1,0 +1,74 @@
+package dev.kbackfill.sink.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kbackfill.core.sink.JobConflictException;
+import dev.kbackfill.core.sink.SinkException;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+
+/** What may follow a failed transaction, against Kafka's MockProducer. */
+class TransactionsTest {
+
+    /** A producer whose commits time out a given number of times, then succeed. */
+    private static final class SlowCommits extends MockProducer<byte[], byte[]> {
+        int timeouts;
+
+        SlowCommits(int timeouts) {
+            super(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+            this.timeouts = timeouts;
+            initTransactions();
+        }
+
+        @Override
+        public void commitTransaction() {
+            if (timeouts-- > 0) {
+                throw new TimeoutException("Timeout expired after 60000ms while awaiting EndTxn(COMMIT)");
+            }
+            super.commitTransaction();
+        }
+    }
+
+    private static Runnable send(MockProducer<byte[], byte[]> p) {
+        return () -> p.send(new ProducerRecord<>("t", new byte[] {1}, new byte[] {2}));
+    }
+
+    @Test
+    void aCommitThatTimesOutIsRetriedNotAborted() {
+        SlowCommits p = new SlowCommits(Transactions.COMMIT_ATTEMPTS - 1);
+        Transactions.run(p, "job", "t", send(p));
+        assertThat(p.transactionCommitted()).isTrue();
+        assertThat(p.transactionAborted()).isFalse();
+    }
+
+    @Test
+    void aCommitWhoseOutcomeStaysUnknownIsNeverAbortedAndSaysSo() {
+        SlowCommits p = new SlowCommits(Integer.MAX_VALUE);
+        assertThatThrownBy(() -> Transactions.run(p, "job", "t", send(p)))
+                .isInstanceOf(Transactions.CommitOutcomeUnknownException.class)
+                .hasMessageContaining("its outcome is unknown, so it was not aborted")
+                .hasCauseInstanceOf(TimeoutException.class);
+        assertThat(p.transactionAborted()).isFalse();
+    }
+
+    @Test
+    void aFailureBeforeTheCommitAbortsAndAFencedProducerStops() {
+        MockProducer<byte[], byte[]> p = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+        p.initTransactions();
+        assertThatThrownBy(() -> Transactions.run(p, "job", "t", () -> {
+            throw new org.apache.kafka.common.KafkaException("record too large");
+        })).isInstanceOf(SinkException.class).hasMessageContaining("the transaction was aborted");
+        assertThat(p.transactionAborted()).isTrue();
+
+        MockProducer<byte[], byte[]> fenced = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+        fenced.initTransactions();
+        fenced.commitTransactionException = new ProducerFencedException("a newer epoch");
+        assertThatThrownBy(() -> Transactions.run(fenced, "job", "t", send(fenced)))
+                .isInstanceOf(JobConflictException.class).hasMessageContaining("taken over by a newer run");
+    }
+}
