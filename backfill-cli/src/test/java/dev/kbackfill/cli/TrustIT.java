@@ -80,10 +80,7 @@ class TrustIT {
         kafka.createTopic("trust-recreated", 1, Map.of("retention.ms", "-1"));
         Orders.send(kafka, List.of(record("trust-recreated", "k1", "{\"status\":\"old\"}", T0),
                 record("trust-recreated", "k2", "{\"status\":\"old\"}", T0.plusSeconds(1))), Map.of());
-        Path plan = dir.resolve("plan.json");
-        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "trust-recreated",
-                "--from", "earliest", "--to", "latest", "--out", plan.toString());
-        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        Path plan = planned("trust-recreated", "plan.json");
         String oldId = kafka.admin().describeTopics(List.of("trust-recreated")).allTopicNames().get()
                 .get("trust-recreated").topicId().toString();
         kafka.deleteTopic("trust-recreated");
@@ -105,10 +102,7 @@ class TrustIT {
         kafka.createTopic("trust-edit-a", 1, Map.of("retention.ms", "-1"));
         kafka.createTopic("trust-edit-b", 1, Map.of("retention.ms", "-1"));
         Orders.send(kafka, List.of(record("trust-edit-a", "k", "{\"status\":\"x\"}", T0)), Map.of());
-        Path plan = dir.resolve("edit.json");
-        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "trust-edit-a",
-                "--from", "earliest", "--to", "latest", "--out", plan.toString());
-        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        Path plan = planned("trust-edit-a", "edit.json");
         Files.writeString(plan, Files.readString(plan).replace("\"trust-edit-a\"", "\"trust-edit-b\""));
         CliRun r = CliRun.run(kafka, "--plan", plan.toString(), "--sink", "jdbc:sqlite:" + dir.resolve("edit.db"),
                 "--create-table");
@@ -120,10 +114,7 @@ class TrustIT {
     void aPlanReachingPastTheLogEndIsRefusedAtOnce() throws Exception {
         kafka.createTopic("trust-past-end", 1, Map.of("retention.ms", "-1"));
         Orders.send(kafka, List.of(record("trust-past-end", "k", "{\"status\":\"x\"}", T0)), Map.of());
-        Path plan = dir.resolve("past.json");
-        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "trust-past-end",
-                "--from", "earliest", "--to", "latest", "--out", plan.toString());
-        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        Path plan = planned("trust-past-end", "past.json");
         Files.writeString(plan, Files.readString(plan).replaceAll("\"end\"\\s*:\\s*1\\b", "\"end\" : 500"));
         long started = System.nanoTime();
         CliRun r = CliRun.run(kafka, "--plan", plan.toString(), "--sink", "jdbc:sqlite:" + dir.resolve("past.db"),
@@ -241,10 +232,7 @@ class TrustIT {
     void aRunRefusedBeforeItBeginsLeavesNothingBehind() throws Exception {
         kafka.createTopic("trust-nothing", 1, Map.of("retention.ms", "-1"));
         Orders.send(kafka, List.of(record("trust-nothing", "k", "{\"status\":\"x\"}", T0)), Map.of());
-        Path plan = dir.resolve("nothing.json");
-        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "trust-nothing",
-                "--from", "earliest", "--to", "latest", "--out", plan.toString());
-        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        Path plan = planned("trust-nothing", "nothing.json");
         Files.writeString(plan, Files.readString(plan).replaceAll("\"end\"\\s*:\\s*1\\b", "\"end\" : 500"));
         Path work = Files.createDirectories(dir.resolve("nothing"));
         CliRun r = CliRun.run(kafka, "--plan", plan.toString(), "--sink", "jdbc:sqlite:" + work.resolve("x.db"),
@@ -282,6 +270,15 @@ class TrustIT {
             assertThat(older.exitCode()).as(older.err()).isZero();
             assertThat(older.out()).contains("wrote 1 changes from 1 records");
         }
+    }
+
+    /** {@code kbackfill plan --out FILE} of the whole topic. */
+    private Path planned(String topic, String file) {
+        Path plan = dir.resolve(file);
+        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", topic,
+                "--from", "earliest", "--to", "latest", "--out", plan.toString());
+        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        return plan;
     }
 
     private static String[] concat(String[] a, String... b) {

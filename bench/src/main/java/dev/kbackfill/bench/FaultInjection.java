@@ -277,7 +277,7 @@ public final class FaultInjection {
         }
         Thread.sleep(1000);
         config.put(ProducerConfig.ACKS_CONFIG, "all");
-        int n = 200_000;
+        int n = 400_000;
         try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
             for (int i = 0; i < n; i++) {
                 p.send(new ProducerRecord<>(topic, 0, T0.plusSeconds(i).toEpochMilli(), "r" + i, "{\"status\":\"x\"}"));
@@ -286,10 +286,23 @@ public final class FaultInjection {
         String url = "jdbc:sqlite:" + work.resolve("retention.db");
         List<String> args = List.of("run", "--bootstrap-server", bootstrap, "--progress", "none", "--topic", topic,
                 "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders", "--create-table", "--job",
-                "retention", "--batch-size", "2000", "--retry-for", "0");
+                "retention", "--batch-size", "500", "--retry-for", "0");
         Process p = start(args);
-        Thread.sleep(2500);
-        long cut = n - 20_000;
+        long cut = n - 100_000;
+        // cut once the run has committed something, well ahead of where it reads
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (p.isAlive() && System.nanoTime() < deadline) {
+            long next = 0;
+            try {
+                next = count(url, "SELECT max(next_offset) FROM kbackfill_progress");
+            } catch (Exception notYet) {
+                // no database or job tables yet
+            }
+            if (next > 0) {
+                break;
+            }
+            Thread.sleep(50);
+        }
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(cut))).all()
                     .get(60, TimeUnit.SECONDS);

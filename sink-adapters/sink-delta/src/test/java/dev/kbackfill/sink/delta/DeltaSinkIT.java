@@ -27,7 +27,6 @@ import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
-import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
@@ -85,15 +84,7 @@ class DeltaSinkIT {
     }
 
     private List<String> rows() throws Exception {
-        List<String> out = new ArrayList<>();
-        for (Map<String, Object> r : DeltaTableRows.rows(table())) {
-            BigDecimal amount = (BigDecimal) r.get("amount");
-            out.add(r.get("kafka_key") + "=" + r.get("status") + "/" + (amount == null ? null
-                    : amount.stripTrailingZeros().toPlainString()) + "@" + r.get("kafka_partition") + ":"
-                    + r.get("kafka_offset") + (Boolean.TRUE.equals(r.get("kafka_deleted")) ? " deleted" : ""));
-        }
-        out.sort(null);
-        return out;
+        return DeltaSinkContractIT.rows(table());
     }
 
     private static void begin(Sink s) {

@@ -14,7 +14,6 @@ import dev.kbackfill.core.read.BoundedReader;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.JobStateJson;
 import dev.kbackfill.core.sink.Sink;
