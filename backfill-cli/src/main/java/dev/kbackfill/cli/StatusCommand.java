@@ -40,6 +40,15 @@ final class StatusCommand implements Callable<Integer> {
                     s.complete() ? "complete" : "in progress", total == 0 ? 100.0 : 100.0 * (total - left) / total, left, total);
             out.printf("request %s, planned %s against topic id %s%n", JobIdentity.describe(s.plan().request()),
                     s.plan().resolvedAt(), s.plan().topicId());
+            if (s.spec().isKnown()) {
+                java.util.List<String> parts = new java.util.ArrayList<>();
+                s.spec().parts().forEach((k, v) -> {
+                    if (!k.equals(dev.kbackfill.core.sink.JobSpec.REQUEST) && !k.equals(dev.kbackfill.core.sink.JobSpec.TOPIC)) {
+                        parts.add(k + " " + v);
+                    }
+                });
+                out.printf("bound to %s%n", String.join(", ", parts));
+            }
             out.printf("%-9s  %12s  %12s  %12s  %6s%n", "PARTITION", "START", "NEXT", "END", "DONE");
             for (PartitionRange r : s.plan().partitions()) {
                 long next = s.next(r);

@@ -374,7 +374,8 @@ final class DeltaSink implements Sink {
         boolean ledgered = settings.conflictMode() == ConflictMode.NEWER_WINS
                 && settings.tombstoneMode() == TombstoneMode.DELETE;
         DeltaTombstones ledger = new DeltaTombstones(snapshot);
-        boolean consultLedger = ledgered && ledger.holdsAny();
+        // a delete recorded by any earlier job is a version, whatever this job does with tombstones
+        boolean consultLedger = settings.conflictMode() == ConflictMode.NEWER_WINS && ledger.holdsAny();
         long upserted = 0;
         long deleted = 0;
         long ignored = 0;

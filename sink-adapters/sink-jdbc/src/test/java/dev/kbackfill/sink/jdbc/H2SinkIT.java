@@ -21,4 +21,9 @@ class H2SinkIT extends JdbcSinkContract {
     String timestampType() {
         return "TIMESTAMP WITH TIME ZONE";
     }
+
+    @Override
+    String textType() {
+        return "CLOB";
+    }
 }
