@@ -22,6 +22,14 @@ interface Dialect {
         return "\"" + identifier.replace("\"", "\"\"") + "\"";
     }
 
+    /**
+     * A text expression compared byte for byte, whatever the column's collation: topic names in the newer-wins guard
+     * compare exactly and in ASCII order, as the version rule says (and a byte comparison is the cheapest one).
+     */
+    default String exactText(String expression) {
+        return expression;
+    }
+
     /** The column type for values of {@code type}; {@code key} for primary-key columns (some databases need a bounded type there). */
     String columnType(ColumnType type, boolean key);
 

@@ -60,13 +60,15 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
             if (order != null) {
                 order.add(p);
             }
-            return i.apply(switch (p) {
+            String expression = i.apply(switch (p) {
                 case TOPIC -> topic.orElseThrow();
                 case PARTITION -> partition;
                 case OFFSET -> offset;
                 case TIMESTAMP -> timestamp;
             });
+            return p == Parameter.TOPIC && d != null ? d.exactText(expression) : expression;
         };
+        java.util.function.Function<String, String> storedTopic = c -> d == null ? s.apply(c) : d.exactText(s.apply(c));
         String so = s.apply(offset);
         String sp = s.apply(partition);
         String st = s.apply(timestamp);
@@ -74,14 +76,14 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
         // the same log
         sql.append(sp).append(" = ").append(in.apply(Parameter.PARTITION));
         if (topic.isPresent()) {
-            sql.append(" AND COALESCE(").append(s.apply(topic.get())).append(", ").append(in.apply(Parameter.TOPIC))
+            sql.append(" AND COALESCE(").append(storedTopic.apply(topic.get())).append(", ").append(in.apply(Parameter.TOPIC))
                     .append(") = ").append(in.apply(Parameter.TOPIC));
         }
         sql.append(" AND ").append(so).append(" <= ").append(in.apply(Parameter.OFFSET)).append(") OR (");
         // another log: the later timestamp, then the fixed tie-break
         if (topic.isPresent()) {
             sql.append("(").append(sp).append(" <> ").append(in.apply(Parameter.PARTITION)).append(" OR COALESCE(")
-                    .append(s.apply(topic.get())).append(", ").append(in.apply(Parameter.TOPIC)).append(") <> ")
+                    .append(storedTopic.apply(topic.get())).append(", ").append(in.apply(Parameter.TOPIC)).append(") <> ")
                     .append(in.apply(Parameter.TOPIC)).append(")");
         } else {
             sql.append(sp).append(" <> ").append(in.apply(Parameter.PARTITION));
@@ -93,7 +95,7 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
                 .append(so).append(" < ").append(in.apply(Parameter.OFFSET));
         if (topic.isPresent()) {
             sql.append(" OR (").append(so).append(" = ").append(in.apply(Parameter.OFFSET)).append(" AND ")
-                    .append(s.apply(topic.get())).append(" < ").append(in.apply(Parameter.TOPIC)).append(")");
+                    .append(storedTopic.apply(topic.get())).append(" < ").append(in.apply(Parameter.TOPIC)).append(")");
         }
         sql.append(")))))))");
         return sql.toString();

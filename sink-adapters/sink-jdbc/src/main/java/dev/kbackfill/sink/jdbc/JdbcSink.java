@@ -342,12 +342,16 @@ public final class JdbcSink implements Sink {
             Map<Integer, Long> keptOut = new java.util.TreeMap<>();
             List<Change> upserts = new ArrayList<>();
             List<Change> tombstones = new ArrayList<>();
-            for (Change c : decide(batch, keptOut)) {
+            for (Change c : batch.changes()) {
                 (c.isTombstone() ? tombstones : upserts).add(c);
             }
+            if (copy == null) {
+                upserts = decide(batch, upserts, keptOut);
+            } // else PostgreSQL decides the staged rows itself, in one statement per table (PostgresCopy)
+            tombstones = decide(batch, tombstones, keptOut);
             long deleted = 0;
             long ignored = 0;
-            writeUpserts(batch, upserts);
+            long upserted = upserts.size() - writeUpserts(batch, upserts, keptOut);
             if (!tombstones.isEmpty()) {
                 if (settings.conflictMode() == ConflictMode.INSERT_ONLY || settings.tombstoneMode() == TombstoneMode.IGNORE) {
                     ignored = tombstones.size();
@@ -364,7 +368,7 @@ public final class JdbcSink implements Sink {
             }
             jobs.advance(connection, batch.job(), batch.run(), batch.nextOffsets());
             connection.commit();
-            return new WriteResult(upserts.size(), deleted, ignored, keptOut);
+            return new WriteResult(upserted, deleted, ignored, keptOut);
         } catch (Binder.Mismatch e) {
             rollback();
             throw new SinkException("type mismatch writing " + where + " into table " + tableName + ": "
@@ -390,20 +394,21 @@ public final class JdbcSink implements Sink {
      * its tombstone ledger) holds for their key, under insert-only those whose key has no row; the others
      * are counted per partition in {@code keptOut}. The statements' SQL guard enforces the same rule again.
      */
-    private List<Change> decide(WriteBatch batch, Map<Integer, Long> keptOut) throws SQLException, Binder.Mismatch {
+    private List<Change> decide(WriteBatch batch, List<Change> changes, Map<Integer, Long> keptOut)
+            throws SQLException, Binder.Mismatch {
         ConflictMode mode = settings.conflictMode();
-        if (mode == ConflictMode.OVERWRITE || batch.changes().isEmpty()) {
-            return batch.changes();
+        if (mode == ConflictMode.OVERWRITE || changes.isEmpty()) {
+            return changes;
         }
-        Map<KeyIdentity, StoredVersions.Stored> stored = stored(table, tableName, batch, true);
+        Map<KeyIdentity, StoredVersions.Stored> stored = stored(table, tableName, batch, changes, true);
         if (mode == ConflictMode.NEWER_WINS && ledger != null) {
-            stored(ledger, ledgerName, batch, false).forEach((k, v) -> stored.merge(k, v, StoredVersions::newer));
+            stored(ledger, ledgerName, batch, changes, false).forEach((k, v) -> stored.merge(k, v, StoredVersions::newer));
         }
         if (stored.isEmpty()) {
-            return batch.changes();
+            return changes;
         }
-        List<Change> taken = new ArrayList<>(batch.changes().size());
-        for (Change c : batch.changes()) {
+        List<Change> taken = new ArrayList<>(changes.size());
+        for (Change c : changes) {
             StoredVersions.Stored held = stored.get(KeyIdentity.of(c.key()));
             // insert-only: only keys the table has no row for (a soft-deleted row is a row: it is never touched)
             boolean keep = held == null
@@ -419,7 +424,8 @@ public final class JdbcSink implements Sink {
     }
 
     private Map<KeyIdentity, StoredVersions.Stored> stored(TargetTable t, TableName name, WriteBatch batch,
-                                                          boolean liveRows) throws SQLException, Binder.Mismatch {
+                                                          List<Change> changes, boolean liveRows)
+            throws SQLException, Binder.Mismatch {
         SinkSettings.MetadataColumns meta = settings.metadata();
         java.util.LinkedHashMap<String, TableColumn> keys = new java.util.LinkedHashMap<>();
         for (Column k : batch.shape().keyColumns()) {
@@ -433,7 +439,7 @@ public final class JdbcSink implements Sink {
         }
         return StoredVersions.lookup(connection, dialect, binder, name.quoted(dialect), keys, t.column(meta.topic()),
                 partition.get(), offset.get(), timestamp.get(), liveRows ? t.column(meta.deleted()) : Optional.empty(),
-                liveRows, batch.changes());
+                liveRows, changes);
     }
 
     /**
@@ -534,9 +540,11 @@ public final class JdbcSink implements Sink {
         return batch.shape().keyColumns().stream().map(c -> table.column(c.name()).orElseThrow().name()).toList();
     }
 
-    private void writeUpserts(WriteBatch batch, List<Change> upserts) throws SQLException, Binder.Mismatch {
+    /** Upserts the changes; returns how many the target kept out on the way (PostgreSQL's COPY path decides there). */
+    private long writeUpserts(WriteBatch batch, List<Change> upserts, Map<Integer, Long> keptOut)
+            throws SQLException, Binder.Mismatch {
         if (upserts.isEmpty()) {
-            return;
+            return 0;
         }
         SinkSettings.MetadataColumns meta = settings.metadata();
         List<String> keys = keyColumns(batch);
@@ -552,7 +560,11 @@ public final class JdbcSink implements Sink {
         if (copy != null) {
             List<Column> keyFields = batch.shape().keyColumns();
             TableColumn[] keyTypes = keyFields.stream().map(k -> table.column(k.name()).orElseThrow()).toArray(TableColumn[]::new);
-            copy.upsert(connection, tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), out -> {
+            Map<Integer, Long> staged = new java.util.HashMap<>();
+            upserts.forEach(c -> staged.merge(c.partition(), 1L, Long::sum));
+            String partitionColumn = table.column(meta.partition()).map(TableColumn::name).orElse(null);
+            return copy.upsert(connection, tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(),
+                    partitionColumn, partitionColumn == null ? Map.of() : staged, keepOut(), keptOut, out -> {
                 StringBuilder csv = out.row();
                 for (Change c : upserts) {
                     try {
@@ -571,7 +583,6 @@ public final class JdbcSink implements Sink {
                     out.endRow();
                 }
             });
-            return;
         }
         // One row per statement: a single JDBC batch of every row. Several rows per statement (multi-row VALUES,
         // for drivers that would send a batch row by row): slices of that many rows.
@@ -605,6 +616,15 @@ public final class JdbcSink implements Sink {
                 }
             }
         }
+        return 0;
+    }
+
+    /** The tombstone ledger, where newer-wins consults it on PostgreSQL's COPY path. */
+    private List<PostgresCopy.KeepOut> keepOut() {
+        if (settings.conflictMode() != ConflictMode.NEWER_WINS || ledger == null) {
+            return List.of();
+        }
+        return List.of(new PostgresCopy.KeepOut(ledgerName.quoted(dialect), guard(ledger)));
     }
 
     private void writeSoftDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {

@@ -52,6 +52,11 @@ final class MariaDbDialect implements Dialect {
     }
 
     @Override
+    public String exactText(String expression) {
+        return "BINARY " + expression;
+    }
+
+    @Override
     public String textType() {
         return "LONGTEXT";
     }

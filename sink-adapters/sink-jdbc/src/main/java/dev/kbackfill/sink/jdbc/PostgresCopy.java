@@ -11,9 +11,9 @@ import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
 
 /**
- * PostgreSQL's bulk path: COPY a batch into a temporary staging table, then one
- * {@code INSERT .. SELECT .. ON CONFLICT .. WHERE guard} into the target, in the batch's transaction. Measured
- * against batched {@code INSERT .. ON CONFLICT} in docs/benchmarks.md.
+ * PostgreSQL's bulk path: COPY a batch into a temporary staging table, take out of it the rows the target keeps out
+ * (counted per source partition), then one {@code INSERT .. SELECT .. ON CONFLICT .. WHERE guard} into the target,
+ * all in the batch's transaction. Measured against batched {@code INSERT .. ON CONFLICT} in docs/benchmarks.md.
  */
 final class PostgresCopy {
 
@@ -63,9 +63,26 @@ final class PostgresCopy {
         }
     }
 
-    /** Copies the rows {@code body} writes (of {@code columns}) and upserts them into {@code table}. */
-    void upsert(Connection c, String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
-                Body body) throws SQLException, Binder.Mismatch {
+    /**
+     * A table besides the target whose rows keep staged rows out: the target's tombstone ledger.
+     *
+     * @param table     the quoted table
+     * @param guard     the version rule over its columns
+     */
+    record KeepOut(String table, Guard guard) {
+    }
+
+    /**
+     * Copies the rows {@code body} writes (of {@code columns}; {@code staged} of them per source partition), removes
+     * those a {@code keepOut} table holds a newer version of, upserts the rest into {@code table}, and counts per
+     * partition in {@code keptOut} the rows that did not change the target: removed, or refused by the upsert's own
+     * guard (its {@code RETURNING} names the rows it wrote). No second lookup of the target's keys.
+     *
+     * @return how many staged rows were kept out
+     */
+    long upsert(Connection c, String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
+                String partition, java.util.Map<Integer, Long> staged, List<KeepOut> keepOut,
+                java.util.Map<Integer, Long> keptOut, Body body) throws SQLException, Binder.Mismatch {
         String signature = table + columns;
         try (Statement s = c.createStatement()) {
             if (!signature.equals(stagingFor)) {
@@ -87,8 +104,33 @@ final class PostgresCopy {
                     in.cancelCopy(); // a row that could not be formatted: nothing of the batch is kept
                 }
             }
-            s.execute(OnConflictUpsert.sql(d, table, keys, columns, guard, mode,
-                    " SELECT " + columnList + " FROM " + d.quote(STAGING)));
+            java.util.Map<Integer, Long> left = new java.util.HashMap<>(staged);
+            for (KeepOut k : keepOut) {
+                String match = String.join(" AND ", keys.stream().map(key -> "s." + d.quote(key) + " = t." + d.quote(key))
+                        .toList());
+                // removed rows stay counted in left: kept out
+                s.execute("DELETE FROM pg_temp." + d.quote(STAGING) + " s USING " + k.table() + " t WHERE " + match
+                        + " AND NOT " + k.guard().sql(d, "t.", "s.%s"));
+            }
+            String upsert = OnConflictUpsert.sql(d, table, keys, columns, guard, mode,
+                    " SELECT " + columnList + " FROM " + d.quote(STAGING));
+            if (partition == null) {
+                s.execute(upsert); // a table without metadata columns: nothing to count by
+            } else {
+                try (java.sql.ResultSet rs = s.executeQuery(upsert + " RETURNING " + d.quote(partition))) {
+                    while (rs.next()) {
+                        left.merge(rs.getInt(1), -1L, Long::sum);
+                    }
+                }
+            }
+            long out = 0;
+            for (java.util.Map.Entry<Integer, Long> e : left.entrySet()) {
+                if (e.getValue() > 0) {
+                    keptOut.merge(e.getKey(), e.getValue(), Long::sum);
+                    out += e.getValue();
+                }
+            }
+            return out;
         } catch (SQLException | Binder.Mismatch | RuntimeException e) {
             stagingFor = null; // the transaction rolls back, and the staging table's creation with it
             throw e;

@@ -35,6 +35,11 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public String exactText(String expression) {
+        return expression + " COLLATE \"C\"";
+    }
+
+    @Override
     public String textType() {
         return "text";
     }

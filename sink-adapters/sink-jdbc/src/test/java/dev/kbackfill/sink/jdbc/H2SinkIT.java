@@ -26,4 +26,9 @@ class H2SinkIT extends JdbcSinkContract {
     String textType() {
         return "CLOB";
     }
+
+    @Override
+    Dialect dialect() {
+        return new MergeDialect(c -> "VARCHAR");
+    }
 }

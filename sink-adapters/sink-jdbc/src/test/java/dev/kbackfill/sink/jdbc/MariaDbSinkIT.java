@@ -25,7 +25,7 @@ class MariaDbSinkIT extends JdbcSinkContract {
     }
 
     @Override
-    Dialect quoting(Dialect standard) {
+    Dialect dialect() {
         return new MariaDbDialect();
     }
 }

@@ -31,4 +31,9 @@ class PostgresBatchedSinkIT extends JdbcSinkContract {
     String timestampType() {
         return "timestamptz";
     }
+
+    @Override
+    Dialect dialect() {
+        return new PostgresDialect();
+    }
 }

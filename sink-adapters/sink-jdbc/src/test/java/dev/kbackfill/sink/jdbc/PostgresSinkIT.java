@@ -23,4 +23,9 @@ class PostgresSinkIT extends JdbcSinkContract {
     String timestampType() {
         return "timestamptz";
     }
+
+    @Override
+    Dialect dialect() {
+        return new PostgresDialect();
+    }
 }

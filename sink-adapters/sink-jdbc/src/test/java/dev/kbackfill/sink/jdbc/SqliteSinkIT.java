@@ -20,4 +20,9 @@ class SqliteSinkIT extends JdbcSinkContract {
     String timestampType() {
         return "TEXT";
     }
+
+    @Override
+    Dialect dialect() {
+        return new SqliteDialect();
+    }
 }
