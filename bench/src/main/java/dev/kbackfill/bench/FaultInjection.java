@@ -44,7 +44,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * Injects faults into real runs of {@code bin/kbackfill} and checks every outcome against a model of the topic:
  * one line per fault and sink, e.g. {@code postgres sigkill: 20 faults, lost 0, duplicated 0, wrong 0}.
- * A script, not a timed test: {@code bench/faults.sh [SIGKILLS] [all|sigkill|postgres|broker|retention|concurrent]}.
+ * A script, not a timed test: {@code bench/faults.sh [SIGKILLS] [all|sigkill|postgres|broker|retention|concurrent|registry]}.
  *
  * <ul>
  *   <li>lost: a key whose final record is a value, missing from the sink or holding an older value;</li>
@@ -120,6 +120,9 @@ public final class FaultInjection {
         }
         if (only.equals("all") || only.equals("retention")) {
             retention();
+        }
+        if (only.equals("all") || only.equals("registry")) {
+            registryDown();
         }
     }
 
@@ -324,6 +327,77 @@ public final class FaultInjection {
                 + "%d rows then; rerun with --allow-data-loss exit %d: %d rows + %d counted lost = %d of %d records, "
                 + "unaccounted %d%n", cut, first, named ? " naming the loss" : " WITHOUT naming the loss", written,
                 second, rows, lost, rows + lost, n, n - rows - lost);
+    }
+
+    /**
+     * The schema registry stops answering mid-run (SIGSTOP for 45 s, longer than the client's 30 s timeout) just
+     * as the run needs a schema it has not fetched yet: the second half of the topic is written with a second
+     * version of the schema. The run must retry and complete with every record.
+     */
+    private void registryDown() throws Exception {
+        String registry = dev.kbackfill.testservices.SharedRegistry.url();
+        String v1 = "{\"type\":\"record\",\"name\":\"Order\",\"fields\":[{\"name\":\"n\",\"type\":\"long\"}]}";
+        String v2 = "{\"type\":\"record\",\"name\":\"Order\",\"fields\":[{\"name\":\"n\",\"type\":\"long\"},"
+                + "{\"name\":\"note\",\"type\":\"string\",\"default\":\"\"}]}";
+        String topic = "faults-avro";
+        int id1 = dev.kbackfill.testservices.SharedRegistry.register(topic + "-value", v1, null);
+        int id2 = dev.kbackfill.testservices.SharedRegistry.register(topic + "-value", v2, null);
+        org.apache.avro.Schema s1 = new org.apache.avro.Schema.Parser().parse(v1);
+        org.apache.avro.Schema s2 = new org.apache.avro.Schema.Parser().parse(v2);
+        Map<String, Object> config = new HashMap<>();
+        config.put("bootstrap.servers", bootstrap);
+        try (Admin admin = Admin.create(config)) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("retention.ms", "-1"))))
+                    .all().get(60, TimeUnit.SECONDS);
+        }
+        Thread.sleep(1000);
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        int n = 300_000;
+        int second = 200_000; // where the second schema starts
+        try (KafkaProducer<String, byte[]> p = new KafkaProducer<>(config, new StringSerializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            for (int i = 0; i < n; i++) {
+                org.apache.avro.generic.GenericRecord r = new org.apache.avro.generic.GenericData.Record(i < second ? s1 : s2);
+                r.put("n", (long) i);
+                if (i >= second) {
+                    r.put("note", "v2");
+                }
+                p.send(new ProducerRecord<>(topic, 0, T0.plusSeconds(i).toEpochMilli(), "a" + i,
+                        dev.kbackfill.testservices.ConfluentFraming.frame(i < second ? id1 : id2, i < second ? s1 : s2, r)));
+            }
+        }
+        String url = "jdbc:sqlite:" + work.resolve("registry.db");
+        Process p = start(List.of("run", "--bootstrap-server", bootstrap, "--progress", "none", "--topic", topic,
+                "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders", "--create-table", "--job",
+                "registry", "--batch-size", "2000", "--value-format", "avro", "--schema-registry-url", registry,
+                "--retry-for", "3m"));
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (p.isAlive() && System.nanoTime() < deadline) {
+            long next = 0;
+            try {
+                next = count(url, "SELECT max(next_offset) FROM kbackfill_progress");
+            } catch (Exception notYet) {
+                // no job tables yet
+            }
+            if (next > 0) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        long pausedAt = count(url, "SELECT max(next_offset) FROM kbackfill_progress");
+        ProcessHandle apicurio = ProcessHandle.current().children()
+                .filter(h -> h.info().commandLine().orElse("").contains("runner.jar")).findFirst().orElseThrow();
+        new ProcessBuilder("kill", "-STOP", Long.toString(apicurio.pid())).start().waitFor();
+        Thread.sleep(45_000);
+        new ProcessBuilder("kill", "-CONT", Long.toString(apicurio.pid())).start().waitFor();
+        int exit = p.waitFor(5, TimeUnit.MINUTES) ? p.exitValue() : -1;
+        String out = drain(p);
+        long rows = count(url, "SELECT count(*) FROM orders");
+        long wrong = count(url, "SELECT count(*) FROM orders WHERE n <> CAST(substr(kafka_key, 2) AS INTEGER) "
+                + "OR (n >= " + second + " AND note <> 'v2')");
+        System.out.printf(Locale.ROOT, "schema registry stopped 45 s mid-run (paused at offset %d, before the second "
+                + "schema was fetched): 1 fault, lost %d, duplicated 0, wrong %d (final run exit %d; %d retries said)%n",
+                pausedAt, n - rows, wrong, exit, out.lines().filter(l -> l.startsWith("retrying")).count());
     }
 
     // ---------------------------------------------------------------- sinks and checks
