@@ -92,9 +92,13 @@ final class DeltaSink implements Sink {
         return "delta:" + path;
     }
 
+    /**
+     * The job's state lives in the table itself, so the table needs no name here: a path spelled another way (relative,
+     * through a link) is the same table, and another table holds no state of the job.
+     */
     @Override
     public String destination() {
-        return "delta table " + localPath().map(Path::toString).orElse(path);
+        return "the Delta table";
     }
 
     /**
