@@ -292,20 +292,7 @@ public final class FaultInjection {
                 "retention", "--batch-size", "500", "--retry-for", "0");
         Process p = start(args);
         long cut = n - 100_000;
-        // cut once the run has committed something, well ahead of where it reads
-        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        while (p.isAlive() && System.nanoTime() < deadline) {
-            long next = 0;
-            try {
-                next = count(url, "SELECT max(next_offset) FROM kbackfill_progress");
-            } catch (Exception notYet) {
-                // no database or job tables yet
-            }
-            if (next > 0) {
-                break;
-            }
-            Thread.sleep(50);
-        }
+        awaitFirstCommit(p, url); // then cut, well ahead of where it reads
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(cut))).all()
                     .get(60, TimeUnit.SECONDS);
@@ -371,19 +358,7 @@ public final class FaultInjection {
                 "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders", "--create-table", "--job",
                 "registry", "--batch-size", "2000", "--value-format", "avro", "--schema-registry-url", registry,
                 "--retry-for", "3m"));
-        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        while (p.isAlive() && System.nanoTime() < deadline) {
-            long next = 0;
-            try {
-                next = count(url, "SELECT max(next_offset) FROM kbackfill_progress");
-            } catch (Exception notYet) {
-                // no job tables yet
-            }
-            if (next > 0) {
-                break;
-            }
-            Thread.sleep(50);
-        }
+        awaitFirstCommit(p, url);
         long pausedAt = count(url, "SELECT max(next_offset) FROM kbackfill_progress");
         ProcessHandle apicurio = ProcessHandle.current().children()
                 .filter(h -> h.info().commandLine().orElse("").contains("runner.jar")).findFirst().orElseThrow();
@@ -398,6 +373,23 @@ public final class FaultInjection {
         System.out.printf(Locale.ROOT, "schema registry stopped 45 s mid-run (paused at offset %d, before the second "
                 + "schema was fetched): 1 fault, lost %d, duplicated 0, wrong %d (final run exit %d; %d retries said)%n",
                 pausedAt, n - rows, wrong, exit, out.lines().filter(l -> l.startsWith("retrying")).count());
+    }
+
+    /** Waits until the run {@code p} has committed progress into the SQLite file {@code url} (or ended). */
+    private static void awaitFirstCommit(Process p, String url) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (p.isAlive() && System.nanoTime() < deadline) {
+            long next = 0;
+            try {
+                next = count(url, "SELECT max(next_offset) FROM kbackfill_progress");
+            } catch (Exception notYet) {
+                // no database or job tables yet
+            }
+            if (next > 0) {
+                return;
+            }
+            Thread.sleep(50);
+        }
     }
 
     // ---------------------------------------------------------------- sinks and checks
