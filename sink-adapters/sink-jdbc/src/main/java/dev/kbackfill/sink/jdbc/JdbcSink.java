@@ -44,13 +44,13 @@ public final class JdbcSink implements Sink {
     private final TableName tableName;
     private final Dialect baseDialect;
     private Dialect dialect;
-    private Binder binder;
+    private final Binder binder;
     private Connection connection;
     private TargetTable table;
     private JobTables jobs;
-    /** The tombstone ledger beside the table (hard deletes under newer-wins), once it exists. */
-    private TargetTable ledger;
-    private final TableName ledgerName;
+    /** The tombstone ledger beside the table (hard deletes under newer-wins). */
+    private final TombstoneLedger ledger;
+    private final VersionColumns versions;
     private final List<String> warnings = new ArrayList<>();
     private final Set<String> checkedFields = new HashSet<>();
     /** PostgreSQL's COPY path, when chosen; null for batched statements. */
@@ -62,7 +62,9 @@ public final class JdbcSink implements Sink {
         this.dialect = dialect;
         this.url = dialect.tuneUrl(settings.url());
         this.tableName = TableName.parse(settings.table());
-        this.ledgerName = tableName.sibling(ledgerNameFor(tableName.name()));
+        this.binder = new Binder(dialect.name());
+        this.versions = new VersionColumns(settings.metadata(), binder);
+        this.ledger = new TombstoneLedger(tableName, settings.metadata(), versions, binder);
         this.copy = dialect instanceof PostgresDialect && !Boolean.getBoolean("kbackfill.pg.batched")
                 ? new PostgresCopy(dialect) : null;
     }
@@ -104,7 +106,7 @@ public final class JdbcSink implements Sink {
                 useTable(table);
                 checkTopicColumn();
             }
-            ledger = TargetTable.read(connection, ledgerName).orElse(null);
+            ledger.read(connection);
             openJobTables();
         } catch (SQLException e) {
             close();
@@ -201,21 +203,11 @@ public final class JdbcSink implements Sink {
         return List.copyOf(warnings);
     }
 
-    /** The tombstone ledger's name: {@code TABLE_kbackfill_deletes}, shortened where identifiers are short. */
-    static String ledgerNameFor(String table) {
-        String name = table + "_kbackfill_deletes";
-        if (name.length() <= 63) {
-            return name;
-        }
-        return table.substring(0, 40) + "_" + Integer.toHexString(table.hashCode()) + "_kbackfill_deletes";
-    }
-
     private void useTable(TargetTable t) {
         this.table = t;
         if (baseDialect instanceof MergeDialect) {
             dialect = new MergeDialect(c -> t.column(c).map(TableColumn::castType).orElse("VARCHAR"));
         }
-        binder = new Binder(dialect.name());
     }
 
     @Override
@@ -298,22 +290,12 @@ public final class JdbcSink implements Sink {
             if (connection == null) {
                 return 0;
             }
-            TargetTable found = TargetTable.read(connection, ledgerName).orElse(null);
-            if (found == null) {
-                return 0;
-            }
-            TableColumn timestamp = found.column(settings.metadata().timestamp()).orElseThrow();
-            try (PreparedStatement ps = connection.prepareStatement("DELETE FROM " + ledgerName.quoted(dialect)
-                    + " WHERE " + dialect.quote(timestamp.name()) + " < ?")) {
-                binder = binder != null ? binder : new Binder(dialect.name());
-                binder.bindTimestamp(ps, 1, before.toEpochMilli(), timestamp);
-                long n = ps.executeUpdate();
-                connection.commit();
-                return n;
-            }
+            long n = ledger.forgetBefore(connection, dialect, before);
+            connection.commit();
+            return n;
         } catch (SQLException e) {
             rollback();
-            throw new SinkException("cannot prune the tombstone ledger " + ledgerName + " in " + target() + ": "
+            throw new SinkException("cannot prune the tombstone ledger " + ledger.name() + " in " + target() + ": "
                     + e.getMessage(), e);
         }
     }
@@ -360,8 +342,8 @@ public final class JdbcSink implements Sink {
                     deleted = tombstones.size();
                 } else {
                     writeDeletes(batch, tombstones);
-                    if (ledger != null && settings.conflictMode() == ConflictMode.NEWER_WINS) {
-                        writeLedger(batch, tombstones);
+                    if (ledger.table().isPresent() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
+                        ledger.record(connection, dialect, batch, tombstones);
                     }
                     deleted = tombstones.size();
                 }
@@ -401,8 +383,9 @@ public final class JdbcSink implements Sink {
             return changes;
         }
         Map<KeyIdentity, StoredVersions.Stored> stored = stored(table, tableName, batch, changes, true);
-        if (mode == ConflictMode.NEWER_WINS && ledger != null) {
-            stored(ledger, ledgerName, batch, changes, false).forEach((k, v) -> stored.merge(k, v, StoredVersions::newer));
+        if (mode == ConflictMode.NEWER_WINS && ledger.table().isPresent()) {
+            stored(ledger.table().get(), ledger.name(), batch, changes, false)
+                    .forEach((k, v) -> stored.merge(k, v, StoredVersions::newer));
         }
         if (stored.isEmpty()) {
             return changes;
@@ -442,46 +425,13 @@ public final class JdbcSink implements Sink {
                 liveRows, changes);
     }
 
-    /**
-     * Creates the tombstone ledger before the first hard delete under newer-wins: the deleted keys' versions, so that
-     * an older replay never brings a deleted key back. Its own transaction (some databases commit DDL implicitly).
-     */
+    /** Creates the tombstone ledger before the first hard delete under newer-wins. */
     private void ensureLedger(WriteBatch batch) throws SQLException {
-        if (ledger != null || settings.conflictMode() != ConflictMode.NEWER_WINS
+        if (ledger.table().isPresent() || settings.conflictMode() != ConflictMode.NEWER_WINS
                 || settings.tombstoneMode() != TombstoneMode.DELETE || batch.changes().stream().noneMatch(Change::isTombstone)) {
             return;
         }
-        TargetTable.createLedger(connection, dialect, ledgerName, batch.shape().keyColumns(), settings.metadata());
-        connection.commit();
-        ledger = TargetTable.read(connection, ledgerName).orElseThrow(
-                () -> new SQLException("tombstone ledger " + ledgerName + " was created but cannot be read back"));
-    }
-
-    /** Records the deleted keys' versions in the ledger, in the batch's transaction, newer versions only. */
-    private void writeLedger(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
-        SinkSettings.MetadataColumns meta = settings.metadata();
-        List<String> keys = batch.shape().keyColumns().stream().map(k -> ledger.column(k.name()).orElseThrow().name()).toList();
-        List<String> metaColumns = presentMetadata(ledger);
-        List<String> columns = new ArrayList<>(keys);
-        columns.addAll(metaColumns);
-        String sql = dialect.upsert(ledgerName.quoted(dialect), keys, columns, guard(ledger), ConflictMode.NEWER_WINS, 1);
-        try (PreparedStatement ps = connection.prepareStatement(sql)) {
-            for (Change c : tombstones) {
-                int index = 1;
-                for (Column k : batch.shape().keyColumns()) {
-                    binder.bind(ps, index++, c.key().get(k.name()), ledger.column(k.name()).orElseThrow());
-                }
-                bindMetadata(ps, index, c, batch, ledger, metaColumns, false);
-                ps.addBatch();
-            }
-            ps.executeBatch();
-        }
-    }
-
-    /** The newer-wins guard over the metadata columns {@code t} has. */
-    private Guard guard(TargetTable t) {
-        SinkSettings.MetadataColumns meta = settings.metadata();
-        return new Guard(t.column(meta.topic()).map(TableColumn::name), meta.partition(), meta.offset(), meta.timestamp());
+        ledger.create(connection, dialect, batch.shape().keyColumns());
     }
 
     /** Creates the table on first use, adds columns for new fields of a created table, and refuses unknown fields. */
@@ -554,9 +504,9 @@ public final class JdbcSink implements Sink {
         }
         List<String> columns = new ArrayList<>(keys);
         valueColumns.values().forEach(c -> columns.add(c.name()));
-        List<String> metaColumns = presentMetadata(table);
+        List<String> metaColumns = versions.present(table);
         columns.addAll(metaColumns);
-        Guard guard = guard(table);
+        Guard guard = versions.guard(table);
         if (copy != null) {
             List<Column> keyFields = batch.shape().keyColumns();
             TableColumn[] keyTypes = keyFields.stream().map(k -> table.column(k.name()).orElseThrow()).toArray(TableColumn[]::new);
@@ -575,7 +525,7 @@ public final class JdbcSink implements Sink {
                             PostgresCopy.field(csv, binder.copyText(c.values().get(v.getKey()), v.getValue()), false);
                         }
                         for (String name : metaColumns) {
-                            PostgresCopy.field(csv, metadataText(c, batch, name, false), false);
+                            PostgresCopy.field(csv, versions.copyText(c, batch, table, name, false), false);
                         }
                     } catch (Binder.Mismatch e) {
                         throw refused(c, e);
@@ -600,7 +550,7 @@ public final class JdbcSink implements Sink {
                         for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
                             binder.bind(ps, index++, c.values().get(v.getKey()), v.getValue());
                         }
-                        index = bindMetadata(ps, index, c, batch, table, metaColumns, false);
+                        index = versions.bind(ps, index, c, batch, table, metaColumns, false);
                     } catch (Binder.Mismatch e) {
                         throw refused(c, e);
                     }
@@ -621,24 +571,24 @@ public final class JdbcSink implements Sink {
 
     /** The tombstone ledger, where newer-wins consults it on PostgreSQL's COPY path. */
     private List<PostgresCopy.KeepOut> keepOut() {
-        if (settings.conflictMode() != ConflictMode.NEWER_WINS || ledger == null) {
+        if (settings.conflictMode() != ConflictMode.NEWER_WINS) {
             return List.of();
         }
-        return List.of(new PostgresCopy.KeepOut(ledgerName.quoted(dialect), guard(ledger)));
+        return ledger.keepOut(dialect).stream().toList();
     }
 
     private void writeSoftDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
         SinkSettings.MetadataColumns meta = settings.metadata();
         List<String> keys = keyColumns(batch);
-        List<String> metaColumns = presentMetadata(table);
+        List<String> metaColumns = versions.present(table);
         List<String> columns = new ArrayList<>(keys);
         columns.addAll(metaColumns);
-        String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, guard(table), settings.conflictMode(), 1);
+        String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, versions.guard(table), settings.conflictMode(), 1);
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             for (Change c : tombstones) {
                 try {
                     int index = bindKey(ps, 1, c, batch);
-                    bindMetadata(ps, index, c, batch, table, metaColumns, true);
+                    versions.bind(ps, index, c, batch, table, metaColumns, true);
                 } catch (Binder.Mismatch e) {
                     throw refused(c, e);
                 }
@@ -651,7 +601,7 @@ public final class JdbcSink implements Sink {
     private void writeDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
         SinkSettings.MetadataColumns meta = settings.metadata();
         List<String> keys = keyColumns(batch);
-        Guard guard = guard(table);
+        Guard guard = versions.guard(table);
         String sql = dialect.delete(tableName.quoted(dialect), keys, guard, settings.conflictMode());
         TableColumn timestamp = table.column(meta.timestamp()).orElse(null);
         TableColumn topic = table.column(meta.topic()).orElse(null);
@@ -682,51 +632,6 @@ public final class JdbcSink implements Sink {
     private int bindKey(PreparedStatement ps, int index, Change c, WriteBatch batch) throws SQLException, Binder.Mismatch {
         for (Column k : batch.shape().keyColumns()) {
             binder.bind(ps, index++, c.key().get(k.name()), table.column(k.name()).orElseThrow());
-        }
-        return index;
-    }
-
-    /** The metadata columns {@code t} has, in guard-friendly order: topic, partition, offset, timestamp, deleted. */
-    private List<String> presentMetadata(TargetTable t) {
-        SinkSettings.MetadataColumns meta = settings.metadata();
-        List<String> names = new ArrayList<>();
-        for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.deleted())) {
-            t.column(m).ifPresent(col -> names.add(col.name()));
-        }
-        return names;
-    }
-
-    private String metadataText(Change c, WriteBatch batch, String name, boolean deleted) throws Binder.Mismatch {
-        SinkSettings.MetadataColumns meta = settings.metadata();
-        TableColumn col = table.column(name).orElseThrow();
-        if (name.equalsIgnoreCase(meta.partition())) {
-            return binder.copyText((long) c.partition(), col);
-        } else if (name.equalsIgnoreCase(meta.offset())) {
-            return binder.copyText(c.offset(), col);
-        } else if (name.equalsIgnoreCase(meta.timestamp())) {
-            return Binder.copyTimestamp(c.timestamp(), col);
-        } else if (name.equalsIgnoreCase(meta.topic())) {
-            return binder.copyText(batch.topic(), col);
-        }
-        return binder.copyText(deleted, col);
-    }
-
-    private int bindMetadata(PreparedStatement ps, int index, Change c, WriteBatch batch, TargetTable t,
-                             List<String> metaColumns, boolean deleted) throws SQLException, Binder.Mismatch {
-        SinkSettings.MetadataColumns meta = settings.metadata();
-        for (String name : metaColumns) {
-            TableColumn col = t.column(name).orElseThrow();
-            if (name.equalsIgnoreCase(meta.partition())) {
-                binder.bind(ps, index++, (long) c.partition(), col);
-            } else if (name.equalsIgnoreCase(meta.offset())) {
-                binder.bind(ps, index++, c.offset(), col);
-            } else if (name.equalsIgnoreCase(meta.timestamp())) {
-                binder.bindTimestamp(ps, index++, c.timestamp(), col);
-            } else if (name.equalsIgnoreCase(meta.topic())) {
-                binder.bind(ps, index++, batch.topic(), col);
-            } else {
-                binder.bind(ps, index++, deleted, col);
-            }
         }
         return index;
     }

@@ -1,0 +1,110 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.Column;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.WriteBatch;
+
+/**
+ * The tombstone ledger of a table, {@code TABLE_kbackfill_deletes}: for every key a hard delete removed under
+ * newer-wins, the version of the tombstone, so that an older replay never brings the key back. Written in the
+ * batch's transaction, consulted by every newer-wins write, pruned only by {@link #forgetBefore}.
+ */
+final class TombstoneLedger {
+
+    private final TableName name;
+    private final SinkSettings.MetadataColumns meta;
+    private final VersionColumns versions;
+    private final Binder binder;
+    /** The table once it exists. */
+    private TargetTable table;
+
+    TombstoneLedger(TableName target, SinkSettings.MetadataColumns meta, VersionColumns versions, Binder binder) {
+        this.name = target.sibling(nameFor(target.name()));
+        this.meta = meta;
+        this.versions = versions;
+        this.binder = binder;
+    }
+
+    /** The ledger's name: {@code TABLE_kbackfill_deletes}, shortened where identifiers are short. */
+    static String nameFor(String table) {
+        String name = table + "_kbackfill_deletes";
+        if (name.length() <= 63) {
+            return name;
+        }
+        return table.substring(0, 40) + "_" + Integer.toHexString(table.hashCode()) + "_kbackfill_deletes";
+    }
+
+    TableName name() {
+        return name;
+    }
+
+    /** The ledger table, where it exists. */
+    Optional<TargetTable> table() {
+        return Optional.ofNullable(table);
+    }
+
+    /** Finds the ledger, if an earlier run created it. */
+    void read(Connection c) throws SQLException {
+        table = TargetTable.read(c, name).orElse(null);
+    }
+
+    /**
+     * Creates the ledger before its first entry, in a transaction of its own (some databases commit DDL implicitly).
+     */
+    void create(Connection c, Dialect d, List<Column> keys) throws SQLException {
+        TargetTable.createLedger(c, d, name, keys, meta);
+        c.commit();
+        table = TargetTable.read(c, name).orElseThrow(
+                () -> new SQLException("tombstone ledger " + name + " was created but cannot be read back"));
+    }
+
+    /** Records the deleted keys' versions, in the batch's transaction, newer versions only. */
+    void record(Connection c, Dialect d, WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
+        List<String> keys = batch.shape().keyColumns().stream().map(k -> table.column(k.name()).orElseThrow().name())
+                .toList();
+        List<String> metaColumns = versions.present(table);
+        List<String> columns = new ArrayList<>(keys);
+        columns.addAll(metaColumns);
+        String sql = d.upsert(name.quoted(d), keys, columns, versions.guard(table), ConflictMode.NEWER_WINS, 1);
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            for (Change change : tombstones) {
+                int index = 1;
+                for (Column k : batch.shape().keyColumns()) {
+                    binder.bind(ps, index++, change.key().get(k.name()), table.column(k.name()).orElseThrow());
+                }
+                versions.bind(ps, index, change, batch, table, metaColumns, false);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    /** The ledger as PostgreSQL's COPY path consults it, where it exists. */
+    Optional<PostgresCopy.KeepOut> keepOut(Dialect d) {
+        return table().map(t -> new PostgresCopy.KeepOut(name.quoted(d), versions.guard(t)));
+    }
+
+    /** Forgets the deletes by tombstones older than {@code before}; the caller commits. Returns how many. */
+    long forgetBefore(Connection c, Dialect d, Instant before) throws SQLException {
+        TargetTable found = TargetTable.read(c, name).orElse(null);
+        if (found == null) {
+            return 0;
+        }
+        TableColumn timestamp = found.column(meta.timestamp()).orElseThrow();
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + name.quoted(d) + " WHERE "
+                + d.quote(timestamp.name()) + " < ?")) {
+            binder.bindTimestamp(ps, 1, before.toEpochMilli(), timestamp);
+            return ps.executeUpdate();
+        }
+    }
+}

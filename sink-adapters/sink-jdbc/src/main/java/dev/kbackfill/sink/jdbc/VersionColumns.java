@@ -1,0 +1,75 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.WriteBatch;
+
+/**
+ * The columns that carry a row's version (topic, partition, offset, timestamp) and its soft-delete flag: which of
+ * them a table has, how a change fills them, and the newer-wins guard over them. The target and its tombstone
+ * ledger both have them.
+ */
+final class VersionColumns {
+
+    private final SinkSettings.MetadataColumns meta;
+    private final Binder binder;
+
+    VersionColumns(SinkSettings.MetadataColumns meta, Binder binder) {
+        this.meta = meta;
+        this.binder = binder;
+    }
+
+    /** The columns {@code t} has, in guard-friendly order: topic, partition, offset, timestamp, deleted. */
+    List<String> present(TargetTable t) {
+        List<String> names = new ArrayList<>();
+        for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.deleted())) {
+            t.column(m).ifPresent(col -> names.add(col.name()));
+        }
+        return names;
+    }
+
+    /** The newer-wins guard over the columns {@code t} has. */
+    Guard guard(TargetTable t) {
+        return new Guard(t.column(meta.topic()).map(TableColumn::name), meta.partition(), meta.offset(), meta.timestamp());
+    }
+
+    /** One column's value for a change, as COPY text. */
+    String copyText(Change c, WriteBatch batch, TargetTable t, String name, boolean deleted) throws Binder.Mismatch {
+        TableColumn col = t.column(name).orElseThrow();
+        if (name.equalsIgnoreCase(meta.partition())) {
+            return binder.copyText((long) c.partition(), col);
+        } else if (name.equalsIgnoreCase(meta.offset())) {
+            return binder.copyText(c.offset(), col);
+        } else if (name.equalsIgnoreCase(meta.timestamp())) {
+            return Binder.copyTimestamp(c.timestamp(), col);
+        } else if (name.equalsIgnoreCase(meta.topic())) {
+            return binder.copyText(batch.topic(), col);
+        }
+        return binder.copyText(deleted, col);
+    }
+
+    /** Binds the columns {@code names} of {@code t} for a change from {@code index}; returns the next index. */
+    int bind(PreparedStatement ps, int index, Change c, WriteBatch batch, TargetTable t, List<String> names,
+             boolean deleted) throws SQLException, Binder.Mismatch {
+        for (String name : names) {
+            TableColumn col = t.column(name).orElseThrow();
+            if (name.equalsIgnoreCase(meta.partition())) {
+                binder.bind(ps, index++, (long) c.partition(), col);
+            } else if (name.equalsIgnoreCase(meta.offset())) {
+                binder.bind(ps, index++, c.offset(), col);
+            } else if (name.equalsIgnoreCase(meta.timestamp())) {
+                binder.bindTimestamp(ps, index++, c.timestamp(), col);
+            } else if (name.equalsIgnoreCase(meta.topic())) {
+                binder.bind(ps, index++, batch.topic(), col);
+            } else {
+                binder.bind(ps, index++, deleted, col);
+            }
+        }
+        return index;
+    }
+}
