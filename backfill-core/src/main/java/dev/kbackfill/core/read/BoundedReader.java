@@ -57,12 +57,8 @@ public final class BoundedReader implements AutoCloseable {
      */
     public BoundedReader(String topic, Map<String, Object> clientConfig, IsolationLevel isolationLevel,
                          List<Range> ranges, boolean allowDataLoss, Duration stallTimeout) {
-        this.topic = topic;
-        this.allowDataLoss = allowDataLoss;
-        this.stallTimeout = stallTimeout;
-        ranges.forEach(r -> this.ranges.put(r.partition(), r));
-        this.consumer = new KafkaConsumer<>(consumerConfig(clientConfig, isolationLevel), new ByteArrayDeserializer(),
-                new ByteArrayDeserializer());
+        this(topic, new KafkaConsumer<>(consumerConfig(clientConfig, isolationLevel), new ByteArrayDeserializer(),
+                new ByteArrayDeserializer()), ranges, allowDataLoss, stallTimeout);
     }
 
     /**
@@ -175,8 +171,8 @@ public final class BoundedReader implements AutoCloseable {
             pending.forEach((tp, pos) -> where.append(where.length() == 0 ? "" : ", ").append("partition ")
                     .append(tp.partition()).append(" at offset ").append(pos).append(" (end ")
                     .append(ranges.get(tp.partition()).end()).append(")"));
-            throw new ReadException("no progress reading " + topic + " for " + stallTimeout.toSeconds() + " s: "
-                    + where, null);
+            throw ReadException.stalled("no progress reading " + topic + " for " + stallTimeout.toSeconds() + " s: "
+                    + where);
         }
     }
 

@@ -351,7 +351,7 @@ public final class BackfillRun {
             } catch (RecordRejectedException e) {
                 Change bad = e.change();
                 if (rejects.failsTheRun()) {
-                    throw new RecordRejectedException(bad, e.getMessage().substring(e.getMessage().indexOf(": ") + 2)
+                    throw new RecordRejectedException(bad, e.reason()
                             + " (--on-error skip or --dead-letter keep such records aside)", e);
                 }
                 if (bad.source() == null && !rejects.destination().isEmpty()) {

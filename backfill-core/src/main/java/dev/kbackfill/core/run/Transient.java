@@ -30,7 +30,7 @@ public final class Transient {
             if (t instanceof SQLException sql && transientState(sql.getSQLState())) {
                 return true;
             }
-            if (t instanceof ReadException && t.getMessage() != null && t.getMessage().startsWith("no progress reading")) {
+            if (t instanceof ReadException read && read.stalled()) {
                 return true; // the broker did not answer for the stall timeout
             }
         }

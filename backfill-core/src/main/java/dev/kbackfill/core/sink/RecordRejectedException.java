@@ -11,14 +11,21 @@ import dev.kbackfill.core.record.Change;
 public final class RecordRejectedException extends SinkException {
 
     private final transient Change change;
+    private final String reason;
 
     /** @param reason why, naming the column or type, e.g. {@code value 'x' does not fit column amount} */
     public RecordRejectedException(Change change, String reason, Throwable cause) {
         super("partition " + change.partition() + " offset " + change.offset() + ": " + reason, cause);
         this.change = change;
+        this.reason = reason;
     }
 
     public Change change() {
         return change;
+    }
+
+    /** Why, without the record's coordinates. */
+    public String reason() {
+        return reason;
     }
 }
