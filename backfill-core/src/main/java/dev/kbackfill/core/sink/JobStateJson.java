@@ -30,8 +30,7 @@ public final class JobStateJson {
         root.put("fingerprint", s.fingerprint());
         root.put("run", s.run());
         if (s.spec().isKnown()) {
-            ObjectNode spec = root.putObject("spec");
-            s.spec().parts().forEach(spec::put);
+            root.set("spec", specNode(s.spec()));
         }
         ObjectNode next = root.putObject("nextOffsets");
         s.nextOffsets().forEach((p, o) -> next.put(Integer.toString(p), o));
@@ -51,12 +50,36 @@ public final class JobStateJson {
             }
             Map<Integer, Long> next = new TreeMap<>();
             root.path("nextOffsets").fields().forEachRemaining(e -> next.put(Integer.parseInt(e.getKey()), e.getValue().asLong()));
-            Map<String, String> spec = new TreeMap<>();
-            root.path("spec").fields().forEachRemaining(e -> spec.put(e.getKey(), e.getValue().asText()));
             return new JobState(root.path("job").asText(), root.path("fingerprint").asText(), root.path("run").asInt(),
-                    Plan.fromJson(JSON.writeValueAsString(root.path("plan"))), next, new JobSpec(spec));
+                    Plan.fromJson(JSON.writeValueAsString(root.path("plan"))), next, spec(root.path("spec")));
         } catch (IOException e) {
             throw new SinkException("a stored job state is not JSON: " + e.getMessage(), e);
         }
+    }
+
+    /** A job spec alone as JSON, for sinks that store it in a column of its own: {@code {"destination":..,..}}. */
+    public static String writeSpec(JobSpec spec) {
+        return specNode(spec).toString();
+    }
+
+    /** Reads {@link #writeSpec}. */
+    public static JobSpec readSpec(String json) {
+        try {
+            return spec(JSON.readTree(json));
+        } catch (IOException e) {
+            throw new SinkException("a stored job spec is not JSON: " + e.getMessage(), e);
+        }
+    }
+
+    private static ObjectNode specNode(JobSpec spec) {
+        ObjectNode node = JSON.createObjectNode();
+        spec.parts().forEach(node::put);
+        return node;
+    }
+
+    private static JobSpec spec(JsonNode node) {
+        Map<String, String> parts = new TreeMap<>();
+        node.fields().forEachRemaining(e -> parts.put(e.getKey(), e.getValue().asText()));
+        return new JobSpec(parts);
     }
 }

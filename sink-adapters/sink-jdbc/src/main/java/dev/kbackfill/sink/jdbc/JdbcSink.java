@@ -47,7 +47,7 @@ public final class JdbcSink implements Sink {
     private final Binder binder;
     private Connection connection;
     private TargetTable table;
-    private JobTables jobs;
+    private final JobTables jobs;
     /** The tombstone ledger beside the table (hard deletes under newer-wins). */
     private final TombstoneLedger ledger;
     private final VersionColumns versions;
@@ -62,6 +62,7 @@ public final class JdbcSink implements Sink {
         this.dialect = dialect;
         this.url = dialect.tuneUrl(settings.url());
         this.tableName = TableName.parse(settings.table());
+        this.jobs = new JobTables(dialect, tableName);
         this.binder = new Binder(dialect.name());
         this.versions = new VersionColumns(settings.metadata(), binder);
         this.ledger = new TombstoneLedger(tableName, settings.metadata(), versions, binder);
@@ -92,7 +93,6 @@ public final class JdbcSink implements Sink {
                     throw new SinkConfigException("table " + tableName + " does not exist in " + SinkFactory.redact(
                             settings.url()) + " (no such file); create it, or pass --create-table to create it from the records");
                 }
-                jobs = new JobTables(dialect, tableName);
                 return; // connected by begin(): opening would create the file
             }
             connection = connect();
@@ -123,7 +123,6 @@ public final class JdbcSink implements Sink {
     }
 
     private void openJobTables() throws SQLException {
-        jobs = new JobTables(dialect, tableName);
         if (jobs.exists(connection)) {
             jobs.create(connection); // adds what an earlier version's job tables lack
         }
@@ -134,7 +133,6 @@ public final class JdbcSink implements Sink {
     public void openForJobs() {
         try {
             if (sqliteFileMissing()) {
-                jobs = new JobTables(dialect, tableName);
                 return;
             }
             connection = connect();
@@ -578,7 +576,6 @@ public final class JdbcSink implements Sink {
     }
 
     private void writeSoftDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
-        SinkSettings.MetadataColumns meta = settings.metadata();
         List<String> keys = keyColumns(batch);
         List<String> metaColumns = versions.present(table);
         List<String> columns = new ArrayList<>(keys);
@@ -599,29 +596,16 @@ public final class JdbcSink implements Sink {
     }
 
     private void writeDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
-        SinkSettings.MetadataColumns meta = settings.metadata();
         List<String> keys = keyColumns(batch);
         Guard guard = versions.guard(table);
         String sql = dialect.delete(tableName.quoted(dialect), keys, guard, settings.conflictMode());
-        TableColumn timestamp = table.column(meta.timestamp()).orElse(null);
-        TableColumn topic = table.column(meta.topic()).orElse(null);
+        List<Guard.Parameter> guarded = settings.conflictMode() == ConflictMode.NEWER_WINS ? guard.parameters() : List.of();
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             for (Change c : tombstones) {
-                int index;
                 try {
-                    index = bindKey(ps, 1, c, batch);
+                    versions.bindGuard(ps, bindKey(ps, 1, c, batch), guarded, c, batch, table);
                 } catch (Binder.Mismatch e) {
                     throw refused(c, e);
-                }
-                if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
-                    for (Guard.Parameter p : guard.parameters()) {
-                        switch (p) {
-                            case TOPIC -> binder.bind(ps, index++, batch.topic(), topic);
-                            case PARTITION -> ps.setLong(index++, c.partition());
-                            case OFFSET -> ps.setLong(index++, c.offset());
-                            case TIMESTAMP -> binder.bindTimestamp(ps, index++, c.timestamp(), timestamp);
-                        }
-                    }
                 }
                 ps.addBatch();
             }

@@ -12,6 +12,7 @@ import java.util.Optional;
 
 import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.JobStateJson;
 import dev.kbackfill.resolver.Plan;
 
 /**
@@ -28,6 +29,7 @@ import dev.kbackfill.resolver.Plan;
 final class JobTables {
 
     private final Dialect d;
+    private final TableName jobsName;
     private final String jobs;
     private final String progress;
 
@@ -37,8 +39,6 @@ final class JobTables {
         this.jobs = jobsName.quoted(dialect);
         this.progress = target.sibling("kbackfill_progress").quoted(dialect);
     }
-
-    private TableName jobsName;
 
     /** Whether the job tables exist (a database no job ran against has none). */
     boolean exists(Connection c) throws SQLException {
@@ -54,14 +54,7 @@ final class JobTables {
             s.execute("CREATE TABLE IF NOT EXISTS " + progress + " (job VARCHAR(200) NOT NULL, "
                     + "partition_id INTEGER NOT NULL, next_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, "
                     + "PRIMARY KEY (job, partition_id))");
-            boolean hasSpec;
-            try (ResultSet rs = s.executeQuery("SELECT * FROM " + jobs + " WHERE 1 = 0")) {
-                hasSpec = false;
-                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
-                    hasSpec |= rs.getMetaData().getColumnName(i).equalsIgnoreCase("job_spec");
-                }
-            }
-            if (!hasSpec) {
+            if (TargetTable.read(c, jobsName).flatMap(t -> t.column("job_spec")).isEmpty()) {
                 s.execute("ALTER TABLE " + jobs + " ADD COLUMN job_spec " + d.textType());
             }
         }
@@ -83,7 +76,7 @@ final class JobTables {
                 run = rs.getInt(2);
                 planJson = rs.getString(3);
                 String specJson = rs.getString(5);
-                spec = specJson != null ? readSpec(specJson)
+                spec = specJson != null ? JobStateJson.readSpec(specJson)
                         : new JobSpec(Map.of(JobSpec.DESTINATION, "table " + rs.getString(4)));
             }
         }
@@ -100,26 +93,6 @@ final class JobTables {
         return Optional.of(new JobState(job, fingerprint, run, Plan.fromJson(planJson), next, spec));
     }
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
-
-    private static JobSpec readSpec(String json) throws SQLException {
-        try {
-            Map<String, String> parts = new java.util.TreeMap<>();
-            JSON.readTree(json).fields().forEachRemaining(e -> parts.put(e.getKey(), e.getValue().asText()));
-            return new JobSpec(parts);
-        } catch (java.io.IOException e) {
-            throw new SQLException("a stored job spec is not JSON: " + e.getMessage(), e);
-        }
-    }
-
-    private static String writeSpec(JobSpec spec) {
-        try {
-            return JSON.writeValueAsString(spec.parts());
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     /** Replaces the job's row and progress with a new run's; the caller commits. */
     void begin(Connection c, JobState state, String target) throws SQLException {
         delete(c, state.job());
@@ -134,7 +107,7 @@ final class JobTables {
             ps.setString(5, state.plan().toJson());
             ps.setString(6, now);
             ps.setString(7, now);
-            ps.setString(8, state.spec().isKnown() ? writeSpec(state.spec()) : null);
+            ps.setString(8, state.spec().isKnown() ? JobStateJson.writeSpec(state.spec()) : null);
             ps.executeUpdate();
         }
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + progress

@@ -11,9 +11,10 @@ import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
 
 /**
- * PostgreSQL's bulk path: COPY a batch into a temporary staging table, take out of it the rows the target keeps out
- * (counted per source partition), then one {@code INSERT .. SELECT .. ON CONFLICT .. WHERE guard} into the target,
- * all in the batch's transaction. Measured against batched {@code INSERT .. ON CONFLICT} in docs/benchmarks.md.
+ * PostgreSQL's bulk path: COPY a batch into a temporary staging table, take out of it the rows the tombstone ledger
+ * keeps out, then one {@code INSERT .. SELECT .. ON CONFLICT .. WHERE guard .. RETURNING} into the target, which
+ * names the rows it wrote (the rest were kept out, counted per source partition), all in the batch's transaction.
+ * Measured against batched {@code INSERT .. ON CONFLICT} in docs/benchmarks.md.
  */
 final class PostgresCopy {
 

@@ -72,4 +72,18 @@ final class VersionColumns {
         }
         return index;
     }
+
+    /** Binds a change's version to guard parameters ({@link Guard#againstParameters}) in {@code order}, from {@code index}. */
+    int bindGuard(PreparedStatement ps, int index, List<Guard.Parameter> order, Change c, WriteBatch batch, TargetTable t)
+            throws SQLException, Binder.Mismatch {
+        for (Guard.Parameter p : order) {
+            switch (p) {
+                case TOPIC -> binder.bind(ps, index++, batch.topic(), t.column(meta.topic()).orElseThrow());
+                case PARTITION -> ps.setLong(index++, c.partition());
+                case OFFSET -> ps.setLong(index++, c.offset());
+                case TIMESTAMP -> binder.bindTimestamp(ps, index++, c.timestamp(), t.column(meta.timestamp()).orElseThrow());
+            }
+        }
+        return index;
+    }
 }
