@@ -9,11 +9,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.function.Function;
 
 import dev.kbackfill.core.record.ConfluentAvro;
 import dev.kbackfill.core.record.Format;
@@ -27,7 +25,6 @@ import dev.kbackfill.core.run.RunListener;
 import dev.kbackfill.core.run.RunOptions;
 import dev.kbackfill.core.run.RunSummary;
 import dev.kbackfill.core.sink.JobIdentity;
-import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkFactory;
@@ -142,10 +139,6 @@ final class RunCommand implements Callable<Integer> {
         java.time.Duration retry = retryDuration();
         RecordDecoder decoder = decoder();
         SinkSettings settings = sink.settings(backfill.topic(), config);
-        List<String> keyFieldList = SinkOptions.split(keyFields);
-        Function<String, JobSpec> jobSpec = destination -> JobSpec.of(backfill, destination,
-                decoder.keyFormat().label(), decoder.valueFormat().label(), keyFieldList, settings.conflictMode(),
-                settings.tombstoneMode(), strictTime);
         if (sink.isDefault()) {
             err.println("no --sink given: writing to the embedded default, SQLite file "
                     + Path.of("kbackfill.db").toAbsolutePath() + ", table " + settings.table());
@@ -154,15 +147,25 @@ final class RunCommand implements Callable<Integer> {
         // run's first second, and neither needs the other (a sink error still comes first)
         CompletableFuture<KafkaSide> kafkaSide = CompletableFuture.supplyAsync(() -> KafkaSide.start(config, backfill.topic()));
         try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = rejects(config)) {
-            RunOptions options = RunOptions.DEFAULTS.withStrictTime(strictTime).withAllowDataLoss(backfill.allowDataLoss());
-            BackfillJob.Settings job = new BackfillJob.Settings(Optional.ofNullable(this.job), backfill, filePlan,
-                    jobSpec, config, decoder, rejects, settings.tombstoneMode(), options,
-                    batchSize == null ? OptionalInt.empty() : OptionalInt.of(batchSize), retry);
+            BackfillJob.Builder builder = BackfillJob.Settings.builder(backfill, config)
+                    .decoder(decoder, SinkOptions.split(keyFields))
+                    .modes(settings.conflictMode(), settings.tombstoneMode()).rejects(rejects)
+                    .options(RunOptions.DEFAULTS.withStrictTime(strictTime)).retryFor(retry);
+            if (job != null) {
+                builder.job(job);
+            }
+            if (batchSize != null) {
+                builder.batchRows(batchSize);
+            }
+            filePlan.ifPresent(builder::plan);
+            RunProgress[] display = {null}; // made once the sink is open: it names the job
             BackfillJob.Events events = new BackfillJob.Events() {
                 @Override
                 public void opened(String name, List<String> warnings) {
                     warnings.forEach(w -> err.println("warning: " + w));
-                    progressName[0] = name;
+                    if (display[0] == null) {
+                        display[0] = new RunProgress(err, progress, name);
+                    }
                 }
 
                 @Override
@@ -187,8 +190,9 @@ final class RunCommand implements Callable<Integer> {
                     err.flush();
                 }
             };
-            RunListener listener = (done, total, records, bytes) -> progressListener(err).onProgress(done, total, records, bytes);
-            BackfillJob.Outcome outcome = new BackfillJob(target, job, events, listener).run(() -> join(kafkaSide));
+            RunListener listener = (done, total, records, bytes) -> display[0].onProgress(done, total, records, bytes);
+            BackfillJob.Outcome outcome = new BackfillJob(target, builder.build(), events, listener)
+                    .run(() -> join(kafkaSide));
             if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
                 out.println("job " + nothing.job() + ": run " + nothing.state().run() + " already complete for "
                         + JobIdentity.describe(backfill) + " into " + target.target() + "; nothing to do");
@@ -231,17 +235,6 @@ final class RunCommand implements Callable<Integer> {
         }
         throw new CommandLine.ParameterException(spec.commandLine(), "invalid --retry-for '" + retryFor
                 + "': expected a duration such as 30s, 5m, 1h, PT10M, or 0 to fail at once");
-    }
-
-    /** The job's name once the sink is open, for the progress display. */
-    private final String[] progressName = {null};
-    private RunProgress progressDisplay;
-
-    private RunListener progressListener(PrintWriter err) {
-        if (progressDisplay == null) {
-            progressDisplay = new RunProgress(err, progress, progressName[0]);
-        }
-        return progressDisplay;
     }
 
     /**
