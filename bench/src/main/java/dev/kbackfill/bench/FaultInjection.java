@@ -129,14 +129,7 @@ public final class FaultInjection {
     // ---------------------------------------------------------------- the topic and its model
 
     private void load() throws Exception {
-        Map<String, Object> config = new HashMap<>();
-        config.put("bootstrap.servers", bootstrap);
-        try (Admin admin = Admin.create(config)) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)
-                    .configs(Map.of("retention.ms", "-1")))).all().get(60, TimeUnit.SECONDS);
-        }
-        Thread.sleep(1000);
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        Map<String, Object> config = createTopic(TOPIC, PARTITIONS);
         config.put(ProducerConfig.LINGER_MS_CONFIG, 10);
         List<Future<RecordMetadata>> sent = new ArrayList<>();
         List<String[]> produced = new ArrayList<>(); // key, status or null
@@ -171,6 +164,22 @@ public final class FaultInjection {
             }
         });
         System.out.printf("# loaded %d records; the final state holds %d keys%n", records, expected.size());
+    }
+
+    /**
+     * Creates a topic that keeps old event times ({@code retention.ms=-1}) and returns producer settings for it
+     * (acks=all), once the broker had a moment to settle its partitions.
+     */
+    private Map<String, Object> createTopic(String topic, int partitions) throws Exception {
+        Map<String, Object> config = new HashMap<>();
+        config.put("bootstrap.servers", bootstrap);
+        try (Admin admin = Admin.create(config)) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1)
+                    .configs(Map.of("retention.ms", "-1")))).all().get(60, TimeUnit.SECONDS);
+        }
+        Thread.sleep(1000);
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        return config;
     }
 
     // ---------------------------------------------------------------- faults
@@ -272,14 +281,7 @@ public final class FaultInjection {
      */
     private void retention() throws Exception {
         String topic = "faults-retention";
-        Map<String, Object> config = new HashMap<>();
-        config.put("bootstrap.servers", bootstrap);
-        try (Admin admin = Admin.create(config)) {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("retention.ms", "-1"))))
-                    .all().get(60, TimeUnit.SECONDS);
-        }
-        Thread.sleep(1000);
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        Map<String, Object> config = createTopic(topic, 1);
         int n = 400_000;
         try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
             for (int i = 0; i < n; i++) {
@@ -331,14 +333,7 @@ public final class FaultInjection {
         int id2 = dev.kbackfill.testservices.SharedRegistry.register(topic + "-value", v2, null);
         org.apache.avro.Schema s1 = new org.apache.avro.Schema.Parser().parse(v1);
         org.apache.avro.Schema s2 = new org.apache.avro.Schema.Parser().parse(v2);
-        Map<String, Object> config = new HashMap<>();
-        config.put("bootstrap.servers", bootstrap);
-        try (Admin admin = Admin.create(config)) {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("retention.ms", "-1"))))
-                    .all().get(60, TimeUnit.SECONDS);
-        }
-        Thread.sleep(1000);
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        Map<String, Object> config = createTopic(topic, 1);
         int n = 300_000;
         int second = 200_000; // where the second schema starts
         try (KafkaProducer<String, byte[]> p = new KafkaProducer<>(config, new StringSerializer(),

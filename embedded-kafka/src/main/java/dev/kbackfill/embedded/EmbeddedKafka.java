@@ -98,9 +98,14 @@ public final class EmbeddedKafka implements AutoCloseable {
 
         Properties props = new Properties();
         props.putAll(config);
+        return launch(dataDir, deleteOnClose, props, "127.0.0.1:" + brokerPort, clusterId);
+    }
+
+    /** Starts the server of {@code props} on a formatted {@code dataDir} and waits until it answers. */
+    private static EmbeddedKafka launch(Path dataDir, boolean deleteOnClose, Properties props, String bootstrap,
+                                        String clusterId) {
         KafkaRaftServer server = new KafkaRaftServer(new KafkaConfig(props, false), Time.SYSTEM);
         server.startup();
-        String bootstrap = "127.0.0.1:" + brokerPort;
         EmbeddedKafka kafka = new EmbeddedKafka(dataDir, deleteOnClose, bootstrap, clusterId, server);
         try {
             kafka.awaitReady();
@@ -122,17 +127,8 @@ public final class EmbeddedKafka implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the broker settings in " + dataDir, e);
         }
-        KafkaRaftServer server = new KafkaRaftServer(new KafkaConfig(props, false), Time.SYSTEM);
-        server.startup();
-        String bootstrap = props.getProperty("advertised.listeners").replace("PLAINTEXT://", "");
-        EmbeddedKafka kafka = new EmbeddedKafka(dataDir, false, bootstrap, "unknown", server);
-        try {
-            kafka.awaitReady();
-        } catch (RuntimeException e) {
-            kafka.close();
-            throw e;
-        }
-        return kafka;
+        return launch(dataDir, false, props, props.getProperty("advertised.listeners").replace("PLAINTEXT://", ""),
+                "unknown");
     }
 
     private static Map<String, String> defaults(Path logDir, int brokerPort, int controllerPort) {

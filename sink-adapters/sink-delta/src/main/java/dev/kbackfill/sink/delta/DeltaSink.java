@@ -390,7 +390,9 @@ final class DeltaSink implements Sink {
             int[] at = located.get(e.getKey());
             Candidate file = at == null ? null : candidates.get(at[0]);
             Object[] stored = at == null ? null : file.probed.get(at[1]);
-            Version deletedAt = consultLedger ? ledger.deleted(DeltaTombstones.keyText(e.getKey())) : null;
+            // the key's ledger text, only where the ledger is read or written for it
+            String ledgerKey = consultLedger || (ledgered && c.isTombstone()) ? DeltaTombstones.keyText(e.getKey()) : null;
+            Version deletedAt = consultLedger ? ledger.deleted(ledgerKey) : null;
             switch (verdict(c, batch.version(c), stored, ord, deletedAt)) {
                 case KEPT_OUT -> {
                     keptOut.merge(c.partition(), 1L, Long::sum);
@@ -411,7 +413,7 @@ final class DeltaSink implements Sink {
                 }
                 deleted++;
                 if (ledgered) {
-                    ledger.record(DeltaTombstones.keyText(e.getKey()), batch.version(c));
+                    ledger.record(ledgerKey, batch.version(c));
                 }
                 if (stored == null && settings.tombstoneMode() == TombstoneMode.DELETE) {
                     continue; // nothing to delete; the ledger holds its version

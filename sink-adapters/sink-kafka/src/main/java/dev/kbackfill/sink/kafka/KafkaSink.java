@@ -360,9 +360,7 @@ final class KafkaSink implements Sink {
     public WriteResult write(WriteBatch batch) {
         long[] counts = {0, 0, 0};
         Map<Integer, Long> keptOut = new java.util.TreeMap<>();
-        Map<Integer, Long> next = new HashMap<>(current.nextOffsets());
-        next.putAll(batch.nextOffsets());
-        JobState after = current.advancedTo(next);
+        JobState after = current.advancedTo(batch.nextOffsets());
         List<Change> written = new ArrayList<>();
         transaction(batch.job(), () -> {
             for (Change c : batch.changes()) {
