@@ -46,6 +46,14 @@ public final class Kbackfill implements Runnable {
      * with an option other than help or version is a {@code run}: {@code kbackfill --topic orders --from ...}.
      */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
+        return execute(out, err, null, args);
+    }
+
+    /**
+     * Runs a {@code run} command line under an engine ({@link RunEngine}: the Spark driver), with the same options,
+     * messages and exit codes as the command line itself.
+     */
+    public static int execute(PrintWriter out, PrintWriter err, RunEngine engine, String... args) {
         if (args.length > 0 && args[0].startsWith("-") && !java.util.List.of("-h", "--help", "-V", "--version")
                 .contains(args[0])) {
             String[] withRun = new String[args.length + 1];
@@ -53,7 +61,13 @@ public final class Kbackfill implements Runnable {
             System.arraycopy(args, 0, withRun, 1, args.length);
             args = withRun;
         }
-        CommandLine cli = commandLine();
+        CommandLine cli = engine == null ? commandLine() : commandLine(new CommandLine.IFactory() {
+            @Override
+            public <K> K create(Class<K> type) throws Exception {
+                return type == RunCommand.class ? type.cast(new RunCommand(engine))
+                        : CommandLine.defaultFactory().create(type);
+            }
+        });
         cli.setOut(out);
         cli.setErr(err);
         int code = cli.execute(args);
@@ -63,7 +77,11 @@ public final class Kbackfill implements Runnable {
     }
 
     static CommandLine commandLine() {
-        CommandLine cli = new CommandLine(new Kbackfill());
+        return commandLine(CommandLine.defaultFactory());
+    }
+
+    private static CommandLine commandLine(CommandLine.IFactory factory) {
+        CommandLine cli = new CommandLine(new Kbackfill(), factory);
         cli.setParameterExceptionHandler(Kbackfill::badUsage);
         cli.setExecutionExceptionHandler(Kbackfill::failed);
         return cli;

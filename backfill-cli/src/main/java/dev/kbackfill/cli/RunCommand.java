@@ -65,6 +65,20 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     KafkaOptions kafka;
 
+    @Mixin
+    EngineOptions engineOptions;
+
+    /** The engine running this command line (the Spark driver), or null: this process runs it or launches Spark. */
+    private final RunEngine engine;
+
+    RunCommand() {
+        this(null);
+    }
+
+    RunCommand(RunEngine engine) {
+        this.engine = engine;
+    }
+
     @Option(names = "--job", paramLabel = "NAME", description = "The job name (default: the topic and a hash of the "
             + "request as typed and the sink, so the same command line is the same job).")
     String job;
@@ -130,7 +144,10 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Map<String, Object> config = kafka.clientConfig();
-        Optional<Plan> filePlan = readPlanFile();
+        if (engine == null) {
+            engineOptions.check();
+        }
+        Optional<Plan> filePlan = engine != null ? Optional.of(engine.plan()) : readPlanFile();
         BackfillRequest backfill = filePlan.map(Plan::request).orElseGet(() -> request.toRequest(kafka.isolationLevel(config)));
         if (batchSize != null && batchSize < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --batch-size '" + batchSize
@@ -147,17 +164,13 @@ final class RunCommand implements Callable<Integer> {
         // run's first second, and neither needs the other (a sink error still comes first)
         CompletableFuture<KafkaSide> kafkaSide = CompletableFuture.supplyAsync(() -> KafkaSide.start(config, backfill.topic()));
         try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = rejects(config)) {
-            BackfillJob.Builder builder = BackfillJob.Settings.builder(backfill, config)
-                    .decoder(decoder, SinkOptions.split(keyFields))
-                    .modes(settings.conflictMode(), settings.tombstoneMode()).rejects(rejects)
-                    .options(RunOptions.DEFAULTS.withStrictTime(strictTime)).retryFor(retry);
-            if (job != null) {
-                builder.job(job);
-            }
-            if (batchSize != null) {
-                builder.batchRows(batchSize);
-            }
+            BackfillJob.Builder builder = jobBuilder(backfill, config, decoder, settings, rejects, retry)
+                    .engine(engine != null ? engine.name() : engineOptions.specName());
             filePlan.ifPresent(builder::plan);
+            if (engine == null && engineOptions.spark()) {
+                return new SparkLaunch(engineOptions, spec.commandLine().getParseResult().originalArgs(), out, err)
+                        .launch(target, builder.build(), sink.isKafka(), settings.conflictMode(), () -> join(kafkaSide));
+            }
             RunProgress[] display = {null}; // made once the sink is open: it names the job
             BackfillJob.Events events = new BackfillJob.Events() {
                 @Override
@@ -191,11 +204,10 @@ final class RunCommand implements Callable<Integer> {
                 }
             };
             RunListener listener = (done, total, records, bytes) -> display[0].onProgress(done, total, records, bytes);
-            BackfillJob.Outcome outcome = new BackfillJob(target, builder.build(), events, listener)
-                    .run(() -> join(kafkaSide));
+            BackfillJob.Outcome outcome = new BackfillJob(target, builder.build(), events, listener,
+                    engine != null ? engine.runner() : BackfillJob.Runner.LOCAL).run(() -> join(kafkaSide));
             if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
-                out.println("job " + nothing.job() + ": run " + nothing.state().run() + " already complete for "
-                        + JobIdentity.describe(backfill) + " into " + target.target() + "; nothing to do");
+                printNothingToDo(nothing.job(), nothing.state(), backfill, target.target(), out);
                 return ExitCodes.OK;
             }
             RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
@@ -212,7 +224,23 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private java.time.Duration retryDuration() {
+    /** The job's settings as this command line gives them (the Spark engine's tasks build theirs the same way). */
+    BackfillJob.Builder jobBuilder(BackfillRequest backfill, Map<String, Object> config, RecordDecoder decoder,
+                                   SinkSettings settings, Rejects rejects, java.time.Duration retry) {
+        BackfillJob.Builder builder = BackfillJob.Settings.builder(backfill, config)
+                .decoder(decoder, SinkOptions.split(keyFields))
+                .modes(settings.conflictMode(), settings.tombstoneMode()).rejects(rejects)
+                .options(RunOptions.DEFAULTS.withStrictTime(strictTime)).retryFor(retry);
+        if (job != null) {
+            builder.job(job);
+        }
+        if (batchSize != null) {
+            builder.batchRows(batchSize);
+        }
+        return builder;
+    }
+
+    java.time.Duration retryDuration() {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,9})(ms|s|m|h)?").matcher(retryFor.strip());
         if (m.matches()) {
             long n = Long.parseLong(m.group(1));
@@ -278,7 +306,7 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private RecordDecoder decoder() {
+    RecordDecoder decoder() {
         // a topic sink copies records as they are: read bytes unless a format is asked for
         CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
         Format key = sink.isKafka() && !parsed.hasMatchedOption("--key-format") ? Format.BYTES
@@ -301,7 +329,7 @@ final class RunCommand implements Callable<Integer> {
         return new RecordDecoder(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), avro);
     }
 
-    private Rejects rejects(Map<String, Object> config) {
+    Rejects rejects(Map<String, Object> config) {
         if (!onError.equals("fail") && !onError.equals("skip")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --on-error '" + onError
                     + "': expected fail or skip");
@@ -340,6 +368,11 @@ final class RunCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw new RequestException("cannot read --plan '" + planFile + "': " + e.getMessage());
         }
+    }
+
+    static void printNothingToDo(String job, JobState state, BackfillRequest request, String target, PrintWriter out) {
+        out.println("job " + job + ": run " + state.run() + " already complete for " + JobIdentity.describe(request)
+                + " into " + target + "; nothing to do");
     }
 
     static void printSummary(RunSummary s, String target, PrintWriter out) {

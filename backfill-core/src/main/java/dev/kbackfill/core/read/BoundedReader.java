@@ -31,7 +31,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * {@code end - 1} arrives: transaction markers, aborted records and compaction gaps mean there may be no such
  * record, and a reader waiting for it would never stop. Records at {@code end} or later are dropped.
  */
-public final class BoundedReader implements AutoCloseable {
+public final class BoundedReader implements RecordSource {
 
     /** One partition's range to read. */
     public record Range(int partition, long start, long end) {
@@ -97,6 +97,7 @@ public final class BoundedReader implements AutoCloseable {
      * @throws ReadException if offsets were deleted since planning (unless loss is allowed) or no progress is
      *                       made for the stall timeout; the message names the partition and offsets
      */
+    @Override
     public void read(Handler handler) throws InterruptedException {
         Map<TopicPartition, Long> pending = new HashMap<>();
         for (Range r : ranges.values()) {
@@ -217,7 +218,7 @@ public final class BoundedReader implements AutoCloseable {
         }
     }
 
-    /** Makes a {@link #read} in progress return soon; callable from any thread. */
+    @Override
     public void stop() {
         stopped.set(true);
         consumer.wakeup();

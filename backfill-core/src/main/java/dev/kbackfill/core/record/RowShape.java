@@ -21,35 +21,56 @@ public record RowShape(List<Column> keyColumns, List<Column> valueColumns) {
     }
 
     public static RowShape of(Collection<Change> changes) {
-        Map<String, ColumnType> keys = new LinkedHashMap<>();
-        Map<String, ColumnType> values = new LinkedHashMap<>();
-        for (Change c : changes) {
-            merge(keys, c.key());
-            if (c.values() != null) {
-                merge(values, c.values());
-            }
-        }
-        List<Column> keyColumns = new ArrayList<>();
-        keys.forEach((name, type) -> keyColumns.add(new Column(name, type == null ? ColumnType.STRING : type, false)));
-        List<Column> valueColumns = new ArrayList<>();
-        values.forEach((name, type) -> {
-            if (!keys.containsKey(name)) {
-                valueColumns.add(new Column(name, type == null ? ColumnType.STRING : type, true));
-            }
-        });
-        return new RowShape(keyColumns, valueColumns);
+        Accumulator a = new Accumulator();
+        changes.forEach(a::add);
+        return a.shape();
     }
 
-    private static void merge(Map<String, ColumnType> seen, Map<String, Object> row) {
-        row.forEach((name, value) -> {
-            ColumnType t = RecordDecoder.typeOf(value);
+    /**
+     * Builds a shape change by change, and from shapes built apart (an engine's tasks each see a part of a run's
+     * changes): the same columns and types as {@link #of} over all of them, whatever the split.
+     */
+    public static final class Accumulator implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        /** Type per column in order of appearance; null while the column was seen only as null. */
+        private final LinkedHashMap<String, ColumnType> keys = new LinkedHashMap<>();
+        private final LinkedHashMap<String, ColumnType> values = new LinkedHashMap<>();
+
+        public Accumulator add(Change c) {
+            c.key().forEach((name, value) -> note(keys, name, RecordDecoder.typeOf(value)));
+            if (c.values() != null) {
+                c.values().forEach((name, value) -> note(values, name, RecordDecoder.typeOf(value)));
+            }
+            return this;
+        }
+
+        /** Adds what {@code other} saw after what this one saw. */
+        public Accumulator merge(Accumulator other) {
+            other.keys.forEach((name, type) -> note(keys, name, type));
+            other.values.forEach((name, type) -> note(values, name, type));
+            return this;
+        }
+
+        private static void note(Map<String, ColumnType> seen, String name, ColumnType t) {
             if (!seen.containsKey(name)) {
                 seen.put(name, t);
             } else if (t != null) {
                 ColumnType before = seen.get(name);
                 seen.put(name, before == null ? t : before.widen(t));
             }
-        });
+        }
+
+        public RowShape shape() {
+            List<Column> keyColumns = new ArrayList<>();
+            keys.forEach((name, type) -> keyColumns.add(new Column(name, type == null ? ColumnType.STRING : type, false)));
+            List<Column> valueColumns = new ArrayList<>();
+            values.forEach((name, type) -> {
+                if (!keys.containsKey(name)) {
+                    valueColumns.add(new Column(name, type == null ? ColumnType.STRING : type, true));
+                }
+            });
+            return new RowShape(keyColumns, valueColumns);
+        }
     }
 
     /** Every column: key columns first. */

@@ -91,6 +91,7 @@ public final class BackfillJob {
         private RunOptions options = RunOptions.DEFAULTS;
         private OptionalInt batchRows = OptionalInt.empty();
         private Duration retryFor = Duration.ofMinutes(5);
+        private String engine = JobSpec.LOCAL;
 
         private Builder(BackfillRequest request, Map<String, Object> kafkaConfig) {
             this.request = request;
@@ -142,6 +143,12 @@ public final class BackfillJob {
             return this;
         }
 
+        /** How the run executes, as the job's spec records it ({@link JobSpec#ENGINE}); {@code local} by default. */
+        public Builder engine(String engine) {
+            this.engine = engine;
+            return this;
+        }
+
         public Settings build() {
             BackfillRequest r = planFile.map(Plan::request).orElse(request);
             RecordDecoder d = decoder;
@@ -149,8 +156,9 @@ public final class BackfillJob {
             dev.kbackfill.core.sink.ConflictMode c = conflict;
             TombstoneMode t = tombstones;
             boolean strict = options.strictTime();
+            String e = engine;
             return new Settings(name, r, planFile, destination -> JobSpec.of(r, destination, d.keyFormat().label(),
-                    d.valueFormat().label(), fields, c, t, strict), kafkaConfig, decoder, rejects, tombstones,
+                    d.valueFormat().label(), fields, c, t, strict, e), kafkaConfig, decoder, rejects, tombstones,
                     options.withAllowDataLoss(r.allowDataLoss()), batchRows, retryFor);
         }
     }
@@ -208,16 +216,40 @@ public final class BackfillJob {
         }
     }
 
+    /**
+     * Executes the run the protocol decided on, from {@code state}'s progress to the end of its plan, writing through
+     * {@code sink} (open, and the job locked): {@link #LOCAL} in this process, or an engine's (Spark's).
+     */
+    public interface Runner {
+        RunSummary run(Settings settings, Sink sink, JobState state, RunOptions options, RunListener listener);
+
+        /** {@link BackfillRun} in this process, reading Kafka itself. */
+        Runner LOCAL = reading(dev.kbackfill.core.read.RecordSource.Factory.KAFKA);
+
+        /** {@link BackfillRun} in this process, reading the records {@code source} hands over. */
+        static Runner reading(dev.kbackfill.core.read.RecordSource.Factory source) {
+            return (s, sink, state, options, listener) -> new BackfillRun(s.kafkaConfig(), s.decoder(), sink,
+                    s.tombstones(), options, listener, s.rejects(), source).execute(state);
+        }
+    }
+
     private final Sink sink;
     private final Settings settings;
     private final Events events;
     private final RunListener listener;
+    private final Runner runner;
 
     public BackfillJob(Sink sink, Settings settings, Events events, RunListener listener) {
+        this(sink, settings, events, listener, Runner.LOCAL);
+    }
+
+    /** @param runner executes the decided run (an engine's; {@link Runner#LOCAL} otherwise) */
+    public BackfillJob(Sink sink, Settings settings, Events events, RunListener listener, Runner runner) {
         this.sink = sink;
         this.settings = settings;
         this.events = events;
         this.listener = listener;
+        this.runner = runner;
     }
 
     /**
@@ -306,8 +338,7 @@ public final class BackfillJob {
         }
         events.starting(decision, state);
         RunOptions options = settings.options().withBatchRows(settings.batchRows().orElse(sink.defaultBatchRows()));
-        RunSummary summary = new BackfillRun(settings.kafkaConfig(), settings.decoder(), sink,
-                settings.tombstones(), options, listener, settings.rejects()).execute(state);
+        RunSummary summary = runner.run(settings, sink, state, options, listener);
         return new Outcome.Completed(job, decision, summary);
     }
 }

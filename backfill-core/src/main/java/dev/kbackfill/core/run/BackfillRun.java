@@ -52,6 +52,7 @@ public final class BackfillRun {
     private final Rejects rejects;
     private final boolean keepSource;
     private final boolean lazyValues;
+    private final dev.kbackfill.core.read.RecordSource.Factory source;
 
     public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
                        RunOptions options, RunListener listener) {
@@ -61,6 +62,15 @@ public final class BackfillRun {
     /** @param rejects what happens to records that cannot be decoded */
     public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
                        RunOptions options, RunListener listener, Rejects rejects) {
+        this(kafkaConfig, decoder, sink, tombstoneMode, options, listener, rejects,
+                dev.kbackfill.core.read.RecordSource.Factory.KAFKA);
+    }
+
+    /** @param source where the records come from (Kafka itself, or an engine's own Kafka source) */
+    public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
+                       RunOptions options, RunListener listener, Rejects rejects,
+                       dev.kbackfill.core.read.RecordSource.Factory source) {
+        this.source = source;
         this.rejects = rejects;
         this.kafkaConfig = Map.copyOf(kafkaConfig);
         this.decoder = decoder;
@@ -153,10 +163,8 @@ public final class BackfillRun {
         Instant from = options.strictTime() ? plan.fromTime().orElse(null) : null;
         Instant to = options.strictTime() ? plan.toTime().orElse(null) : null;
         // a poll never hands over more than a batch: --batch-size bounds a transaction (and memory) as it says
-        Map<String, Object> readerConfig = new HashMap<>(kafkaConfig);
-        readerConfig.putIfAbsent("max.poll.records", Math.min(5000, options.batchRows()));
-        BoundedReader reader = new BoundedReader(plan.topic(), readerConfig, plan.request().isolationLevel(), ranges,
-                options.allowDataLoss(), options.stallTimeout());
+        dev.kbackfill.core.read.RecordSource reader = source.open(plan, ranges, kafkaConfig, options.allowDataLoss(),
+                options.stallTimeout(), Math.min(5000, options.batchRows()));
         Thread readerThread = new Thread(() -> {
             try {
                 reader.read((records, positions, lost) -> queue.put(decode(records, positions, lost, from, to)));

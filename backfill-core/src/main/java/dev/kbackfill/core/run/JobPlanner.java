@@ -55,6 +55,13 @@ public final class JobPlanner {
                     + " --sink ... --yes'");
         }
         if (!s.complete()) {
+            List<String> run = s.spec().runDifferences(spec);
+            if (!run.isEmpty()) {
+                // an unfinished run's progress has its engine's shape (Spark waves, sub-jobs per partition)
+                throw new JobConflictException("job '" + job + "' is in the middle of run " + s.run() + " with "
+                        + String.join("; ", run) + "; finish it the way it started, or clear it with "
+                        + "'kbackfill reset --job " + job + " --sink ... --yes'");
+            }
             return new JobDecision.Resume(s);
         }
         if (request.moving()) {

@@ -33,6 +33,17 @@ public record JobSpec(Map<String, String> parts) {
     public static final String ON_CONFLICT = "on-conflict";
     public static final String ON_TOMBSTONE = "on-tombstone";
     public static final String STRICT_TIME = "strict-time";
+    /**
+     * How the run executes: {@code local} (one process) or {@code spark} with its wave split, e.g.
+     * {@code spark, 64 partitions per wave}. Run-scoped: it must match only while a run is unfinished (its progress
+     * has that engine's shape); a finished job's next run may use another.
+     */
+    public static final String ENGINE = "engine";
+    /** The engine of a spec stored before specs named one. */
+    public static final String LOCAL = "local";
+
+    /** Parts that bind a run rather than the job ({@link #runDifferences}). */
+    private static final java.util.Set<String> RUN_SCOPED = java.util.Set.of(ENGINE);
 
     /** A spec stored before jobs had one: only the request's fingerprint is known. */
     public static final JobSpec UNKNOWN = new JobSpec(Map.of());
@@ -50,6 +61,13 @@ public record JobSpec(Map<String, String> parts) {
      */
     public static JobSpec of(BackfillRequest request, String destination, String keyFormat, String valueFormat,
                              List<String> keyFields, ConflictMode conflict, TombstoneMode tombstone, boolean strictTime) {
+        return of(request, destination, keyFormat, valueFormat, keyFields, conflict, tombstone, strictTime, LOCAL);
+    }
+
+    /** @param engine how the run executes ({@link #ENGINE}) */
+    public static JobSpec of(BackfillRequest request, String destination, String keyFormat, String valueFormat,
+                             List<String> keyFields, ConflictMode conflict, TombstoneMode tombstone, boolean strictTime,
+                             String engine) {
         Map<String, String> p = new LinkedHashMap<>();
         p.put(TOPIC, request.topic());
         p.put(REQUEST, JobIdentity.describe(request));
@@ -60,6 +78,7 @@ public record JobSpec(Map<String, String> parts) {
         p.put(ON_CONFLICT, conflict.label());
         p.put(ON_TOMBSTONE, tombstone.label());
         p.put(STRICT_TIME, Boolean.toString(strictTime));
+        p.put(ENGINE, engine);
         return new JobSpec(p);
     }
 
@@ -82,10 +101,26 @@ public record JobSpec(Map<String, String> parts) {
         List<String> diffs = new ArrayList<>();
         parts.forEach((k, v) -> {
             String o = other.parts.get(k);
-            if (o != null && !Objects.equals(v, o)) {
+            if (!RUN_SCOPED.contains(k) && o != null && !Objects.equals(v, o)) {
                 diffs.add(k + " " + v + ", not " + o);
             }
         });
+        return diffs;
+    }
+
+    /**
+     * What differs from {@code other} among the parts that bind an unfinished run ({@link #ENGINE}), a spec without
+     * an engine counting as {@link #LOCAL}.
+     */
+    public List<String> runDifferences(JobSpec other) {
+        List<String> diffs = new ArrayList<>();
+        for (String k : RUN_SCOPED) {
+            String v = parts.getOrDefault(k, LOCAL);
+            String o = other.parts.getOrDefault(k, LOCAL);
+            if (!v.equals(o)) {
+                diffs.add(k + " " + v + ", not " + o);
+            }
+        }
         return diffs;
     }
 

@@ -89,7 +89,8 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
      * @param deleted   the soft-delete flag
      * @param topic     the source topic: the version rule compares offsets only within one topic's partition
      */
-    public record MetadataColumns(String partition, String offset, String timestamp, String deleted, String topic) {
+    public record MetadataColumns(String partition, String offset, String timestamp, String deleted, String topic)
+            implements java.io.Serializable {
         public static final MetadataColumns DEFAULT = new MetadataColumns("kafka_partition", "kafka_offset",
                 "kafka_timestamp", "kafka_deleted", "kafka_topic");
 

@@ -343,6 +343,11 @@ final class DeltaSink implements Sink {
 
     private WriteResult apply(Snapshot snapshot, StructType schema, WriteBatch batch, JobState after)
             throws DeltaTypes.Mismatch, IOException {
+        if (batch.changes().isEmpty()) {
+            // progress only (a range with nothing left to write, an engine's wave written by its own commit)
+            commit(snapshot, batch.job(), after, List.of());
+            return new WriteResult(0, 0, 0, Map.of());
+        }
         List<String> keyNames = batch.shape().keyColumns().stream().map(Column::name).toList();
         int[] keyOrdinals = keyNames.stream().mapToInt(schema::indexOf).toArray();
         Map<List<Object>, Change> incoming = new LinkedHashMap<>();

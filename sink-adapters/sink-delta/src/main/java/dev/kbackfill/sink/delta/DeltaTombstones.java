@@ -70,6 +70,15 @@ final class DeltaTombstones {
         return bucketOf(bucket(key)).get(key);
     }
 
+    /** Every entry of every bucket, pending records included. */
+    Map<String, Version> all() {
+        Map<String, Version> all = new HashMap<>();
+        for (int b = 0; b < BUCKETS; b++) {
+            all.putAll(changed.containsKey(b) ? changed.get(b) : bucketOf(b));
+        }
+        return all;
+    }
+
     /** Whether the table holds any ledger entry: without one, no incoming key need be looked up. */
     boolean holdsAny() {
         for (int b = 0; b < BUCKETS; b++) {

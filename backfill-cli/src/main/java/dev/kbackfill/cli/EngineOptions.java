@@ -1,0 +1,111 @@
+package dev.kbackfill.cli;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Option;
+
+/** How {@code run} executes: in this process (the default) or as a Spark application. */
+final class EngineOptions {
+
+    /** Options of the launch only: the Spark driver runs the command line without them. */
+    static final Set<String> LAUNCH_ONLY = Set.of("--engine", "--master", "--conf", "--deploy-mode", "--spark-spec-out",
+            "--spark-wave-partitions", "--spark-max-connections", "--plan");
+
+    enum Engine { local, spark }
+
+    @CommandLine.Spec(CommandLine.Spec.Target.MIXEE)
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--engine", paramLabel = "ENGINE", defaultValue = "local",
+            description = "local (default: this process reads every partition) or spark (the same job as a Spark "
+                    + "application: waves of partitions, docs/scale.md).")
+    Engine engine;
+
+    @Option(names = "--master", paramLabel = "URL", defaultValue = "local[*]",
+            description = "With --engine spark: the Spark master, local[2], yarn, k8s://HOST:PORT, spark://... "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String master;
+
+    @Option(names = "--deploy-mode", paramLabel = "MODE", description = "With --engine spark: client (default) or cluster.")
+    String deployMode;
+
+    @Option(names = "--conf", paramLabel = "KEY=VALUE", description = "With --engine spark: a Spark setting; repeatable.")
+    List<String> conf = new ArrayList<>();
+
+    @Option(names = "--spark-wave-partitions", paramLabel = "N", defaultValue = "64",
+            description = "With --engine spark: source partitions per wave (one Delta MERGE, or one Spark stage of "
+                    + "per-partition writers, per wave; default: ${DEFAULT-VALUE}).")
+    int wavePartitions;
+
+    @Option(names = "--spark-max-connections", paramLabel = "N",
+            description = "With --engine spark and a database sink: the most writers (connections) at once (default: "
+                    + "8; 1 for SQLite).")
+    Integer maxConnections;
+
+    @Option(names = "--spark-spec-out", paramLabel = "FILE",
+            description = "With --engine spark: write the job spec to FILE and print the spark-submit command that "
+                    + "runs it, instead of launching.")
+    Path specOut;
+
+    boolean spark() {
+        return engine == Engine.spark;
+    }
+
+    /** Refuses Spark-only settings without {@code --engine spark}, and bad values. */
+    void check() {
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        if (!spark()) {
+            for (String o : List.of("--master", "--deploy-mode", "--conf", "--spark-wave-partitions",
+                    "--spark-max-connections", "--spark-spec-out")) {
+                if (parsed.hasMatchedOption(o)) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), o + " needs --engine spark");
+                }
+            }
+            return;
+        }
+        if (wavePartitions < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --spark-wave-partitions '"
+                    + wavePartitions + "': expected a whole number >= 1");
+        }
+        if (maxConnections != null && maxConnections < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --spark-max-connections '"
+                    + maxConnections + "': expected a whole number >= 1");
+        }
+        if (deployMode != null && !deployMode.equals("client") && !deployMode.equals("cluster")) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --deploy-mode '" + deployMode
+                    + "': expected client or cluster");
+        }
+        for (String c : conf) {
+            if (!c.matches("[^=\\s]+=.*")) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "invalid --conf '" + c
+                        + "': expected KEY=VALUE, e.g. spark.executor.memory=4g");
+            }
+        }
+    }
+
+    /** The engine as a job's spec records it: the wave split is part of an unfinished run's shape. */
+    String specName() {
+        return spark() ? "spark, " + wavePartitions + " partitions per wave" : "local";
+    }
+
+    /** The command line without the options of the launch (and their values), as the Spark driver runs it. */
+    static List<String> withoutLaunchOptions(List<String> args) {
+        List<String> kept = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            String name = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+            if (LAUNCH_ONLY.contains(name)) {
+                if (!a.contains("=")) {
+                    i++; // its value
+                }
+                continue;
+            }
+            kept.add(a);
+        }
+        return kept;
+    }
+}

@@ -1,0 +1,681 @@
+package dev.kbackfill.spark;
+
+import java.io.Serializable;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+import dev.kbackfill.cli.RunArguments;
+import dev.kbackfill.cli.SparkJobSpec;
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.DecodeException;
+import dev.kbackfill.core.record.RecordDecoder;
+import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.core.run.BackfillJob;
+import dev.kbackfill.core.run.PartitionStats;
+import dev.kbackfill.core.run.Rejects;
+import dev.kbackfill.core.run.RunFailure;
+import dev.kbackfill.core.run.RunListener;
+import dev.kbackfill.core.run.RunOptions;
+import dev.kbackfill.core.run.RunSummary;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.version.Version;
+import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.sink.delta.DeltaEngineSupport;
+import dev.kbackfill.sink.jdbc.GuardSql;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
+import org.apache.spark.storage.StorageLevel;
+import org.apache.spark.util.LongAccumulator;
+import scala.Tuple2;
+
+/**
+ * A Delta table on Spark: wave by wave, Spark's Kafka source reads the wave's ranges (a large partition by several
+ * tasks), executors decode with kbackfill's decoders, the changes are reduced to one per key by the one version
+ * rule ({@link Version#RULE}: the same winner whatever the order), and one {@code MERGE} writes the wave under the
+ * conflict and tombstone modes, the newer-wins guard being {@link GuardSql}'s rendering of the same rule.
+ *
+ * <p>Exactly once: each MERGE runs with the session settings {@code txnAppId = kbackfill-spark-JOB-runN} and
+ * {@code txnVersion = wave number} (set before, cleared after), so Delta skips a wave it already committed; a wave
+ * found committed is not even read. The job's state (plan and progress) lives in the table as for the
+ * single-machine sink, written before the first wave and moved past each wave after its MERGE, so {@code status}
+ * and {@code reset} work as ever. The tombstone ledger is honoured (an older replay never resurrects a deleted key)
+ * and a wave's deletes are recorded in it before its MERGE (recording twice changes nothing).
+ */
+final class DeltaWaves {
+
+    static final String TOMBSTONE = "__kbackfill_tombstone";
+    private static final String TXN_APP_ID = "spark.databricks.delta.write.txnAppId";
+    private static final String TXN_VERSION = "spark.databricks.delta.write.txnVersion";
+
+    private final SparkSession spark;
+    private final SparkJobSpec spec;
+    private final String specJson;
+
+    DeltaWaves(SparkSession spark, SparkJobSpec spec) {
+        this.spark = spark;
+        this.spec = spec;
+        this.specJson = spec.toJson();
+    }
+
+    RunSummary run(BackfillJob.Settings settings, Sink sink, JobState state, RunOptions options, RunListener listener) {
+        long started = System.nanoTime();
+        Plan plan = state.plan();
+        String job = state.job();
+        String path = sink.target().substring("delta:".length());
+        SinkSettings sinkSettings = TaskContextCache.arguments(specJson).sinkSettings(plan.topic());
+        String appId = "kbackfill-spark-" + job + "-run" + state.run();
+        JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+        Instant from = options.strictTime() ? plan.fromTime().orElse(null) : null;
+        Instant to = options.strictTime() ? plan.toTime().orElse(null) : null;
+        Filters filters = new Filters(from == null ? Long.MIN_VALUE : from.toEpochMilli(),
+                to == null ? Long.MAX_VALUE : to.toEpochMilli(), settings.tombstones() == TombstoneMode.IGNORE);
+
+        if (!DeltaEngineSupport.exists(path)) {
+            // the table, from the columns of every record of the plan: later waves then find every column
+            RowShape shape = shape(plan, remaining(plan, state, plan.partitions().stream()
+                    .map(PartitionRange::partition).toList()), settings, options, filters);
+            sink.write(new WriteBatch(job, state.run(), 0, List.of(), shape, Map.of(), plan.topic()));
+        }
+        Map<Integer, PartitionStats> stats = new TreeMap<>();
+        long total = state.remaining();
+        long records = 0;
+        long bytes = 0;
+        long waves = 0;
+        JobState current = state;
+        int wave = 0;
+        for (List<Integer> partitions : spec.waves()) {
+            wave++;
+            Map<Integer, long[]> ranges = remaining(plan, current, partitions);
+            if (ranges.isEmpty()) {
+                continue;
+            }
+            if (DeltaEngineSupport.transactionVersion(path, appId).orElse(0L) < wave) {
+                try {
+                    Wave w = new Wave(path, plan, ranges, settings, sinkSettings, options, filters, jsc);
+                    w.write(appId, wave);
+                    w.stats.forEach((p, s) -> stats.merge(p, s, DeltaWaves::add));
+                    records += w.stats.values().stream().mapToLong(PartitionStats::read).sum();
+                    bytes += w.bytes;
+                    waves++;
+                } catch (RunFailure e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    throw new RunFailure(SparkFailures.describe(e) + "; wave " + wave + " of " + spec.waves().size()
+                            + " not committed; " + where(plan, current), e);
+                }
+            } // else: committed by an earlier attempt that stopped before moving the job's progress
+            Map<Integer, Long> ends = new TreeMap<>();
+            ranges.keySet().forEach(p -> ends.put(p, plan.partition(p).orElseThrow().end()));
+            sink.write(new WriteBatch(job, current.run(), wave, List.of(), new RowShape(List.of(), List.of()), ends,
+                    plan.topic()));
+            current = current.advancedTo(ends);
+            listener.onProgress(total - current.remaining(), total, records, bytes);
+        }
+        List<PartitionStats> list = new ArrayList<>();
+        for (PartitionRange r : plan.partitions()) {
+            list.add(stats.getOrDefault(r.partition(), new PartitionStats(r.partition(), 0, 0, 0, 0, 0, 0, 0,
+                    current.next(r), r.end())));
+        }
+        return new RunSummary(job, current.run(), list, bytes, waves, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    private static Map<Integer, long[]> remaining(Plan plan, JobState state, List<Integer> partitions) {
+        Map<Integer, long[]> ranges = new TreeMap<>();
+        for (int p : partitions) {
+            PartitionRange r = plan.partition(p).orElseThrow(() -> new IllegalStateException(
+                    "the spec's waves name partition " + p + ", which the plan does not hold"));
+            long next = state.next(r);
+            if (next < r.end()) {
+                ranges.put(p, new long[] {next, r.end()});
+            }
+        }
+        return ranges;
+    }
+
+    private static String where(Plan plan, JobState state) {
+        List<String> parts = new ArrayList<>();
+        for (PartitionRange r : plan.partitions()) {
+            if (state.next(r) < r.end()) {
+                parts.add("partition " + r.partition() + " at offset " + state.next(r) + " of [.., " + r.end() + ")");
+            }
+        }
+        return "stopped with " + String.join(", ", parts) + " committed; a rerun resumes there";
+    }
+
+    private static PartitionStats add(PartitionStats a, PartitionStats b) {
+        return new PartitionStats(a.partition(), a.read() + b.read(), a.superseded() + b.superseded(),
+                a.filtered() + b.filtered(), a.rejected() + b.rejected(), a.written() + b.written(),
+                a.keptOut() + b.keptOut(), a.lost() + b.lost(), Math.max(a.next(), b.next()), a.end());
+    }
+
+    /** Which records a run skips as filtered: outside [from, to) under strict time; tombstones under ignore. */
+    record Filters(long fromMillis, long toMillis, boolean ignoreTombstones) implements Serializable {
+        boolean filters(SourceRecord r) {
+            return r.timestamp() < fromMillis || r.timestamp() >= toMillis || (ignoreTombstones && r.value() == null);
+        }
+    }
+
+    /** The columns of the changes of {@code ranges}, computed by the executors. */
+    private RowShape shape(Plan plan, Map<Integer, long[]> ranges, BackfillJob.Settings settings, RunOptions options,
+                           Filters filters) {
+        String json = specJson;
+        return KafkaRanges.read(spark, plan, ranges, settings.kafkaConfig(), options.allowDataLoss(), minPartitions(ranges))
+                .javaRDD().mapPartitions(rows -> {
+                    RecordDecoder decoder = TaskContextCache.arguments(json).decoder();
+                    RowShape.Accumulator shape = new RowShape.Accumulator();
+                    while (rows.hasNext()) {
+                        SourceRecord r = KafkaRanges.record(rows.next());
+                        if (filters.filters(r)) {
+                            continue;
+                        }
+                        try {
+                            shape.add(decoder.decode(r));
+                        } catch (DecodeException e) {
+                            // rejected (or failing the run) when its wave is written
+                        }
+                    }
+                    return List.of(shape).iterator();
+                }).reduce(RowShape.Accumulator::merge).shape();
+    }
+
+    private int minPartitions(Map<Integer, long[]> ranges) {
+        return Math.max(ranges.size(), spark.sparkContext().defaultParallelism());
+    }
+
+    /** One change on its way to the MERGE: its key's ledger text, its version, and its row in the table's columns. */
+    static final class Entry implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final String key;
+        final String topic;
+        final int partition;
+        final long offset;
+        final long timestamp;
+        final boolean tombstone;
+        final Row row;
+
+        Entry(String key, String topic, int partition, long offset, long timestamp, boolean tombstone, Row row) {
+            this.key = key;
+            this.topic = topic;
+            this.partition = partition;
+            this.offset = offset;
+            this.timestamp = timestamp;
+            this.tombstone = tombstone;
+            this.row = row;
+        }
+
+        Version version() {
+            return new Version(topic, partition, offset, timestamp);
+        }
+
+        /** The newer of two changes of a key, by the one version rule. */
+        static Entry newer(Entry a, Entry b) {
+            return Version.compare(a.version(), b.version()) >= 0 ? a : b;
+        }
+    }
+
+    /** A ledger entry as executors get it. */
+    record Deleted(String topic, int partition, long offset, long timestamp) implements Serializable {
+        Version version() {
+            return new Version(topic, partition, offset, timestamp);
+        }
+    }
+
+    /** Per-partition counters filled by the executors' decoding. */
+    static final class Counters implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final Map<Integer, LongAccumulator> read = new HashMap<>();
+        final Map<Integer, LongAccumulator> filtered = new HashMap<>();
+        final Map<Integer, LongAccumulator> rejected = new HashMap<>();
+        final Map<Integer, LongAccumulator> changes = new HashMap<>();
+        final LongAccumulator bytes;
+
+        Counters(JavaSparkContext jsc, Iterable<Integer> partitions) {
+            for (int p : partitions) {
+                read.put(p, jsc.sc().longAccumulator());
+                filtered.put(p, jsc.sc().longAccumulator());
+                rejected.put(p, jsc.sc().longAccumulator());
+                changes.put(p, jsc.sc().longAccumulator());
+            }
+            bytes = jsc.sc().longAccumulator();
+        }
+    }
+
+    /** One wave: read, decode, reduce, honour the ledger, MERGE, count. */
+    private final class Wave {
+        final String path;
+        final Plan plan;
+        final Map<Integer, long[]> ranges;
+        final BackfillJob.Settings settings;
+        final SinkSettings sinkSettings;
+        final RunOptions options;
+        final Filters filters;
+        final JavaSparkContext jsc;
+        final Map<Integer, PartitionStats> stats = new TreeMap<>();
+        long bytes;
+
+        Wave(String path, Plan plan, Map<Integer, long[]> ranges, BackfillJob.Settings settings,
+             SinkSettings sinkSettings, RunOptions options, Filters filters, JavaSparkContext jsc) {
+            this.path = path;
+            this.plan = plan;
+            this.ranges = ranges;
+            this.settings = settings;
+            this.sinkSettings = sinkSettings;
+            this.options = options;
+            this.filters = filters;
+            this.jsc = jsc;
+        }
+
+        void write(String appId, int wave) {
+            StructType table = spark.read().format("delta").load(path).schema();
+            SinkSettings.MetadataColumns meta = sinkSettings.metadata();
+            List<String> keys = DeltaEngineSupport.keyColumns(path).orElseThrow(() -> new RunFailure("the Delta table at "
+                    + path + " was not created by kbackfill (it has no kbackfill.keyColumns property): the Spark "
+                    + "engine needs its key columns; set the property, e.g. ALTER TABLE delta.`" + path
+                    + "` SET TBLPROPERTIES ('kbackfill.keyColumns' = 'id')", null));
+            Counters counters = new Counters(jsc, ranges.keySet());
+            String json = specJson;
+            Filters f = filters;
+            boolean soft = sinkSettings.tombstoneMode() == TombstoneMode.SOFT_DELETE;
+            boolean ignoreUnknown = sinkSettings.ignoreUnknownFields();
+            String p = path;
+            List<String> keyNames = keys;
+            JavaRDD<Row> rows = KafkaRanges.read(spark, plan, ranges, settings.kafkaConfig(), options.allowDataLoss(),
+                    minPartitions(ranges)).javaRDD();
+            JavaPairRDD<String, Entry> decoded = rows.mapPartitionsToPair(it -> new Decoding(json, table, keyNames, meta,
+                    soft, ignoreUnknown, p, f, counters, it));
+            int shuffle = Math.max(rows.getNumPartitions(), jsc.defaultParallelism());
+            JavaRDD<Entry> reduced = decoded.reduceByKey(Entry::newer, shuffle).values()
+                    .persist(StorageLevel.MEMORY_AND_DISK());
+            try {
+                Map<Integer, Long> perPartition = reduced.map(e -> e.partition).countByValue();
+                Map<Integer, Long> keptOut = new HashMap<>();
+                JavaRDD<Entry> source = reduced;
+                if (sinkSettings.conflictMode() == ConflictMode.NEWER_WINS) {
+                    Map<String, Version> held = DeltaEngineSupport.read(path);
+                    if (!held.isEmpty()) {
+                        HashMap<String, Deleted> ledger = new HashMap<>();
+                        held.forEach((k, v) -> ledger.put(k, new Deleted(v.topic(), v.partition(), v.offset(), v.timestamp())));
+                        Broadcast<HashMap<String, Deleted>> b = jsc.broadcast(ledger);
+                        reduced.filter(e -> blocked(b.value(), e)).map(e -> e.partition).countByValue()
+                                .forEach((part, n) -> keptOut.merge(part, n, Long::sum));
+                        source = reduced.filter(e -> !blocked(b.value(), e));
+                    }
+                    if (sinkSettings.tombstoneMode() == TombstoneMode.DELETE) {
+                        Map<String, Version> deletes = new HashMap<>();
+                        source.filter(e -> e.tombstone).map(e -> new Tuple2<>(e.key, new Deleted(e.topic, e.partition,
+                                e.offset, e.timestamp))).collect().forEach(t -> deletes.put(t._1(), t._2().version()));
+                        DeltaEngineSupport.record(path, deletes); // before the MERGE: a rerun records them again
+                    }
+                }
+                StructType sourceSchema = table.add(TOMBSTONE, DataTypes.BooleanType, false);
+                Dataset<Row> src = spark.createDataFrame(source.map(e -> e.row), sourceSchema);
+                String view = "kbackfill_wave_" + wave;
+                src.createOrReplaceTempView(view);
+                List<String> keyColumns = keys;
+                String merge = mergeStatement(path, view, table, keyColumns, meta);
+                spark.conf().set(TXN_APP_ID, appId);
+                spark.conf().set(TXN_VERSION, String.valueOf(wave));
+                try {
+                    spark.sql(merge);
+                } finally {
+                    spark.conf().unset(TXN_APP_ID);
+                    spark.conf().unset(TXN_VERSION);
+                }
+                if (sinkSettings.conflictMode() != ConflictMode.OVERWRITE) {
+                    keptOutByMerge(view, table, keyColumns, meta).forEach((part, n) -> keptOut.merge(part, n, Long::sum));
+                }
+                spark.catalog().dropTempView(view);
+                for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
+                    int part = r.getKey();
+                    long changes = counters.changes.get(part).value();
+                    long reducedHere = perPartition.getOrDefault(part, 0L);
+                    long kept = keptOut.getOrDefault(part, 0L);
+                    stats.put(part, new PartitionStats(part, counters.read.get(part).value(), changes - reducedHere,
+                            counters.filtered.get(part).value(), counters.rejected.get(part).value(),
+                            reducedHere - kept, kept, 0, r.getValue()[1], r.getValue()[1]));
+                }
+                bytes = counters.bytes.value();
+            } finally {
+                reduced.unpersist(false);
+            }
+        }
+
+        /** The MERGE of a wave under the conflict and tombstone modes. */
+        private String mergeStatement(String path, String view, StructType table, List<String> keys,
+                                      SinkSettings.MetadataColumns meta) {
+            ConflictMode conflict = sinkSettings.conflictMode();
+            TombstoneMode tombstones = sinkSettings.tombstoneMode();
+            boolean topicColumn = has(table, meta.topic());
+            String guard = conflict == ConflictMode.NEWER_WINS
+                    ? " AND " + GuardSql.sparkSql(meta, topicColumn, "t.", "s.") : "";
+            String on = keys.stream().map(k -> "t." + q(k) + " = s." + q(k)).collect(Collectors.joining(" AND "));
+            List<String> columns = List.of(table.fieldNames());
+            String set = columns.stream().filter(c -> !keys.contains(c)).map(c -> "t." + q(c) + " = s." + q(c))
+                    .collect(Collectors.joining(", "));
+            String insert = "INSERT (" + columns.stream().map(DeltaWaves::q).collect(Collectors.joining(", "))
+                    + ") VALUES (" + columns.stream().map(c -> "s." + q(c)).collect(Collectors.joining(", ")) + ")";
+            String tomb = "s." + q(TOMBSTONE);
+            StringBuilder sql = new StringBuilder("MERGE INTO delta.`").append(path.replace("`", "``"))
+                    .append("` AS t USING ").append(view).append(" AS s ON ").append(on);
+            if (conflict == ConflictMode.INSERT_ONLY) {
+                sql.append(" WHEN NOT MATCHED AND NOT ").append(tomb).append(" THEN ").append(insert);
+                return sql.toString();
+            }
+            if (tombstones == TombstoneMode.SOFT_DELETE) {
+                List<String> marks = new ArrayList<>(List.of(meta.deleted()));
+                for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp())) {
+                    if (has(table, m)) {
+                        marks.add(m);
+                    }
+                }
+                sql.append(" WHEN MATCHED AND ").append(tomb).append(guard).append(" THEN UPDATE SET ")
+                        .append(marks.stream().map(c -> "t." + q(c) + " = s." + q(c)).collect(Collectors.joining(", ")));
+            } else if (tombstones == TombstoneMode.DELETE) {
+                sql.append(" WHEN MATCHED AND ").append(tomb).append(guard).append(" THEN DELETE");
+            }
+            sql.append(" WHEN MATCHED AND NOT ").append(tomb).append(guard).append(" THEN UPDATE SET ").append(set);
+            sql.append(" WHEN NOT MATCHED");
+            if (tombstones != TombstoneMode.SOFT_DELETE) {
+                sql.append(" AND NOT ").append(tomb);
+            }
+            sql.append(" THEN ").append(insert);
+            return sql.toString();
+        }
+
+        /**
+         * Per source partition, the changes the MERGE kept out: after it, the key's row does not hold the change's
+         * version (or, for a hard delete, the key still has a row). Insert-only tombstones are ignored, not kept out.
+         */
+        private Map<Integer, Long> keptOutByMerge(String view, StructType table, List<String> keys,
+                                                  SinkSettings.MetadataColumns meta) {
+            String target = "kbackfill_after_" + view;
+            spark.read().format("delta").load(path).createOrReplaceTempView(target);
+            String on = keys.stream().map(k -> "t." + q(k) + " = s." + q(k)).collect(Collectors.joining(" AND "));
+            String present = "t." + q(keys.get(0)) + " IS NOT NULL";
+            String same = "t." + q(meta.partition()) + " <=> s." + q(meta.partition()) + " AND t." + q(meta.offset())
+                    + " <=> s." + q(meta.offset()) + (has(table, meta.topic()) ? " AND t." + q(meta.topic()) + " <=> s."
+                    + q(meta.topic()) : "");
+            String tomb = "s." + q(TOMBSTONE);
+            String notApplied;
+            if (sinkSettings.conflictMode() == ConflictMode.INSERT_ONLY) {
+                notApplied = "NOT " + tomb + " AND NOT (" + present + " AND " + same + ")";
+            } else if (sinkSettings.tombstoneMode() == TombstoneMode.DELETE) {
+                notApplied = "(" + tomb + " AND " + present + ") OR (NOT " + tomb + " AND NOT (" + present + " AND "
+                        + same + "))";
+            } else {
+                notApplied = "NOT (" + present + " AND " + same + ")";
+            }
+            Map<Integer, Long> kept = new HashMap<>();
+            for (Row r : spark.sql("SELECT s." + q(meta.partition()) + " AS p, count(*) AS n FROM " + view + " s LEFT JOIN "
+                    + target + " t ON " + on + " WHERE " + notApplied + " GROUP BY s." + q(meta.partition())).collectAsList()) {
+                kept.put((int) r.getLong(0), r.getLong(1));
+            }
+            spark.catalog().dropTempView(target);
+            return kept;
+        }
+    }
+
+    private static boolean has(StructType table, String column) {
+        return List.of(table.fieldNames()).contains(column);
+    }
+
+    static String q(String identifier) {
+        return "`" + identifier.replace("`", "``") + "`";
+    }
+
+    /** Whether the ledger holds a delete of the change's key that the change does not supersede. */
+    static boolean blocked(Map<String, Deleted> ledger, Entry e) {
+        Deleted d = ledger.get(e.key);
+        return d != null && !e.version().supersedes(d.version());
+    }
+
+    /**
+     * An executor's decoding of its rows: each record read, filtered, rejected (by the run's policy, as the command
+     * line's run does) or turned into an {@link Entry} in the table's columns, keyed by its key's ledger text.
+     */
+    static final class Decoding implements Iterator<Tuple2<String, Entry>> {
+        private final Iterator<Row> rows;
+        private final RecordDecoder decoder;
+        private final Rejects rejects;
+        private final StructType table;
+        private final List<String> keys;
+        private final SinkSettings.MetadataColumns meta;
+        private final boolean soft;
+        private final boolean ignoreUnknown;
+        private final String path;
+        private final Filters filters;
+        private final Counters counters;
+        private final io.delta.kernel.types.DataType[] kernelTypes;
+        private Tuple2<String, Entry> next;
+        private boolean done;
+
+        Decoding(String specJson, StructType table, List<String> keys, SinkSettings.MetadataColumns meta, boolean soft,
+                 boolean ignoreUnknown, String path, Filters filters, Counters counters, Iterator<Row> rows) {
+            RunArguments args = TaskContextCache.arguments(specJson);
+            this.rows = rows;
+            this.decoder = args.decoder();
+            this.rejects = args.rejects();
+            this.table = table;
+            this.keys = keys;
+            this.meta = meta;
+            this.soft = soft;
+            this.ignoreUnknown = ignoreUnknown;
+            this.path = path;
+            this.filters = filters;
+            this.counters = counters;
+            this.kernelTypes = new io.delta.kernel.types.DataType[table.size()];
+            for (int i = 0; i < table.size(); i++) {
+                kernelTypes[i] = kernelType(table.fields()[i].dataType());
+            }
+        }
+
+        @Override
+        public boolean hasNext() {
+            while (next == null && !done) {
+                if (!rows.hasNext()) {
+                    done = true;
+                    rejects.flush(); // dead letters are durable before the wave commits
+                    rejects.close();
+                    break;
+                }
+                SourceRecord r = KafkaRanges.record(rows.next());
+                counters.read.get(r.partition()).add(1);
+                counters.bytes.add((r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length));
+                if (filters.filters(r)) {
+                    counters.filtered.get(r.partition()).add(1);
+                    continue;
+                }
+                try {
+                    next = entry(decoder.decode(r), r);
+                    counters.changes.get(r.partition()).add(1);
+                } catch (DecodeException | IllegalArgumentException e) {
+                    RuntimeException why = e instanceof DecodeException ? e : new IllegalArgumentException(
+                            "the Delta table at " + path + " cannot hold " + r.coordinates() + ": " + e.getMessage(), e);
+                    rejects.reject(r, why); // throws when poison records fail the run
+                    counters.rejected.get(r.partition()).add(1);
+                }
+            }
+            return next != null;
+        }
+
+        @Override
+        public Tuple2<String, Entry> next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            Tuple2<String, Entry> n = next;
+            next = null;
+            return n;
+        }
+
+        private Tuple2<String, Entry> entry(Change c, SourceRecord r) {
+            Object[] values = new Object[table.size() + 1];
+            List<String> keyNames = keys;
+            List<Object> physicalKey = new ArrayList<>(keyNames.size());
+            for (String k : keyNames) {
+                if (!c.key().containsKey(k)) {
+                    throw new IllegalArgumentException("the key at partition " + c.partition() + " offset " + c.offset()
+                            + " has no field " + k + " (fields " + c.key().keySet() + ")");
+                }
+                int i = index(k);
+                if (i < 0) {
+                    throw new IllegalStateException("key column " + k + " is not in the Delta table at " + path);
+                }
+                Object phys = DeltaEngineSupport.physical(c.key().get(k), kernelTypes[i], k);
+                physicalKey.add(phys);
+                values[i] = spark(phys, table.fields()[i].dataType());
+            }
+            if (c.isTombstone()) {
+                if (soft) {
+                    values[index(meta.deleted())] = true;
+                }
+            } else {
+                for (Map.Entry<String, Object> v : c.values().entrySet()) {
+                    if (c.key().containsKey(v.getKey())) {
+                        continue;
+                    }
+                    int i = index(v.getKey());
+                    if (i < 0) {
+                        if (ignoreUnknown) {
+                            continue;
+                        }
+                        throw new IllegalStateException("value field '" + v.getKey() + "' (first at partition "
+                                + c.partition() + " offset " + c.offset() + ") has no column in the Delta table at "
+                                + path + "; pass --ignore-unknown-fields to skip such fields");
+                    }
+                    values[i] = spark(DeltaEngineSupport.physical(v.getValue(), kernelTypes[i], v.getKey()),
+                            table.fields()[i].dataType());
+                }
+                int deleted = index(meta.deleted());
+                if (deleted >= 0) {
+                    values[deleted] = false;
+                }
+            }
+            set(values, meta.topic(), r.topic());
+            set(values, meta.partition(), (long) r.partition());
+            set(values, meta.offset(), r.offset());
+            set(values, meta.timestamp(), Instant.ofEpochMilli(r.timestamp()));
+            values[table.size()] = c.isTombstone();
+            String key = DeltaEngineSupport.keyText(physicalKey);
+            return new Tuple2<>(key, new Entry(key, r.topic(), r.partition(), r.offset(), r.timestamp(), c.isTombstone(),
+                    RowFactory.create(values)));
+        }
+
+        private int index(String column) {
+            Optional<Integer> i = Optional.empty();
+            for (int n = 0; n < table.size(); n++) {
+                if (table.fields()[n].name().equals(column)) {
+                    i = Optional.of(n);
+                    break;
+                }
+            }
+            return i.orElse(-1);
+        }
+
+        private void set(Object[] values, String column, Object value) {
+            int i = index(column);
+            if (i >= 0) {
+                values[i] = value;
+            }
+        }
+    }
+
+    /** Delta Kernel's type for a Spark column type: the physical form of values is Kernel's ({@link DeltaEngineSupport}). */
+    static io.delta.kernel.types.DataType kernelType(DataType t) {
+        if (t instanceof StringType) {
+            return io.delta.kernel.types.StringType.STRING;
+        }
+        if (t instanceof LongType) {
+            return io.delta.kernel.types.LongType.LONG;
+        }
+        if (t instanceof IntegerType) {
+            return io.delta.kernel.types.IntegerType.INTEGER;
+        }
+        if (t instanceof DoubleType) {
+            return io.delta.kernel.types.DoubleType.DOUBLE;
+        }
+        if (t instanceof FloatType) {
+            return io.delta.kernel.types.FloatType.FLOAT;
+        }
+        if (t instanceof DecimalType d) {
+            return new io.delta.kernel.types.DecimalType(d.precision(), d.scale());
+        }
+        if (t instanceof BooleanType) {
+            return io.delta.kernel.types.BooleanType.BOOLEAN;
+        }
+        if (t instanceof BinaryType) {
+            return io.delta.kernel.types.BinaryType.BINARY;
+        }
+        if (t instanceof TimestampType) {
+            return io.delta.kernel.types.TimestampType.TIMESTAMP;
+        }
+        if (t instanceof TimestampNTZType) {
+            return io.delta.kernel.types.TimestampNTZType.TIMESTAMP_NTZ;
+        }
+        if (t instanceof DateType) {
+            return io.delta.kernel.types.DateType.DATE;
+        }
+        throw new IllegalStateException("kbackfill does not write Delta columns of type " + t.simpleString());
+    }
+
+    /** A physical value (Kernel's form) as Spark's external type for the column. */
+    static Object spark(Object physical, DataType t) {
+        if (physical == null) {
+            return null;
+        }
+        if (t instanceof TimestampType) {
+            long micros = (Long) physical;
+            return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000);
+        }
+        if (t instanceof TimestampNTZType) {
+            long micros = (Long) physical;
+            return java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(micros, 1_000_000L),
+                    (int) Math.floorMod(micros, 1_000_000L) * 1000, java.time.ZoneOffset.UTC);
+        }
+        if (t instanceof DateType) {
+            return LocalDate.ofEpochDay((Integer) physical);
+        }
+        if (t instanceof FloatType) {
+            return ((Number) physical).floatValue();
+        }
+        return physical;
+    }
+}

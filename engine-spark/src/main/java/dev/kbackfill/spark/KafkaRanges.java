@@ -1,0 +1,97 @@
+package dev.kbackfill.spark;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.resolver.Plan;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.spark.sql.DataFrameReader;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * The plan's ranges through Spark's Kafka batch source: {@code assign} of exactly the partitions, offsets from the
+ * plan (or a job's progress), {@code read_committed} unless the request says otherwise, {@code failOnDataLoss} unless
+ * {@code --allow-data-loss}, headers included.
+ */
+final class KafkaRanges {
+
+    /** Consumer settings Spark's source sets itself and refuses. */
+    private static final Set<String> SPARK_OWNS = Set.of("group.id", "auto.offset.reset", "key.deserializer",
+            "value.deserializer", "enable.auto.commit", "interceptor.classes", "isolation.level", "max.poll.records");
+
+    private KafkaRanges() {
+    }
+
+    /**
+     * @param ranges        per partition, {@code [start, end)}; partitions with an empty range are left out
+     * @param minPartitions Spark partitions to split the ranges into at least (a large partition is read by
+     *                      several tasks), or 0 for one task per partition
+     */
+    static Dataset<Row> read(SparkSession spark, Plan plan, Map<Integer, long[]> ranges, Map<String, Object> clientConfig,
+                             boolean allowDataLoss, int minPartitions) {
+        Map<Integer, long[]> open = new TreeMap<>();
+        ranges.forEach((p, r) -> {
+            if (r[0] < r[1]) {
+                open.put(p, r);
+            }
+        });
+        if (open.isEmpty()) {
+            throw new IllegalArgumentException("no range to read");
+        }
+        String topic = plan.topic();
+        DataFrameReader reader = spark.read().format("kafka");
+        clientConfig.forEach((k, v) -> {
+            if (!SPARK_OWNS.contains(k)) {
+                reader.option("kafka." + k, String.valueOf(v));
+            }
+        });
+        String quoted = json(topic);
+        reader.option("assign", "{" + quoted + ":[" + open.keySet().stream().map(String::valueOf)
+                        .collect(Collectors.joining(",")) + "]}")
+                .option("startingOffsets", offsets(quoted, open, 0))
+                .option("endingOffsets", offsets(quoted, open, 1))
+                .option("kafka.isolation.level", plan.request().isolationLevel().toString().toLowerCase(Locale.ROOT))
+                .option("failOnDataLoss", String.valueOf(!allowDataLoss))
+                .option("includeHeaders", "true");
+        if (minPartitions > 0) {
+            reader.option("minPartitions", String.valueOf(minPartitions));
+        }
+        return reader.load();
+    }
+
+    private static String offsets(String quotedTopic, Map<Integer, long[]> ranges, int index) {
+        return "{" + quotedTopic + ":{" + ranges.entrySet().stream()
+                .map(e -> "\"" + e.getKey() + "\":" + e.getValue()[index]).collect(Collectors.joining(",")) + "}}";
+    }
+
+    private static String json(String text) {
+        return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    /** A row of Spark's Kafka source as the record kbackfill's decoders take. */
+    static SourceRecord record(Row row) {
+        Object ts = row.get(row.fieldIndex("timestamp"));
+        long millis = ts instanceof Instant i ? i.toEpochMilli() : ((java.sql.Timestamp) ts).getTime();
+        RecordHeaders headers = new RecordHeaders();
+        int h = row.fieldIndex("headers");
+        if (!row.isNullAt(h)) {
+            List<Row> list = row.getList(h);
+            for (Row header : list) {
+                headers.add(header.getString(0), header.isNullAt(1) ? null : (byte[]) header.get(1));
+            }
+        }
+        int k = row.fieldIndex("key");
+        int v = row.fieldIndex("value");
+        return new SourceRecord(row.getString(row.fieldIndex("topic")), row.getInt(row.fieldIndex("partition")),
+                row.getLong(row.fieldIndex("offset")), millis, row.isNullAt(k) ? null : (byte[]) row.get(k),
+                row.isNullAt(v) ? null : (byte[]) row.get(v), headers);
+    }
+}

@@ -1,0 +1,334 @@
+package dev.kbackfill.spark;
+
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.kbackfill.cli.RunArguments;
+import dev.kbackfill.cli.SparkJobSpec;
+import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.core.run.BackfillJob;
+import dev.kbackfill.core.run.PartitionStats;
+import dev.kbackfill.core.run.Rejects;
+import dev.kbackfill.core.run.RunFailure;
+import dev.kbackfill.core.run.RunListener;
+import dev.kbackfill.core.run.RunOptions;
+import dev.kbackfill.core.run.RunSummary;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.resolver.KafkaOffsetSource;
+import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.Plan;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * Database and topic sinks on Spark: wave by wave, Spark's Kafka source reads the wave's ranges, one task per source
+ * partition (at most {@link SparkJobSpec#maxConnections()} at once) writes its partition's records through the
+ * sink exactly as {@code kbackfill run} does, under a <em>sub-job</em> of its own ({@code JOB/pN@PLAN}): progress
+ * in the sink with the rows, its own lock, a stable transactional id for a topic. A retried or speculative task
+ * resumes from, or is fenced by, the sub-job's progress; a rerun of the whole application starts each partition
+ * where its sub-job stopped. After each wave the job's own progress moves past it (so {@code status} follows the
+ * waves); when the run completes the sub-jobs are forgotten.
+ */
+final class PartitionWaves {
+
+    private final SparkSession spark;
+    private final SparkJobSpec spec;
+    private final String specJson;
+
+    PartitionWaves(SparkSession spark, SparkJobSpec spec) {
+        this.spark = spark;
+        this.spec = spec;
+        this.specJson = spec.toJson();
+    }
+
+    /** A sub-job's name: the job, the partition, and the plan (a fresh plan never meets an older run's sub-jobs). */
+    static String subJob(String job, Plan plan, int partition) {
+        return job + "/p" + partition + "@" + Long.toString(plan.resolvedAt().toEpochMilli(), 36);
+    }
+
+    RunSummary run(BackfillJob.Settings settings, Sink sink, JobState state, RunOptions options, RunListener listener) {
+        // sub-jobs are read and forgotten through a sink of their own: the job's sink holds the job's state
+        try (Sink subJobs = SinkFactory.forSettings(TaskContextCache.arguments(specJson).sinkSettings(state.plan().topic()))) {
+            subJobs.openForJobs();
+            return run(settings, sink, subJobs, state, options, listener);
+        }
+    }
+
+    private RunSummary run(BackfillJob.Settings settings, Sink sink, Sink subJobs, JobState state, RunOptions options,
+                           RunListener listener) {
+        long started = System.nanoTime();
+        Plan plan = state.plan();
+        String job = state.job();
+        Map<Integer, PartitionStats> stats = new TreeMap<>();
+        long total = state.remaining();
+        long records = 0;
+        long batches = 0;
+        JobState current = state;
+        int wave = 0;
+        for (List<Integer> partitions : spec.waves()) {
+            wave++;
+            Map<Integer, long[]> ranges = new TreeMap<>();
+            for (int p : partitions) {
+                PartitionRange r = plan.partition(p).orElseThrow(() -> new IllegalStateException(
+                        "the spec's waves name partition " + p + ", which the plan does not hold"));
+                long next = current.next(r);
+                if (next < r.end()) {
+                    long start = subJobs.load(subJob(job, plan, p)).map(s -> s.next(r)).orElse(next);
+                    ranges.put(p, new long[] {Math.max(start, next), r.end()});
+                }
+            }
+            if (ranges.isEmpty()) {
+                continue; // written by an earlier attempt of this run
+            }
+            Map<Integer, long[]> toRead = new TreeMap<>();
+            ranges.forEach((p, r) -> {
+                if (r[0] < r[1]) {
+                    toRead.put(p, r);
+                }
+            });
+            List<Result> results = new ArrayList<>();
+            if (!toRead.isEmpty()) {
+                JavaRDD<Row> rows = KafkaRanges.read(spark, plan, toRead, settings.kafkaConfig(), options.allowDataLoss(), 0)
+                        .javaRDD();
+                if (rows.getNumPartitions() > spec.maxConnections()) {
+                    rows = rows.coalesce(spec.maxConnections()); // a task then writes its partitions one after another
+                }
+                String json = specJson;
+                try {
+                    results.addAll(rows.mapPartitions(it -> task(json, job, it)).collect());
+                } catch (RuntimeException e) {
+                    throw new RunFailure(SparkFailures.describe(e) + "; " + where(subJobs, job, plan, current), e);
+                }
+            }
+            // a partition no task saw a record of (aborted transactions, compaction) was read to its end all the same
+            for (int p : ranges.keySet()) {
+                PartitionRange r = plan.partition(p).orElseThrow();
+                Optional<JobState> sub = subJobs.load(subJob(job, plan, p));
+                if (sub.isEmpty() || sub.get().next(r) < r.end()) {
+                    results.add(runSubJob(specJson, job, p, java.util.Collections.emptyIterator()));
+                }
+            }
+            for (Result res : results) {
+                stats.merge(res.partition, res.stats(), PartitionWaves::add);
+                records += res.counts[0];
+                batches += res.batches;
+            }
+            Map<Integer, Long> ends = new TreeMap<>();
+            ranges.keySet().forEach(p -> ends.put(p, plan.partition(p).orElseThrow().end()));
+            sink.write(new WriteBatch(job, current.run(), wave, List.of(), new RowShape(List.of(), List.of()), ends,
+                    plan.topic()));
+            current = current.advancedTo(ends);
+            listener.onProgress(total - current.remaining(), total, records, 0);
+        }
+        for (PartitionRange r : plan.partitions()) {
+            String name = subJob(job, plan, r.partition());
+            try (AutoCloseable lock = subJobs.lock(name)) {
+                subJobs.reset(name); // the job's own progress holds the run now
+            } catch (Exception e) {
+                // a leftover sub-job of a finished plan is never consulted again
+            }
+        }
+        List<PartitionStats> list = new ArrayList<>();
+        for (PartitionRange r : plan.partitions()) {
+            list.add(stats.getOrDefault(r.partition(), new PartitionStats(r.partition(), 0, 0, 0, 0, 0, 0, 0,
+                    current.next(r), r.end())));
+        }
+        return new RunSummary(job, current.run(), list, 0, batches, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    private static PartitionStats add(PartitionStats a, PartitionStats b) {
+        return new PartitionStats(a.partition(), a.read() + b.read(), a.superseded() + b.superseded(),
+                a.filtered() + b.filtered(), a.rejected() + b.rejected(), a.written() + b.written(),
+                a.keptOut() + b.keptOut(), a.lost() + b.lost(), Math.max(a.next(), b.next()), a.end());
+    }
+
+    /** Where each unfinished partition stands, from its sub-job. */
+    private static String where(Sink sink, String job, Plan plan, JobState state) {
+        List<String> parts = new ArrayList<>();
+        for (PartitionRange r : plan.partitions()) {
+            long next = state.next(r);
+            if (next < r.end()) {
+                try {
+                    next = Math.max(next, sink.load(subJob(job, plan, r.partition())).map(s -> s.next(r)).orElse(next));
+                } catch (RuntimeException e) {
+                    // the job's own progress then
+                }
+                if (next < r.end()) {
+                    parts.add("partition " + r.partition() + " at offset " + next + " of [.., " + r.end() + ")");
+                }
+            }
+        }
+        return parts.isEmpty() ? "stopped with every partition written to its end"
+                : "stopped with " + String.join(", ", parts) + " committed; a rerun resumes there";
+    }
+
+    /** What a sub-job did, as a task sends it back to the driver. */
+    static final class Result implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final int partition;
+        /** read, superseded, filtered, rejected, written, kept out, lost, next, end. */
+        final long[] counts;
+        final long batches;
+
+        Result(int partition, long[] counts, long batches) {
+            this.partition = partition;
+            this.counts = counts;
+            this.batches = batches;
+        }
+
+        PartitionStats stats() {
+            return new PartitionStats(partition, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
+                    counts[6], counts[7], counts[8]);
+        }
+    }
+
+    /** A Spark task: the sub-job of each source partition its rows hold, one after another. */
+    static Iterator<Result> task(String specJson, String job, Iterator<Row> rows) {
+        List<Result> results = new ArrayList<>();
+        Lookahead all = new Lookahead(rows);
+        while (all.hasNext()) {
+            int p = all.peekPartition();
+            Iterator<Row> ofPartition = new Iterator<>() {
+                @Override
+                public boolean hasNext() {
+                    return all.hasNext() && all.peekPartition() == p;
+                }
+
+                @Override
+                public Row next() {
+                    if (!hasNext()) {
+                        throw new NoSuchElementException();
+                    }
+                    return all.next();
+                }
+            };
+            results.add(runSubJob(specJson, job, p, ofPartition));
+            while (ofPartition.hasNext()) {
+                ofPartition.next(); // a sub-job that had nothing to do leaves its rows
+            }
+        }
+        return results.iterator();
+    }
+
+    /**
+     * Runs one partition's sub-job over its rows: the job on a thread of its own reading a {@link QueueSource},
+     * this (the task's) thread handing it the rows.
+     */
+    static Result runSubJob(String specJson, String job, int partition, Iterator<Row> rows) {
+        SparkJobSpec spec = TaskContextCache.spec(specJson);
+        RunArguments args = TaskContextCache.arguments(specJson);
+        Plan plan = spec.plan();
+        PartitionRange range = plan.partition(partition).orElseThrow();
+        Plan sub = new Plan(plan.request(), plan.resolvedAt(), plan.fromTime(), plan.toTime(), plan.clusterId(),
+                plan.topicId(), plan.timestampType(), List.of(range), plan.notes());
+        BlockingQueue<Object> queue = new ArrayBlockingQueue<>(4);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicReference<BackfillJob.Outcome> outcome = new AtomicReference<>();
+        Thread runner = new Thread(() -> {
+            try (Sink sink = SinkFactory.forSettings(args.sinkSettings(plan.topic()));
+                 Rejects rejects = args.rejects();
+                 KafkaOffsetSource source = KafkaOffsetSource.create(args.kafkaConfig())) {
+                BackfillJob.Settings settings = args.jobBuilder(sub, rejects).job(subJob(job, plan, partition))
+                        .engine(spec.engine()).retryFor(Duration.ZERO).build(); // Spark retries the task
+                outcome.set(new BackfillJob(sink, settings, BackfillJob.Events.NONE, RunListener.NONE,
+                        BackfillJob.Runner.reading((p, ranges, config, allowDataLoss, stall, maxPoll) ->
+                                new QueueSource(queue, ranges.get(0))))
+                        .run(() -> BackfillJob.Cluster.of(source, plan.topic())));
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }, "kbackfill-partition-" + partition);
+        runner.setDaemon(true);
+        runner.start();
+        try {
+            List<SourceRecord> chunk = new ArrayList<>(1000);
+            while (rows.hasNext()) {
+                chunk.add(KafkaRanges.record(rows.next()));
+                if (chunk.size() == 1000) {
+                    hand(queue, chunk, runner);
+                    chunk = new ArrayList<>(1000);
+                }
+            }
+            if (!chunk.isEmpty()) {
+                hand(queue, chunk, runner);
+            }
+            hand(queue, QueueSource.END, runner);
+            runner.join();
+        } catch (InterruptedException e) {
+            runner.interrupt();
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted writing partition " + partition, e);
+        }
+        Throwable t = failure.get();
+        if (t instanceof RuntimeException re) {
+            throw re;
+        }
+        if (t instanceof Error err) {
+            throw err;
+        }
+        if (t != null) {
+            throw new IllegalStateException(t);
+        }
+        if (outcome.get() instanceof BackfillJob.Outcome.Completed done) {
+            PartitionStats s = done.summary().partitions().get(0);
+            return new Result(partition, new long[] {s.read(), s.superseded(), s.filtered(), s.rejected(), s.written(),
+                    s.keptOut(), s.lost(), s.next(), s.end()}, done.summary().batches());
+        }
+        return new Result(partition, new long[] {0, 0, 0, 0, 0, 0, 0, range.end(), range.end()}, 0);
+    }
+
+    /** Hands an item to the sub-job; once it has stopped (nothing to do, or failed) items are dropped. */
+    private static void hand(BlockingQueue<Object> queue, Object item, Thread runner) throws InterruptedException {
+        while (!queue.offer(item, 100, TimeUnit.MILLISECONDS)) {
+            if (!runner.isAlive()) {
+                return;
+            }
+        }
+    }
+
+    /** An iterator of Kafka rows that can look at the next row's partition. */
+    private static final class Lookahead {
+        private final Iterator<Row> rows;
+        private Row head;
+
+        Lookahead(Iterator<Row> rows) {
+            this.rows = rows;
+        }
+
+        boolean hasNext() {
+            return head != null || rows.hasNext();
+        }
+
+        int peekPartition() {
+            if (head == null) {
+                head = rows.next();
+            }
+            return head.getInt(head.fieldIndex("partition"));
+        }
+
+        Row next() {
+            if (head != null) {
+                Row r = head;
+                head = null;
+                return r;
+            }
+            return rows.next();
+        }
+    }
+}

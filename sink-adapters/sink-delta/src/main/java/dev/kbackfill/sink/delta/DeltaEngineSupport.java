@@ -1,0 +1,137 @@
+package dev.kbackfill.sink.delta;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.kbackfill.core.version.Version;
+import io.delta.kernel.Operation;
+import io.delta.kernel.Snapshot;
+import io.delta.kernel.TableManager;
+import io.delta.kernel.Transaction;
+import io.delta.kernel.TransactionCommitResult;
+import io.delta.kernel.defaults.engine.DefaultEngine;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.exceptions.TableNotFoundException;
+import io.delta.kernel.hook.PostCommitHook;
+import io.delta.kernel.types.DataType;
+import io.delta.kernel.utils.CloseableIterable;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * What an engine that writes a kbackfill Delta table's rows itself (the Spark engine's MERGE) needs to write them as
+ * {@link DeltaSink} does: the tombstone ledger ({@link DeltaTombstones}: read it whole, record a write's deletes
+ * before it), the physical form of values and the ledger's key text, the table's key columns, and the version of an
+ * application's idempotent transactions.
+ */
+public final class DeltaEngineSupport {
+
+    private DeltaEngineSupport() {
+    }
+
+    private static Optional<Snapshot> snapshot(Engine engine, String path) {
+        try {
+            return Optional.of(TableManager.loadSnapshot(path).build(engine));
+        } catch (TableNotFoundException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Whether there is a Delta table at {@code path}. */
+    public static boolean exists(String path) {
+        return snapshot(DefaultEngine.create(new Configuration()), path).isPresent();
+    }
+
+    /** The key columns kbackfill created the table with, if it did. */
+    public static Optional<List<String>> keyColumns(String path) {
+        return snapshot(DefaultEngine.create(new Configuration()), path)
+                .flatMap(s -> Optional.ofNullable(s.getTableProperties().get(DeltaFiles.KEY_COLUMNS_PROPERTY)))
+                .map(v -> List.of(v.split(",")));
+    }
+
+    /** The latest version committed by the idempotent writer {@code appId} ({@code txn} action), if any. */
+    public static Optional<Long> transactionVersion(String path, String appId) {
+        Engine engine = DefaultEngine.create(new Configuration());
+        return snapshot(engine, path).flatMap(s -> s.getLatestTransactionVersion(engine, appId));
+    }
+
+    /** The table's latest version, or -1 without a table. */
+    public static long version(String path) {
+        return snapshot(DefaultEngine.create(new Configuration()), path).map(Snapshot::getVersion).orElse(-1L);
+    }
+
+    /** The key as ledger text, from its values in key column order, in their physical form ({@link #physical}). */
+    public static String keyText(List<Object> physicalKey) {
+        return DeltaTombstones.keyText(physicalKey.stream()
+                .map(v -> v instanceof byte[] b ? (Object) java.nio.ByteBuffer.wrap(b) : v).toList());
+    }
+
+    /**
+     * A decoded value in the physical form of a Delta column of {@code type}, as {@link DeltaSink} writes it
+     * (timestamps long microseconds, dates int days, decimals scaled to 18 digits, binary a ByteBuffer).
+     *
+     * @throws IllegalArgumentException when the value does not fit the column
+     */
+    public static Object physical(Object value, DataType type, String column) {
+        try {
+            return DeltaTypes.physical(value, type, column);
+        } catch (DeltaTypes.Mismatch e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+    }
+
+    /** Every key the table's ledger holds, with the version of the tombstone that deleted it; empty without a table. */
+    public static Map<String, Version> read(String path) {
+        Engine engine = DefaultEngine.create(new Configuration());
+        Map<String, Version> all = new HashMap<>();
+        try {
+            Snapshot snapshot = TableManager.loadSnapshot(path).build(engine);
+            DeltaTombstones ledger = new DeltaTombstones(snapshot);
+            all.putAll(ledger.all());
+        } catch (TableNotFoundException e) {
+            // no table, no deletes
+        }
+        return all;
+    }
+
+    /**
+     * Records deletes in the ledger, each kept only where it is newer than what the ledger holds for its key, in one
+     * commit of the changed buckets (none when nothing changes). Idempotent: recording the same deletes again changes
+     * nothing.
+     *
+     * @return how many keys changed
+     */
+    public static int record(String path, Map<String, Version> deletes) {
+        if (deletes.isEmpty()) {
+            return 0;
+        }
+        Engine engine = DefaultEngine.create(new Configuration());
+        Snapshot snapshot = TableManager.loadSnapshot(path).build(engine);
+        DeltaTombstones ledger = new DeltaTombstones(snapshot);
+        int changed = 0;
+        for (Map.Entry<String, Version> e : deletes.entrySet()) {
+            Version held = ledger.deleted(e.getKey());
+            if (held == null || Version.compare(e.getValue(), held) > 0) {
+                ledger.record(e.getKey(), e.getValue());
+                changed++;
+            }
+        }
+        if (changed == 0) {
+            return 0;
+        }
+        Transaction txn = snapshot.buildUpdateTableTransaction("kbackfill", Operation.MANUAL_UPDATE)
+                .withMaxRetries(0).build(engine);
+        ledger.addTo(txn);
+        TransactionCommitResult result = txn.commit(engine, CloseableIterable.emptyIterable());
+        for (PostCommitHook hook : result.getPostCommitHooks()) {
+            try {
+                hook.threadSafeInvoke(engine);
+            } catch (IOException | RuntimeException ignored) {
+                // the commit stands; the next commit's hooks try again
+            }
+        }
+        return changed;
+    }
+}

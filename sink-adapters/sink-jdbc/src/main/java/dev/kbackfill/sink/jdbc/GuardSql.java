@@ -1,0 +1,72 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.util.List;
+import java.util.Optional;
+
+import dev.kbackfill.core.record.ColumnType;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.SinkSettings;
+
+/**
+ * The newer-wins guard ({@link Guard}: the one version rule, clause for clause) for SQL engines outside JDBC: Spark
+ * SQL's MERGE of the Spark engine. Identifiers are quoted with backticks; strings compare byte for byte there.
+ */
+public final class GuardSql {
+
+    private GuardSql() {
+    }
+
+    /**
+     * The condition under which the incoming row replaces the stored one.
+     *
+     * @param meta        the metadata columns (both sides use the same names)
+     * @param topicColumn whether the stored table has the topic column
+     * @param stored      the stored side's qualifier, e.g. {@code t.}
+     * @param incoming    the incoming side's qualifier, e.g. {@code s.}
+     */
+    public static String sparkSql(SinkSettings.MetadataColumns meta, boolean topicColumn, String stored, String incoming) {
+        Guard guard = new Guard(topicColumn ? Optional.of(meta.topic()) : Optional.empty(), meta.partition(),
+                meta.offset(), meta.timestamp());
+        return guard.sql(SPARK, stored, incoming + "%s");
+    }
+
+    /** Only quoting matters to a guard. */
+    private static final Dialect SPARK = new Dialect() {
+        @Override
+        public String name() {
+            return "spark";
+        }
+
+        @Override
+        public String quote(String identifier) {
+            return "`" + identifier.replace("`", "``") + "`";
+        }
+
+        @Override
+        public String columnType(ColumnType type, boolean key) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public String textType() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public String upsert(String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
+                             int rows) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public boolean tryLock(Connection connection, String job) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void unlock(Connection connection, String job) {
+            throw new UnsupportedOperationException();
+        }
+    };
+}
