@@ -103,17 +103,9 @@ final class DeltaWaves {
         SinkSettings sinkSettings = TaskContextCache.arguments(specJson).sinkSettings(plan.topic());
         String appId = "kbackfill-spark-" + job + "-run" + state.run();
         JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-        Instant from = options.strictTime() ? plan.fromTime().orElse(null) : null;
-        Instant to = options.strictTime() ? plan.toTime().orElse(null) : null;
-        Filters filters = new Filters(from == null ? Long.MIN_VALUE : from.toEpochMilli(),
-                to == null ? Long.MAX_VALUE : to.toEpochMilli(), settings.tombstones() == TombstoneMode.IGNORE);
-
-        if (!DeltaEngineSupport.exists(path)) {
-            // the table, from the columns of every record of the plan: later waves then find every column
-            RowShape shape = shape(plan, remaining(plan, state, plan.partitions().stream()
-                    .map(PartitionRange::partition).toList()), settings, options, filters);
-            sink.write(new WriteBatch(job, state.run(), 0, List.of(), shape, Map.of(), plan.topic()));
-        }
+        Shapes.Filters filters = Shapes.Filters.of(plan, options, settings);
+        // the table, from the columns of every record of the plan: later waves then find every column
+        Shapes.createIfAbsent(spark, spec, sink, state, settings, options);
         Map<Integer, PartitionStats> stats = new TreeMap<>();
         long total = state.remaining();
         long records = 0;
@@ -131,13 +123,14 @@ final class DeltaWaves {
                 try {
                     Wave w = new Wave(path, plan, ranges, settings, sinkSettings, options, filters, jsc);
                     w.write(appId, wave);
+                    Faults.haltAt(spark, "write:" + wave);
                     w.stats.forEach((p, s) -> stats.merge(p, s, DeltaWaves::add));
                     records += w.stats.values().stream().mapToLong(PartitionStats::read).sum();
                     bytes += w.bytes;
                     waves++;
                 } catch (RunFailure e) {
                     throw e;
-                } catch (RuntimeException e) {
+                } catch (Exception e) { // SparkException is checked in Java's eyes, not Scala's
                     throw new RunFailure(SparkFailures.describe(e) + "; wave " + wave + " of " + spec.waves().size()
                             + " not committed; " + where(plan, current), e);
                 }
@@ -147,6 +140,7 @@ final class DeltaWaves {
             sink.write(new WriteBatch(job, current.run(), wave, List.of(), new RowShape(List.of(), List.of()), ends,
                     plan.topic()));
             current = current.advancedTo(ends);
+            Faults.haltAt(spark, "wave:" + wave);
             listener.onProgress(total - current.remaining(), total, records, bytes);
         }
         List<PartitionStats> list = new ArrayList<>();
@@ -184,36 +178,6 @@ final class DeltaWaves {
         return new PartitionStats(a.partition(), a.read() + b.read(), a.superseded() + b.superseded(),
                 a.filtered() + b.filtered(), a.rejected() + b.rejected(), a.written() + b.written(),
                 a.keptOut() + b.keptOut(), a.lost() + b.lost(), Math.max(a.next(), b.next()), a.end());
-    }
-
-    /** Which records a run skips as filtered: outside [from, to) under strict time; tombstones under ignore. */
-    record Filters(long fromMillis, long toMillis, boolean ignoreTombstones) implements Serializable {
-        boolean filters(SourceRecord r) {
-            return r.timestamp() < fromMillis || r.timestamp() >= toMillis || (ignoreTombstones && r.value() == null);
-        }
-    }
-
-    /** The columns of the changes of {@code ranges}, computed by the executors. */
-    private RowShape shape(Plan plan, Map<Integer, long[]> ranges, BackfillJob.Settings settings, RunOptions options,
-                           Filters filters) {
-        String json = specJson;
-        return KafkaRanges.read(spark, plan, ranges, settings.kafkaConfig(), options.allowDataLoss(), minPartitions(ranges))
-                .javaRDD().mapPartitions(rows -> {
-                    RecordDecoder decoder = TaskContextCache.arguments(json).decoder();
-                    RowShape.Accumulator shape = new RowShape.Accumulator();
-                    while (rows.hasNext()) {
-                        SourceRecord r = KafkaRanges.record(rows.next());
-                        if (filters.filters(r)) {
-                            continue;
-                        }
-                        try {
-                            shape.add(decoder.decode(r));
-                        } catch (DecodeException e) {
-                            // rejected (or failing the run) when its wave is written
-                        }
-                    }
-                    return List.of(shape).iterator();
-                }).reduce(RowShape.Accumulator::merge).shape();
     }
 
     private int minPartitions(Map<Integer, long[]> ranges) {
@@ -286,13 +250,13 @@ final class DeltaWaves {
         final BackfillJob.Settings settings;
         final SinkSettings sinkSettings;
         final RunOptions options;
-        final Filters filters;
+        final Shapes.Filters filters;
         final JavaSparkContext jsc;
         final Map<Integer, PartitionStats> stats = new TreeMap<>();
         long bytes;
 
         Wave(String path, Plan plan, Map<Integer, long[]> ranges, BackfillJob.Settings settings,
-             SinkSettings sinkSettings, RunOptions options, Filters filters, JavaSparkContext jsc) {
+             SinkSettings sinkSettings, RunOptions options, Shapes.Filters filters, JavaSparkContext jsc) {
             this.path = path;
             this.plan = plan;
             this.ranges = ranges;
@@ -312,7 +276,7 @@ final class DeltaWaves {
                     + "` SET TBLPROPERTIES ('kbackfill.keyColumns' = 'id')", null));
             Counters counters = new Counters(jsc, ranges.keySet());
             String json = specJson;
-            Filters f = filters;
+            Shapes.Filters f = filters;
             boolean soft = sinkSettings.tombstoneMode() == TombstoneMode.SOFT_DELETE;
             boolean ignoreUnknown = sinkSettings.ignoreUnknownFields();
             String p = path;
@@ -346,7 +310,7 @@ final class DeltaWaves {
                     }
                 }
                 StructType sourceSchema = table.add(TOMBSTONE, DataTypes.BooleanType, false);
-                Dataset<Row> src = spark.createDataFrame(source.map(e -> e.row), sourceSchema);
+                Dataset<Row> src = spark.createDataFrame(source.mapPartitions(DeltaWaves::rowsOf), sourceSchema);
                 String view = "kbackfill_wave_" + wave;
                 src.createOrReplaceTempView(view);
                 List<String> keyColumns = keys;
@@ -453,6 +417,22 @@ final class DeltaWaves {
         }
     }
 
+    /** The rows a MERGE takes from its source's entries (where an injected task failure may strike). */
+    static Iterator<Row> rowsOf(Iterator<Entry> entries) {
+        Faults.failTaskOnce("feeding the MERGE");
+        return new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return entries.hasNext();
+            }
+
+            @Override
+            public Row next() {
+                return entries.next().row;
+            }
+        };
+    }
+
     private static boolean has(StructType table, String column) {
         return List.of(table.fieldNames()).contains(column);
     }
@@ -481,14 +461,14 @@ final class DeltaWaves {
         private final boolean soft;
         private final boolean ignoreUnknown;
         private final String path;
-        private final Filters filters;
+        private final Shapes.Filters filters;
         private final Counters counters;
         private final io.delta.kernel.types.DataType[] kernelTypes;
         private Tuple2<String, Entry> next;
         private boolean done;
 
         Decoding(String specJson, StructType table, List<String> keys, SinkSettings.MetadataColumns meta, boolean soft,
-                 boolean ignoreUnknown, String path, Filters filters, Counters counters, Iterator<Row> rows) {
+                 boolean ignoreUnknown, String path, Shapes.Filters filters, Counters counters, Iterator<Row> rows) {
             RunArguments args = TaskContextCache.arguments(specJson);
             this.rows = rows;
             this.decoder = args.decoder();

@@ -73,6 +73,7 @@ final class PartitionWaves {
     private RunSummary run(BackfillJob.Settings settings, Sink sink, Sink subJobs, JobState state, RunOptions options,
                            RunListener listener) {
         long started = System.nanoTime();
+        Shapes.createIfAbsent(spark, spec, sink, state, settings, options); // before any task writes
         Plan plan = state.plan();
         String job = state.job();
         Map<Integer, PartitionStats> stats = new TreeMap<>();
@@ -112,7 +113,7 @@ final class PartitionWaves {
                 String json = specJson;
                 try {
                     results.addAll(rows.mapPartitions(it -> task(json, job, it)).collect());
-                } catch (RuntimeException e) {
+                } catch (Exception e) { // SparkException is checked in Java's eyes, not Scala's
                     throw new RunFailure(SparkFailures.describe(e) + "; " + where(subJobs, job, plan, current), e);
                 }
             }
@@ -129,11 +130,13 @@ final class PartitionWaves {
                 records += res.counts[0];
                 batches += res.batches;
             }
+            Faults.haltAt(spark, "write:" + wave);
             Map<Integer, Long> ends = new TreeMap<>();
             ranges.keySet().forEach(p -> ends.put(p, plan.partition(p).orElseThrow().end()));
             sink.write(new WriteBatch(job, current.run(), wave, List.of(), new RowShape(List.of(), List.of()), ends,
                     plan.topic()));
             current = current.advancedTo(ends);
+            Faults.haltAt(spark, "wave:" + wave);
             listener.onProgress(total - current.remaining(), total, records, 0);
         }
         for (PartitionRange r : plan.partitions()) {
@@ -256,13 +259,20 @@ final class PartitionWaves {
         }, "kbackfill-partition-" + partition);
         runner.setDaemon(true);
         runner.start();
+        long failAfter = Faults.failAfterRows();
         try {
             List<SourceRecord> chunk = new ArrayList<>(1000);
+            long handed = 0;
             while (rows.hasNext()) {
                 chunk.add(KafkaRanges.record(rows.next()));
-                if (chunk.size() == 1000) {
+                if (chunk.size() == 1000 || (failAfter >= 0 && handed + chunk.size() > failAfter)) {
                     hand(queue, chunk, runner);
+                    handed += chunk.size();
                     chunk = new ArrayList<>(1000);
+                    if (failAfter >= 0 && handed > failAfter) {
+                        waitForProgress(queue, runner);
+                        Faults.failTaskOnce("writing partition " + partition);
+                    }
                 }
             }
             if (!chunk.isEmpty()) {
@@ -271,9 +281,13 @@ final class PartitionWaves {
             hand(queue, QueueSource.END, runner);
             runner.join();
         } catch (InterruptedException e) {
-            runner.interrupt();
+            stop(runner);
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted writing partition " + partition, e);
+        } catch (RuntimeException | Error e) {
+            // the task fails: its sub-job stops at its last committed batch before a retry takes over the lock
+            stop(runner);
+            throw e;
         }
         Throwable t = failure.get();
         if (t instanceof RuntimeException re) {
@@ -291,6 +305,23 @@ final class PartitionWaves {
                     s.keptOut(), s.lost(), s.next(), s.end()}, done.summary().batches());
         }
         return new Result(partition, new long[] {0, 0, 0, 0, 0, 0, 0, range.end(), range.end()}, 0);
+    }
+
+    private static void stop(Thread runner) {
+        runner.interrupt();
+        try {
+            runner.join(60_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits until the sub-job took what it was handed (an injected failure then follows committed batches). */
+    private static void waitForProgress(BlockingQueue<Object> queue, Thread runner) throws InterruptedException {
+        while (!queue.isEmpty() && runner.isAlive()) {
+            Thread.sleep(20);
+        }
+        Thread.sleep(500);
     }
 
     /** Hands an item to the sub-job; once it has stopped (nothing to do, or failed) items are dropped. */

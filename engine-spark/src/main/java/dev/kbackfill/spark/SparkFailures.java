@@ -24,6 +24,13 @@ final class SparkFailures {
                 message = message.substring(0, nl);
             }
         }
+        // "dev.kbackfill.core.run.RunFailure: writing batch ..." when the cause came back as text
+        message = message.replaceFirst("^([a-z][a-z0-9_]*\\.)+[A-Z][A-Za-z0-9_$]*(Exception|Failure|Error): ", "");
+        // a task's own "stopped with ..." is about its sub-job; the caller says where the job stands
+        int stopped = message.indexOf("; stopped with ");
+        if (stopped > 0) {
+            message = message.substring(0, stopped);
+        }
         return message.strip();
     }
 }

@@ -29,6 +29,16 @@ record SparkCli(int exitCode, String out, String err) {
         return run(broker, all.toArray(String[]::new));
     }
 
+    /** {@code kbackfill status} with {@code args}. */
+    static SparkCli status(EmbeddedKafka broker, String... args) {
+        List<String> all = new ArrayList<>(List.of("status", "--bootstrap-server", broker.bootstrapServers()));
+        all.addAll(List.of(args));
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Kbackfill.execute(new PrintWriter(out), new PrintWriter(err), all.toArray(String[]::new));
+        return new SparkCli(code, out.toString(), err.toString());
+    }
+
     @Override
     public String toString() {
         return "exit " + exitCode + "\n--- out\n" + out + "--- err\n" + err;

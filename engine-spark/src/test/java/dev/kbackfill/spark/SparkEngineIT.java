@@ -16,6 +16,7 @@ import java.util.TreeMap;
 import dev.kbackfill.embedded.EmbeddedKafka;
 import dev.kbackfill.embedded.SharedKafka;
 import dev.kbackfill.sink.delta.DeltaTableRows;
+import dev.kbackfill.testservices.SharedPostgres;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -45,6 +46,11 @@ class SparkEngineIT {
 
     /** Keys k0..k(keys-1) over the topic's partitions, each updated several times, some deleted at the end. */
     static void produce(String topic, int partitions, int keys, int updates) {
+        produce(topic, partitions, keys, updates, true);
+    }
+
+    /** @param moving whether keys move between partitions now and then (the version rule then decides across them) */
+    static void produce(String topic, int partitions, int keys, int updates, boolean moving) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
         Random random = new Random(7);
@@ -56,7 +62,7 @@ class SparkEngineIT {
                     String value = u == updates - 1 && k % 7 == 0 ? null
                             : "{\"status\":\"s" + u + "\",\"amount\":" + random.nextInt(1000) + ",\"note\":\"" + key + "\"}";
                     // a key moves between partitions now and then: the version rule decides across partitions
-                    int partition = (k + (u % 3 == 2 ? 1 : 0)) % partitions;
+                    int partition = (k + (moving && u % 3 == 2 ? 1 : 0)) % partitions;
                     producer.send(new ProducerRecord<>(topic, partition, t++, key.getBytes(StandardCharsets.UTF_8),
                             value == null ? null : value.getBytes(StandardCharsets.UTF_8)));
                 }
@@ -92,6 +98,184 @@ class SparkEngineIT {
         assertThat(second.exitCode()).as(second.toString()).isZero();
         assertThat(second.out()).contains("nothing to do");
         assertThat(DeltaTableRows.version(spark.toString())).isEqualTo(version);
+    }
+
+    @Test
+    void postgresOnSparkGivesTheSameRowsAsTheLocalRunWritingEachPartitionUnderASubJob() throws Exception {
+        kafka.createTopic("spark-pg", 4, Map.of("retention.ms", "-1"));
+        produce("spark-pg", 4, 300, 4);
+        String url = SharedPostgres.newDatabase("spark_pg");
+        String[] request = {"--topic", "spark-pg", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table",
+                "--sink", url, "--batch-size", "100"};
+        SparkCli single = SparkCli.run(kafka, concat(request, "--table", "local_rows"));
+        assertThat(single.exitCode()).as(single.toString()).isZero();
+        SparkCli spark = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "3", "--spark-max-connections", "2"),
+                concat(request, "--table", "spark_rows", "--job", "pg-on-spark"));
+        assertThat(spark.exitCode()).as(spark.toString()).isZero();
+        assertThat(spark.out()).contains("job pg-on-spark run 1: wrote");
+        assertThat(sqlRows(url, "spark_rows")).isEqualTo(sqlRows(url, "local_rows")).hasSize(300 - 43);
+        // the job's own progress is complete and its sub-jobs are gone
+        SparkCli status = SparkCli.status(kafka, "--job", "pg-on-spark", "--sink", url, "--table", "spark_rows");
+        assertThat(status.out()).contains("complete").contains("engine spark, 3 partitions per wave");
+        assertThat(count(url, "SELECT count(*) FROM kbackfill_jobs WHERE job LIKE 'pg-on-spark/%'")).isZero();
+        SparkCli again = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "3"),
+                concat(request, "--table", "spark_rows", "--job", "pg-on-spark"));
+        assertThat(again.out()).as(again.toString()).contains("nothing to do");
+    }
+
+    @Test
+    void aTopicOnSparkHoldsTheSameFinalStateAsTheLocalRunAndNewerWinsIsRefused() throws Exception {
+        kafka.createTopic("spark-topic-src", 3, Map.of("retention.ms", "-1"));
+        kafka.createTopic("spark-topic-local", 2, Map.of("cleanup.policy", "compact"));
+        kafka.createTopic("spark-topic-spark", 2, Map.of("cleanup.policy", "compact"));
+        produce("spark-topic-src", 3, 150, 3, false);
+        String[] request = {"--topic", "spark-topic-src", "--from", "2024-01-01", "--to", "2024-01-02",
+                "--on-conflict", "overwrite"};
+        SparkCli single = SparkCli.run(kafka, concat(request, "--sink", "kafka:spark-topic-local"));
+        assertThat(single.exitCode()).as(single.toString()).isZero();
+        SparkCli spark = SparkCli.onSpark(kafka, List.of(), concat(request, "--sink", "kafka:spark-topic-spark"));
+        assertThat(spark.exitCode()).as(spark.toString()).isZero();
+        assertThat(finalState("spark-topic-spark")).isEqualTo(finalState("spark-topic-local")).hasSize(150);
+        SparkCli newerWins = SparkCli.onSpark(kafka, List.of(), "--topic", "spark-topic-src", "--from", "2024-01-01",
+                "--to", "2024-01-02", "--sink", "kafka:spark-topic-spark", "--job", "refused");
+        assertThat(newerWins.exitCode()).as(newerWins.toString()).isEqualTo(2);
+        assertThat(newerWins.err()).contains("--on-conflict overwrite").contains("--engine local");
+    }
+
+    @Test
+    void aTransactionalTopicWithAbortedRecordsGivesCommittedRecordsOnly() throws Exception {
+        kafka.createTopic("spark-txn", 3, Map.of("retention.ms", "-1"));
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "spark-txn-producer");
+        long t = T0.plusSeconds(60).toEpochMilli();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.initTransactions();
+            for (int round = 0; round < 4; round++) {
+                producer.beginTransaction();
+                for (int k = 0; k < 30; k++) {
+                    // partition 2 only ever sees aborted transactions
+                    int partition = round % 2 == 1 ? k % 3 : k % 2;
+                    producer.send(new ProducerRecord<>("spark-txn", partition, t++, ("k" + k).getBytes(StandardCharsets.UTF_8),
+                            ("{\"status\":\"" + (round % 2 == 1 ? "aborted" : "committed-" + round) + "\"}")
+                                    .getBytes(StandardCharsets.UTF_8)));
+                }
+                if (round % 2 == 1) {
+                    producer.abortTransaction();
+                } else {
+                    producer.commitTransaction();
+                }
+            }
+        }
+        String[] request = {"--topic", "spark-txn", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table"};
+        Path table = dir.resolve("txn");
+        SparkCli delta = SparkCli.onSpark(kafka, List.of(), concat(request, "--sink", "delta:" + table));
+        assertThat(delta.exitCode()).as(delta.toString()).isZero();
+        Map<String, Map<String, Object>> rows = deltaRows(table);
+        assertThat(rows).hasSize(30);
+        assertThat(rows.values()).allSatisfy(r -> assertThat(r.get("status")).isEqualTo("committed-2"));
+        String url = SharedPostgres.newDatabase("spark_txn");
+        SparkCli pg = SparkCli.onSpark(kafka, List.of(), concat(request, "--sink", url, "--table", "rows"));
+        assertThat(pg.exitCode()).as(pg.toString()).isZero();
+        assertThat(sqlRows(url, "rows")).hasSize(30).allSatisfy((k, v) -> assertThat(v).startsWith("committed-2"));
+        // every partition's range is done, the one that held only aborted records included
+        SparkCli status = SparkCli.status(kafka, "--job", jobName(pg), "--sink", url, "--table", "rows");
+        assertThat(status.out()).contains("complete");
+    }
+
+    @Test
+    void theSpecRunsThroughSparkSubmitAsDocumented() throws Exception {
+        kafka.createTopic("spark-submit", 2, Map.of("retention.ms", "-1"));
+        produce("spark-submit", 2, 50, 2);
+        Path table = dir.resolve("submitted");
+        Path spec = dir.resolve("spec.json");
+        SparkCli written = SparkCli.onSpark(kafka, List.of("--spark-spec-out", spec.toString()), "--topic",
+                "spark-submit", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table", "--sink", "delta:" + table);
+        assertThat(written.exitCode()).as(written.toString()).isZero();
+        assertThat(java.nio.file.Files.readString(spec)).contains("\"kbackfill-spark-spec\" : 1").contains("\"waves\"");
+        String command = written.out().lines().filter(l -> l.contains("/bin/spark-submit")).findFirst().orElseThrow();
+        assertThat(command).contains("--class dev.kbackfill.spark.SparkBackfill").contains("--spec " + spec);
+        // a Spark installation: its spark-submit, here the build's runtime behind the same script name
+        Path home = dir.resolve("spark-home");
+        java.nio.file.Files.createDirectories(home.resolve("bin"));
+        Path submit = home.resolve("bin/spark-submit");
+        java.nio.file.Files.writeString(submit, "#!/usr/bin/env bash\nexec java "
+                + String.join(" ", JAVA_17_OPENS) + " -cp \"" + System.getenv("KBACKFILL_SPARK_DIR")
+                + "/spark-runtime/*\" org.apache.spark.deploy.SparkSubmit \"$@\"\n");
+        submit.toFile().setExecutable(true);
+        List<String> argv = new ArrayList<>(List.of(command.replace("$SPARK_HOME", home.toString()).split(" ")));
+        Process process = new ProcessBuilder(argv).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor()).as(output).isZero();
+        assertThat(output).contains("wrote");
+        assertThat(deltaRows(table)).hasSize(50 - 8);
+    }
+
+    /** What Spark needs of the JDK on Java 17, as Spark's own launcher scripts add it. */
+    static final List<String> JAVA_17_OPENS = List.of("--add-opens=java.base/java.lang=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+            "--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/java.net=ALL-UNNAMED",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED", "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+            "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED", "-Djdk.reflect.useDirectMethodHandle=false");
+
+    static String jobName(SparkCli run) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("job (\\S+) run \\d+").matcher(run.out());
+        assertThat(m.find()).as(run.toString()).isTrue();
+        return m.group(1);
+    }
+
+    static Map<String, String> sqlRows(String url, String table) throws Exception {
+        Map<String, String> rows = new TreeMap<>();
+        try (var c = java.sql.DriverManager.getConnection(url); var s = c.createStatement();
+             var rs = s.executeQuery("SELECT kafka_key, status, amount, note FROM " + table)) {
+            while (rs.next()) {
+                rows.put(rs.getString(1), rs.getString(2) + "|" + rs.getString(3) + "|" + rs.getString(4));
+            }
+        } catch (java.sql.SQLException e) {
+            if (!e.getMessage().contains("amount")) {
+                throw e;
+            }
+            try (var c = java.sql.DriverManager.getConnection(url); var s = c.createStatement();
+                 var rs = s.executeQuery("SELECT kafka_key, status FROM " + table)) {
+                while (rs.next()) {
+                    rows.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        }
+        return rows;
+    }
+
+    static long count(String url, String sql) throws Exception {
+        try (var c = java.sql.DriverManager.getConnection(url); var s = c.createStatement(); var rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** A topic's last value per key (null for a tombstone), read to its end. */
+    static Map<String, String> finalState(String topic) {
+        Map<String, Object> config = new HashMap<>(kafka.clientConfig());
+        config.put("isolation.level", "read_committed");
+        Map<String, String> state = new TreeMap<>();
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<>(config,
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            List<org.apache.kafka.common.TopicPartition> parts = consumer.partitionsFor(topic).stream()
+                    .map(i -> new org.apache.kafka.common.TopicPartition(topic, i.partition())).toList();
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            Map<org.apache.kafka.common.TopicPartition, Long> ends = consumer.endOffsets(parts);
+            while (parts.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+                for (var r : consumer.poll(java.time.Duration.ofMillis(500))) {
+                    state.put(new String(r.key(), StandardCharsets.UTF_8),
+                            r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
+                }
+            }
+        }
+        return state;
     }
 
     static String[] concat(String[] a, String... b) {

@@ -49,6 +49,15 @@ public interface Sink extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Whether the destination exists, after {@link #open()}: false only where {@code --create-table} will create it
+     * from the columns of the first batch written (an engine that writes from several tasks creates it first, with a
+     * batch of no changes and the columns of every record).
+     */
+    default boolean destinationExists() {
+        return true;
+    }
+
     /** Warnings about the destination found by {@link #open()}, for people (a non-compacted topic, ...). */
     default java.util.List<String> warnings() {
         return java.util.List.of();

@@ -222,6 +222,11 @@ final class DeltaSink implements Sink {
     }
 
     @Override
+    public boolean destinationExists() {
+        return snapshot().isPresent();
+    }
+
+    @Override
     public WriteResult write(WriteBatch batch) {
         boolean cached = latest != null;
         try {

@@ -314,6 +314,11 @@ public final class JdbcSink implements Sink {
     }
 
     @Override
+    public boolean destinationExists() {
+        return table != null;
+    }
+
+    @Override
     public WriteResult write(WriteBatch batch) {
         String where = coordinates(batch);
         try {
@@ -429,7 +434,16 @@ public final class JdbcSink implements Sink {
                 || settings.tombstoneMode() != TombstoneMode.DELETE || batch.changes().stream().noneMatch(Change::isTombstone)) {
             return;
         }
-        ledger.create(connection, dialect, batch.shape().keyColumns());
+        try {
+            ledger.create(connection, dialect, batch.shape().keyColumns());
+        } catch (SQLException e) {
+            // another writer of the job (a Spark task) created it first: use theirs
+            rollback();
+            ledger.read(connection);
+            if (ledger.table().isEmpty()) {
+                throw e;
+            }
+        }
     }
 
     /** Creates the table on first use, adds columns for new fields of a created table, and refuses unknown fields. */
@@ -441,9 +455,17 @@ public final class JdbcSink implements Sink {
             useTable(TargetTable.read(connection, tableName).orElseThrow());
         }
         if (table == null) {
-            TargetTable.create(connection, dialect, tableName, batch.shape().keyColumns(), batch.shape().valueColumns(),
-                    settings.metadata(), settings.tombstoneMode() == TombstoneMode.SOFT_DELETE);
-            connection.commit();
+            try {
+                TargetTable.create(connection, dialect, tableName, batch.shape().keyColumns(), batch.shape().valueColumns(),
+                        settings.metadata(), settings.tombstoneMode() == TombstoneMode.SOFT_DELETE);
+                connection.commit();
+            } catch (SQLException e) {
+                // another writer of the job (a Spark task) created it first: use theirs
+                rollback();
+                if (TargetTable.read(connection, tableName).isEmpty()) {
+                    throw e;
+                }
+            }
             useTable(TargetTable.read(connection, tableName).orElseThrow(
                     () -> new SQLException("table " + tableName + " was created but cannot be read back")));
             checkedFields.addAll(batch.shape().columns().stream().map(Column::name).toList());
@@ -477,8 +499,17 @@ public final class JdbcSink implements Sink {
             }
         }
         if (!added.isEmpty()) {
-            TargetTable.addColumns(connection, dialect, tableName, added);
-            connection.commit();
+            try {
+                TargetTable.addColumns(connection, dialect, tableName, added);
+                connection.commit();
+            } catch (SQLException e) {
+                // another writer of the job (a Spark task) added them first: use theirs
+                rollback();
+                TargetTable now = TargetTable.read(connection, tableName).orElseThrow(() -> e);
+                if (added.stream().anyMatch(c -> now.column(c.name()).isEmpty())) {
+                    throw e;
+                }
+            }
             useTable(TargetTable.read(connection, tableName).orElseThrow());
             added.forEach(c -> checkedFields.add(c.name()));
         }
