@@ -29,10 +29,10 @@ final class Faults {
     private Faults() {
     }
 
-    /** In a task: how many rows a sub-job is handed before {@link #failTaskOnce} applies; -1 when off. */
+    /** In a task: how many rows a sub-job is handed before {@link #failTaskOnce} applies; -1 when off (or done). */
     static long failAfterRows() {
         SparkEnv env = SparkEnv.get();
-        if (env == null || !env.conf().contains(FAIL_TASK_ONCE)) {
+        if (env == null || !env.conf().contains(FAIL_TASK_ONCE) || Files.exists(Path.of(env.conf().get(FAIL_TASK_ONCE)))) {
             return -1;
         }
         return env.conf().getLong(FAIL_AFTER_ROWS, 0);

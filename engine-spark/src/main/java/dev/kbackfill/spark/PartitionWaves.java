@@ -271,6 +271,7 @@ final class PartitionWaves {
                     chunk = new ArrayList<>(1000);
                     if (failAfter >= 0 && handed > failAfter) {
                         waitForProgress(queue, runner);
+                        failAfter = -1; // once per task
                         Faults.failTaskOnce("writing partition " + partition);
                     }
                 }

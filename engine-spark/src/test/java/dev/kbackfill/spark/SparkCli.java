@@ -17,14 +17,19 @@ record SparkCli(int exitCode, String out, String err) {
         all.addAll(List.of(args));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
+        long started = System.nanoTime();
         int code = Kbackfill.execute(new PrintWriter(out), new PrintWriter(err), all.toArray(String[]::new));
+        System.err.printf("[%.1f s] kbackfill %s -> %d%n", (System.nanoTime() - started) / 1e9, String.join(" ", all), code);
         return new SparkCli(code, out.toString(), err.toString());
     }
 
     /** The same command line on Spark in local mode with two cores, plus {@code extra} launch options. */
     static SparkCli onSpark(EmbeddedKafka broker, List<String> extra, String... args) {
         List<String> all = new ArrayList<>(List.of(args));
-        all.addAll(List.of("--engine", "spark", "--master", "local[2]"));
+        all.addAll(List.of("--engine", "spark"));
+        if (!extra.contains("--master")) {
+            all.addAll(List.of("--master", "local[2]"));
+        }
         all.addAll(extra);
         return run(broker, all.toArray(String[]::new));
     }

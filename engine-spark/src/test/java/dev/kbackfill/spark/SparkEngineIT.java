@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class SparkEngineIT {
 
     static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
-    private static EmbeddedKafka kafka;
+    private static EmbeddedKafka kafka = SharedKafka.get();
 
     @TempDir
     Path dir;
@@ -282,5 +282,35 @@ class SparkEngineIT {
         List<String> all = new ArrayList<>(List.of(a));
         all.addAll(List.of(b));
         return all.toArray(String[]::new);
+    }
+
+    static List<String> concat(List<String> a, String... b) {
+        List<String> all = new ArrayList<>(a);
+        all.addAll(List.of(b));
+        return all;
+    }
+
+    /** The source coordinates ({@code partition@offset}) of every committed record a topic sink wrote, in order. */
+    static List<String> sourceCoordinates(String topic) {
+        Map<String, Object> config = new HashMap<>(kafka.clientConfig());
+        config.put("isolation.level", "read_committed");
+        List<String> coordinates = new ArrayList<>();
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<>(config,
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            List<org.apache.kafka.common.TopicPartition> parts = consumer.partitionsFor(topic).stream()
+                    .map(i -> new org.apache.kafka.common.TopicPartition(topic, i.partition())).toList();
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            Map<org.apache.kafka.common.TopicPartition, Long> ends = consumer.endOffsets(parts);
+            while (parts.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+                for (var r : consumer.poll(java.time.Duration.ofMillis(500))) {
+                    coordinates.add(new String(r.headers().lastHeader("kbackfill.source.partition").value(),
+                            StandardCharsets.UTF_8) + "@" + new String(r.headers().lastHeader("kbackfill.source.offset")
+                            .value(), StandardCharsets.UTF_8));
+                }
+            }
+        }
+        return coordinates;
     }
 }
