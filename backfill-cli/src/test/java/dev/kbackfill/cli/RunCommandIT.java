@@ -362,7 +362,7 @@ class RunCommandIT {
         assertThat(status.exitCode()).as(status.err()).isZero();
         assertThat(status.out()).contains("job s run 1: complete, 100.0% (0 of 8 offsets left)")
                 .contains("request --topic run-status --from earliest --to latest")
-                .contains("bound to destination table run_status, key-fields (the record key), key-format string, "
+                .contains("bound to destination table run_status, engine local, key-fields (the record key), key-format string, "
                         + "on-conflict newer-wins, on-tombstone delete, strict-time false, value-format json");
         CliRun refused = CliRun.of("reset", "--job", "s", "--sink", url);
         assertThat(refused.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);

@@ -31,7 +31,7 @@ import org.postgresql.copy.CopyManager;
 
 /**
  * Runs every benchmark of docs/benchmarks.md side by side in one go and prints a report. Peers run alternately,
- * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta|serve]}
+ * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta|scale|serve]}
  * ({@code serve} loads the topic and keeps the broker up until end of input, for experiments by hand).
  */
 public final class Benchmark {
@@ -104,6 +104,9 @@ public final class Benchmark {
             }
             if (only.equals("all") || only.equals("delta")) {
                 delta();
+            }
+            if (only.equals("all") || only.equals("scale")) {
+                scale();
             }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
@@ -269,6 +272,41 @@ public final class Benchmark {
                     "kbackfill --version (JVM start)", start, noop - start);
             System.out.printf(Locale.ROOT, "%-6d %-44s %9.1fx / %.1fx%n", r, "Spark / kbackfill (cold / warm)",
                     coldSpark / coldOurs, warmSpark / warmOurs);
+        }
+    }
+
+    /**
+     * The same job on one machine and on the Spark engine (issue 11): the whole topic into a new Delta table with
+     * {@code bin/kbackfill run}, then with {@code --engine spark} on local[2] and local[1] (the Spark job's cost
+     * growth from one to two executor cores). Every run is checked for one row per key.
+     */
+    private void scale() throws Exception {
+        System.out.println("== Scale: the whole topic into a new Delta table, wall time of the command");
+        System.out.printf("%-6s %-44s %10s%n", "round", "run", "seconds");
+        for (int r = 1; r <= rounds; r++) {
+            Path dir = Files.createTempDirectory("kbackfill-bench-scale");
+            double single = timed(kbackfillDelta(dir.resolve("single").toString(), "scale-single", "latest"));
+            checkRows(dir.resolve("single"));
+            List<Double> spark = new ArrayList<>();
+            for (String master : List.of("local[2]", "local[1]")) {
+                Path table = dir.resolve("spark-" + master.replaceAll("\\W", ""));
+                List<String> command = new ArrayList<>(kbackfillDelta(table.toString(), "scale-" + master, "latest"));
+                command.addAll(List.of("--engine", "spark", "--master", master, "--conf", "spark.driver.memory=2g"));
+                spark.add(timed(command));
+                checkRows(table);
+            }
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run (one process)", single);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run --engine spark, local[2]", spark.get(0));
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run --engine spark, local[1]", spark.get(1));
+            System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx / %.2fx%n", r, "Spark local[2] / one process; local[1] / local[2]",
+                    spark.get(0) / single, spark.get(1) / spark.get(0));
+        }
+    }
+
+    private void checkRows(Path table) throws Exception {
+        long rows = dev.kbackfill.sink.delta.DeltaTableRows.rows(table.toString()).size();
+        if (rows != keys) {
+            throw new IllegalStateException(table + " holds " + rows + " rows, not " + keys);
         }
     }
 
