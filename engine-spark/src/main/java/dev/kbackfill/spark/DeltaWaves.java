@@ -105,7 +105,7 @@ final class DeltaWaves {
         JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         Shapes.Filters filters = Shapes.Filters.of(plan, options, settings);
         // the table, from the columns of every record of the plan: later waves then find every column
-        Shapes.createIfAbsent(spark, spec, sink, state, settings, options);
+
         Map<Integer, PartitionStats> stats = new TreeMap<>();
         long total = state.remaining();
         long records = 0;
@@ -122,7 +122,9 @@ final class DeltaWaves {
             if (DeltaEngineSupport.transactionVersion(path, appId).orElse(0L) < wave) {
                 try {
                     Wave w = new Wave(path, plan, ranges, settings, sinkSettings, options, filters, jsc);
-                    w.write(appId, wave);
+                    w.write(appId, wave, sink, state);
+                    System.err.println("wave " + wave + " of " + spec.waves().size() + " (" + ranges.size()
+                            + " partitions): " + w.timings);
                     Faults.haltAt(spark, "write:" + wave);
                     w.stats.forEach((p, s) -> stats.merge(p, s, DeltaWaves::add));
                     records += w.stats.values().stream().mapToLong(PartitionStats::read).sum();
@@ -254,6 +256,16 @@ final class DeltaWaves {
         final JavaSparkContext jsc;
         final Map<Integer, PartitionStats> stats = new TreeMap<>();
         long bytes;
+        /** Where the wave's time went, for people. */
+        final StringBuilder timings = new StringBuilder();
+        private long mark = System.nanoTime();
+
+        private void phase(String name) {
+            long now = System.nanoTime();
+            timings.append(timings.length() == 0 ? "" : ", ").append(name).append(' ')
+                    .append(String.format(java.util.Locale.ROOT, "%.1f s", (now - mark) / 1e9));
+            mark = now;
+        }
 
         Wave(String path, Plan plan, Map<Integer, long[]> ranges, BackfillJob.Settings settings,
              SinkSettings sinkSettings, RunOptions options, Shapes.Filters filters, JavaSparkContext jsc) {
@@ -267,29 +279,42 @@ final class DeltaWaves {
             this.jsc = jsc;
         }
 
-        void write(String appId, int wave) {
-            StructType table = spark.read().format("delta").load(path).schema();
+        void write(String appId, int wave, Sink sink, JobState state) {
             SinkSettings.MetadataColumns meta = sinkSettings.metadata();
-            List<String> keys = DeltaEngineSupport.keyColumns(path).orElseThrow(() -> new RunFailure("the Delta table at "
-                    + path + " was not created by kbackfill (it has no kbackfill.keyColumns property): the Spark "
-                    + "engine needs its key columns; set the property, e.g. ALTER TABLE delta.`" + path
-                    + "` SET TBLPROPERTIES ('kbackfill.keyColumns' = 'id')", null));
             Counters counters = new Counters(jsc, ranges.keySet());
             String json = specJson;
             Shapes.Filters f = filters;
             boolean soft = sinkSettings.tombstoneMode() == TombstoneMode.SOFT_DELETE;
             boolean ignoreUnknown = sinkSettings.ignoreUnknownFields();
             String p = path;
-            List<String> keyNames = keys;
+            // read, decode keys (values too where a poison value must be seen even if superseded), reduce by key
             JavaRDD<Row> rows = KafkaRanges.read(spark, plan, ranges, settings.kafkaConfig(), options.allowDataLoss(),
                     minPartitions(ranges)).javaRDD();
-            JavaPairRDD<String, Entry> decoded = rows.mapPartitionsToPair(it -> new Decoding(json, table, keyNames, meta,
-                    soft, ignoreUnknown, p, f, counters, it));
             int shuffle = Math.max(rows.getNumPartitions(), jsc.defaultParallelism());
-            JavaRDD<Entry> reduced = decoded.reduceByKey(Entry::newer, shuffle).values()
-                    .persist(StorageLevel.MEMORY_AND_DISK());
+            JavaRDD<Raw> survivors = rows.mapPartitionsToPair(it -> new Keying(json, f, counters, it))
+                    .reduceByKey(Raw::newer, shuffle).values().persist(StorageLevel.MEMORY_AND_DISK());
+            JavaRDD<Entry> reduced = null;
             try {
-                Map<Integer, Long> perPartition = reduced.map(e -> e.partition).countByValue();
+                Map<Integer, Long> perPartition = survivors.map(e -> e.partition).countByValue();
+                phase("read, decode keys and reduce");
+                if (!sink.destinationExists()) {
+                    // the table, from the columns of the wave's changes (as the single-machine sink takes its first batch's)
+                    RowShape shape = survivors.mapPartitions(raws -> shapeOf(json, raws)).reduce(RowShape.Accumulator::merge)
+                            .shape();
+                    sink.write(new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(), plan.topic()));
+                    phase("create the table");
+                }
+                StructType table = spark.read().format("delta").load(path).schema();
+                // a table with no rows before the MERGE keeps nothing out: no need to count
+                boolean emptyBefore = !DeltaEngineSupport.hasData(path);
+                List<String> keys = DeltaEngineSupport.keyColumns(path).orElseThrow(() -> new RunFailure("the Delta "
+                        + "table at " + path + " was not created by kbackfill (it has no kbackfill.keyColumns property): "
+                        + "the Spark engine needs its key columns; set the property, e.g. ALTER TABLE delta.`" + path
+                        + "` SET TBLPROPERTIES ('kbackfill.keyColumns' = 'id')", null));
+                reduced = survivors.mapPartitions(raws -> new Rows(json, table, keys, meta, soft, ignoreUnknown, p,
+                        counters, raws)).persist(StorageLevel.MEMORY_AND_DISK());
+                Map<Integer, Long> refused = reduced.map(e -> e.partition).countByValue();
+                phase("decode values");
                 Map<Integer, Long> keptOut = new HashMap<>();
                 JavaRDD<Entry> source = reduced;
                 if (sinkSettings.conflictMode() == ConflictMode.NEWER_WINS) {
@@ -308,37 +333,52 @@ final class DeltaWaves {
                                 e.offset, e.timestamp))).collect().forEach(t -> deletes.put(t._1(), t._2().version()));
                         DeltaEngineSupport.record(path, deletes); // before the MERGE: a rerun records them again
                     }
+                    phase("ledger");
                 }
                 StructType sourceSchema = table.add(TOMBSTONE, DataTypes.BooleanType, false);
                 Dataset<Row> src = spark.createDataFrame(source.mapPartitions(DeltaWaves::rowsOf), sourceSchema);
                 String view = "kbackfill_wave_" + wave;
                 src.createOrReplaceTempView(view);
-                List<String> keyColumns = keys;
-                String merge = mergeStatement(path, view, table, keyColumns, meta);
-                spark.conf().set(TXN_APP_ID, appId);
-                spark.conf().set(TXN_VERSION, String.valueOf(wave));
-                try {
-                    spark.sql(merge);
-                } finally {
-                    spark.conf().unset(TXN_APP_ID);
-                    spark.conf().unset(TXN_VERSION);
+                if (emptyBefore) {
+                    // nothing to merge with: what a MERGE would insert, appended, idempotent by the same txn ids
+                    String insertable = sinkSettings.conflictMode() == ConflictMode.INSERT_ONLY
+                            || sinkSettings.tombstoneMode() != TombstoneMode.SOFT_DELETE ? "NOT " + q(TOMBSTONE) : "true";
+                    src.where(insertable).drop(TOMBSTONE).write().format("delta").mode("append")
+                            .option("txnAppId", appId).option("txnVersion", String.valueOf(wave)).save(path);
+                    phase("append (empty table)");
+                } else {
+                    String merge = mergeStatement(path, view, table, keys, meta);
+                    spark.conf().set(TXN_APP_ID, appId);
+                    spark.conf().set(TXN_VERSION, String.valueOf(wave));
+                    try {
+                        spark.sql(merge);
+                        phase("MERGE");
+                    } finally {
+                        spark.conf().unset(TXN_APP_ID);
+                        spark.conf().unset(TXN_VERSION);
+                    }
                 }
-                if (sinkSettings.conflictMode() != ConflictMode.OVERWRITE) {
-                    keptOutByMerge(view, table, keyColumns, meta).forEach((part, n) -> keptOut.merge(part, n, Long::sum));
+                if (sinkSettings.conflictMode() != ConflictMode.OVERWRITE && !emptyBefore) {
+                    keptOutByMerge(view, table, keys, meta).forEach((part, n) -> keptOut.merge(part, n, Long::sum));
+                    phase("kept-out count");
                 }
                 spark.catalog().dropTempView(view);
                 for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
                     int part = r.getKey();
                     long changes = counters.changes.get(part).value();
-                    long reducedHere = perPartition.getOrDefault(part, 0L);
+                    long survived = perPartition.getOrDefault(part, 0L);
+                    long rejectedLate = survived - refused.getOrDefault(part, 0L); // values refused after reduction
                     long kept = keptOut.getOrDefault(part, 0L);
-                    stats.put(part, new PartitionStats(part, counters.read.get(part).value(), changes - reducedHere,
-                            counters.filtered.get(part).value(), counters.rejected.get(part).value(),
-                            reducedHere - kept, kept, 0, r.getValue()[1], r.getValue()[1]));
+                    stats.put(part, new PartitionStats(part, counters.read.get(part).value(), changes - survived,
+                            counters.filtered.get(part).value(), counters.rejected.get(part).value() + rejectedLate,
+                            survived - rejectedLate - kept, kept, 0, r.getValue()[1], r.getValue()[1]));
                 }
                 bytes = counters.bytes.value();
             } finally {
-                reduced.unpersist(false);
+                survivors.unpersist(false);
+                if (reduced != null) {
+                    reduced.unpersist(false);
+                }
             }
         }
 
@@ -447,44 +487,78 @@ final class DeltaWaves {
         return d != null && !e.version().supersedes(d.version());
     }
 
+    /** A record on its way to reduction, as Spark ships it: coordinates and raw bytes. */
+    static final class Raw implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final String topic;
+        final int partition;
+        final long offset;
+        final long timestamp;
+        final byte[] key;
+        final byte[] value;
+        final String[] headerKeys;
+        final byte[][] headerValues;
+
+        Raw(SourceRecord r) {
+            this.topic = r.topic();
+            this.partition = r.partition();
+            this.offset = r.offset();
+            this.timestamp = r.timestamp();
+            this.key = r.key();
+            this.value = r.value();
+            org.apache.kafka.common.header.Header[] headers = r.headers() == null ? new org.apache.kafka.common.header.Header[0]
+                    : r.headers().toArray();
+            this.headerKeys = new String[headers.length];
+            this.headerValues = new byte[headers.length][];
+            for (int i = 0; i < headers.length; i++) {
+                headerKeys[i] = headers[i].key();
+                headerValues[i] = headers[i].value();
+            }
+        }
+
+        SourceRecord record() {
+            org.apache.kafka.common.header.internals.RecordHeaders headers = new org.apache.kafka.common.header.internals.RecordHeaders();
+            for (int i = 0; i < headerKeys.length; i++) {
+                headers.add(headerKeys[i], headerValues[i]);
+            }
+            return new SourceRecord(topic, partition, offset, timestamp, key, value, headers);
+        }
+
+        Version version() {
+            return new Version(topic, partition, offset, timestamp);
+        }
+
+        /** The newer of two records of a key, by the one version rule. */
+        static Raw newer(Raw a, Raw b) {
+            return Version.compare(a.version(), b.version()) >= 0 ? a : b;
+        }
+    }
+
     /**
-     * An executor's decoding of its rows: each record read, filtered, rejected (by the run's policy, as the command
-     * line's run does) or turned into an {@link Entry} in the table's columns, keyed by its key's ledger text.
+     * An executor's first pass over its rows: each record read, filtered, rejected (by the run's policy, as the
+     * command line's run does) or keyed for reduction. Only keys are decoded when a poison value would fail the run
+     * anyway (record keys, {@code --on-error fail}): the values of superseded records are then never decoded, as in
+     * the single-machine run; otherwise every value is decoded here so that no poison record hides behind a later
+     * one.
      */
-    static final class Decoding implements Iterator<Tuple2<String, Entry>> {
+    static final class Keying implements Iterator<Tuple2<String, Raw>> {
         private final Iterator<Row> rows;
         private final RecordDecoder decoder;
         private final Rejects rejects;
-        private final StructType table;
-        private final List<String> keys;
-        private final SinkSettings.MetadataColumns meta;
-        private final boolean soft;
-        private final boolean ignoreUnknown;
-        private final String path;
+        private final boolean lazy;
         private final Shapes.Filters filters;
         private final Counters counters;
-        private final io.delta.kernel.types.DataType[] kernelTypes;
-        private Tuple2<String, Entry> next;
+        private Tuple2<String, Raw> next;
         private boolean done;
 
-        Decoding(String specJson, StructType table, List<String> keys, SinkSettings.MetadataColumns meta, boolean soft,
-                 boolean ignoreUnknown, String path, Shapes.Filters filters, Counters counters, Iterator<Row> rows) {
+        Keying(String specJson, Shapes.Filters filters, Counters counters, Iterator<Row> rows) {
             RunArguments args = TaskContextCache.arguments(specJson);
             this.rows = rows;
             this.decoder = args.decoder();
             this.rejects = args.rejects();
-            this.table = table;
-            this.keys = keys;
-            this.meta = meta;
-            this.soft = soft;
-            this.ignoreUnknown = ignoreUnknown;
-            this.path = path;
+            this.lazy = decoder.keyedByRecordKey() && rejects.failsTheRun();
             this.filters = filters;
             this.counters = counters;
-            this.kernelTypes = new io.delta.kernel.types.DataType[table.size()];
-            for (int i = 0; i < table.size(); i++) {
-                kernelTypes[i] = kernelType(table.fields()[i].dataType());
-            }
         }
 
         @Override
@@ -504,12 +578,11 @@ final class DeltaWaves {
                     continue;
                 }
                 try {
-                    next = entry(decoder.decode(r), r);
+                    Change c = lazy ? decoder.decodeKey(r) : decoder.decode(r);
+                    next = new Tuple2<>(dev.kbackfill.core.record.KeyIdentity.of(c.key()).text(), new Raw(r));
                     counters.changes.get(r.partition()).add(1);
-                } catch (DecodeException | IllegalArgumentException e) {
-                    RuntimeException why = e instanceof DecodeException ? e : new IllegalArgumentException(
-                            "the Delta table at " + path + " cannot hold " + r.coordinates() + ": " + e.getMessage(), e);
-                    rejects.reject(r, why); // throws when poison records fail the run
+                } catch (DecodeException e) {
+                    rejects.reject(r, e); // throws when poison records fail the run
                     counters.rejected.get(r.partition()).add(1);
                 }
             }
@@ -517,20 +590,101 @@ final class DeltaWaves {
         }
 
         @Override
-        public Tuple2<String, Entry> next() {
+        public Tuple2<String, Raw> next() {
             if (!hasNext()) {
                 throw new NoSuchElementException();
             }
-            Tuple2<String, Entry> n = next;
+            Tuple2<String, Raw> n = next;
+            next = null;
+            return n;
+        }
+    }
+
+    /** The columns of the survivors of a wave, for a table the wave creates. */
+    static Iterator<RowShape.Accumulator> shapeOf(String specJson, Iterator<Raw> raws) {
+        RecordDecoder decoder = TaskContextCache.arguments(specJson).decoder();
+        RowShape.Accumulator shape = new RowShape.Accumulator();
+        while (raws.hasNext()) {
+            try {
+                shape.add(decoder.decode(raws.next().record()));
+            } catch (DecodeException e) {
+                // rejected (or failing the run) when the rows are made
+            }
+        }
+        return List.of(shape).iterator();
+    }
+
+    /**
+     * The survivors of a wave as rows of the table: values decoded, converted to the columns' types, keyed by their
+     * key's ledger text; a value the table cannot hold (or cannot be decoded) is a poison record for the run's policy.
+     */
+    static final class Rows implements Iterator<Entry> {
+        private final Iterator<Raw> raws;
+        private final RecordDecoder decoder;
+        private final Rejects rejects;
+        private final StructType table;
+        private final List<String> keys;
+        private final SinkSettings.MetadataColumns meta;
+        private final boolean soft;
+        private final boolean ignoreUnknown;
+        private final String path;
+        private final io.delta.kernel.types.DataType[] kernelTypes;
+        private Entry next;
+        private boolean done;
+
+        Rows(String specJson, StructType table, List<String> keys, SinkSettings.MetadataColumns meta, boolean soft,
+             boolean ignoreUnknown, String path, Counters counters, Iterator<Raw> raws) {
+            RunArguments args = TaskContextCache.arguments(specJson);
+            this.raws = raws;
+            this.decoder = args.decoder();
+            this.rejects = args.rejects();
+            this.table = table;
+            this.keys = keys;
+            this.meta = meta;
+            this.soft = soft;
+            this.ignoreUnknown = ignoreUnknown;
+            this.path = path;
+            this.kernelTypes = new io.delta.kernel.types.DataType[table.size()];
+            for (int i = 0; i < table.size(); i++) {
+                kernelTypes[i] = kernelType(table.fields()[i].dataType());
+            }
+        }
+
+        @Override
+        public boolean hasNext() {
+            while (next == null && !done) {
+                if (!raws.hasNext()) {
+                    done = true;
+                    rejects.flush();
+                    rejects.close();
+                    break;
+                }
+                SourceRecord r = raws.next().record();
+                try {
+                    next = entry(decoder.decode(r), r);
+                } catch (DecodeException | IllegalArgumentException e) {
+                    RuntimeException why = e instanceof DecodeException ? e : new IllegalArgumentException(
+                            "the Delta table at " + path + " cannot hold " + r.coordinates() + ": " + e.getMessage(), e);
+                    rejects.reject(r, why); // throws when poison records fail the run
+                }
+            }
+            return next != null;
+        }
+
+        @Override
+        public Entry next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            Entry n = next;
             next = null;
             return n;
         }
 
-        private Tuple2<String, Entry> entry(Change c, SourceRecord r) {
+        private Entry entry(Change c, SourceRecord r) {
             Object[] values = new Object[table.size() + 1];
-            List<String> keyNames = keys;
-            List<Object> physicalKey = new ArrayList<>(keyNames.size());
-            for (String k : keyNames) {
+            List<Object> physicalKey = new ArrayList<>(keys.size());
+            for (String k : keys) {
                 if (!c.key().containsKey(k)) {
                     throw new IllegalArgumentException("the key at partition " + c.partition() + " offset " + c.offset()
                             + " has no field " + k + " (fields " + c.key().keySet() + ")");
@@ -575,19 +729,17 @@ final class DeltaWaves {
             set(values, meta.timestamp(), Instant.ofEpochMilli(r.timestamp()));
             values[table.size()] = c.isTombstone();
             String key = DeltaEngineSupport.keyText(physicalKey);
-            return new Tuple2<>(key, new Entry(key, r.topic(), r.partition(), r.offset(), r.timestamp(), c.isTombstone(),
-                    RowFactory.create(values)));
+            return new Entry(key, r.topic(), r.partition(), r.offset(), r.timestamp(), c.isTombstone(),
+                    RowFactory.create(values));
         }
 
         private int index(String column) {
-            Optional<Integer> i = Optional.empty();
             for (int n = 0; n < table.size(); n++) {
                 if (table.fields()[n].name().equals(column)) {
-                    i = Optional.of(n);
-                    break;
+                    return n;
                 }
             }
-            return i.orElse(-1);
+            return -1;
         }
 
         private void set(Object[] values, String column, Object value) {

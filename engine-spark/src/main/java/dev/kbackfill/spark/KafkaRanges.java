@@ -76,22 +76,21 @@ final class KafkaRanges {
         return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }
 
-    /** A row of Spark's Kafka source as the record kbackfill's decoders take. */
+    /**
+     * A row of Spark's Kafka source as the record kbackfill's decoders take. The source's columns are fixed: key,
+     * value, topic, partition, offset, timestamp, timestampType, and headers (asked for).
+     */
     static SourceRecord record(Row row) {
-        Object ts = row.get(row.fieldIndex("timestamp"));
+        Object ts = row.get(5);
         long millis = ts instanceof Instant i ? i.toEpochMilli() : ((java.sql.Timestamp) ts).getTime();
         RecordHeaders headers = new RecordHeaders();
-        int h = row.fieldIndex("headers");
-        if (!row.isNullAt(h)) {
-            List<Row> list = row.getList(h);
+        if (row.size() > 7 && !row.isNullAt(7)) {
+            List<Row> list = row.getList(7);
             for (Row header : list) {
                 headers.add(header.getString(0), header.isNullAt(1) ? null : (byte[]) header.get(1));
             }
         }
-        int k = row.fieldIndex("key");
-        int v = row.fieldIndex("value");
-        return new SourceRecord(row.getString(row.fieldIndex("topic")), row.getInt(row.fieldIndex("partition")),
-                row.getLong(row.fieldIndex("offset")), millis, row.isNullAt(k) ? null : (byte[]) row.get(k),
-                row.isNullAt(v) ? null : (byte[]) row.get(v), headers);
+        return new SourceRecord(row.getString(2), row.getInt(3), row.getLong(4), millis,
+                row.isNullAt(0) ? null : (byte[]) row.get(0), row.isNullAt(1) ? null : (byte[]) row.get(1), headers);
     }
 }

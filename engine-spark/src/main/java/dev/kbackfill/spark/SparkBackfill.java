@@ -58,6 +58,7 @@ public final class SparkBackfill {
         // a first Delta read takes minutes on a small machine otherwise (FACTS.md)
         conf.setIfMissing("spark.databricks.delta.snapshotPartitions", "2");
         conf.setIfMissing("spark.ui.showConsoleProgress", "false");
+        conf.setIfMissing("spark.sql.debug.maxToStringFields", "1000");
         conf.setIfMissing("spark.sql.shuffle.partitions", "8");
         return conf;
     }

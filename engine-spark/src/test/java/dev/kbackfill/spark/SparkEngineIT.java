@@ -17,6 +17,7 @@ import dev.kbackfill.embedded.EmbeddedKafka;
 import dev.kbackfill.embedded.SharedKafka;
 import dev.kbackfill.sink.delta.DeltaTableRows;
 import dev.kbackfill.testservices.SharedPostgres;
+import dev.kbackfill.testservices.SharedRegistry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -181,6 +182,52 @@ class SparkEngineIT {
         // every partition's range is done, the one that held only aborted records included
         SparkCli status = SparkCli.status(kafka, "--job", jobName(pg), "--sink", url, "--table", "rows");
         assertThat(status.out()).contains("complete");
+    }
+
+    @Test
+    void avroThroughTheRegistryIsDecodedOnTheExecutorsAsOnOneMachine() throws Exception {
+        String schemaText = "{\"type\":\"record\",\"name\":\"Order\",\"namespace\":\"shop\",\"fields\":["
+                + "{\"name\":\"status\",\"type\":\"string\"},"
+                + "{\"name\":\"amount\",\"type\":{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":12,\"scale\":2}},"
+                + "{\"name\":\"placed\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-millis\"}},"
+                + "{\"name\":\"note\",\"type\":[\"null\",\"string\"],\"default\":null}]}";
+        String registry = SharedRegistry.url();
+        int id = SharedRegistry.register("spark-avro-value", schemaText, null);
+        org.apache.avro.Schema schema = new org.apache.avro.Schema.Parser().parse(schemaText);
+        kafka.createTopic("spark-avro", 2, Map.of("retention.ms", "-1"));
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        long t = T0.plusSeconds(60).toEpochMilli();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int u = 0; u < 2; u++) {
+                for (int k = 0; k < 60; k++) {
+                    org.apache.avro.generic.GenericData.Record order = new org.apache.avro.generic.GenericData.Record(schema);
+                    order.put("status", "s" + u);
+                    order.put("amount", new org.apache.avro.Conversions.DecimalConversion().toBytes(
+                            new java.math.BigDecimal(k + "." + (10 + u)), schema.getField("amount").schema(),
+                            schema.getField("amount").schema().getLogicalType()));
+                    order.put("placed", t);
+                    order.put("note", k % 2 == 0 ? null : "n" + k);
+                    producer.send(new ProducerRecord<>("spark-avro", k % 2, t++, ("k" + k).getBytes(StandardCharsets.UTF_8),
+                            dev.kbackfill.testservices.ConfluentFraming.frame(id, schema, order)));
+                }
+            }
+            // a poison record: not in the wire format
+            producer.send(new ProducerRecord<>("spark-avro", 1, t, "bad".getBytes(StandardCharsets.UTF_8),
+                    "not avro".getBytes(StandardCharsets.UTF_8)));
+        }
+        String[] request = {"--topic", "spark-avro", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table",
+                "--value-format", "avro", "--schema-registry-url", registry, "--on-error", "skip"};
+        Path local = dir.resolve("avro-local");
+        Path spark = dir.resolve("avro-spark");
+        SparkCli single = SparkCli.run(kafka, concat(request, "--sink", "delta:" + local));
+        assertThat(single.exitCode()).as(single.toString()).isZero();
+        SparkCli onSpark = SparkCli.onSpark(kafka, List.of(), concat(request, "--sink", "delta:" + spark));
+        assertThat(onSpark.exitCode()).as(onSpark.toString()).isZero();
+        Map<String, Map<String, Object>> rows = deltaRows(spark);
+        assertThat(rows).isEqualTo(deltaRows(local)).hasSize(60);
+        assertThat(rows.get("k7").get("amount").toString()).isEqualTo("7.110000000000000000");
+        assertThat(onSpark.err()).contains("1 record(s) could not be decoded");
     }
 
     @Test

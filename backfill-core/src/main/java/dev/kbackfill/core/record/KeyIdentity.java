@@ -87,6 +87,29 @@ public final class KeyIdentity {
         return hash;
     }
 
+    /**
+     * The identity as text, equal exactly when the identities are equal (types told apart: the string "1" is not the
+     * number 1): for engines that group keys by a serializable value.
+     */
+    public String text() {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < parts.size(); i += 2) {
+            Object v = parts.get(i + 1);
+            sb.append(parts.get(i)).append('\u0000');
+            if (v instanceof ByteBuffer b) {
+                byte[] bytes = new byte[b.remaining()];
+                b.duplicate().get(bytes);
+                sb.append("b:").append(java.util.Base64.getEncoder().encodeToString(bytes));
+            } else if (v == Null.NULL) {
+                sb.append("n:");
+            } else {
+                sb.append(v.getClass().getSimpleName()).append(':').append(v);
+            }
+            sb.append('\u0001');
+        }
+        return sb.toString();
+    }
+
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder("{");

@@ -57,6 +57,28 @@ public final class DeltaEngineSupport {
         return snapshot(engine, path).flatMap(s -> s.getLatestTransactionVersion(engine, appId));
     }
 
+    /** Whether the table holds any data file (a table kbackfill just created holds none). */
+    public static boolean hasData(String path) {
+        Engine engine = DefaultEngine.create(new Configuration());
+        Optional<Snapshot> snapshot = snapshot(engine, path);
+        if (snapshot.isEmpty()) {
+            return false;
+        }
+        try (io.delta.kernel.utils.CloseableIterator<io.delta.kernel.data.FilteredColumnarBatch> files =
+                     snapshot.get().getScanBuilder().build().getScanFiles(engine)) {
+            while (files.hasNext()) {
+                try (io.delta.kernel.utils.CloseableIterator<io.delta.kernel.data.Row> rows = files.next().getRows()) {
+                    if (rows.hasNext()) {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** The table's latest version, or -1 without a table. */
     public static long version(String path) {
         return snapshot(DefaultEngine.create(new Configuration()), path).map(Snapshot::getVersion).orElse(-1L);
