@@ -36,7 +36,12 @@ record SparkCli(int exitCode, String out, String err) {
 
     /** {@code kbackfill status} with {@code args}. */
     static SparkCli status(EmbeddedKafka broker, String... args) {
-        List<String> all = new ArrayList<>(List.of("status", "--bootstrap-server", broker.bootstrapServers()));
+        return command(broker, "status", args);
+    }
+
+    /** {@code kbackfill COMMAND} with {@code args}. */
+    static SparkCli command(EmbeddedKafka broker, String command, String... args) {
+        List<String> all = new ArrayList<>(List.of(command, "--bootstrap-server", broker.bootstrapServers()));
         all.addAll(List.of(args));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();

@@ -122,6 +122,12 @@ class SparkEngineIT {
         SparkCli again = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "3"),
                 concat(request, "--table", "spark_rows", "--job", "pg-on-spark"));
         assertThat(again.out()).as(again.toString()).contains("nothing to do");
+        // reset forgets a job run on Spark as any other
+        SparkCli reset = SparkCli.command(kafka, "reset", "--job", "pg-on-spark", "--sink", url, "--table", "spark_rows",
+                "--yes");
+        assertThat(reset.exitCode()).as(reset.toString()).isZero();
+        assertThat(SparkCli.status(kafka, "--job", "pg-on-spark", "--sink", url, "--table", "spark_rows").exitCode())
+                .isEqualTo(2);
     }
 
     @Test

@@ -49,6 +49,37 @@ class JobPlannerTest {
         return new JobState("job", JobIdentity.fingerprint(request), 4, plan(request, "id-1"), Map.of(0, next));
     }
 
+    private static JobSpec onEngine(BackfillRequest request, String engine) {
+        return JobSpec.of(request, "a", "string", "json", List.of(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
+                false, engine);
+    }
+
+    @Test
+    void anUnfinishedRunMustFinishOnTheEngineItStartedOn() {
+        JobSpec spark = onEngine(FIXED, "spark, 64 partitions per wave");
+        JobState unfinished = new JobState("job", spark.fingerprint(), 1, plan(FIXED, "id-1"), Map.of(0, 15L), spark);
+        assertThatThrownBy(() -> JobPlanner.decide("job", FIXED, onEngine(FIXED, "local"), Optional.of(unfinished),
+                () -> plan(FIXED, "id-1"))).isInstanceOf(JobConflictException.class)
+                .hasMessageContaining("in the middle of run 1 with engine spark, 64 partitions per wave, not local");
+        // another wave split is another shape of progress too
+        assertThatThrownBy(() -> JobPlanner.decide("job", FIXED, onEngine(FIXED, "spark, 8 partitions per wave"),
+                Optional.of(unfinished), () -> plan(FIXED, "id-1"))).isInstanceOf(JobConflictException.class);
+        assertThat(JobPlanner.decide("job", FIXED, spark, Optional.of(unfinished), () -> plan(FIXED, "id-1")))
+                .isInstanceOf(JobDecision.Resume.class);
+    }
+
+    @Test
+    void aFinishedJobsNextRunMayUseAnotherEngine() {
+        JobSpec spark = onEngine(MOVING, "spark, 64 partitions per wave");
+        JobState done = new JobState("job", spark.fingerprint(), 1, plan(MOVING, "id-1"), Map.of(0, 20L), spark);
+        assertThat(JobPlanner.decide("job", MOVING, onEngine(MOVING, "local"), Optional.of(done),
+                () -> plan(MOVING, "id-1"))).isInstanceOf(JobDecision.NextRun.class);
+        // a spec stored before specs named an engine ran on one machine
+        JobState old = stored(FIXED, 15);
+        assertThat(JobPlanner.decide("job", FIXED, onEngine(FIXED, "local"), Optional.of(old), () -> plan(FIXED, "id-1")))
+                .isInstanceOf(JobDecision.Resume.class);
+    }
+
     @Test
     void nothingStoredStartsRunOneWithAFreshPlan() {
         JobDecision d = JobPlanner.decide("job", FIXED, spec(FIXED, "a"), Optional.empty(), () -> plan(FIXED, "id-1"));
