@@ -112,7 +112,9 @@ class KafkaSinkContractIT extends SinkContract {
                     .map(p -> new TopicPartition(target, p.partition())).toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
-            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+            // the high watermark, not the read_committed end: a commit returns before its markers are written, so
+            // the last stable offset may still lag; read until it has passed everything written
+            Map<TopicPartition, Long> ends = highWatermarks(partitions);
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
                 if (System.nanoTime() > deadline) {
@@ -134,6 +136,18 @@ class KafkaSinkContractIT extends SinkContract {
             }
         }
         return new ArrayList<>(last.values());
+    }
+
+    private static Map<TopicPartition, Long> highWatermarks(List<TopicPartition> partitions) throws Exception {
+        Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new HashMap<>();
+        partitions.forEach(tp -> latest.put(tp, org.apache.kafka.clients.admin.OffsetSpec.latest()));
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        try (org.apache.kafka.clients.admin.Admin admin = kafka.admin()) {
+            admin.listOffsets(latest, new org.apache.kafka.clients.admin.ListOffsetsOptions(
+                    org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED)).all().get()
+                    .forEach((tp, info) -> ends.put(tp, info.offset()));
+        }
+        return ends;
     }
 
     private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
