@@ -143,12 +143,25 @@ final class SparkLaunch {
         cmd.add(runtime + "/*");
         cmd.add("org.apache.spark.deploy.SparkSubmit");
         cmd.addAll(submitOptions());
+        addApplication(cmd, jar, spec);
+        return cmd;
+    }
+
+    /**
+     * The application and its spec: in cluster mode the driver runs on the cluster, so the spec travels with the
+     * application ({@code --files}) and is named by its file name there.
+     */
+    private void addApplication(List<String> cmd, Path jar, Path spec) {
+        boolean cluster = "cluster".equals(options.deployMode);
+        if (cluster) {
+            cmd.add("--files");
+            cmd.add(spec.toString());
+        }
         cmd.add("--class");
         cmd.add(MAIN_CLASS);
         cmd.add(jar.toString());
         cmd.add("--spec");
-        cmd.add(spec.toString());
-        return cmd;
+        cmd.add(cluster ? spec.getFileName().toString() : spec.toString());
     }
 
     private List<String> submitCommand(Path dir, Path jar, Path spec, String sparkHome) {
@@ -169,11 +182,7 @@ final class SparkLaunch {
             cmd.add("--jars");
             cmd.add(String.join(",", extras));
         }
-        cmd.add("--class");
-        cmd.add(MAIN_CLASS);
-        cmd.add(jar.toString());
-        cmd.add("--spec");
-        cmd.add(spec.toString());
+        addApplication(cmd, jar, spec);
         return cmd;
     }
 

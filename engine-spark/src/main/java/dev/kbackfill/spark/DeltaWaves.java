@@ -10,7 +10,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
-import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 
@@ -39,7 +38,6 @@ import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
 import dev.kbackfill.sink.delta.DeltaEngineSupport;
 import dev.kbackfill.sink.jdbc.GuardSql;
-import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
@@ -58,7 +56,6 @@ import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StringType;
-import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.types.TimestampNTZType;
 import org.apache.spark.sql.types.TimestampType;
@@ -209,11 +206,6 @@ final class DeltaWaves {
 
         Version version() {
             return new Version(topic, partition, offset, timestamp);
-        }
-
-        /** The newer of two changes of a key, by the one version rule. */
-        static Entry newer(Entry a, Entry b) {
-            return Version.compare(a.version(), b.version()) >= 0 ? a : b;
         }
     }
 
