@@ -18,7 +18,6 @@ import dev.kbackfill.core.run.BackfillJob;
 import dev.kbackfill.core.run.JobDecision;
 import dev.kbackfill.core.run.JobPlanner;
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.JobIdentity;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
@@ -75,13 +74,7 @@ final class SparkLaunch {
         Optional<JobState> stored = target.load(job);
         Optional<Plan> planFile = settings.planFile();
         JobDecision decision = JobPlanner.decide(job, settings.request(), settings.spec().apply(target.destination()),
-                stored, () -> planFile.orElseGet(() -> new RangeResolver(cluster.get().source()).resolve(settings.request())));
-        planFile.ifPresent(p -> stored.filter(s -> !s.complete() && !s.plan().partitions().equals(p.partitions()))
-                .ifPresent(s -> {
-                    throw new JobConflictException("job '" + job + "' has a stored plan that differs from the plan "
-                            + "file; finish it without --plan, or clear it with 'kbackfill reset --job " + job
-                            + " --sink ... --yes'");
-                }));
+                stored, planFile, () -> new RangeResolver(cluster.get().source()).resolve(settings.request()));
         if (decision instanceof JobDecision.AlreadyDone done) {
             RunCommand.printNothingToDo(job, done.state(), settings.request(), target.target(), out);
             return ExitCodes.OK;

@@ -123,7 +123,7 @@ final class DeltaWaves {
                     System.err.println("wave " + wave + " of " + spec.waves().size() + " (" + ranges.size()
                             + " partitions): " + w.timings);
                     Faults.haltAt(spark, "write:" + wave);
-                    w.stats.forEach((p, s) -> stats.merge(p, s, DeltaWaves::add));
+                    w.stats.forEach((p, s) -> stats.merge(p, s, PartitionStats::plus));
                     records += w.stats.values().stream().mapToLong(PartitionStats::read).sum();
                     bytes += w.bytes;
                     waves++;
@@ -171,12 +171,6 @@ final class DeltaWaves {
             }
         }
         return "stopped with " + String.join(", ", parts) + " committed; a rerun resumes there";
-    }
-
-    private static PartitionStats add(PartitionStats a, PartitionStats b) {
-        return new PartitionStats(a.partition(), a.read() + b.read(), a.superseded() + b.superseded(),
-                a.filtered() + b.filtered(), a.rejected() + b.rejected(), a.written() + b.written(),
-                a.keptOut() + b.keptOut(), a.lost() + b.lost(), Math.max(a.next(), b.next()), a.end());
     }
 
     private int minPartitions(Map<Integer, long[]> ranges) {

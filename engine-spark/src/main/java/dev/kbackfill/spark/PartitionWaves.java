@@ -126,7 +126,7 @@ final class PartitionWaves {
                 }
             }
             for (Result res : results) {
-                stats.merge(res.partition, res.stats(), PartitionWaves::add);
+                stats.merge(res.partition, res.stats(), PartitionStats::plus);
                 records += res.counts[0];
                 batches += res.batches;
             }
@@ -153,12 +153,6 @@ final class PartitionWaves {
                     current.next(r), r.end())));
         }
         return new RunSummary(job, current.run(), list, 0, batches, Duration.ofNanos(System.nanoTime() - started));
-    }
-
-    private static PartitionStats add(PartitionStats a, PartitionStats b) {
-        return new PartitionStats(a.partition(), a.read() + b.read(), a.superseded() + b.superseded(),
-                a.filtered() + b.filtered(), a.rejected() + b.rejected(), a.written() + b.written(),
-                a.keptOut() + b.keptOut(), a.lost() + b.lost(), Math.max(a.next(), b.next()), a.end());
     }
 
     /** Where each unfinished partition stands, from its sub-job. */

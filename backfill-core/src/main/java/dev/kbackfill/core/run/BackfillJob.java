@@ -315,14 +315,8 @@ public final class BackfillJob {
         JobSpec spec = settings.spec().apply(sink.destination());
         Optional<JobState> stored = sink.load(job);
         Optional<Plan> planFile = settings.planFile();
-        JobDecision decision = JobPlanner.decide(job, request, spec, stored,
-                () -> planFile.orElseGet(() -> new RangeResolver(cluster.source()).resolve(request)));
-        planFile.ifPresent(p -> stored.filter(s -> !s.complete() && !s.plan().partitions().equals(p.partitions()))
-                .ifPresent(s -> {
-                    throw new JobConflictException("job '" + job + "' has a stored plan that differs from the plan "
-                            + "file; finish it without --plan, or clear it with 'kbackfill reset --job " + job
-                            + " --sink ... --yes'");
-                }));
+        JobDecision decision = JobPlanner.decide(job, request, spec, stored, planFile,
+                () -> new RangeResolver(cluster.source()).resolve(request));
         if (decision instanceof JobDecision.AlreadyDone done) {
             return new Outcome.NothingToDo(job, done.state());
         }

@@ -37,6 +37,25 @@ public final class JobPlanner {
      * @param stored    what the sink has for the job
      * @param freshPlan resolves the request; called only when a new plan is needed
      */
+    /**
+     * The same, for a run given a plan resolved earlier ({@code --plan FILE}, an engine's frozen plan): it is the
+     * fresh plan, and an unfinished stored run with another plan is a conflict.
+     *
+     * @param planFile the plan given, if any
+     * @param resolve  resolves the request when no plan is given and a new plan is needed
+     */
+    public static JobDecision decide(String job, BackfillRequest request, JobSpec spec, Optional<JobState> stored,
+                                     Optional<Plan> planFile, Supplier<Plan> resolve) {
+        JobDecision decision = decide(job, request, spec, stored, () -> planFile.orElseGet(resolve));
+        planFile.ifPresent(p -> stored.filter(s -> !s.complete() && !s.plan().partitions().equals(p.partitions()))
+                .ifPresent(s -> {
+                    throw new JobConflictException("job '" + job + "' has a stored plan that differs from the plan "
+                            + "file; finish it without --plan, or clear it with 'kbackfill reset --job " + job
+                            + " --sink ... --yes'");
+                }));
+        return decision;
+    }
+
     public static JobDecision decide(String job, BackfillRequest request, JobSpec spec, Optional<JobState> stored,
                                      Supplier<Plan> freshPlan) {
         if (stored.isEmpty()) {

@@ -19,4 +19,11 @@ package dev.kbackfill.core.run;
  */
 public record PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
                              long keptOut, long lost, long next, long end) {
+
+    /** This partition's counts and another part's of the same partition (an engine's tasks, attempts): summed. */
+    public PartitionStats plus(PartitionStats other) {
+        return new PartitionStats(partition, read + other.read, superseded + other.superseded, filtered + other.filtered,
+                rejected + other.rejected, written + other.written, keptOut + other.keptOut, lost + other.lost,
+                Math.max(next, other.next), end);
+    }
 }
