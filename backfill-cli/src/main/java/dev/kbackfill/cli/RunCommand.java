@@ -182,6 +182,11 @@ final class RunCommand implements Callable<Integer> {
                 }
 
                 @Override
+                public void noted(String name, List<String> notes) {
+                    notes.forEach(n -> err.println("note: " + n));
+                }
+
+                @Override
                 public void retrying(int attempt, java.time.Duration delay, RuntimeException cause) {
                     err.println("retrying in " + Math.max(1, delay.toSeconds()) + " s (attempt " + (attempt + 1)
                             + ", --retry-for " + retryFor + "): " + cause.getMessage());

@@ -71,6 +71,7 @@ final class SparkLaunch {
         target.open();
         String job = settings.name().orElseGet(() -> JobIdentity.defaultName(settings.request(), target.target()));
         target.warnings().forEach(w -> err.println("warning: " + w));
+        target.notes().forEach(n -> err.println("note: " + n));
         Optional<JobState> stored = target.load(job);
         Optional<Plan> planFile = settings.planFile();
         JobDecision decision = JobPlanner.decide(job, settings.request(), settings.spec().apply(target.destination()),

@@ -266,6 +266,7 @@ final class DeltaWaves {
         }
 
         void write(String appId, int wave, Sink sink, JobState state) {
+            String jobName = state.job();
             SinkSettings.MetadataColumns meta = sinkSettings.metadata();
             Counters counters = new Counters(jsc, ranges.keySet());
             String json = specJson;
@@ -274,7 +275,8 @@ final class DeltaWaves {
             boolean ignoreUnknown = sinkSettings.ignoreUnknownFields();
             String p = path;
             // read, decode keys (values too where a poison value must be seen even if superseded), reduce by key
-            JavaRDD<Row> rows = KafkaRanges.read(spark, plan, ranges, settings.kafkaConfig(), options.allowDataLoss(),
+            JavaRDD<Row> rows = KafkaRanges.read(spark, plan, ranges,
+                    dev.kbackfill.core.read.BoundedReader.withJobClientId(settings.kafkaConfig(), jobName), options.allowDataLoss(),
                     minPartitions(ranges)).javaRDD();
             int shuffle = Math.max(rows.getNumPartitions(), jsc.defaultParallelism());
             JavaRDD<Raw> survivors = rows.mapPartitionsToPair(it -> new Keying(json, f, counters, it))

@@ -105,7 +105,9 @@ final class PartitionWaves {
             });
             List<Result> results = new ArrayList<>();
             if (!toRead.isEmpty()) {
-                JavaRDD<Row> rows = KafkaRanges.read(spark, plan, toRead, settings.kafkaConfig(), options.allowDataLoss(), 0)
+                JavaRDD<Row> rows = KafkaRanges.read(spark, plan, toRead,
+                        dev.kbackfill.core.read.BoundedReader.withJobClientId(settings.kafkaConfig(), job),
+                        options.allowDataLoss(), 0)
                         .javaRDD();
                 if (rows.getNumPartitions() > spec.maxConnections()) {
                     rows = rows.coalesce(spec.maxConnections()); // a task then writes its partitions one after another

@@ -75,6 +75,16 @@ public final class BoundedReader implements RecordSource {
     }
 
     /** The consumer settings: the user's, made group-less and bounded, with larger fetches than the defaults. */
+    /**
+     * The client settings with {@code client.id} naming the job ({@code kbackfill-JOB}) unless the user set one: the
+     * broker's request logs and quotas (e.g. {@code kafka-configs --entity-type clients}) can then target a job.
+     */
+    public static Map<String, Object> withJobClientId(Map<String, Object> clientConfig, String job) {
+        Map<String, Object> config = new java.util.HashMap<>(clientConfig);
+        config.putIfAbsent("client.id", "kbackfill-" + job);
+        return config;
+    }
+
     public static Map<String, Object> consumerConfig(Map<String, Object> clientConfig, IsolationLevel isolationLevel) {
         if (clientConfig.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
             throw new IllegalArgumentException("group.id is not allowed: a backfill never joins or commits to a group");

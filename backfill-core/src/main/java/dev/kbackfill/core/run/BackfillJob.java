@@ -191,6 +191,10 @@ public final class BackfillJob {
         default void opened(String job, List<String> warnings) {
         }
 
+        /** The sink is open; its notes (not warnings), for people. */
+        default void noted(String job, List<String> notes) {
+        }
+
         /** A run starts or resumes with {@code state}. */
         default void starting(JobDecision decision, JobState state) {
         }
@@ -298,6 +302,7 @@ public final class BackfillJob {
         sink.open();
         String job = settings.name().orElseGet(() -> JobIdentity.defaultName(settings.request(), sink.target()));
         events.opened(job, sink.warnings());
+        events.noted(job, sink.notes());
         AutoCloseable lock = sink.lock(job);
         try {
             return locked(job, cluster.get());

@@ -163,7 +163,8 @@ public final class BackfillRun {
         Instant from = options.strictTime() ? plan.fromTime().orElse(null) : null;
         Instant to = options.strictTime() ? plan.toTime().orElse(null) : null;
         // a poll never hands over more than a batch: --batch-size bounds a transaction (and memory) as it says
-        dev.kbackfill.core.read.RecordSource reader = source.open(plan, ranges, kafkaConfig, options.allowDataLoss(),
+        dev.kbackfill.core.read.RecordSource reader = source.open(plan, ranges,
+                BoundedReader.withJobClientId(kafkaConfig, state.job()), options.allowDataLoss(),
                 options.stallTimeout(), Math.min(5000, options.batchRows()));
         Thread readerThread = new Thread(() -> {
             try {

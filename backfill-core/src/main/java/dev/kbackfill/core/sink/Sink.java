@@ -63,6 +63,11 @@ public interface Sink extends AutoCloseable {
         return java.util.List.of();
     }
 
+    /** What {@link #open()} did that people may want to know, not a warning (an index built, and how long it took). */
+    default java.util.List<String> notes() {
+        return java.util.List.of();
+    }
+
     /**
      * Connects for job administration only ({@code status}, {@code reset}): the job state must be reachable, the
      * data table need not exist.

@@ -33,6 +33,14 @@ class BoundedReaderTest {
     }
 
     @Test
+    void theReadersClientIdNamesTheJobUnlessTheUserSetOne() {
+        assertThat(BoundedReader.withJobClientId(Map.of("bootstrap.servers", "b:9092"), "orders-3f9a"))
+                .containsEntry("client.id", "kbackfill-orders-3f9a").containsEntry("bootstrap.servers", "b:9092");
+        assertThat(BoundedReader.withJobClientId(Map.of("client.id", "mine"), "orders-3f9a"))
+                .containsEntry("client.id", "mine");
+    }
+
+    @Test
     void readsExactlyTheRangeAndStopsOnThePosition() throws Exception {
         MockConsumer<byte[], byte[]> c = consumer(0, 10);
         c.schedulePollTask(() -> {

@@ -65,6 +65,7 @@ final class KafkaSink implements Sink {
     private final String topic;
     private final Map<String, Object> config;
     private final List<String> warnings = new ArrayList<>();
+    private final List<String> notes = new ArrayList<>();
     private Admin admin;
     private boolean sameCluster;
     private TargetIndex index;
@@ -96,6 +97,11 @@ final class KafkaSink implements Sink {
     @Override
     public List<String> warnings() {
         return List.copyOf(warnings);
+    }
+
+    @Override
+    public List<String> notes() {
+        return List.copyOf(notes);
     }
 
     @Override
@@ -135,7 +141,7 @@ final class KafkaSink implements Sink {
             if (settings.conflictMode() != ConflictMode.OVERWRITE) {
                 long started = System.nanoTime();
                 index = buildIndex(target);
-                warnings.add("indexed the " + index.size() + " keys of topic " + topic + " in "
+                notes.add("indexed the " + index.size() + " keys of topic " + topic + " in "
                         + (System.nanoTime() - started) / 1_000_000 + " ms for --on-conflict "
                         + settings.conflictMode().label());
             }
