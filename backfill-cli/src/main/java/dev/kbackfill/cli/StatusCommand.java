@@ -27,6 +27,13 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     KafkaOptions kafka;
 
+    enum Format { table, json }
+
+    @CommandLine.Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table",
+            description = "table (default) or json: one JSON document (job, run, complete, offsets left, request, "
+                    + "plan, spec, and per partition start, next and end), for scripts and cron.")
+    Format format;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -36,6 +43,11 @@ final class StatusCommand implements Callable<Integer> {
                     + "' in " + sink.target().replaceFirst(", table .*", "") + "; 'kbackfill run' prints the job name"));
             long total = s.plan().totalSpan();
             long left = s.remaining();
+            if (format == Format.json) {
+                out.println(json(s));
+                out.flush();
+                return ExitCodes.OK;
+            }
             out.printf("job %s run %d: %s, %.1f%% (%d of %d offsets left)%n", s.job(), s.run(),
                     s.complete() ? "complete" : "in progress", total == 0 ? 100.0 : 100.0 * (total - left) / total, left, total);
             out.printf("request %s, planned %s against topic id %s%n", JobIdentity.describe(s.plan().request()),
@@ -58,5 +70,28 @@ final class StatusCommand implements Callable<Integer> {
             out.flush();
             return ExitCodes.OK;
         }
+    }
+
+    /** The job's state as one JSON document. */
+    static String json(JobState s) {
+        com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.node.ObjectNode root = mapper.createObjectNode();
+        root.put("job", s.job());
+        root.put("run", s.run());
+        root.put("complete", s.complete());
+        root.put("offsetsLeft", s.remaining());
+        root.put("offsetsTotal", s.plan().totalSpan());
+        root.put("request", JobIdentity.describe(s.plan().request()));
+        root.put("topic", s.plan().topic());
+        root.put("topicId", s.plan().topicId());
+        root.put("plannedAt", s.plan().resolvedAt().toString());
+        com.fasterxml.jackson.databind.node.ObjectNode spec = root.putObject("spec");
+        s.spec().parts().forEach(spec::put);
+        com.fasterxml.jackson.databind.node.ArrayNode partitions = root.putArray("partitions");
+        for (PartitionRange r : s.plan().partitions()) {
+            partitions.addObject().put("partition", r.partition()).put("start", r.start()).put("next", s.next(r))
+                    .put("end", r.end());
+        }
+        return root.toString();
     }
 }

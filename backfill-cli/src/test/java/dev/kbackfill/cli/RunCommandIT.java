@@ -364,6 +364,15 @@ class RunCommandIT {
                 .contains("request --topic run-status --from earliest --to latest")
                 .contains("bound to destination table run_status, engine local, key-fields (the record key), key-format string, "
                         + "on-conflict newer-wins, on-tombstone delete, strict-time false, value-format json");
+        CliRun json = CliRun.of("status", "--job", "s", "--sink", url, "--format", "json");
+        assertThat(json.exitCode()).as(json.err()).isZero();
+        var doc = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out());
+        assertThat(doc.path("job").asText()).isEqualTo("s");
+        assertThat(doc.path("complete").asBoolean()).isTrue();
+        assertThat(doc.path("offsetsLeft").asLong()).isZero();
+        assertThat(doc.path("spec").path("engine").asText()).isEqualTo("local");
+        assertThat(doc.path("partitions")).hasSize(2);
+        assertThat(doc.path("partitions").get(0).path("next").asLong()).isEqualTo(4);
         CliRun refused = CliRun.of("reset", "--job", "s", "--sink", url);
         assertThat(refused.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(refused.err()).contains("needs --yes");
