@@ -29,6 +29,11 @@ final class KafkaOptions {
             description = "A properties file of Kafka client settings (security, timeouts, ...).")
     Path commandConfig;
 
+    @Option(names = "--connect-timeout", paramLabel = "DURATION", defaultValue = "30s",
+            description = "How long to wait for an answer from the cluster before failing, naming the bootstrap "
+                    + "servers (default: ${DEFAULT-VALUE}; the clients' default.api.timeout.ms).")
+    String connectTimeout;
+
     @Option(names = "-X", paramLabel = "KEY=VALUE",
             description = "A Kafka client setting; repeatable. Overrides --command-config.")
     Map<String, String> overrides = new LinkedHashMap<>();
@@ -57,7 +62,12 @@ final class KafkaOptions {
         refuseGroup(overrides, "-X");
         config.putIfAbsent("bootstrap.servers", bootstrapServers);
         // A mistyped bootstrap server should fail in seconds, not after the clients' default minute.
-        config.putIfAbsent("default.api.timeout.ms", "30000");
+        long timeout = Math.max(1000, Durations.parse(spec.commandLine(), "--connect-timeout", connectTimeout, null)
+                .toMillis());
+        config.putIfAbsent("default.api.timeout.ms", Long.toString(timeout));
+        if (timeout < 30_000) {
+            config.putIfAbsent("request.timeout.ms", Long.toString(timeout)); // not above the API timeout
+        }
         return config;
     }
 

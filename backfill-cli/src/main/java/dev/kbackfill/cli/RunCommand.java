@@ -246,28 +246,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     java.time.Duration retryDuration() {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,9})(ms|s|m|h)?").matcher(retryFor.strip());
-        if (m.matches()) {
-            long n = Long.parseLong(m.group(1));
-            String unit = m.group(2) == null ? (n == 0 ? "s" : "") : m.group(2);
-            switch (unit) {
-                case "ms": return java.time.Duration.ofMillis(n);
-                case "s": return java.time.Duration.ofSeconds(n);
-                case "m": return java.time.Duration.ofMinutes(n);
-                case "h": return java.time.Duration.ofHours(n);
-                default: break;
-            }
-        }
-        try {
-            java.time.Duration d = java.time.Duration.parse(retryFor.strip().toUpperCase(Locale.ROOT));
-            if (!d.isNegative()) {
-                return d;
-            }
-        } catch (java.time.format.DateTimeParseException e) {
-            // the message below names the accepted forms
-        }
-        throw new CommandLine.ParameterException(spec.commandLine(), "invalid --retry-for '" + retryFor
-                + "': expected a duration such as 30s, 5m, 1h, PT10M, or 0 to fail at once");
+        return Durations.parse(spec.commandLine(), "--retry-for", retryFor, "to fail at once");
     }
 
     /**

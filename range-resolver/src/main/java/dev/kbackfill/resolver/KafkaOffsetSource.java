@@ -225,7 +225,7 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
         return Optional.ofNullable(config.get(name)).map(ConfigEntry::value);
     }
 
-    private static <T> T get(KafkaFuture<T> future, String action) {
+    private <T> T get(KafkaFuture<T> future, String action) {
         try {
             return future.get();
         } catch (ExecutionException e) {
@@ -236,9 +236,12 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
         }
     }
 
-    private static ResolutionException failure(String action, Throwable cause) {
+    private ResolutionException failure(String action, Throwable cause) {
+        Object timeout = clientConfig.getOrDefault(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000);
         String why = cause instanceof TimeoutException
-                ? "timed out (is the cluster reachable at the bootstrap servers?)"
+                ? "no answer from the cluster at " + clientConfig.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG)
+                        + " within " + Long.parseLong(timeout.toString()) / 1000 + " s (is it reachable from here, "
+                        + "with these security settings?)"
                 : cause.getClass().getSimpleName() + ": " + cause.getMessage();
         return new ResolutionException("could not " + action + ": " + why, cause);
     }
