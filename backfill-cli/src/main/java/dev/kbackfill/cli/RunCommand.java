@@ -135,6 +135,24 @@ final class RunCommand implements Callable<Integer> {
                     + "5m (default), 1h, or 0 to fail at once.")
     String retryFor;
 
+    @Option(names = "--max-records", paramLabel = "N",
+            description = "Stop this run after about N records, at the end of the batch that reaches it (its progress "
+                    + "committed); the next run continues there.")
+    Long maxRecords;
+
+    @Option(names = "--max-duration", paramLabel = "DURATION",
+            description = "Stop this run after this long (30m, 2h), at the end of the batch being read; the next run "
+                    + "continues there.")
+    String maxDuration;
+
+    @Option(names = "--max-records-per-second", paramLabel = "N",
+            description = "Read at most N records per second (a burst of one second's worth, then the rate).")
+    Long recordsPerSecond;
+
+    @Option(names = "--max-bytes-per-second", paramLabel = "N",
+            description = "Read at most N bytes of keys and values per second; K, M and G multiply by 1000 (10M).")
+    String bytesPerSecond;
+
     @Option(names = "--progress", paramLabel = "MODE", defaultValue = "auto",
             description = "auto (a live line on a terminal, else plain), plain, json or none.")
     RunProgress.Mode progress;
@@ -217,6 +235,11 @@ final class RunCommand implements Callable<Integer> {
             }
             RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
             printSummary(summary, target.target(), out);
+            long left = summary.partitions().stream().mapToLong(p -> Math.max(0, p.end() - p.next())).sum();
+            if (left > 0) {
+                err.println("stopped at this run's limit (" + String.join(", ", limitOptions()) + ") with " + left
+                        + " offsets left; the next run of job " + summary.job() + " continues where this one stopped");
+            }
             if (summary.rejected() > 0) {
                 err.println(summary.rejected() + " record(s) could not be decoded and were "
                         + (rejects.destination().isEmpty() ? "skipped (--on-error skip)"
@@ -235,7 +258,7 @@ final class RunCommand implements Callable<Integer> {
         BackfillJob.Builder builder = BackfillJob.Settings.builder(backfill, config)
                 .decoder(decoder, SinkOptions.split(keyFields))
                 .modes(settings.conflictMode(), settings.tombstoneMode()).rejects(rejects)
-                .options(RunOptions.DEFAULTS.withStrictTime(strictTime)).retryFor(retry);
+                .options(RunOptions.DEFAULTS.withStrictTime(strictTime).withLimits(limits())).retryFor(retry);
         if (job != null) {
             builder.job(job);
         }
@@ -243,6 +266,39 @@ final class RunCommand implements Callable<Integer> {
             builder.batchRows(batchSize);
         }
         return builder;
+    }
+
+    /** The run's rates and limits, checked. */
+    dev.kbackfill.core.run.RunLimits limits() {
+        CommandLine cli = spec.commandLine();
+        for (Object[] o : new Object[][] {{"--max-records", maxRecords}, {"--max-records-per-second", recordsPerSecond}}) {
+            if (o[1] != null && (Long) o[1] < 1) {
+                throw new CommandLine.ParameterException(cli, "invalid " + o[0] + " '" + o[1]
+                        + "': expected a whole number >= 1");
+            }
+        }
+        long bytes = 0;
+        if (bytesPerSecond != null) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,15})([kKmMgG]?)").matcher(bytesPerSecond.strip());
+            if (!m.matches() || Long.parseLong(m.group(1)) < 1) {
+                throw new CommandLine.ParameterException(cli, "invalid --max-bytes-per-second '" + bytesPerSecond
+                        + "': expected a whole number >= 1, optionally with K, M or G (10M = 10,000,000)");
+            }
+            bytes = Long.parseLong(m.group(1)) * switch (m.group(2).toUpperCase(Locale.ROOT)) {
+                case "K" -> 1_000L;
+                case "M" -> 1_000_000L;
+                case "G" -> 1_000_000_000L;
+                default -> 1L;
+            };
+        }
+        java.time.Duration duration = maxDuration == null ? java.time.Duration.ZERO
+                : Durations.parse(cli, "--max-duration", maxDuration, null);
+        if (maxDuration != null && duration.isZero()) {
+            throw new CommandLine.ParameterException(cli, "invalid --max-duration '" + maxDuration
+                    + "': expected a duration above zero, such as 30m or 2h");
+        }
+        return new dev.kbackfill.core.run.RunLimits(maxRecords == null ? 0 : maxRecords, duration,
+                recordsPerSecond == null ? 0 : recordsPerSecond, bytes);
     }
 
     java.time.Duration retryDuration() {
@@ -352,6 +408,17 @@ final class RunCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw new RequestException("cannot read --plan '" + planFile + "': " + e.getMessage());
         }
+    }
+
+    private List<String> limitOptions() {
+        List<String> given = new java.util.ArrayList<>();
+        if (maxRecords != null) {
+            given.add("--max-records " + maxRecords);
+        }
+        if (maxDuration != null) {
+            given.add("--max-duration " + maxDuration);
+        }
+        return given;
     }
 
     static void printNothingToDo(String job, JobState state, BackfillRequest request, String target, PrintWriter out) {

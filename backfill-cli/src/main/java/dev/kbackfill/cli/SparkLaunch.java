@@ -62,6 +62,11 @@ final class SparkLaunch {
                     + "insert-only consult an index of the whole target topic, which every per-partition task would "
                     + "have to build; run them with --engine local");
         }
+        if (!settings.options().limits().isNone()) {
+            throw new RequestException("--max-records, --max-duration and the rate limits are not supported with "
+                    + "--engine spark yet: cap a Spark run with --spark-wave-partitions and your cluster's resources, "
+                    + "or run it with --engine local");
+        }
         Path dir = engineDir();
         Path jar = dir.resolve("kbackfill-spark.jar");
         if (!Files.isRegularFile(jar)) {

@@ -142,7 +142,8 @@ class PlanCommandBadInputTest {
                 "default.api.timeout.ms=2000", "-X", "request.timeout.ms=1000");
         assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCodes.FAILURE);
         assertThat(run.errLines()).hasSize(1);
-        assertThat(run.err()).startsWith("kbackfill plan: could not describe the cluster: timed out");
+        assertThat(run.err()).startsWith("kbackfill plan: could not describe the cluster: no answer from the cluster at "
+                + "127.0.0.1:1 within 2 s");
         assertThat(run.out()).isEmpty();
     }
 

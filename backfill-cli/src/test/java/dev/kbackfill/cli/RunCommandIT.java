@@ -352,6 +352,50 @@ class RunCommandIT {
     }
 
     @Test
+    void aRunStopsAtItsRecordLimitAtABatchBoundaryAndTheNextRunContinues() throws Exception {
+        kafka.createTopic("run-limits", 2, Map.of());
+        Orders.produce(kafka, "run-limits", 200, 3); // 600 records
+        String url = sqlite("limits");
+        String[] command = {"--topic", "run-limits", "--from", "earliest", "--to", "latest", "--sink", url, "--job", "l",
+                "--batch-size", "50"};
+        CliRun first = run(concat(command, "--max-records", "250"));
+        assertThat(first.exitCode()).as(first.err()).isZero();
+        assertThat(first.err()).contains("stopped at this run's limit (--max-records 250)")
+                .contains("the next run of job l continues where this one stopped");
+        long readFirst = Long.parseLong(first.out().lines().filter(l -> l.startsWith("total")).findFirst().orElseThrow()
+                .trim().split("\\s+")[1]);
+        assertThat(readFirst).isBetween(250L, 599L);
+        CliRun status = CliRun.of("status", "--job", "l", "--sink", url);
+        assertThat(status.out()).contains("in progress");
+        CliRun rest = run(command);
+        assertThat(rest.exitCode()).as(rest.err()).isZero();
+        assertThat(rest.err()).doesNotContain("limit");
+        assertThat(rest.err()).contains("resuming job l");
+        assertThat(rest.out()).doesNotContain("nothing to do");
+        assertThat(Orders.table(url, "run_limits")).hasSize(200);
+        assertThat(CliRun.of("status", "--job", "l", "--sink", url).out()).contains("complete");
+    }
+
+    @Test
+    void aRateLimitHoldsTheReaderToItsRate() throws Exception {
+        kafka.createTopic("run-rate", 1, Map.of());
+        Orders.produce(kafka, "run-rate", 300, 1);
+        String url = sqlite("rate");
+        long started = System.nanoTime();
+        CliRun limited = run("--topic", "run-rate", "--from", "earliest", "--to", "latest", "--sink", url,
+                "--max-records-per-second", "100");
+        double seconds = (System.nanoTime() - started) / 1e9;
+        assertThat(limited.exitCode()).as(limited.err()).isZero();
+        // a second's burst, then 100 records a second: 300 records cannot take less than two seconds
+        assertThat(seconds).isGreaterThanOrEqualTo(2.0);
+        assertThat(Orders.table(url, "run_rate")).hasSize(300);
+        CliRun bad = run("--topic", "run-rate", "--from", "earliest", "--to", "latest", "--sink", url,
+                "--max-bytes-per-second", "fast");
+        assertThat(bad.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(bad.err()).contains("invalid --max-bytes-per-second 'fast'");
+    }
+
+    @Test
     void statusShowsProgressAndResetForgetsTheJob() throws Exception {
         kafka.createTopic("run-status", 2, Map.of());
         Orders.produce(kafka, "run-status", 4, 2);

@@ -168,7 +168,15 @@ public final class BackfillRun {
                 options.stallTimeout(), Math.min(5000, options.batchRows()));
         Thread readerThread = new Thread(() -> {
             try {
-                reader.read((records, positions, lost) -> queue.put(decode(records, positions, lost, from, to)));
+                RunLimits.Throttle throttle = options.limits().throttle();
+                reader.read((records, positions, lost) -> {
+                    long bytes = 0;
+                    for (SourceRecord r : records) {
+                        bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
+                    }
+                    throttle.acquire(records.size(), bytes); // --max-records-per-second, --max-bytes-per-second
+                    queue.put(decode(records, positions, lost, from, to));
+                });
                 queue.put(new End());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -253,6 +261,8 @@ public final class BackfillRun {
         counters.forEach((p, c) -> submitted.put(p, c.next));
         long sequence = 0;
         long records = 0;
+        long startedNanos = System.nanoTime();
+        boolean limited = false;
         long batchRecords = 0;
         InFlight inFlight = null;
         ExecutorService writer = Executors.newSingleThreadExecutor(r -> {
@@ -279,7 +289,8 @@ public final class BackfillRun {
                     }
                     throw new RunFailure(describeFailure(error, counters), error);
                 }
-                boolean end = item instanceof End;
+                // --max-records, --max-duration: the batch that reaches a limit is the run's last
+                boolean end = item instanceof End || limited;
                 if (item instanceof Chunk c) {
                     // reduce as records arrive: a batch holds one change per key, however many records it spans
                     c.changes().forEach(pending::add);
@@ -292,6 +303,10 @@ public final class BackfillRun {
                     records += read;
                     batchRecords += read;
                     totals[0] += c.bytes();
+                }
+                if (!limited && options.limits().reached(records, System.nanoTime() - startedNanos)) {
+                    limited = true;
+                    end = true;
                 }
                 boolean full = pending.size() >= options.batchRows() || batchRecords >= options.batchRecordLimit();
                 boolean idle = item == null;

@@ -12,9 +12,16 @@ import java.time.Duration;
  * @param strictTime    keep only records whose timestamp lies in the plan's [fromTime, toTime); count the rest
  * @param allowDataLoss skip offsets deleted since planning, and report them, instead of failing
  * @param stallTimeout  fail when reading makes no progress for this long
+ * @param limits        rates and per-run limits ({@link RunLimits#NONE}: none)
  */
 public record RunOptions(int batchRows, int queueChunks, Duration flushAfter, boolean strictTime,
-                         boolean allowDataLoss, Duration stallTimeout) {
+                         boolean allowDataLoss, Duration stallTimeout, RunLimits limits) {
+
+    /** Options without limits. */
+    public RunOptions(int batchRows, int queueChunks, Duration flushAfter, boolean strictTime, boolean allowDataLoss,
+                      Duration stallTimeout) {
+        this(batchRows, queueChunks, flushAfter, strictTime, allowDataLoss, stallTimeout, RunLimits.NONE);
+    }
 
     public static final RunOptions DEFAULTS = new RunOptions(20_000, 4, Duration.ofSeconds(2), false, false,
             Duration.ofMinutes(2));
@@ -26,6 +33,7 @@ public record RunOptions(int batchRows, int queueChunks, Duration flushAfter, bo
         if (queueChunks < 1) {
             throw new IllegalArgumentException("queueChunks must be >= 1: " + queueChunks);
         }
+        java.util.Objects.requireNonNull(limits, "limits");
     }
 
     /**
@@ -37,14 +45,18 @@ public record RunOptions(int batchRows, int queueChunks, Duration flushAfter, bo
     }
 
     public RunOptions withBatchRows(int n) {
-        return new RunOptions(n, queueChunks, flushAfter, strictTime, allowDataLoss, stallTimeout);
+        return new RunOptions(n, queueChunks, flushAfter, strictTime, allowDataLoss, stallTimeout, limits);
     }
 
     public RunOptions withStrictTime(boolean strict) {
-        return new RunOptions(batchRows, queueChunks, flushAfter, strict, allowDataLoss, stallTimeout);
+        return new RunOptions(batchRows, queueChunks, flushAfter, strict, allowDataLoss, stallTimeout, limits);
     }
 
     public RunOptions withAllowDataLoss(boolean allow) {
-        return new RunOptions(batchRows, queueChunks, flushAfter, strictTime, allow, stallTimeout);
+        return new RunOptions(batchRows, queueChunks, flushAfter, strictTime, allow, stallTimeout, limits);
+    }
+
+    public RunOptions withLimits(RunLimits l) {
+        return new RunOptions(batchRows, queueChunks, flushAfter, strictTime, allowDataLoss, stallTimeout, l);
     }
 }

@@ -1,0 +1,78 @@
+package dev.kbackfill.core.run;
+
+import java.time.Duration;
+
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+
+/**
+ * What one run may do at most, so that a backfill never takes a production database or cluster down: a rate of
+ * records and of bytes read (token buckets: a burst of one second's worth, then the rate), and how many records or
+ * how long before the run stops at a batch boundary (its progress committed; the next run continues there).
+ *
+ * @param maxRecords       records to read in this run, 0 for no limit; the batch that reaches it is the last
+ * @param maxDuration      how long this run may write, {@link Duration#ZERO} for no limit; the batch then being read
+ *                         is the last
+ * @param recordsPerSecond records read per second at most, 0 for no limit
+ * @param bytesPerSecond   key and value bytes read per second at most, 0 for no limit
+ */
+public record RunLimits(long maxRecords, Duration maxDuration, long recordsPerSecond, long bytesPerSecond) {
+
+    public static final RunLimits NONE = new RunLimits(0, Duration.ZERO, 0, 0);
+
+    public RunLimits {
+        if (maxRecords < 0 || recordsPerSecond < 0 || bytesPerSecond < 0 || maxDuration.isNegative()) {
+            throw new IllegalArgumentException("limits must not be negative");
+        }
+    }
+
+    public boolean isNone() {
+        return equals(NONE);
+    }
+
+    /** Whether a run that read {@code records} records in {@code elapsedNanos} must stop after its current batch. */
+    boolean reached(long records, long elapsedNanos) {
+        return (maxRecords > 0 && records >= maxRecords)
+                || (!maxDuration.isZero() && elapsedNanos >= maxDuration.toNanos());
+    }
+
+    /** A throttle for one run's reader, or one that never waits. */
+    Throttle throttle() {
+        return new Throttle(recordsPerSecond, bytesPerSecond);
+    }
+
+    /** Waits before a poll's records are handed on, so that reading stays within the rates. */
+    static final class Throttle {
+        private final Bucket records;
+        private final Bucket bytes;
+        private final long recordCapacity;
+        private final long byteCapacity;
+
+        Throttle(long recordsPerSecond, long bytesPerSecond) {
+            this.recordCapacity = recordsPerSecond;
+            this.byteCapacity = bytesPerSecond;
+            this.records = recordsPerSecond == 0 ? null : bucket(recordsPerSecond);
+            this.bytes = bytesPerSecond == 0 ? null : bucket(bytesPerSecond);
+        }
+
+        private static Bucket bucket(long perSecond) {
+            return Bucket.builder().addLimit(Bandwidth.builder().capacity(perSecond)
+                    .refillGreedy(perSecond, Duration.ofSeconds(1)).build()).build();
+        }
+
+        void acquire(long recordCount, long byteCount) throws InterruptedException {
+            consume(records, recordCapacity, recordCount);
+            consume(bytes, byteCapacity, byteCount);
+        }
+
+        /** Takes {@code n} tokens, a bucket's capacity at a time (a poll may hold more than a second's worth). */
+        private static void consume(Bucket bucket, long capacity, long n) throws InterruptedException {
+            if (bucket == null) {
+                return;
+            }
+            for (long left = n; left > 0; left -= Math.min(left, capacity)) {
+                bucket.asBlocking().consume(Math.min(left, capacity));
+            }
+        }
+    }
+}
