@@ -96,24 +96,28 @@ public final class Kbackfill implements Runnable {
         return ExitCodes.BAD_INPUT;
     }
 
+    /** The exit code of a failure, as the command line reports it. */
+    static int exitCodeOf(Exception e) {
+        if (e instanceof CommandLine.ParameterException || e instanceof RequestException || e instanceof SinkConfigException) {
+            return ExitCodes.BAD_INPUT;
+        }
+        if (e instanceof JobConflictException || (e instanceof RunFailure && e.getCause() instanceof JobConflictException)) {
+            return ExitCodes.JOB_CONFLICT;
+        }
+        return ExitCodes.FAILURE;
+    }
+
     private static int failed(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {
         PrintWriter err = cmd.getErr();
         String name = cmd.getCommandSpec().qualifiedName();
-        int code;
-        if (e instanceof RequestException || e instanceof SinkConfigException) {
-            err.println(name + ": " + oneLine(e.getMessage()));
-            code = ExitCodes.BAD_INPUT;
-        } else if (e instanceof JobConflictException || (e instanceof RunFailure && e.getCause() instanceof JobConflictException)) {
-            err.println(name + ": " + oneLine(e.getMessage()));
-            code = ExitCodes.JOB_CONFLICT;
-        } else if (e instanceof ResolutionException || e instanceof CliFailure || e instanceof SinkException
+        int code = exitCodeOf(e);
+        if (e instanceof RequestException || e instanceof SinkConfigException || e instanceof JobConflictException
+                || e instanceof ResolutionException || e instanceof CliFailure || e instanceof SinkException
                 || e instanceof RunFailure) {
             err.println(name + ": " + oneLine(e.getMessage()));
-            code = ExitCodes.FAILURE;
         } else {
             err.println(name + ": unexpected " + e.getClass().getName() + ": " + oneLine(String.valueOf(e.getMessage()))
                     + " (set KBACKFILL_DEBUG=1 for the stack trace)");
-            code = ExitCodes.FAILURE;
         }
         debug(e, err);
         return code;

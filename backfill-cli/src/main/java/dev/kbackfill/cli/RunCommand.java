@@ -153,12 +153,45 @@ final class RunCommand implements Callable<Integer> {
             description = "Read at most N bytes of keys and values per second; K, M and G multiply by 1000 (10M).")
     String bytesPerSecond;
 
+    @Option(names = "--report", paramLabel = "FILE",
+            description = "Write a JSON report of the run to FILE (job, run, outcome, exit code, plan, per-partition "
+                    + "counts, timings), whatever the outcome.")
+    Path reportFile;
+
+    private RunReport report;
+
     @Option(names = "--progress", paramLabel = "MODE", defaultValue = "auto",
             description = "auto (a live line on a terminal, else plain), plain, json or none.")
     RunProgress.Mode progress;
 
     @Override
     public Integer call() {
+        if (reportFile != null && (reportFile.toAbsolutePath().getParent() == null
+                || !Files.isDirectory(reportFile.toAbsolutePath().getParent()) || Files.isDirectory(reportFile))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --report '" + reportFile
+                    + "': expected FILE in an existing directory");
+        }
+        if (reportFile == null) {
+            return runJob();
+        }
+        report = new RunReport(reportFile.toAbsolutePath());
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            int code = runJob();
+            report.write(code, null, err);
+            return code;
+        } catch (CommandLine.ParameterException e) {
+            throw e; // bad input: nothing ran, nothing to report
+        } catch (RuntimeException e) {
+            if (e instanceof dev.kbackfill.core.run.RunFailure f && f.summary() != null) {
+                report.failed(f.summary());
+            }
+            report.write(Kbackfill.exitCodeOf(e), e.getMessage(), err);
+            throw e;
+        }
+    }
+
+    private Integer runJob() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Map<String, Object> config = kafka.clientConfig();
@@ -193,6 +226,9 @@ final class RunCommand implements Callable<Integer> {
             BackfillJob.Events events = new BackfillJob.Events() {
                 @Override
                 public void opened(String name, List<String> warnings) {
+                    if (report != null) {
+                        report.job(name);
+                    }
                     warnings.forEach(w -> err.println("warning: " + w));
                     if (display[0] == null) {
                         display[0] = new RunProgress(err, progress, name);
@@ -213,6 +249,9 @@ final class RunCommand implements Callable<Integer> {
 
                 @Override
                 public void starting(JobDecision decision, JobState state) {
+                    if (report != null) {
+                        report.starting(state);
+                    }
                     if (decision instanceof JobDecision.Resume) {
                         err.println("resuming job " + state.job() + " run " + state.run() + ": " + state.remaining()
                                 + " offsets left of " + state.plan().totalSpan());
@@ -230,10 +269,16 @@ final class RunCommand implements Callable<Integer> {
             BackfillJob.Outcome outcome = new BackfillJob(target, builder.build(), events, listener,
                     engine != null ? engine.runner() : BackfillJob.Runner.LOCAL).run(() -> join(kafkaSide));
             if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
+                if (report != null) {
+                    report.nothingToDo(nothing.state());
+                }
                 printNothingToDo(nothing.job(), nothing.state(), backfill, target.target(), out);
                 return ExitCodes.OK;
             }
             RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
+            if (report != null) {
+                report.completed(summary);
+            }
             printSummary(summary, target.target(), out);
             long left = summary.partitions().stream().mapToLong(p -> Math.max(0, p.end() - p.next())).sum();
             if (left > 0) {

@@ -377,6 +377,35 @@ class RunCommandIT {
     }
 
     @Test
+    void aReportDescribesEachRunWhateverItsOutcome() throws Exception {
+        kafka.createTopic("run-report", 2, Map.of());
+        Orders.produce(kafka, "run-report", 10, 2);
+        String url = sqlite("report");
+        Path file = dir.resolve("report.json");
+        String[] command = {"--topic", "run-report", "--from", "earliest", "--to", "2099-01-01", "--sink", url,
+                "--job", "r", "--report", file.toString()};
+        assertThat(run(command).exitCode()).isZero();
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        var done = json.readTree(java.nio.file.Files.readString(file));
+        assertThat(done.path("job").asText()).isEqualTo("r");
+        assertThat(done.path("outcome").asText()).isEqualTo("completed");
+        assertThat(done.path("exitCode").asInt()).isZero();
+        assertThat(done.path("totals").path("read").asLong()).isEqualTo(20);
+        assertThat(done.path("totals").path("written").asLong()).isEqualTo(10);
+        assertThat(done.path("partitions")).hasSize(2);
+        assertThat(done.path("plan").path("offsets").asLong()).isEqualTo(20);
+        assertThat(run(command).exitCode()).isZero();
+        assertThat(json.readTree(java.nio.file.Files.readString(file)).path("outcome").asText()).isEqualTo("nothing-to-do");
+        // the same job name for another table: exit 3, reported as such
+        CliRun conflict = run(concat(command, "--table", "other"));
+        assertThat(conflict.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
+        var failed = json.readTree(java.nio.file.Files.readString(file));
+        assertThat(failed.path("outcome").asText()).isEqualTo("failed");
+        assertThat(failed.path("exitCode").asInt()).isEqualTo(3);
+        assertThat(failed.path("error").asText()).contains("job 'r' was created with");
+    }
+
+    @Test
     void aRateLimitHoldsTheReaderToItsRate() throws Exception {
         kafka.createTopic("run-rate", 1, Map.of());
         Orders.produce(kafka, "run-rate", 300, 1);

@@ -1,0 +1,116 @@
+package dev.kbackfill.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.time.Instant;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kbackfill.core.run.PartitionStats;
+import dev.kbackfill.core.run.RunSummary;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.resolver.PartitionRange;
+
+/**
+ * {@code --report FILE}: one JSON document per run, for cron and monitoring: the job and run, how it ended (exit
+ * code, outcome, the error's message), when, the plan, and per partition what was read, written, kept out,
+ * superseded, filtered, rejected and lost, and where it stands. Written whole (a temporary file moved into place),
+ * after the run, whatever its outcome, once the command line was understood.
+ */
+final class RunReport {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Path file;
+    private final Instant started = Instant.now();
+    private String job;
+    private JobState state;
+    private RunSummary summary;
+    private String outcome = "failed";
+
+    RunReport(Path file) {
+        this.file = file;
+    }
+
+    void job(String name) {
+        this.job = name;
+    }
+
+    void starting(JobState s) {
+        this.state = s;
+        this.job = s.job();
+    }
+
+    void nothingToDo(JobState s) {
+        this.state = s;
+        this.job = s.job();
+        this.outcome = "nothing-to-do";
+    }
+
+    void completed(RunSummary s) {
+        this.summary = s;
+        long left = s.partitions().stream().mapToLong(p -> Math.max(0, p.end() - p.next())).sum();
+        this.outcome = left > 0 ? "stopped-at-limit" : "completed";
+    }
+
+    void failed(RunSummary partial) {
+        this.summary = partial;
+        this.outcome = "failed";
+    }
+
+    /** Writes the report; a report that cannot be written is a warning, never the run's failure. */
+    void write(int exitCode, String error, java.io.PrintWriter err) {
+        Instant ended = Instant.now();
+        ObjectNode root = JSON.createObjectNode();
+        root.put("report", 1);
+        root.put("job", job);
+        if (state != null) {
+            root.put("run", state.run());
+        } else if (summary != null) {
+            root.put("run", summary.run());
+        }
+        root.put("outcome", outcome);
+        root.put("exitCode", exitCode);
+        if (error != null) {
+            root.put("error", error);
+        }
+        root.put("startedAt", started.toString());
+        root.put("endedAt", ended.toString());
+        root.put("seconds", Duration.between(started, ended).toMillis() / 1000.0);
+        if (state != null) {
+            ObjectNode plan = root.putObject("plan");
+            plan.put("topic", state.plan().topic());
+            plan.put("topicId", state.plan().topicId());
+            plan.put("resolvedAt", state.plan().resolvedAt().toString());
+            plan.put("offsets", state.plan().totalSpan());
+            ArrayNode ranges = plan.putArray("partitions");
+            for (PartitionRange r : state.plan().partitions()) {
+                ranges.addObject().put("partition", r.partition()).put("start", r.start()).put("end", r.end());
+            }
+        }
+        if (summary != null) {
+            ObjectNode totals = root.putObject("totals");
+            totals.put("read", summary.read()).put("written", summary.written()).put("keptOut", summary.keptOut())
+                    .put("superseded", summary.superseded()).put("filtered", summary.filtered())
+                    .put("rejected", summary.rejected()).put("lost", summary.lost()).put("bytes", summary.bytes())
+                    .put("batches", summary.batches());
+            ArrayNode parts = root.putArray("partitions");
+            for (PartitionStats p : summary.partitions()) {
+                parts.addObject().put("partition", p.partition()).put("read", p.read()).put("written", p.written())
+                        .put("keptOut", p.keptOut()).put("superseded", p.superseded()).put("filtered", p.filtered())
+                        .put("rejected", p.rejected()).put("lost", p.lost()).put("next", p.next()).put("end", p.end());
+            }
+        }
+        try {
+            Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+            Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n");
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            err.println("warning: cannot write the report to " + file + ": " + e.getMessage());
+        }
+    }
+}
