@@ -3,6 +3,7 @@ package dev.kbackfill.cli;
 import java.io.PrintWriter;
 
 import dev.kbackfill.core.run.RunFailure;
+import dev.kbackfill.core.run.StopRequest;
 import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
@@ -24,7 +25,9 @@ import picocli.CommandLine.Command;
                 + "the live pipeline.",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done", "1:runtime failure (the message says where it stopped)",
-                "2:bad input (nothing was read or written)", "3:job conflict"})
+                "2:bad input (nothing was read or written)", "3:job conflict",
+                "130:stopped on SIGINT at a batch boundary (a rerun resumes)",
+                "143:stopped on SIGTERM at a batch boundary (a rerun resumes)"})
 public final class Kbackfill implements Runnable {
 
     @CommandLine.Spec
@@ -37,9 +40,49 @@ public final class Kbackfill implements Runnable {
     }
 
     public static void main(String[] args) {
+        onSignals();
         int code = execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
         System.exit(code);
     }
+
+    /**
+     * SIGINT and SIGTERM ask the run to stop at a safe point ({@link StopRequest}): the batch being read is written
+     * with its progress, the summary says where each partition stands, and the exit code is 130 or 143. A second
+     * signal exits at once (whatever is not committed is simply not there; a rerun resumes either way).
+     */
+    private static void onSignals() {
+        for (String name : java.util.List.of("INT", "TERM")) {
+            try {
+                sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> {
+                    int code = 128 + signal.getNumber();
+                    if (StopRequest.requested()) {
+                        System.err.println("kbackfill: SIG" + name + " again: exiting now (a rerun resumes from the "
+                                + "last committed batch)");
+                        Runtime.getRuntime().halt(code);
+                    }
+                    System.err.println("kbackfill: SIG" + name + ": stopping at the next batch boundary (again to exit "
+                            + "at once)");
+                    StopRequest.request("SIG" + name);
+                    Process spark = child;
+                    if (spark != null) {
+                        spark.destroy(); // the Spark application stops; its committed waves and sub-jobs stay
+                        return;
+                    }
+                    if (!running) {
+                        Runtime.getRuntime().halt(code); // nothing runs yet (planning, a listing): nothing to save
+                    }
+                });
+            } catch (IllegalArgumentException e) {
+                // a platform without that signal
+            }
+        }
+    }
+
+    /** Whether a run is under way (set by {@code run}): a signal then waits for its safe point. */
+    static volatile boolean running;
+
+    /** The Spark application {@code run --engine spark} waits for: a signal is passed on to it. */
+    static volatile Process child;
 
     /**
      * Runs a command line and returns its exit code, without exiting: what tests call. A command line that starts

@@ -266,8 +266,14 @@ final class RunCommand implements Callable<Integer> {
                 }
             };
             RunListener listener = (done, total, records, bytes) -> display[0].onProgress(done, total, records, bytes);
-            BackfillJob.Outcome outcome = new BackfillJob(target, builder.build(), events, listener,
-                    engine != null ? engine.runner() : BackfillJob.Runner.LOCAL).run(() -> join(kafkaSide));
+            BackfillJob.Outcome outcome;
+            Kbackfill.running = true;
+            try {
+                outcome = new BackfillJob(target, builder.build(), events, listener,
+                        engine != null ? engine.runner() : BackfillJob.Runner.LOCAL).run(() -> join(kafkaSide));
+            } finally {
+                Kbackfill.running = false;
+            }
             if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
                 if (report != null) {
                     report.nothingToDo(nothing.state());
@@ -281,6 +287,13 @@ final class RunCommand implements Callable<Integer> {
             }
             printSummary(summary, target.target(), out);
             long left = summary.partitions().stream().mapToLong(p -> Math.max(0, p.end() - p.next())).sum();
+            String signal = dev.kbackfill.core.run.StopRequest.reason();
+            if (left > 0 && signal != null) {
+                err.println("stopped on " + signal + " with " + left + " offsets left, every partition committed up to "
+                        + "its NEXT above; rerun the same command to resume job " + summary.job());
+                err.flush();
+                return signal.equals("SIGINT") ? 130 : 143;
+            }
             if (left > 0) {
                 err.println("stopped at this run's limit (" + String.join(", ", limitOptions()) + ") with " + left
                         + " offsets left; the next run of job " + summary.job() + " continues where this one stopped");

@@ -215,6 +215,7 @@ final class SparkLaunch {
         } catch (IOException e) {
             throw new CliFailure("cannot start Spark (" + cmd.get(0) + "): " + e.getMessage(), e);
         }
+        Kbackfill.child = p;
         Thread stop = new Thread(p::destroy, "kbackfill-spark-stop");
         Runtime.getRuntime().addShutdownHook(stop);
         Thread o = pump(p.getInputStream(), out);
@@ -229,6 +230,7 @@ final class SparkLaunch {
             p.destroy();
             throw new CliFailure("interrupted while the Spark application ran", ie);
         } finally {
+            Kbackfill.child = null;
             try {
                 Runtime.getRuntime().removeShutdownHook(stop);
             } catch (IllegalStateException ignored) {

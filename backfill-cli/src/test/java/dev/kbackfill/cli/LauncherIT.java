@@ -112,6 +112,36 @@ class LauncherIT {
     }
 
     @Test
+    void sigtermStopsARunAtABatchBoundaryAndTheRerunResumes(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        kafka.createTopic("launcher-sigterm", 2, Map.of());
+        Orders.produce(kafka, "launcher-sigterm", 500, 3); // 1,500 records, read at 250 a second: about 6 s
+        String url = "jdbc:sqlite:" + dir.resolve("sigterm.db");
+        List<String> command = new ArrayList<>(List.of(LAUNCHER.toString(), "run", "--topic", "launcher-sigterm",
+                "--from", "earliest", "--to", "latest", "--sink", url, "--create-table", "--job", "sig", "--batch-size",
+                "100", "--max-records-per-second", "250", "--progress", "none", "--bootstrap-server",
+                kafka.bootstrapServers()));
+        Path out = dir.resolve("out.txt");
+        Path err = dir.resolve("err.txt");
+        Process p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.readString(err).contains("starting job sig") && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        Thread.sleep(1500);
+        p.destroy(); // SIGTERM
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String errText = Files.readString(err);
+        assertThat(p.exitValue()).as(errText).isEqualTo(143);
+        assertThat(errText).contains("SIGTERM: stopping at the next batch boundary")
+                .contains("stopped on SIGTERM with").contains("rerun the same command to resume job sig");
+        assertThat(Files.readString(out)).contains("PARTITION"); // the summary says where each partition stands
+        Result rest = launch(command.subList(1, command.size()).toArray(String[]::new));
+        assertThat(rest.exitCode()).as(rest.err()).isZero();
+        assertThat(rest.err()).contains("resuming job sig");
+        assertThat(Orders.table(url, "launcher_sigterm")).hasSize(500);
+    }
+
+    @Test
     void versionComesFromTheJarManifest() throws Exception {
         Result r = launch("--version");
         assertThat(r.exitCode()).isZero();

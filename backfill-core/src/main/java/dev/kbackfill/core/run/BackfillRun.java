@@ -304,7 +304,8 @@ public final class BackfillRun {
                     batchRecords += read;
                     totals[0] += c.bytes();
                 }
-                if (!limited && options.limits().reached(records, System.nanoTime() - startedNanos)) {
+                if (!limited && (options.limits().reached(records, System.nanoTime() - startedNanos)
+                        || StopRequest.requested())) {
                     limited = true;
                     end = true;
                 }
