@@ -152,6 +152,6 @@ class PlanCommandBadInputTest {
         CliRun run = CliRun.of("plan", "--help");
         assertThat(run.exitCode()).isZero();
         assertThat(run.out()).contains("--from=BOUND").contains("offset:N").contains("--format=FORMAT");
-        assertThat(CliRun.of("--help").out()).contains("Exit codes:").contains("2   bad input");
+        assertThat(CliRun.of("--help").out()).contains("Exit codes:").contains("2     bad input").contains("143   stopped on SIGTERM");
     }
 }
