@@ -80,7 +80,8 @@ final class SparkLaunch {
         Optional<JobState> stored = target.load(job);
         Optional<Plan> planFile = settings.planFile();
         JobDecision decision = JobPlanner.decide(job, settings.request(), settings.spec().apply(target.destination()),
-                stored, planFile, () -> new RangeResolver(cluster.get().source()).resolve(settings.request()));
+                stored, planFile, () -> JobPlanner.freshPlan(new RangeResolver(cluster.get().source()), settings.request(),
+                        stored));
         if (decision instanceof JobDecision.AlreadyDone done) {
             RunCommand.printNothingToDo(job, done.state(), settings.request(), target.target(), out);
             return ExitCodes.OK;

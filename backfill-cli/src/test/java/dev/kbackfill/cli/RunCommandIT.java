@@ -406,6 +406,45 @@ class RunCommandIT {
     }
 
     @Test
+    void continueStartsEachRunWhereThePreviousEndedSoCronLeavesNoGap() throws Exception {
+        kafka.createTopic("run-continue", 2, Map.of());
+        Orders.produce(kafka, "run-continue", 10, 1); // 10 records
+        String url = sqlite("continue");
+        String[] command = {"--topic", "run-continue", "--from", "continue:earliest", "--to", "latest", "--sink", url,
+                "--job", "c"};
+        CliRun first = run(command);
+        assertThat(first.exitCode()).as(first.err()).isZero();
+        assertThat(total(first, 1)).isEqualTo(10);
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        var before = json.readTree(CliRun.of("status", "--job", "c", "--sink", url, "--format", "json").out());
+        Orders.produce(kafka, "run-continue", 10, 2); // 20 more, whenever the next run comes
+        CliRun second = run(command);
+        assertThat(second.exitCode()).as(second.err()).isZero();
+        assertThat(second.err()).contains("run 2");
+        assertThat(total(second, 1)).as("read exactly what came since").isEqualTo(20);
+        var after = json.readTree(CliRun.of("status", "--job", "c", "--sink", url, "--format", "json").out());
+        for (int i = 0; i < 2; i++) {
+            assertThat(after.path("partitions").get(i).path("start").asLong())
+                    .isEqualTo(before.path("partitions").get(i).path("end").asLong());
+        }
+        CliRun third = run(command);
+        assertThat(third.exitCode()).as(third.err()).isZero();
+        assertThat(total(third, 1)).isZero();
+        CliRun bare = run("--topic", "run-continue", "--from", "continue", "--to", "latest", "--sink", url);
+        assertThat(bare.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(bare.err()).contains("continue needs the first run's start, continue:BOUND");
+        CliRun onTo = run("--topic", "run-continue", "--from", "earliest", "--to", "continue:latest", "--sink", url);
+        assertThat(onTo.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(onTo.err()).contains("continue is a --from only");
+    }
+
+    /** A column of the summary's total line: 1 = read. */
+    private static long total(CliRun run, int column) {
+        return Long.parseLong(run.out().lines().filter(l -> l.startsWith("total")).findFirst().orElseThrow()
+                .trim().split("\\s+")[column]);
+    }
+
+    @Test
     void aRateLimitHoldsTheReaderToItsRate() throws Exception {
         kafka.createTopic("run-rate", 1, Map.of());
         Orders.produce(kafka, "run-rate", 300, 1);

@@ -47,6 +47,11 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         return new Builder(topic);
     }
 
+    /** The same request from another bound (the text as given stays: it names the request). */
+    public BackfillRequest withFrom(Bound bound) {
+        return new BackfillRequest(topic, fromText, toText, bound, to, zone, partitions, isolationLevel, allowDataLoss);
+    }
+
     /** Whether resolving the same request later can give a different plan ({@code latest}, relative times). */
     public boolean moving() {
         return from.moving() || to.moving();

@@ -90,6 +90,31 @@ public sealed interface Bound {
     }
 
     /**
+     * {@code --from continue:FIRST}: where the job's previous run ended, partition by partition (a partition the
+     * previous plan did not have, from its earliest offset), so that consecutive runs cover the topic without a gap
+     * or an overlap whatever their schedule; {@code first} where the job has no previous run. Only a job can resolve
+     * it past its first run ({@link RangeResolver#resolveContinuing}).
+     */
+    record Continue(Bound first) implements Bound {
+        public Continue {
+            Objects.requireNonNull(first, "first");
+            if (first instanceof Continue) {
+                throw new IllegalArgumentException("continue within continue");
+            }
+        }
+
+        @Override
+        public boolean moving() {
+            return true;
+        }
+
+        @Override
+        public Optional<Instant> instant(Instant now) {
+            return first.instant(now);
+        }
+    }
+
+    /**
      * Whether this bound names a different place each time it is resolved ({@code latest}, relative times). A
      * job whose request is moving gets a fresh plan once its stored plan is complete; a fixed one is done.
      */

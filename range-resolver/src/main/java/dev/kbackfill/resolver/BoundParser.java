@@ -38,7 +38,8 @@ public final class BoundParser {
             + "an ISO date (2024-01-01), an ISO date-time (2024-01-01T12:00:00Z, 2024-01-01T12:00+02:00, "
             + "or 2024-01-01T12:00 in --zone), epoch millis (1704067200000), "
             + "a relative time (now, now-1d, -2h, -P1D), "
-            + "or Spark JSON ({\"TOPIC\":{\"0\":23,\"1\":-2}})";
+            + "Spark JSON ({\"TOPIC\":{\"0\":23,\"1\":-2}}), "
+            + "or for --from continue:BOUND (where the job's previous run ended; BOUND the first time)";
 
     private static final ObjectMapper JSON = JsonMapper.builder()
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
@@ -77,6 +78,22 @@ public final class BoundParser {
         }
         if (lower.equals("now")) {
             return new Bound.RelativeTime(Duration.ZERO);
+        }
+        if (lower.equals("continue") || lower.startsWith("continue:")) {
+            if (!option.equals("--from")) {
+                throw new RequestException("invalid " + option + " '" + t + "': continue is a --from only (where the "
+                        + "job's previous run ended)");
+            }
+            if (lower.equals("continue")) {
+                throw new RequestException("invalid --from '" + t + "': continue needs the first run's start, "
+                        + "continue:BOUND, e.g. continue:2024-01-01 or continue:earliest");
+            }
+            Bound first = parse(option, t.substring("continue:".length()), zone);
+            if (first instanceof Bound.Continue) {
+                throw new RequestException("invalid --from '" + t + "': expected continue:BOUND with BOUND one of "
+                        + ACCEPTED_FORMS);
+            }
+            return new Bound.Continue(first);
         }
         if (t.startsWith("{")) {
             return parseSparkJson(option, t);

@@ -54,6 +54,41 @@ public final class RangeResolver {
      * @throws ResolutionException if the cluster cannot be asked
      */
     public Plan resolve(BackfillRequest request) {
+        if (request.from() instanceof Bound.Continue c) {
+            // a job's first run, or a plan made outside a job: from the first run's start
+            return resolve(request, request.withFrom(c.first()), null);
+        }
+        return resolve(request, request, null);
+    }
+
+    /**
+     * Resolves a {@code --from continue:FIRST} request for a job's next run: each partition of {@code previous} from
+     * where that plan ended, a partition it did not have from its earliest offset; {@code to} as requested.
+     *
+     * @param previous the plan of the job's previous (complete) run
+     * @throws RequestException when the topic was recreated since (another topic id): the previous ends mean nothing
+     */
+    public Plan resolveContinuing(BackfillRequest request, Plan previous) {
+        if (!(request.from() instanceof Bound.Continue)) {
+            return resolve(request);
+        }
+        TopicInfo topic = source.describe(request.topic());
+        if (!topic.topicId().equals(previous.topicId())) {
+            throw new RequestException("topic " + request.topic() + " has topic id " + topic.topicId()
+                    + ", not " + previous.topicId() + " as when the job's previous run ended: it was recreated, so "
+                    + "--from continue has nowhere to continue from; reset the job to start again from its first bound");
+        }
+        Map<Integer, Long> ends = new java.util.HashMap<>();
+        previous.partitions().forEach(r -> ends.put(r.partition(), r.end()));
+        return resolve(request, request.withFrom(new Bound.Earliest()), ends);
+    }
+
+    /**
+     * @param original    the request as given (the plan's)
+     * @param request     the request resolved: {@code original} with a continue bound replaced
+     * @param continueFrom per partition where a previous run ended, or null
+     */
+    private Plan resolve(BackfillRequest original, BackfillRequest request, Map<Integer, Long> continueFrom) {
         // Kafka timestamps are milliseconds; so is the moment relative times are measured from.
         Instant now = clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
         request.validate(now);
@@ -83,9 +118,9 @@ public final class RangeResolver {
         for (int p : selected) {
             Snapshot s = new Snapshot(p, require(logStart, p, "log start"), require(end, p, "end"),
                     Optional.ofNullable(highWatermark.get(p)), Optional.ofNullable(firstRecords.get(p)));
-            ranges.add(resolvePartition(request, s, fromTime, fromHits.get(p), toTime, toHits.get(p)));
+            ranges.add(resolvePartition(request, s, fromTime, fromHits.get(p), toTime, toHits.get(p), continueFrom));
         }
-        return new Plan(request, now, fromTime, toTime, topic.clusterId(), topic.topicId(), topic.timestampType(),
+        return new Plan(original, now, fromTime, toTime, topic.clusterId(), topic.topicId(), topic.timestampType(),
                 ranges, topicNotes(topic, fromTime, toTime, now));
     }
 
@@ -130,10 +165,11 @@ public final class RangeResolver {
 
     private PartitionRange resolvePartition(BackfillRequest request, Snapshot s,
                                             Optional<Instant> fromTime, TimeLookup fromHit,
-                                            Optional<Instant> toTime, TimeLookup toHit) {
+                                            Optional<Instant> toTime, TimeLookup toHit, Map<Integer, Long> continueFrom) {
         List<Note> notes = new ArrayList<>();
         int p = s.partition();
-        Bound from = boundFor(request.from(), p);
+        Bound from = continueFrom == null ? boundFor(request.from(), p)
+                : continueFrom.containsKey(p) ? new Bound.AtOffset(continueFrom.get(p)) : new Bound.Earliest();
         Bound to = boundFor(request.to(), p);
         long start = resolveSide(Side.FROM, request.fromText(), from, fromTime, fromHit, s, request, notes);
         long end = resolveSide(Side.TO, request.toText(), to, toTime, toHit, s, request, notes);

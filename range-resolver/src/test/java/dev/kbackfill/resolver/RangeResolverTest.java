@@ -37,6 +37,39 @@ class RangeResolverTest {
     }
 
     @Test
+    void continueStartsAtItsFirstBoundThenWhereThePreviousPlanEnded() {
+        topic.log(0).append(hour(0), hour(1), hour(2));
+        topic.log(1).append(hour(0));
+        BackfillRequest request = request("continue:2024-01-01T01:00Z", "latest").build();
+        Plan first = resolver.resolve(request);
+        assertThat(first.partition(0).orElseThrow().start()).isEqualTo(1);
+        assertThat(first.partition(1).orElseThrow().start()).isEqualTo(1);
+        assertThat(first.request().from()).isInstanceOf(Bound.Continue.class);
+        assertThat(request.moving()).isTrue();
+        topic.log(0).append(hour(3), hour(4));
+        topic.log(1).append(hour(3));
+        Plan next = resolver.resolveContinuing(request, first);
+        assertThat(next.partition(0).orElseThrow().start()).isEqualTo(3);
+        assertThat(next.partition(0).orElseThrow().end()).isEqualTo(5);
+        assertThat(next.partition(1).orElseThrow().start()).isEqualTo(1);
+        assertThat(next.partition(1).orElseThrow().end()).isEqualTo(2);
+        assertThat(next.request()).isEqualTo(request);
+        // a recreated topic: the previous ends mean nothing
+        Plan elsewhere = new Plan(first.request(), first.resolvedAt(), first.fromTime(), first.toTime(),
+                first.clusterId(), "another-topic-id", first.timestampType(), first.partitions(), first.notes());
+        assertThatThrownBy(() -> resolver.resolveContinuing(request, elsewhere)).isInstanceOf(RequestException.class)
+                .hasMessageContaining("recreated");
+    }
+
+    @Test
+    void continueIsAFromOnlyAndNeedsItsFirstBound() {
+        assertThatThrownBy(() -> request("continue", "latest").build()).isInstanceOf(RequestException.class)
+                .hasMessageContaining("continue:BOUND");
+        assertThatThrownBy(() -> request("earliest", "continue:latest").build()).isInstanceOf(RequestException.class)
+                .hasMessageContaining("--from only");
+    }
+
+    @Test
     void aTimeResolvesToTheFirstOffsetAtOrAfterIt() {
         topic.log(0).append(hour(0), hour(1), hour(2), hour(3));
         topic.log(1).append(hour(0), hour(5));

@@ -321,7 +321,7 @@ public final class BackfillJob {
         Optional<JobState> stored = sink.load(job);
         Optional<Plan> planFile = settings.planFile();
         JobDecision decision = JobPlanner.decide(job, request, spec, stored, planFile,
-                () -> new RangeResolver(cluster.source()).resolve(request));
+                () -> JobPlanner.freshPlan(new RangeResolver(cluster.source()), request, stored));
         if (decision instanceof JobDecision.AlreadyDone done) {
             return new Outcome.NothingToDo(job, done.state());
         }

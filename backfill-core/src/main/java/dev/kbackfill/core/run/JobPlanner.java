@@ -38,6 +38,16 @@ public final class JobPlanner {
      * @param freshPlan resolves the request; called only when a new plan is needed
      */
     /**
+     * A fresh plan for the job: its request resolved, a {@code --from continue:FIRST} request from where the stored
+     * (previous, complete) run ended ({@link dev.kbackfill.resolver.RangeResolver#resolveContinuing}), or from FIRST
+     * when nothing is stored.
+     */
+    public static Plan freshPlan(dev.kbackfill.resolver.RangeResolver resolver, BackfillRequest request,
+                                 Optional<JobState> stored) {
+        return stored.isPresent() ? resolver.resolveContinuing(request, stored.get().plan()) : resolver.resolve(request);
+    }
+
+    /**
      * The same, for a run given a plan resolved earlier ({@code --plan FILE}, an engine's frozen plan): it is the
      * fresh plan, and an unfinished stored run with another plan is a conflict.
      *
