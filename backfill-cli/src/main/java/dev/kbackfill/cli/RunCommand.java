@@ -84,10 +84,12 @@ final class RunCommand implements Callable<Integer> {
     String job;
 
     @Option(names = "--key-format", paramLabel = "FORMAT", defaultValue = "string",
+            completionCandidates = Candidates.Formats.class,
             description = "bytes, string (default) or json: a JSON object key gives one key column per field.")
     String keyFormat;
 
     @Option(names = "--value-format", paramLabel = "FORMAT", defaultValue = "json",
+            completionCandidates = Candidates.Formats.class,
             description = "bytes, string or json (default): a JSON object gives one column per top-level field.")
     String valueFormat;
 
@@ -111,6 +113,7 @@ final class RunCommand implements Callable<Integer> {
     String registryUser;
 
     @Option(names = "--on-error", paramLabel = "POLICY", defaultValue = "fail",
+            completionCandidates = Candidates.OnError.class,
             description = "A record that cannot be decoded: fail (default: stop, naming its partition and offset) or "
                     + "skip (count it as rejected).")
     String onError;

@@ -30,12 +30,14 @@ final class SinkOptions {
     String user;
 
     @Option(names = "--on-conflict", paramLabel = "MODE", defaultValue = "newer-wins",
+            completionCandidates = Candidates.Conflict.class,
             description = "newer-wins (default: never replace a row, or undo a delete, of a newer version: the same "
                     + "partition's higher offset, else the later timestamp), overwrite, insert-only (only keys the target "
                     + "has no row for).")
     String onConflict;
 
     @Option(names = "--on-tombstone", paramLabel = "MODE", defaultValue = "delete",
+            completionCandidates = Candidates.Tombstone.class,
             description = "delete (default), soft-delete (keep the row marked kafka_deleted), ignore.")
     String onTombstone;
 

@@ -1,0 +1,35 @@
+package dev.kbackfill.cli;
+
+import java.util.concurrent.Callable;
+
+import picocli.AutoComplete;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/** {@code kbackfill completion bash|zsh}: the shell completion script (picocli's AutoComplete), on stdout. */
+@Command(name = "completion", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        description = {"Print the shell completion script of kbackfill: commands, options, and the values of options "
+                + "that take words (modes, formats).",
+                "bash:  source <(bin/kbackfill completion bash)",
+                "zsh:   source <(bin/kbackfill completion zsh)   (through zsh's bashcompinit)"},
+        exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:printed", "2:an unknown shell"})
+final class CompletionCommand implements Callable<Integer> {
+
+    enum Shell { bash, zsh }
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Parameters(paramLabel = "SHELL", description = "bash or zsh.")
+    Shell shell;
+
+    @Override
+    public Integer call() {
+        CommandLine root = spec.commandLine().getParent();
+        // one script serves both: it sets up bashcompinit itself when zsh sources it
+        spec.commandLine().getOut().print(AutoComplete.bash("kbackfill", root));
+        spec.commandLine().getOut().flush();
+        return ExitCodes.OK;
+    }
+}
