@@ -104,6 +104,14 @@ public final class Kbackfill implements Runnable {
             System.arraycopy(args, 0, withRun, 1, args.length);
             args = withRun;
         }
+        SettingsDefaults defaults;
+        try {
+            defaults = new SettingsDefaults(System.getenv());
+        } catch (IllegalArgumentException e) {
+            err.println("kbackfill: " + e.getMessage());
+            err.flush();
+            return ExitCodes.BAD_INPUT;
+        }
         CommandLine cli = engine == null ? commandLine() : commandLine(new CommandLine.IFactory() {
             @Override
             public <K> K create(Class<K> type) throws Exception {
@@ -111,6 +119,7 @@ public final class Kbackfill implements Runnable {
                         : CommandLine.defaultFactory().create(type);
             }
         });
+        cli.setDefaultValueProvider(defaults);
         cli.setOut(out);
         cli.setErr(err);
         int code = cli.execute(args);

@@ -222,7 +222,7 @@ final class RunCommand implements Callable<Integer> {
                     .engine(engine != null ? engine.name() : engineOptions.specName());
             filePlan.ifPresent(builder::plan);
             if (engine == null && engineOptions.spark()) {
-                return new SparkLaunch(engineOptions, spec.commandLine().getParseResult().originalArgs(), out, err)
+                return new SparkLaunch(engineOptions, withSettingsDefaults(), out, err)
                         .launch(target, builder.build(), sink.isKafka(), settings.conflictMode(), () -> join(kafkaSide));
             }
             RunProgress[] display = {null}; // made once the sink is open: it names the job
@@ -311,6 +311,36 @@ final class RunCommand implements Callable<Integer> {
             // stopped before the run took it (a sink error, a held lock): closing twice is harmless
             kafkaSide.thenAccept(KafkaSide::close);
         }
+    }
+
+    /**
+     * The command line as typed plus the options that took their value from the environment or the settings file
+     * ({@link SettingsDefaults}): the Spark driver and its executors may run where neither is.
+     */
+    private List<String> withSettingsDefaults() {
+        List<String> args = new java.util.ArrayList<>(spec.commandLine().getParseResult().originalArgs());
+        CommandLine.IDefaultValueProvider defaults = spec.commandLine().getDefaultValueProvider();
+        if (defaults == null) {
+            return args;
+        }
+        for (CommandLine.Model.OptionSpec o : spec.options()) {
+            try {
+                String value = defaults.defaultValue(o);
+                if (value != null && !spec.commandLine().getParseResult().hasMatchedOption(o)) {
+                    if (o.typeInfo().isBoolean()) {
+                        if (Boolean.parseBoolean(value)) {
+                            args.add(o.longestName()); // a flag
+                        }
+                    } else {
+                        args.add(o.longestName());
+                        args.add(value);
+                    }
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return args;
     }
 
     /** The job's settings as this command line gives them (the Spark engine's tasks build theirs the same way). */

@@ -1,0 +1,51 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** Defaults from KBACKFILL_* variables and a settings file: a flag wins, then the environment, then the file. */
+class SettingsDefaultsTest {
+
+    private static CommandLine.Model.CommandSpec parsedRun(Map<String, String> env, String... args) {
+        CommandLine cli = Kbackfill.commandLine();
+        cli.setDefaultValueProvider(new SettingsDefaults(env));
+        return cli.parseArgs(args).subcommand().commandSpec();
+    }
+
+    @Test
+    void aFlagWinsThenTheEnvironmentThenTheSettingsFile(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("kbackfill.properties");
+        Files.writeString(file, "sink=jdbc:sqlite:/from/file.db\nbatch-size=77\ntable=from_file\ncreate-table=true\n");
+        Map<String, String> env = Map.of("KBACKFILL_CONFIG", file.toString(), "KBACKFILL_SINK", "jdbc:sqlite:/from/env.db",
+                "KBACKFILL_MAX_RECORDS", "1000");
+        CommandLine.Model.CommandSpec run = parsedRun(env, "run", "--topic", "orders", "--from", "earliest", "--to",
+                "latest", "--table", "from_flag");
+        assertThat((String) run.findOption("--sink").getValue()).isEqualTo("jdbc:sqlite:/from/env.db");
+        assertThat((String) run.findOption("--table").getValue()).isEqualTo("from_flag");
+        assertThat((Integer) run.findOption("--batch-size").getValue()).isEqualTo(77);
+        assertThat((Long) run.findOption("--max-records").getValue()).isEqualTo(1000L);
+        assertThat((Boolean) run.findOption("--create-table").getValue()).isTrue();
+        // an option nobody set keeps its own default
+        assertThat((String) run.findOption("--on-conflict").getValue()).isEqualTo("newer-wins");
+    }
+
+    @Test
+    void theVariableOfAnOptionIsItsNameInCapitals() {
+        assertThat(SettingsDefaults.variable("--max-records-per-second")).isEqualTo("KBACKFILL_MAX_RECORDS_PER_SECOND");
+        assertThat(SettingsDefaults.variable("--sink")).isEqualTo("KBACKFILL_SINK");
+    }
+
+    @Test
+    void aNamedSettingsFileThatCannotBeReadIsRefused(@TempDir Path dir) {
+        assertThatThrownBy(() -> new SettingsDefaults(Map.of("KBACKFILL_CONFIG", dir.resolve("missing").toString())))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no such file");
+    }
+}
