@@ -40,6 +40,11 @@ final class PlanCommand implements Callable<Integer> {
             description = "table (default), json (the plan document), or spark (startingOffsets/endingOffsets).")
     Format format;
 
+    @Option(names = "--rate", paramLabel = "RECORDS_PER_SECOND",
+            description = "A rate measured earlier (a report's records per second, a benchmark's) to estimate how long "
+                    + "the run takes.")
+    Long rate;
+
     @Option(names = "--out", paramLabel = "FILE",
             description = "Also write the plan document (JSON) to FILE, e.g. for 'kbackfill run --plan FILE'.")
     Path outFile;
@@ -51,12 +56,25 @@ final class PlanCommand implements Callable<Integer> {
         Map<String, Object> config = kafka.clientConfig();
         BackfillRequest backfill = request.toRequest(kafka.isolationLevel(config));
         checkWritable(outFile);
-        Plan plan = resolve(config, backfill);
+        if (rate != null && rate < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --rate '" + rate
+                    + "': expected records per second, a whole number >= 1");
+        }
+        Plan plan;
+        Map<Integer, Long> sizes;
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            plan = new RangeResolver(source).resolve(backfill);
+            sizes = format == Format.table ? source.logSizes(plan.topic(),
+                    new java.util.TreeSet<>(plan.partitions().stream().map(r -> r.partition()).toList())) : Map.of();
+        }
         if (outFile != null) {
             writeAtomically(outFile, plan.toJson());
         }
         switch (format) {
-            case table -> PlanTable.print(plan, out);
+            case table -> {
+                PlanTable.print(plan, out);
+                out.println(PlanTable.estimate(plan, sizes, rate));
+            }
             case json -> out.print(plan.toJson());
             case spark -> out.println("{\"startingOffsets\":" + plan.sparkStartingOffsets() + ",\"endingOffsets\":"
                     + plan.sparkEndingOffsets() + "}");

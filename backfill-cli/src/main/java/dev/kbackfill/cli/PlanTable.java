@@ -3,6 +3,7 @@ package dev.kbackfill.cli;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 import dev.kbackfill.resolver.Note;
@@ -43,6 +44,61 @@ final class PlanTable {
         }
         printRow(out, HEADERS, widths);
         rows.forEach(row -> printRow(out, row, widths));
+    }
+
+    /**
+     * What running the plan costs, before it runs: records in range (offsets: an upper bound where compaction or
+     * transaction markers leave gaps), bytes (each partition's log size on disk per offset, times its span), and at
+     * {@code rate} records a second how long.
+     *
+     * @param sizes per partition the log's bytes, as the cluster tells (may be empty)
+     */
+    static String estimate(Plan plan, Map<Integer, Long> sizes, Long rate) {
+        long records = plan.totalSpan();
+        long bytes = 0;
+        boolean allSizes = true;
+        for (PartitionRange r : plan.partitions()) {
+            long retained = r.logEnd() - r.logStart();
+            Long size = sizes.get(r.partition());
+            if (size == null) {
+                allSizes = retained == 0 || r.span() == 0 ? allSizes : false;
+                continue;
+            }
+            if (retained > 0) {
+                bytes += Math.round((double) size / retained * r.span());
+            }
+        }
+        StringBuilder sb = new StringBuilder(String.format(java.util.Locale.ROOT,
+                "estimate: at most %,d records", records));
+        if (allSizes && !sizes.isEmpty()) {
+            sb.append(String.format(java.util.Locale.ROOT, ", about %s (log size per offset x span)", humanBytes(bytes)));
+        }
+        if (rate != null) {
+            long seconds = (records + rate - 1) / rate;
+            sb.append(String.format(java.util.Locale.ROOT, ", about %s at %,d records/s", humanDuration(seconds), rate));
+        }
+        return sb.toString();
+    }
+
+    private static String humanBytes(long bytes) {
+        String[] units = {"B", "KB", "MB", "GB", "TB"};
+        double v = bytes;
+        int u = 0;
+        while (v >= 1000 && u < units.length - 1) {
+            v /= 1000;
+            u++;
+        }
+        return u == 0 ? bytes + " B" : String.format(java.util.Locale.ROOT, "%.1f %s", v, units[u]);
+    }
+
+    private static String humanDuration(long seconds) {
+        if (seconds < 120) {
+            return seconds + " s";
+        }
+        if (seconds < 7200) {
+            return (seconds + 59) / 60 + " min";
+        }
+        return String.format(java.util.Locale.ROOT, "%.1f h", seconds / 3600.0);
     }
 
     /** Every note as one line, for stderr: {@code note: partition 2: ...}. */

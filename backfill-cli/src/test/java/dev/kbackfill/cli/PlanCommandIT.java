@@ -46,6 +46,19 @@ class PlanCommandIT {
     }
 
     @Test
+    void theTableEndsWithWhatRunningThePlanCosts() {
+        CliRun run = plan("--topic", "cli-orders", "--from", "earliest", "--to", "latest", "--rate", "4");
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        String estimate = run.out().lines().filter(l -> l.startsWith("estimate:")).findFirst().orElseThrow();
+        // 12 records, sized from the logs' bytes per offset, 3 s at 4 a second
+        assertThat(estimate).matches("estimate: at most 12 records, about [0-9.]+ (B|KB) \\(log size per offset x span\\), "
+                + "about 3 s at 4 records/s");
+        CliRun bad = plan("--topic", "cli-orders", "--from", "earliest", "--to", "latest", "--rate", "0");
+        assertThat(bad.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(bad.err()).contains("invalid --rate '0'");
+    }
+
+    @Test
     void theTableShowsEveryPartitionWithItsRangeAndNotesGoToStderr() {
         CliRun run = plan("--topic", "cli-orders", "--from", "2024-01-01T01:00Z", "--to", "2024-01-01T02:00Z");
         assertThat(run.exitCode()).as(run.err()).isZero();

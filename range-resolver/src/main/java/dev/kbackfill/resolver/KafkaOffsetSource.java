@@ -221,6 +221,35 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
                 .collect(Collectors.toMap(e -> e.getKey().partition(), Map.Entry::getValue));
     }
 
+    /**
+     * The bytes each partition's log takes on its leader (DescribeLogDirs), for estimates: empty for a partition
+     * whose size the cluster does not tell (no leader, or a user not allowed to describe the cluster).
+     */
+    public Map<Integer, Long> logSizes(String topic, java.util.Set<Integer> partitions) {
+        Map<Integer, Long> sizes = new java.util.HashMap<>();
+        try {
+            var description = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+            Map<Integer, Integer> leaders = new java.util.HashMap<>();
+            description.partitions().forEach(p -> {
+                if (partitions.contains(p.partition()) && p.leader() != null) {
+                    leaders.put(p.partition(), p.leader().id());
+                }
+            });
+            var dirs = admin.describeLogDirs(new java.util.HashSet<>(leaders.values())).allDescriptions().get();
+            dirs.forEach((broker, byDir) -> byDir.values().forEach(dir -> dir.replicaInfos().forEach((tp, info) -> {
+                if (tp.topic().equals(topic) && Integer.valueOf(broker).equals(leaders.get(tp.partition()))) {
+                    sizes.merge(tp.partition(), info.size(), Long::sum);
+                }
+            })));
+        } catch (ExecutionException e) {
+            return Map.of(); // an estimate is a courtesy: without sizes, records only
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Map.of();
+        }
+        return sizes;
+    }
+
     private static Optional<String> value(Config config, String name) {
         return Optional.ofNullable(config.get(name)).map(ConfigEntry::value);
     }
