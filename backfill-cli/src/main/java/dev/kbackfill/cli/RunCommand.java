@@ -48,6 +48,8 @@ import picocli.CommandLine.Option;
 final class RunCommand implements Callable<Integer> {
 
     static final String REGISTRY_PASSWORD_ENV = "KBACKFILL_SCHEMA_REGISTRY_PASSWORD";
+    static final String REGISTRY_TOKEN_ENV = "KBACKFILL_SCHEMA_REGISTRY_TOKEN";
+    static final String REGISTRY_TRUSTSTORE_PASSWORD_ENV = "KBACKFILL_SCHEMA_REGISTRY_TRUSTSTORE_PASSWORD";
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -111,6 +113,15 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--schema-registry-user", paramLabel = "USER",
             description = "Registry basic-auth user; the password comes from $" + REGISTRY_PASSWORD_ENV + ".")
     String registryUser;
+
+    @Option(names = "--schema-registry-token-file", paramLabel = "FILE",
+            description = "A bearer token for the registry, read from FILE (or from $" + REGISTRY_TOKEN_ENV + ").")
+    Path registryTokenFile;
+
+    @Option(names = "--schema-registry-truststore", paramLabel = "FILE",
+            description = "Trust the https registry's certificate through this trust store (PKCS12 or JKS; its "
+                    + "password from $" + REGISTRY_TRUSTSTORE_PASSWORD_ENV + "), e.g. for a private CA.")
+    Path registryTrustStore;
 
     @Option(names = "--on-error", paramLabel = "POLICY", defaultValue = "fail",
             completionCandidates = Candidates.OnError.class,
@@ -343,6 +354,39 @@ final class RunCommand implements Callable<Integer> {
         return args;
     }
 
+    private javax.net.ssl.SSLContext registryTls(Path trustStore) {
+        try {
+            return SchemaRegistryClient.trusting(trustStore,
+                    Optional.ofNullable(System.getenv(REGISTRY_TRUSTSTORE_PASSWORD_ENV)).orElse("").toCharArray());
+        } catch (dev.kbackfill.core.registry.RegistryException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --schema-registry-truststore '"
+                    + trustStore + "': " + e.getMessage() + " (expected a PKCS12 or JKS trust store; its password in $"
+                    + REGISTRY_TRUSTSTORE_PASSWORD_ENV + ")");
+        }
+    }
+
+    /** The registry's Authorization header: basic auth, or a bearer token from a file or the environment. */
+    private Optional<String> registryAuthorization() {
+        String token = System.getenv(REGISTRY_TOKEN_ENV);
+        if (registryTokenFile != null) {
+            try {
+                token = Files.readString(registryTokenFile).strip();
+            } catch (IOException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "cannot read --schema-registry-token-file '"
+                        + registryTokenFile + "': " + (e instanceof NoSuchFileException ? "no such file" : e.getMessage()));
+            }
+        }
+        if (token != null && !token.isBlank()) {
+            if (registryUser != null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--schema-registry-user and a bearer token "
+                        + "(--schema-registry-token-file or $" + REGISTRY_TOKEN_ENV + ") exclude each other: use one");
+            }
+            return Optional.of(SchemaRegistryClient.bearer(token));
+        }
+        return Optional.ofNullable(registryUser).map(u -> SchemaRegistryClient.basicAuth(u,
+                Optional.ofNullable(System.getenv(REGISTRY_PASSWORD_ENV)).orElse("")));
+    }
+
     /** The job's settings as this command line gives them (the Spark engine's tasks build theirs the same way). */
     BackfillJob.Builder jobBuilder(BackfillRequest backfill, Map<String, Object> config, RecordDecoder decoder,
                                    SinkSettings settings, Rejects rejects, java.time.Duration retry) {
@@ -454,8 +498,9 @@ final class RunCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "invalid --schema-registry-url '"
                         + registryUrl + "': expected http://HOST:PORT[/PATH] or https://...");
             }
-            avro = new ConfluentAvro(new SchemaRegistryClient(registryUrl, Optional.ofNullable(registryUser),
-                    Optional.ofNullable(System.getenv(REGISTRY_PASSWORD_ENV)), java.time.Duration.ofSeconds(30)));
+            avro = new ConfluentAvro(SchemaRegistryClient.create(registryUrl, registryAuthorization(),
+                    Optional.ofNullable(registryTrustStore).map(this::registryTls),
+                    java.time.Duration.ofSeconds(30)));
         }
         return new RecordDecoder(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), avro);
     }

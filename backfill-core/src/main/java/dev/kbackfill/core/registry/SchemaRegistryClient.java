@@ -42,12 +42,60 @@ public final class SchemaRegistryClient {
      * @param password basic-auth password, if any
      */
     public SchemaRegistryClient(String baseUrl, Optional<String> user, Optional<String> password, Duration timeout) {
+        this(baseUrl, user.map(u -> basicAuth(u, password.orElse(""))).orElse(null), null, timeout);
+    }
+
+    /**
+     * @param authorization the {@code Authorization} header, if any ({@link #basicAuth}, {@link #bearer})
+     * @param tls           the TLS context of an {@code https} registry with a private CA ({@link #trusting}); the
+     *                      JDK's default trust otherwise
+     */
+    public static SchemaRegistryClient create(String baseUrl, Optional<String> authorization,
+                                              Optional<javax.net.ssl.SSLContext> tls, Duration timeout) {
+        return new SchemaRegistryClient(baseUrl, authorization.orElse(null), tls.orElse(null), timeout);
+    }
+
+    private SchemaRegistryClient(String baseUrl, String authorization, javax.net.ssl.SSLContext tls, Duration timeout) {
         String b = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
         this.base = URI.create(b);
-        this.authorization = user.map(u -> "Basic " + Base64.getEncoder().encodeToString(
-                (u + ":" + password.orElse("")).getBytes(StandardCharsets.UTF_8)));
+        this.authorization = Optional.ofNullable(authorization);
         this.timeout = timeout;
-        this.http = HttpClient.newBuilder().connectTimeout(timeout).followRedirects(HttpClient.Redirect.NORMAL).build();
+        HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(timeout).followRedirects(HttpClient.Redirect.NORMAL);
+        if (tls != null) {
+            http.sslContext(tls);
+        }
+        this.http = http.build();
+    }
+
+    /** An {@code Authorization} header for HTTP basic auth. */
+    public static String basicAuth(String user, String password) {
+        return "Basic " + Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** An {@code Authorization} header for a bearer token (OAuth, a registry's API token). */
+    public static String bearer(String token) {
+        return "Bearer " + token.strip();
+    }
+
+    /**
+     * A TLS context trusting the certificates of a trust store (PKCS12 or JKS), e.g. a private CA's.
+     *
+     * @throws RegistryException when the store cannot be read
+     */
+    public static javax.net.ssl.SSLContext trusting(java.nio.file.Path trustStore, char[] password) {
+        try (var in = java.nio.file.Files.newInputStream(trustStore)) {
+            java.security.KeyStore store = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+            store.load(in, password);
+            javax.net.ssl.TrustManagerFactory trust = javax.net.ssl.TrustManagerFactory.getInstance(
+                    javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(store);
+            javax.net.ssl.SSLContext tls = javax.net.ssl.SSLContext.getInstance("TLS");
+            tls.init(null, trust.getTrustManagers(), null);
+            return tls;
+        } catch (IOException | java.security.GeneralSecurityException e) {
+            throw new RegistryException("cannot read the trust store " + trustStore + ": "
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+        }
     }
 
     /**
@@ -110,6 +158,10 @@ public final class SchemaRegistryClient {
         HttpResponse<String> response;
         try {
             response = http.send(request.GET().build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        } catch (javax.net.ssl.SSLException e) {
+            // not transient: the registry's certificate is not trusted here (or TLS fails otherwise)
+            throw new RegistryException("the schema registry at " + base + " failed TLS for " + what + ": "
+                    + e.getMessage() + " (a private CA needs --schema-registry-truststore)", e);
         } catch (IOException e) {
             throw new TransientRegistryException("the schema registry at " + base + " cannot be reached for " + what
                     + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);

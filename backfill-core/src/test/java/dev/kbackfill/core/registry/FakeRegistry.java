@@ -33,7 +33,19 @@ public final class FakeRegistry implements AutoCloseable {
     }
 
     public FakeRegistry() throws IOException {
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        this(null);
+    }
+
+    /** A registry served over HTTPS with {@code tls}'s certificate (a null context: plain HTTP). */
+    public FakeRegistry(javax.net.ssl.SSLContext tls) throws IOException {
+        InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+        if (tls == null) {
+            server = HttpServer.create(address, 0);
+        } else {
+            com.sun.net.httpserver.HttpsServer https = com.sun.net.httpserver.HttpsServer.create(address, 0);
+            https.setHttpsConfigurator(new com.sun.net.httpserver.HttpsConfigurator(tls));
+            server = https;
+        }
         server.createContext("/", exchange -> {
             String path = exchange.getRequestURI().getRawPath();
             synchronized (requests) {
@@ -53,7 +65,8 @@ public final class FakeRegistry implements AutoCloseable {
     }
 
     public String url() {
-        return "http://127.0.0.1:" + server.getAddress().getPort();
+        return (server instanceof com.sun.net.httpserver.HttpsServer ? "https" : "http") + "://localhost:"
+                + server.getAddress().getPort();
     }
 
     /** Serves {@code schema} (Avro JSON) as schema id {@code id}, with optional references JSON. */

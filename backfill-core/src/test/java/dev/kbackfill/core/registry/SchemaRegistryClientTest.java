@@ -56,6 +56,60 @@ class SchemaRegistryClientTest {
     }
 
     @Test
+    void aBearerTokenGoesAsTheAuthorizationHeader() {
+        registry.schema(4, "{\"type\":\"string\"}", null);
+        SchemaRegistryClient c = SchemaRegistryClient.create(registry.url(),
+                java.util.Optional.of(SchemaRegistryClient.bearer("tok-123\n")), java.util.Optional.empty(),
+                Duration.ofSeconds(5));
+        c.avroSchema(4);
+        assertThat(registry.authorizations).containsExactly("Bearer tok-123");
+    }
+
+    @Test
+    void anHttpsRegistryWithAPrivateCaIsTrustedThroughATrustStoreAndRefusedWithoutOne(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        // a self-signed certificate for localhost, made by the JDK's keytool
+        java.nio.file.Path keystore = dir.resolve("registry.p12");
+        java.nio.file.Path cert = dir.resolve("registry.crt");
+        java.nio.file.Path truststore = dir.resolve("trust.p12");
+        String keytool = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+        run(keytool, "-genkeypair", "-alias", "registry", "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=localhost",
+                "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2", "-storetype", "PKCS12", "-keystore",
+                keystore.toString(), "-storepass", "changeit", "-keypass", "changeit");
+        run(keytool, "-exportcert", "-alias", "registry", "-keystore", keystore.toString(), "-storepass", "changeit",
+                "-file", cert.toString());
+        run(keytool, "-importcert", "-noprompt", "-alias", "registry", "-file", cert.toString(), "-storetype", "PKCS12",
+                "-keystore", truststore.toString(), "-storepass", "trustpass");
+        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+        try (var in = java.nio.file.Files.newInputStream(keystore)) {
+            ks.load(in, "changeit".toCharArray());
+        }
+        javax.net.ssl.KeyManagerFactory keys = javax.net.ssl.KeyManagerFactory.getInstance(
+                javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+        keys.init(ks, "changeit".toCharArray());
+        javax.net.ssl.SSLContext serverTls = javax.net.ssl.SSLContext.getInstance("TLS");
+        serverTls.init(keys.getKeyManagers(), null, null);
+        try (FakeRegistry https = new FakeRegistry(serverTls)) {
+            https.schema(5, "{\"type\":\"long\"}", null);
+            SchemaRegistryClient trusting = SchemaRegistryClient.create(https.url(), java.util.Optional.empty(),
+                    java.util.Optional.of(SchemaRegistryClient.trusting(truststore, "trustpass".toCharArray())),
+                    Duration.ofSeconds(5));
+            assertThat(trusting.avroSchema(5).getType()).isEqualTo(Schema.Type.LONG);
+            SchemaRegistryClient defaults = new SchemaRegistryClient(https.url(), java.util.Optional.empty(),
+                    java.util.Optional.empty(), Duration.ofSeconds(5));
+            assertThatThrownBy(() -> defaults.avroSchema(5)).isInstanceOf(RegistryException.class)
+                    .isNotInstanceOf(TransientRegistryException.class).hasMessageContaining("failed TLS")
+                    .hasMessageContaining("--schema-registry-truststore");
+        }
+    }
+
+    private static void run(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(out).isZero();
+    }
+
+    @Test
     void anUnknownIdIsAnUnknownSchema() {
         registry.answers.put("/schemas/ids/99", new FakeRegistry.Answer(404,
                 "{\"error_code\":40403,\"message\":\"Schema 99 not found\"}"));
