@@ -1,5 +1,6 @@
 package dev.kbackfill.cli;
 
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Which job, in which sink: for {@code status} and {@code reset}. */
@@ -8,23 +9,11 @@ final class JobOptions {
     @Option(names = "--job", required = true, paramLabel = "NAME", description = "The job name (as printed by run).")
     String job;
 
-    @Option(names = "--sink", paramLabel = "URL", description = "The sink the job writes to (default: the SQLite file ./kbackfill.db).")
-    String sink;
-
-    @Option(names = "--table", paramLabel = "TABLE", description = "With a schema (SCHEMA.TABLE), where the job tables are.")
-    String table;
-
-    @Option(names = "--sink-user", paramLabel = "USER", description = "Database user; the password comes from $"
-            + SinkOptions.PASSWORD_ENV + " or the URL.")
-    String user;
+    @Mixin
+    JobStoreOptions store;
 
     /** @param kafkaConfig the cluster of a {@code kafka:} sink ({@code --bootstrap-server}) */
     dev.kbackfill.core.sink.SinkSettings settings(java.util.Map<String, Object> kafkaConfig) {
-        return new dev.kbackfill.core.sink.SinkSettings(sink == null ? SinkOptions.DEFAULT_SINK : sink,
-                table == null ? "kbackfill_jobs" : table, java.util.Optional.ofNullable(user),
-                java.util.Optional.ofNullable(System.getenv(SinkOptions.PASSWORD_ENV)),
-                dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, true, false,
-                dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT, java.util.Map.of(),
-                new dev.kbackfill.core.sink.SinkSettings.Source("", kafkaConfig));
+        return store.settings(kafkaConfig);
     }
 }

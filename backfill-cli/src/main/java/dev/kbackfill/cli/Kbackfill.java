@@ -18,7 +18,7 @@ import picocli.CommandLine.Command;
  * stack trace ({@code KBACKFILL_DEBUG=1} adds it).
  */
 @Command(name = "kbackfill", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
-        subcommands = {RunCommand.class, PlanCommand.class, StatusCommand.class, ResetCommand.class, CompactCommand.class,
+        subcommands = {RunCommand.class, PlanCommand.class, StatusCommand.class, JobsCommand.class, ResetCommand.class, CompactCommand.class,
                 DemoCommand.class, CompletionCommand.class,
                 CommandLine.HelpCommand.class},
         description = "Replay a chosen slice of a Kafka topic into a destination, exactly once, without touching "

@@ -476,6 +476,11 @@ class RunCommandIT {
                 .contains("request --topic run-status --from earliest --to latest")
                 .contains("bound to destination table run_status, engine local, key-fields (the record key), key-format string, "
                         + "on-conflict newer-wins, on-tombstone delete, strict-time false, value-format json");
+        CliRun jobs = CliRun.of("jobs", "--sink", url);
+        assertThat(jobs.exitCode()).as(jobs.err()).isZero();
+        assertThat(jobs.out()).containsPattern("(?m)^s +1 +complete +0 +run-status$");
+        assertThat(CliRun.of("jobs", "--sink", url, "--format", "json").out())
+                .contains("{\"job\":\"s\",\"run\":1,\"complete\":true,\"offsetsLeft\":0,\"topic\":\"run-status\",\"engine\":\"local\"}");
         CliRun json = CliRun.of("status", "--job", "s", "--sink", url, "--format", "json");
         assertThat(json.exitCode()).as(json.err()).isZero();
         var doc = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out());

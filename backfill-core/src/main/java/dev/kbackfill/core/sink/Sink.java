@@ -105,6 +105,14 @@ public interface Sink extends AutoCloseable {
                 + "removes tombstones after delete.retention.ms)");
     }
 
+    /**
+     * The names of the jobs whose state this sink holds ({@code kbackfill jobs}), sorted. Call after
+     * {@link #openForJobs()}.
+     */
+    default java.util.List<String> jobs() {
+        throw new SinkConfigException("this sink cannot list its jobs");
+    }
+
     /** Forgets the job's plan and progress (not the rows written); returns whether there was a job. */
     boolean reset(String job);
 

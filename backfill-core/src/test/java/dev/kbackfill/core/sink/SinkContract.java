@@ -180,6 +180,16 @@ public abstract class SinkContract {
     }
 
     @Test
+    void theSinkListsTheJobsItHoldsStateForAndForgetsAResetOne() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 1)));
+            assertThat(s.sink.jobs()).contains(job);
+            s.sink.reset(job);
+            assertThat(s.sink.jobs()).doesNotContain(job);
+        }
+    }
+
+    @Test
     void overwriteLetsTheLastWriteWin() throws Exception {
         try (Opened s = begun(ConflictMode.OVERWRITE, TombstoneMode.DELETE)) {
             s.write(batch(1, Map.of(0, 51L), row("a", "new", "9", 0, 50)));

@@ -169,6 +169,12 @@ final class DeltaSink implements Sink {
     }
 
     @Override
+    public List<String> jobs() {
+        return snapshot().map(s -> KernelInternals.domains(s).stream().filter(d -> d.startsWith("kbackfill.job."))
+                .map(d -> d.substring("kbackfill.job.".length())).sorted().toList()).orElse(List.of());
+    }
+
+    @Override
     public Optional<JobState> load(String job) {
         Optional<JobState> state = snapshot().flatMap(s -> s.getDomainMetadata(domain(job))).map(JobStateJson::read);
         return state.isPresent() ? state : Optional.ofNullable(pending).filter(p -> p.job().equals(job));

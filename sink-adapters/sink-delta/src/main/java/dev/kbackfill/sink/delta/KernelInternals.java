@@ -48,4 +48,9 @@ final class KernelInternals {
         return SingleAction.createRemoveFileSingleAction(new AddFile(addOf(scanFile)).toRemoveFileRow(dataChange,
                 Optional.empty()));
     }
+
+    /** The names of the table's active domains (Kernel has no public listing). */
+    static java.util.Set<String> domains(io.delta.kernel.Snapshot snapshot) {
+        return ((io.delta.kernel.internal.SnapshotImpl) snapshot).getActiveDomainMetadataMap().keySet();
+    }
 }

@@ -252,6 +252,21 @@ public final class JdbcSink implements Sink {
     }
 
     @Override
+    public List<String> jobs() {
+        try {
+            if (connection == null || !jobs.exists(connection)) {
+                return List.of();
+            }
+            List<String> names = jobs.names(connection);
+            connection.commit();
+            return names;
+        } catch (SQLException e) {
+            rollback();
+            throw new SinkException("cannot list the jobs of " + target() + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
     public Optional<JobState> load(String job) {
         try {
             if (connection == null || !jobs.exists(connection)) {

@@ -60,6 +60,18 @@ final class JobTables {
         }
     }
 
+    /** Every job with state here, sorted. */
+    java.util.List<String> names(Connection c) throws SQLException {
+        java.util.List<String> names = new java.util.ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT job FROM " + jobs + " ORDER BY job");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                names.add(rs.getString(1));
+            }
+        }
+        return names;
+    }
+
     Optional<JobState> load(Connection c, String job) throws SQLException {
         String fingerprint;
         int run;

@@ -309,33 +309,45 @@ final class KafkaSink implements Sink {
 
     @Override
     public Optional<JobState> load(String job) {
-        String latest = null;
-        boolean found = false;
+        String latest = latestStates(java.util.Set.of(job), "read the state of job " + job).get(job);
+        current = latest != null ? JobStateJson.read(latest) : null;
+        return Optional.ofNullable(current);
+    }
+
+    @Override
+    public List<String> jobs() {
+        return latestStates(null, "list the jobs").keySet().stream().sorted().toList();
+    }
+
+    /**
+     * The latest state of each job ({@code only} those, or every job when null) in {@value #JOB_TOPIC}, read to its
+     * end; a job whose latest record is a tombstone (reset) has none.
+     */
+    private Map<String, String> latestStates(java.util.Set<String> only, String action) {
+        Map<String, String> latest = new java.util.HashMap<>();
         try {
             List<BoundedReader.Range> ranges = ranges(List.of(0), JOB_TOPIC);
-            String[] last = {null};
-            boolean[] seen = {false};
             try (BoundedReader reader = new BoundedReader(JOB_TOPIC, config, IsolationLevel.READ_COMMITTED, ranges, false,
                     Duration.ofMinutes(1))) {
                 reader.read((records, positions, lost) -> {
                     for (SourceRecord r : records) {
-                        if (r.key() != null && job.equals(new String(r.key(), StandardCharsets.UTF_8))) {
-                            seen[0] = true;
-                            last[0] = r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8);
+                        if (r.key() == null) {
+                            continue;
+                        }
+                        String name = new String(r.key(), StandardCharsets.UTF_8);
+                        if (only == null || only.contains(name)) {
+                            latest.put(name, r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
                         }
                     }
                 });
             }
-            latest = last[0];
-            found = seen[0];
         } catch (ExecutionException e) {
-            throw new SinkException("cannot read the state of job " + job + " from " + JOB_TOPIC + ": "
-                    + e.getCause().getMessage(), e.getCause());
+            throw new SinkException("cannot " + action + " from " + JOB_TOPIC + ": " + e.getCause().getMessage(), e.getCause());
         } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
-            throw new SinkException("cannot read the state of job " + job + " from " + JOB_TOPIC + ": " + e, e);
+            throw new SinkException("cannot " + action + " from " + JOB_TOPIC + ": " + e, e);
         }
-        current = found && latest != null ? JobStateJson.read(latest) : null;
-        return Optional.ofNullable(current);
+        latest.values().removeIf(java.util.Objects::isNull);
+        return latest;
     }
 
     @Override

@@ -1,0 +1,73 @@
+package dev.kbackfill.cli;
+
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code kbackfill jobs}: the jobs a sink holds state for, a line each. */
+@Command(name = "jobs", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        description = "List the jobs whose state a sink holds: run, progress and what each is bound to. The Spark "
+                + "engine's per-partition sub-jobs (JOB/pN@PLAN) are left out unless --all.",
+        exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:listed", "1:the sink cannot be read",
+                "2:bad input"})
+final class JobsCommand implements Callable<Integer> {
+
+    enum Format { table, json }
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Mixin
+    JobStoreOptions store;
+
+    @Mixin
+    KafkaOptions kafka;
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table", description = "table (default) or json.")
+    Format format;
+
+    @Option(names = "--all", description = "Also list the Spark engine's sub-jobs.")
+    boolean all;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        try (Sink sink = SinkFactory.forSettings(store.settings(kafka.clientConfig()))) {
+            sink.openForJobs();
+            List<String> names = sink.jobs().stream().filter(n -> all || !n.contains("/")).toList();
+            ArrayNode json = new ObjectMapper().createArrayNode();
+            if (format == Format.table) {
+                out.printf("%-40s  %5s  %-11s  %14s  %s%n", "JOB", "RUN", "STATE", "OFFSETS LEFT", "TOPIC");
+            }
+            for (String name : names) {
+                JobState s = sink.load(name).orElse(null);
+                if (s == null) {
+                    continue; // reset since it was listed
+                }
+                if (format == Format.json) {
+                    json.addObject().put("job", name).put("run", s.run()).put("complete", s.complete())
+                            .put("offsetsLeft", s.remaining()).put("topic", s.plan().topic())
+                            .put("engine", s.spec().parts().getOrDefault("engine", "local"));
+                } else {
+                    out.printf("%-40s  %5d  %-11s  %,14d  %s%n", name, s.run(), s.complete() ? "complete" : "in progress",
+                            s.remaining(), s.plan().topic());
+                }
+            }
+            if (format == Format.json) {
+                out.println(json);
+            }
+            out.flush();
+            return ExitCodes.OK;
+        }
+    }
+}
