@@ -164,13 +164,9 @@ final class DeltaWaves {
     }
 
     private static String where(Plan plan, JobState state) {
-        List<String> parts = new ArrayList<>();
-        for (PartitionRange r : plan.partitions()) {
-            if (state.next(r) < r.end()) {
-                parts.add("partition " + r.partition() + " at offset " + state.next(r) + " of [.., " + r.end() + ")");
-            }
-        }
-        return "stopped with " + String.join(", ", parts) + " committed; a rerun resumes there";
+        java.util.SortedMap<Integer, long[]> nextAndEnd = new TreeMap<>();
+        plan.partitions().forEach(r -> nextAndEnd.put(r.partition(), new long[] {state.next(r), r.end()}));
+        return RunFailure.where(nextAndEnd);
     }
 
     private int minPartitions(Map<Integer, long[]> ranges) {

@@ -159,7 +159,7 @@ final class PartitionWaves {
 
     /** Where each unfinished partition stands, from its sub-job. */
     private static String where(Sink sink, String job, Plan plan, JobState state) {
-        List<String> parts = new ArrayList<>();
+        java.util.SortedMap<Integer, long[]> nextAndEnd = new TreeMap<>();
         for (PartitionRange r : plan.partitions()) {
             long next = state.next(r);
             if (next < r.end()) {
@@ -168,13 +168,10 @@ final class PartitionWaves {
                 } catch (RuntimeException e) {
                     // the job's own progress then
                 }
-                if (next < r.end()) {
-                    parts.add("partition " + r.partition() + " at offset " + next + " of [.., " + r.end() + ")");
-                }
             }
+            nextAndEnd.put(r.partition(), new long[] {next, r.end()});
         }
-        return parts.isEmpty() ? "stopped with every partition written to its end"
-                : "stopped with " + String.join(", ", parts) + " committed; a rerun resumes there";
+        return RunFailure.where(nextAndEnd);
     }
 
     /** What a sub-job did, as a task sends it back to the driver. */

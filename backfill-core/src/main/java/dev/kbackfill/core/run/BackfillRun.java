@@ -465,17 +465,9 @@ public final class BackfillRun {
     }
 
     private static String where(Map<Integer, Counters> counters) {
-        StringBuilder sb = new StringBuilder("stopped with ");
-        List<String> parts = new ArrayList<>();
-        counters.forEach((p, c) -> {
-            if (c.next < c.end) {
-                parts.add("partition " + p + " at offset " + c.next + " of [.., " + c.end + ")");
-            }
-        });
-        if (parts.isEmpty()) {
-            return sb.append("every partition written to its end").toString();
-        }
-        return sb.append(String.join(", ", parts)).append(" committed; a rerun resumes there").toString();
+        java.util.SortedMap<Integer, long[]> nextAndEnd = new TreeMap<>();
+        counters.forEach((p, c) -> nextAndEnd.put(p, new long[] {c.next, c.end}));
+        return RunFailure.where(nextAndEnd);
     }
 
     private static void joinQuietly(Thread t) {

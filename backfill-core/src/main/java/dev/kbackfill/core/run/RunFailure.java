@@ -12,6 +12,23 @@ public final class RunFailure extends RuntimeException {
         this(message, cause, null);
     }
 
+    /**
+     * Where a stopped run stands, for its message: {@code stopped with partition 0 at offset 5 of [.., 9) committed;
+     * a rerun resumes there}, or that every partition is written to its end.
+     *
+     * @param nextAndEnd per partition, the next offset to write and the end of its range
+     */
+    public static String where(java.util.SortedMap<Integer, long[]> nextAndEnd) {
+        java.util.List<String> parts = new java.util.ArrayList<>();
+        nextAndEnd.forEach((p, ne) -> {
+            if (ne[0] < ne[1]) {
+                parts.add("partition " + p + " at offset " + ne[0] + " of [.., " + ne[1] + ")");
+            }
+        });
+        return parts.isEmpty() ? "stopped with every partition written to its end"
+                : "stopped with " + String.join(", ", parts) + " committed; a rerun resumes there";
+    }
+
     /** @param summary what the run committed before it stopped, or null */
     public RunFailure(String message, Throwable cause, RunSummary summary) {
         super(message, cause);
