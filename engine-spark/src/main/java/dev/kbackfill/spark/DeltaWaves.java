@@ -586,16 +586,17 @@ final class DeltaWaves {
 
     /** The columns of the survivors of a wave, for a table the wave creates. */
     static Iterator<RowShape.Accumulator> shapeOf(String specJson, Iterator<Raw> raws) {
-        RecordDecoder decoder = TaskContextCache.arguments(specJson).decoder();
-        RowShape.Accumulator shape = new RowShape.Accumulator();
-        while (raws.hasNext()) {
-            try {
-                shape.add(decoder.decode(raws.next().record()));
-            } catch (DecodeException e) {
-                // rejected (or failing the run) when the rows are made
+        return List.of(Shapes.accumulate(TaskContextCache.arguments(specJson).decoder(), new Iterator<SourceRecord>() {
+            @Override
+            public boolean hasNext() {
+                return raws.hasNext();
             }
-        }
-        return List.of(shape).iterator();
+
+            @Override
+            public SourceRecord next() {
+                return raws.next().record();
+            }
+        }, null)).iterator();
     }
 
     /**

@@ -76,6 +76,11 @@ final class KafkaRanges {
         return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }
 
+    /** The source partition of a row of Spark's Kafka source. */
+    static int partitionOf(Row row) {
+        return row.getInt(3);
+    }
+
     /**
      * A row of Spark's Kafka source as the record kbackfill's decoders take. The source's columns are fixed: key,
      * value, topic, partition, offset, timestamp, timestampType, and headers (asked for).
@@ -90,7 +95,7 @@ final class KafkaRanges {
                 headers.add(header.getString(0), header.isNullAt(1) ? null : (byte[]) header.get(1));
             }
         }
-        return new SourceRecord(row.getString(2), row.getInt(3), row.getLong(4), millis,
+        return new SourceRecord(row.getString(2), partitionOf(row), row.getLong(4), millis,
                 row.isNullAt(0) ? null : (byte[]) row.get(0), row.isNullAt(1) ? null : (byte[]) row.get(1), headers);
     }
 }

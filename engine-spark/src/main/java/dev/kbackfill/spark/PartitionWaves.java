@@ -344,7 +344,7 @@ final class PartitionWaves {
             if (head == null) {
                 head = rows.next();
             }
-            return head.getInt(head.fieldIndex("partition"));
+            return KafkaRanges.partitionOf(head);
         }
 
         Row next() {

@@ -1,6 +1,7 @@
 package dev.kbackfill.spark;
 
 import java.io.Serializable;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -70,21 +71,38 @@ final class Shapes {
                        BackfillJob.Settings settings, RunOptions options, Filters filters) {
         int tasks = Math.max(ranges.size(), spark.sparkContext().defaultParallelism());
         return KafkaRanges.read(spark, plan, ranges, settings.kafkaConfig(), options.allowDataLoss(), tasks)
-                .javaRDD().mapPartitions(rows -> {
-                    RecordDecoder decoder = TaskContextCache.arguments(specJson).decoder();
-                    RowShape.Accumulator shape = new RowShape.Accumulator();
-                    while (rows.hasNext()) {
-                        SourceRecord r = KafkaRanges.record(rows.next());
-                        if (filters.filters(r)) {
-                            continue;
-                        }
-                        try {
-                            shape.add(decoder.decode(r));
-                        } catch (DecodeException e) {
-                            // rejected (or failing the run) when it is written
-                        }
-                    }
-                    return List.of(shape).iterator();
-                }).reduce(RowShape.Accumulator::merge).shape();
+                .javaRDD().mapPartitions(rows -> List.of(accumulate(TaskContextCache.arguments(specJson).decoder(),
+                        new Iterator<SourceRecord>() {
+                            @Override
+                            public boolean hasNext() {
+                                return rows.hasNext();
+                            }
+
+                            @Override
+                            public SourceRecord next() {
+                                return KafkaRanges.record(rows.next());
+                            }
+                        }, filters)).iterator())
+                .reduce(RowShape.Accumulator::merge).shape();
+    }
+
+    /**
+     * The columns of {@code records} as the decoder makes them, those {@code filters} skip left out (null: none); a
+     * record that cannot be decoded is left to the write, which rejects it or fails the run.
+     */
+    static RowShape.Accumulator accumulate(RecordDecoder decoder, Iterator<SourceRecord> records, Filters filters) {
+        RowShape.Accumulator shape = new RowShape.Accumulator();
+        while (records.hasNext()) {
+            SourceRecord r = records.next();
+            if (filters != null && filters.filters(r)) {
+                continue;
+            }
+            try {
+                shape.add(decoder.decode(r));
+            } catch (DecodeException e) {
+                // rejected (or failing the run) when it is written
+            }
+        }
+        return shape;
     }
 }

@@ -39,11 +39,6 @@ public final class DeltaEngineSupport {
         }
     }
 
-    /** Whether there is a Delta table at {@code path}. */
-    public static boolean exists(String path) {
-        return snapshot(DefaultEngine.create(new Configuration()), path).isPresent();
-    }
-
     /** The key columns kbackfill created the table with, if it did. */
     public static Optional<List<String>> keyColumns(String path) {
         return snapshot(DefaultEngine.create(new Configuration()), path)
@@ -79,11 +74,6 @@ public final class DeltaEngineSupport {
         }
     }
 
-    /** The table's latest version, or -1 without a table. */
-    public static long version(String path) {
-        return snapshot(DefaultEngine.create(new Configuration()), path).map(Snapshot::getVersion).orElse(-1L);
-    }
-
     /** The key as ledger text, from its values in key column order, in their physical form ({@link #physical}). */
     public static String keyText(List<Object> physicalKey) {
         return DeltaTombstones.keyText(physicalKey.stream()
@@ -106,16 +96,9 @@ public final class DeltaEngineSupport {
 
     /** Every key the table's ledger holds, with the version of the tombstone that deleted it; empty without a table. */
     public static Map<String, Version> read(String path) {
-        Engine engine = DefaultEngine.create(new Configuration());
-        Map<String, Version> all = new HashMap<>();
-        try {
-            Snapshot snapshot = TableManager.loadSnapshot(path).build(engine);
-            DeltaTombstones ledger = new DeltaTombstones(snapshot);
-            all.putAll(ledger.all());
-        } catch (TableNotFoundException e) {
-            // no table, no deletes
-        }
-        return all;
+        // no table, no deletes
+        return snapshot(DefaultEngine.create(new Configuration()), path).map(s -> new DeltaTombstones(s).all())
+                .orElseGet(HashMap::new);
     }
 
     /**
