@@ -175,7 +175,7 @@ public final class BackfillRun {
                         bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
                     }
                     throttle.acquire(records.size(), bytes); // --max-records-per-second, --max-bytes-per-second
-                    queue.put(decode(records, positions, lost, from, to));
+                    queue.put(decode(records, positions, lost, bytes, from, to));
                 });
                 queue.put(new End());
             } catch (InterruptedException e) {
@@ -208,16 +208,15 @@ public final class BackfillRun {
         }
     }
 
-    private Chunk decode(List<SourceRecord> records, Map<Integer, Long> positions, Map<Integer, Long> lost,
+    /** @param bytes the records' key and value bytes */
+    private Chunk decode(List<SourceRecord> records, Map<Integer, Long> positions, Map<Integer, Long> lost, long bytes,
                          Instant from, Instant to) {
         List<Change> changes = new ArrayList<>(records.size());
         Map<Integer, Long> read = new HashMap<>();
         Map<Integer, Long> filtered = new HashMap<>();
         Map<Integer, Long> rejected = new HashMap<>();
-        long bytes = 0;
         for (SourceRecord r : records) {
             read.merge(r.partition(), 1L, Long::sum);
-            bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
             if ((from != null && r.timestamp() < from.toEpochMilli()) || (to != null && r.timestamp() >= to.toEpochMilli())) {
                 filtered.merge(r.partition(), 1L, Long::sum);
                 continue;
