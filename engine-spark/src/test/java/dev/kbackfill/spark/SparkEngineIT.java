@@ -310,9 +310,17 @@ class SparkEngineIT {
 
     /** A topic's last value per key (null for a tombstone), read to its end. */
     static Map<String, String> finalState(String topic) {
+        Map<String, String> state = new TreeMap<>();
+        readCommitted(topic, r -> state.put(new String(r.key(), StandardCharsets.UTF_8),
+                r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8)));
+        return state;
+    }
+
+    /** Every committed record of a topic, in order per partition, to the partitions' high watermarks. */
+    static void readCommitted(String topic,
+                              java.util.function.Consumer<org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]>> each) {
         Map<String, Object> config = new HashMap<>(kafka.clientConfig());
         config.put("isolation.level", "read_committed");
-        Map<String, String> state = new TreeMap<>();
         try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<>(config,
                 new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
                 new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
@@ -322,13 +330,9 @@ class SparkEngineIT {
             consumer.seekToBeginning(parts);
             Map<org.apache.kafka.common.TopicPartition, Long> ends = highWatermarks(parts);
             while (parts.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
-                for (var r : consumer.poll(java.time.Duration.ofMillis(500))) {
-                    state.put(new String(r.key(), StandardCharsets.UTF_8),
-                            r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
-                }
+                consumer.poll(java.time.Duration.ofMillis(500)).forEach(each);
             }
         }
-        return state;
     }
 
     /**
@@ -363,25 +367,10 @@ class SparkEngineIT {
 
     /** The source coordinates ({@code partition@offset}) of every committed record a topic sink wrote, in order. */
     static List<String> sourceCoordinates(String topic) {
-        Map<String, Object> config = new HashMap<>(kafka.clientConfig());
-        config.put("isolation.level", "read_committed");
         List<String> coordinates = new ArrayList<>();
-        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<>(config,
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
-            List<org.apache.kafka.common.TopicPartition> parts = consumer.partitionsFor(topic).stream()
-                    .map(i -> new org.apache.kafka.common.TopicPartition(topic, i.partition())).toList();
-            consumer.assign(parts);
-            consumer.seekToBeginning(parts);
-            Map<org.apache.kafka.common.TopicPartition, Long> ends = highWatermarks(parts);
-            while (parts.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
-                for (var r : consumer.poll(java.time.Duration.ofMillis(500))) {
-                    coordinates.add(new String(r.headers().lastHeader("kbackfill.source.partition").value(),
-                            StandardCharsets.UTF_8) + "@" + new String(r.headers().lastHeader("kbackfill.source.offset")
-                            .value(), StandardCharsets.UTF_8));
-                }
-            }
-        }
+        readCommitted(topic, r -> coordinates.add(new String(r.headers().lastHeader("kbackfill.source.partition").value(),
+                StandardCharsets.UTF_8) + "@" + new String(r.headers().lastHeader("kbackfill.source.offset").value(),
+                StandardCharsets.UTF_8)));
         return coordinates;
     }
 }
