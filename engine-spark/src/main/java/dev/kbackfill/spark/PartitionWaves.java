@@ -7,7 +7,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
-import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -85,13 +84,13 @@ final class PartitionWaves {
         for (List<Integer> partitions : spec.waves()) {
             wave++;
             Map<Integer, long[]> ranges = new TreeMap<>();
+            Map<Integer, Long> progressed = subJobProgress(subJobs, job, plan, partitions);
             for (int p : partitions) {
                 PartitionRange r = plan.partition(p).orElseThrow(() -> new IllegalStateException(
                         "the spec's waves name partition " + p + ", which the plan does not hold"));
                 long next = current.next(r);
                 if (next < r.end()) {
-                    long start = subJobs.load(subJob(job, plan, p)).map(s -> s.next(r)).orElse(next);
-                    ranges.put(p, new long[] {Math.max(start, next), r.end()});
+                    ranges.put(p, new long[] {Math.max(progressed.getOrDefault(p, next), next), r.end()});
                 }
             }
             if (ranges.isEmpty()) {
@@ -120,10 +119,10 @@ final class PartitionWaves {
                 }
             }
             // a partition no task saw a record of (aborted transactions, compaction) was read to its end all the same
+            Map<Integer, Long> written = subJobProgress(subJobs, job, plan, ranges.keySet());
             for (int p : ranges.keySet()) {
                 PartitionRange r = plan.partition(p).orElseThrow();
-                Optional<JobState> sub = subJobs.load(subJob(job, plan, p));
-                if (sub.isEmpty() || sub.get().next(r) < r.end()) {
+                if (!written.containsKey(p) || written.get(p) < r.end()) {
                     results.add(runSubJob(specJson, job, p, java.util.Collections.emptyIterator()));
                 }
             }
@@ -159,19 +158,31 @@ final class PartitionWaves {
 
     /** Where each unfinished partition stands, from its sub-job. */
     private static String where(Sink sink, String job, Plan plan, JobState state) {
+        Map<Integer, Long> progressed = Map.of();
+        try {
+            progressed = subJobProgress(sink, job, plan, plan.partitions().stream().map(PartitionRange::partition).toList());
+        } catch (RuntimeException e) {
+            // the job's own progress then
+        }
         java.util.SortedMap<Integer, long[]> nextAndEnd = new TreeMap<>();
         for (PartitionRange r : plan.partitions()) {
-            long next = state.next(r);
-            if (next < r.end()) {
-                try {
-                    next = Math.max(next, sink.load(subJob(job, plan, r.partition())).map(s -> s.next(r)).orElse(next));
-                } catch (RuntimeException e) {
-                    // the job's own progress then
-                }
-            }
-            nextAndEnd.put(r.partition(), new long[] {next, r.end()});
+            nextAndEnd.put(r.partition(), new long[] {Math.max(state.next(r),
+                    progressed.getOrDefault(r.partition(), state.next(r))), r.end()});
         }
         return RunFailure.where(nextAndEnd);
+    }
+
+    /** Per partition, the next offset its sub-job has stored (absent: no sub-job yet), read in one go. */
+    private static Map<Integer, Long> subJobProgress(Sink sink, String job, Plan plan,
+                                                     java.util.Collection<Integer> partitions) {
+        Map<String, Integer> names = new java.util.HashMap<>();
+        partitions.forEach(p -> names.put(subJob(job, plan, p), p));
+        Map<Integer, Long> next = new java.util.HashMap<>();
+        sink.loadAll(names.keySet()).forEach((name, s) -> {
+            int p = names.get(name);
+            next.put(p, s.next(plan.partition(p).orElseThrow()));
+        });
+        return next;
     }
 
     /** What a sub-job did, as a task sends it back to the driver. */

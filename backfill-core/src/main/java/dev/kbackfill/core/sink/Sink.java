@@ -86,6 +86,18 @@ public interface Sink extends AutoCloseable {
     /** The job's stored state, or empty if it never ran against this destination (or was reset). */
     Optional<JobState> load(String job);
 
+    /**
+     * The stored states of several jobs (an engine's sub-jobs) at once, by name; a job with none is left out. A
+     * sink that reads all its jobs to find one (a topic) reads them once here.
+     */
+    default java.util.Map<String, JobState> loadAll(java.util.Collection<String> jobs) {
+        java.util.Map<String, JobState> states = new java.util.HashMap<>();
+        for (String job : jobs) {
+            load(job).ifPresent(s -> states.put(job, s));
+        }
+        return states;
+    }
+
     /** Stores a new run of the job (its plan and start offsets), replacing any earlier run's state. */
     void begin(JobState state);
 

@@ -184,6 +184,8 @@ public abstract class SinkContract {
         try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
             s.write(batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 1)));
             assertThat(s.sink.jobs()).contains(job);
+            assertThat(s.sink.loadAll(List.of(job, job + "-never-ran")))
+                    .containsOnlyKeys(job).containsEntry(job, s.sink.load(job).orElseThrow());
             s.sink.reset(job);
             assertThat(s.sink.jobs()).doesNotContain(job);
         }

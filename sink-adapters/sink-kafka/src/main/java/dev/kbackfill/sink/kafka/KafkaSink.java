@@ -315,6 +315,14 @@ final class KafkaSink implements Sink {
     }
 
     @Override
+    public Map<String, JobState> loadAll(java.util.Collection<String> jobs) {
+        Map<String, JobState> states = new java.util.HashMap<>();
+        latestStates(new java.util.HashSet<>(jobs), "read the state of " + jobs.size() + " jobs")
+                .forEach((name, json) -> states.put(name, JobStateJson.read(json)));
+        return states;
+    }
+
+    @Override
     public List<String> jobs() {
         return latestStates(null, "list the jobs").keySet().stream().sorted().toList();
     }
