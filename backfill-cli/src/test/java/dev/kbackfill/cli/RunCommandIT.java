@@ -307,6 +307,26 @@ class RunCommandIT {
     }
 
     @Test
+    void theDemoFillsAClusterOfTheUsersOnceAndBackfillsIntoTheirDatabase() throws Exception {
+        String url = SharedPostgres.newDatabase("run_demo");
+        String[] demo = {"demo", "--records", "600", "--bootstrap-server", kafka.bootstrapServers(), "--sink", url};
+        CliRun first = CliRun.of(demo);
+        assertThat(first.exitCode()).as(first.err()).isZero();
+        assertThat(first.err()).contains("creating topic orders with 3 partitions at " + kafka.bootstrapServers())
+                .contains("wrote 600 orders").doesNotContain("embedded");
+        assertThat(first.out()).containsPattern("table demo_orders now holds \\d+ rows");
+        Map<String, String> rows = Orders.table(url, "demo_orders");
+        assertThat(rows).isNotEmpty();
+
+        CliRun again = CliRun.of(demo);
+        assertThat(again.exitCode()).as(again.err()).isZero();
+        assertThat(again.err()).contains("topic orders exists at " + kafka.bootstrapServers()
+                + ": using its records as they are").contains("(forgot job demo-orders of an earlier demo)")
+                .doesNotContain("wrote 600 orders");
+        assertThat(Orders.table(url, "demo_orders")).isEqualTo(rows);
+    }
+
+    @Test
     void mariadbGetsTheExactRowsToo() throws Exception {
         kafka.createTopic("run-maria", 3, Map.of());
         List<Orders.Produced> produced = Orders.produce(kafka, "run-maria", 40, 4);
