@@ -2,6 +2,7 @@ package dev.kbackfill.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -172,6 +173,16 @@ final class RunCommand implements Callable<Integer> {
                     + "counts, timings), whatever the outcome.")
     Path reportFile;
 
+    @Option(names = "--metrics-file", paramLabel = "FILE",
+            description = "Write the run's metrics in the Prometheus text format to FILE when it ends, whatever the "
+                    + "outcome (for node_exporter's textfile collector: a FILE ending in .prom in its directory).")
+    Path metricsFile;
+
+    @Option(names = "--metrics-otlp", paramLabel = "URL",
+            description = "Push the run's metrics over OTLP/HTTP to URL when it ends (e.g. "
+                    + "http://collector:4318/v1/metrics; headers from $OTEL_EXPORTER_OTLP_HEADERS).")
+    URI metricsOtlp;
+
     private RunReport report;
 
     @Option(names = "--progress", paramLabel = "MODE", defaultValue = "auto",
@@ -180,15 +191,19 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (reportFile != null && (reportFile.toAbsolutePath().getParent() == null
-                || !Files.isDirectory(reportFile.toAbsolutePath().getParent()) || Files.isDirectory(reportFile))) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --report '" + reportFile
-                    + "': expected FILE in an existing directory");
+        checkOutputFile("--report", reportFile);
+        checkOutputFile("--metrics-file", metricsFile);
+        if (metricsOtlp != null && !(List.of("http", "https").contains(String.valueOf(metricsOtlp.getScheme()))
+                && metricsOtlp.getHost() != null)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --metrics-otlp '" + metricsOtlp
+                    + "': expected an http:// or https:// URL, e.g. http://collector:4318/v1/metrics");
         }
-        if (reportFile == null) {
+        if (reportFile == null && metricsFile == null && metricsOtlp == null) {
             return runJob();
         }
-        report = new RunReport(reportFile.toAbsolutePath());
+        report = new RunReport(reportFile == null ? null : reportFile.toAbsolutePath(),
+                metricsFile == null && metricsOtlp == null ? null
+                        : new RunMetrics(metricsFile == null ? null : metricsFile.toAbsolutePath(), metricsOtlp));
         PrintWriter err = spec.commandLine().getErr();
         try {
             int code = runJob();
@@ -205,6 +220,14 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
+    private void checkOutputFile(String option, Path file) {
+        if (file != null && (file.toAbsolutePath().getParent() == null
+                || !Files.isDirectory(file.toAbsolutePath().getParent()) || Files.isDirectory(file))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid " + option + " '" + file
+                    + "': expected FILE in an existing directory");
+        }
+    }
+
     private Integer runJob() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
@@ -214,6 +237,9 @@ final class RunCommand implements Callable<Integer> {
         }
         Optional<Plan> filePlan = engine != null ? Optional.of(engine.plan()) : readPlanFile();
         BackfillRequest backfill = filePlan.map(Plan::request).orElseGet(() -> request.toRequest(kafka.isolationLevel(config)));
+        if (report != null) {
+            report.topic(backfill.topic());
+        }
         if (batchSize != null && batchSize < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --batch-size '" + batchSize
                     + "': expected a whole number >= 1");
@@ -233,8 +259,15 @@ final class RunCommand implements Callable<Integer> {
                     .engine(engine != null ? engine.name() : engineOptions.specName());
             filePlan.ifPresent(builder::plan);
             if (engine == null && engineOptions.spark()) {
-                return new SparkLaunch(engineOptions, withSettingsDefaults(), out, err)
-                        .launch(target, builder.build(), sink.isKafka(), settings.conflictMode(), () -> join(kafkaSide));
+                SparkLaunch launch = new SparkLaunch(engineOptions, withSettingsDefaults(), out, err);
+                try {
+                    return launch.launch(target, builder.build(), sink.isKafka(), settings.conflictMode(),
+                            () -> join(kafkaSide));
+                } finally {
+                    if (launch.started() && report != null) {
+                        report.writtenByDriver();
+                    }
+                }
             }
             RunProgress[] display = {null}; // made once the sink is open: it names the job
             BackfillJob.Events events = new BackfillJob.Events() {

@@ -19,21 +19,37 @@ import dev.kbackfill.resolver.PartitionRange;
  * {@code --report FILE}: one JSON document per run, for cron and monitoring: the job and run, how it ended (exit
  * code, outcome, the error's message), when, the plan, and per partition what was read, written, kept out,
  * superseded, filtered, rejected and lost, and where it stands. Written whole (a temporary file moved into place),
- * after the run, whatever its outcome, once the command line was understood.
+ * after the run, whatever its outcome, once the command line was understood. The same facts go to
+ * {@link RunMetrics} ({@code --metrics-file}, {@code --metrics-otlp}).
  */
 final class RunReport {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Path file;
+    private final RunMetrics metrics;
     private final Instant started = Instant.now();
     private String job;
+    private String topic;
     private JobState state;
     private RunSummary summary;
     private String outcome = "failed";
 
-    RunReport(Path file) {
+    /** A report written to {@code file} and/or as {@code metrics} (either may be null). */
+    RunReport(Path file, RunMetrics metrics) {
         this.file = file;
+        this.metrics = metrics;
+    }
+
+    private boolean writtenByDriver;
+
+    /** The run went to a Spark application, whose driver runs this command line and writes its own report. */
+    void writtenByDriver() {
+        this.writtenByDriver = true;
+    }
+
+    void topic(String name) {
+        this.topic = name;
     }
 
     void job(String name) {
@@ -63,9 +79,20 @@ final class RunReport {
         this.outcome = "failed";
     }
 
-    /** Writes the report; a report that cannot be written is a warning, never the run's failure. */
+    /** Writes the report and the metrics; either failing is a warning, never the run's failure. */
     void write(int exitCode, String error, java.io.PrintWriter err) {
+        if (writtenByDriver) {
+            return;
+        }
         Instant ended = Instant.now();
+        if (metrics != null) {
+            metrics.write(new RunMetrics.Facts(job, state != null ? state.plan().topic() : topic,
+                    state != null ? Integer.valueOf(state.run()) : summary != null ? Integer.valueOf(summary.run())
+                    : null, outcome, exitCode, started, ended, state, summary), err);
+        }
+        if (file == null) {
+            return;
+        }
         ObjectNode root = JSON.createObjectNode();
         root.put("report", 1);
         root.put("job", job);

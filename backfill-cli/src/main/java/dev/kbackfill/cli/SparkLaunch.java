@@ -204,6 +204,13 @@ final class SparkLaunch {
                 .reduce((a, b) -> b);
     }
 
+    private boolean started;
+
+    /** Whether the Spark application was started: its driver then wrote the run's report and metrics. */
+    boolean started() {
+        return started;
+    }
+
     /** Runs the application, its output streamed through, and returns its exit code. */
     private int run(List<String> cmd) {
         Process p;
@@ -217,6 +224,7 @@ final class SparkLaunch {
             throw new CliFailure("cannot start Spark (" + cmd.get(0) + "): " + e.getMessage(), e);
         }
         Kbackfill.child = p;
+        started = true;
         Thread stop = new Thread(p::destroy, "kbackfill-spark-stop");
         Runtime.getRuntime().addShutdownHook(stop);
         Thread o = pump(p.getInputStream(), out);

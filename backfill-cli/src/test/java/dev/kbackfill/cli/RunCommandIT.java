@@ -425,6 +425,83 @@ class RunCommandIT {
         assertThat(failed.path("error").asText()).contains("job 'r' was created with");
     }
 
+    /** The value of the one sample of {@code metric} whose labels include every one of {@code labels}. */
+    private static double sample(List<String> lines, String metric, String... labels) {
+        List<Double> values = lines.stream().filter(l -> l.startsWith(metric + "{"))
+                .filter(l -> java.util.Arrays.stream(labels).allMatch(l::contains))
+                .map(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).toList();
+        assertThat(values).as(metric + " " + List.of(labels) + " in\n" + String.join("\n", lines)).hasSize(1);
+        return values.get(0);
+    }
+
+    @Test
+    void metricsOfEachRunGoToAPrometheusTextFileAndOverOtlp() throws Exception {
+        kafka.createTopic("run-metrics", 2, Map.of());
+        Orders.produce(kafka, "run-metrics", 10, 2);
+        String url = sqlite("metrics");
+        Path prom = dir.resolve("kbackfill.prom");
+        List<byte[]> pushed = java.util.Collections.synchronizedList(new ArrayList<>());
+        com.sun.net.httpserver.HttpServer collector = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        collector.createContext("/v1/metrics", exchange -> {
+            pushed.add(exchange.getRequestBody().readAllBytes());
+            exchange.sendResponseHeaders(200, -1);
+            exchange.close();
+        });
+        collector.start();
+        try {
+            String[] command = {"--topic", "run-metrics", "--from", "earliest", "--to", "2099-01-01", "--sink", url,
+                    "--job", "m", "--metrics-file", prom.toString(), "--metrics-otlp",
+                    "http://127.0.0.1:" + collector.getAddress().getPort() + "/v1/metrics"};
+            CliRun done = run(command);
+            assertThat(done.exitCode()).as(done.err()).isZero();
+            assertThat(done.err()).doesNotContain("warning");
+            List<String> lines = java.nio.file.Files.readAllLines(prom);
+            assertThat(sample(lines, "kbackfill_run_exit_code", "job=\"m\"", "outcome=\"completed\"")).isZero();
+            double read = sample(lines, "kbackfill_run_records", "partition=\"0\"", "count=\"read\"")
+                    + sample(lines, "kbackfill_run_records", "partition=\"1\"", "count=\"read\"");
+            double written = sample(lines, "kbackfill_run_records", "partition=\"0\"", "count=\"written\"")
+                    + sample(lines, "kbackfill_run_records", "partition=\"1\"", "count=\"written\"");
+            assertThat(read).isEqualTo(20);
+            assertThat(written).isEqualTo(10);
+            assertThat(sample(lines, "kbackfill_offsets_left", "partition=\"1\"", "topic=\"run-metrics\"")).isZero();
+            assertThat(sample(lines, "kbackfill_plan_offsets", "job=\"m\"")).isEqualTo(20);
+            double success = sample(lines, RunMetrics.LAST_SUCCESS, "job=\"m\"");
+            assertThat(success).isCloseTo(System.currentTimeMillis() / 1000.0, org.assertj.core.data.Offset.offset(60.0));
+            assertThat(lines).anyMatch(l -> l.startsWith("# HELP kbackfill_run_duration_seconds "));
+
+            // the same run's metrics, pushed over OTLP/HTTP (protobuf) to a collector
+            assertThat(pushed).hasSize(1);
+            var request = io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest.parseFrom(pushed.get(0));
+            List<io.opentelemetry.proto.metrics.v1.Metric> metrics = request.getResourceMetricsList().stream()
+                    .flatMap(r -> r.getScopeMetricsList().stream()).flatMap(sm -> sm.getMetricsList().stream()).toList();
+            double otlpWritten = metrics.stream().filter(m -> m.getName().equals("kbackfill.run.records"))
+                    .flatMap(m -> m.getGauge().getDataPointsList().stream())
+                    .filter(dp -> dp.getAttributesList().stream().anyMatch(a -> a.getKey().equals("count")
+                            && a.getValue().getStringValue().equals("written")))
+                    .mapToDouble(dp -> dp.getAsDouble()).sum();
+            assertThat(otlpWritten).isEqualTo(10);
+
+            // a failed run: its own exit code, the time of the last success carried over
+            CliRun conflict = run(concat(command, "--table", "other"));
+            assertThat(conflict.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
+            List<String> after = java.nio.file.Files.readAllLines(prom);
+            assertThat(sample(after, "kbackfill_run_exit_code", "job=\"m\"", "outcome=\"failed\"")).isEqualTo(3);
+            assertThat(sample(after, RunMetrics.LAST_SUCCESS, "job=\"m\"")).isEqualTo(success);
+        } finally {
+            collector.stop(0);
+        }
+        // a collector that does not answer is a warning; the run's outcome is its own
+        int closed;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        CliRun unheard = run("--topic", "run-metrics", "--from", "earliest", "--to", "2099-01-01", "--sink", url,
+                "--job", "m", "--metrics-otlp", "http://127.0.0.1:" + closed + "/v1/metrics");
+        assertThat(unheard.exitCode()).isZero();
+        assertThat(unheard.err()).contains("warning: cannot push the metrics to http://127.0.0.1:" + closed);
+    }
+
     @Test
     void continueStartsEachRunWhereThePreviousEndedSoCronLeavesNoGap() throws Exception {
         kafka.createTopic("run-continue", 2, Map.of());
