@@ -19,7 +19,14 @@ import picocli.CommandLine.Option;
                 + "(streaming readers do not read the rows again). Run it when no backfill writes the table.",
                 "With --forget-deletes-before TIME: forget the versions of keys deleted by tombstones older than TIME "
                 + "(Delta tables and JDBC tables; nothing else is rewritten). After that, a replay of records older than "
-                + "those deletes can bring the keys back: prune only what no replay will reach."})
+                + "those deletes can bring the keys back: prune only what no replay will reach."},
+        customSynopsis = "kbackfill compact --sink URL [OPTIONS]",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:compacted (or nothing to do)", "1:the sink failed", "2:bad input"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill compact --sink delta:/data/lake/orders",
+                "  kbackfill compact --sink delta:/data/lake/orders \\",
+                "      --forget-deletes-before 2024-01-01"})
 final class CompactCommand implements Callable<Integer> {
 
     @CommandLine.Spec

@@ -13,7 +13,9 @@ import picocli.CommandLine.Parameters;
                 + "that take words (modes, formats).",
                 "bash:  source <(bin/kbackfill completion bash)",
                 "zsh:   source <(bin/kbackfill completion zsh)   (through zsh's bashcompinit)"},
-        exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:printed", "2:an unknown shell"})
+        exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:printed", "2:an unknown shell"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill completion bash > /etc/bash_completion.d/kbackfill"})
 final class CompletionCommand implements Callable<Integer> {
 
     enum Shell { bash, zsh }

@@ -39,11 +39,12 @@ import picocli.CommandLine.Option;
                 + "plan the backfill of 06:00 to 12:00, run it into the default sink (table demo_orders of the SQLite "
                 + "file ./kbackfill.db), show a few rows, and stop. Needs no services; --bootstrap-server and --sink "
                 + "point it at real ones instead.",
-        footer = {"%nExamples:",
-                "  kbackfill demo",
-                "  kbackfill demo --bootstrap-server kafka:9092 --sink jdbc:postgresql://postgres:5432/kbackfill "
-                        + "--sink-user kbackfill",
-                "%nExit codes: 0 done, 1 runtime failure, 2 bad input."})
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:done", "1:runtime failure (the broker, the cluster or the sink failed)", "2:bad input"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill demo",
+                "  kbackfill demo --bootstrap-server kafka:9092 \\",
+                "      --sink jdbc:postgresql://postgres:5432/kbackfill --sink-user kbackfill"})
 final class DemoCommand implements Callable<Integer> {
 
     static final String FROM = "2024-01-01T06:00";

@@ -18,8 +18,13 @@ import picocli.CommandLine.Option;
 @Command(name = "jobs", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = "List the jobs whose state a sink holds: run, progress and what each is bound to. The Spark "
                 + "engine's per-partition sub-jobs (JOB/pN@PLAN) are left out unless --all.",
+        customSynopsis = "kbackfill jobs --sink URL [OPTIONS]",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:listed", "1:the sink cannot be read",
-                "2:bad input"})
+                "2:bad input"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill jobs --sink jdbc:postgresql://db.internal/app",
+                "  kbackfill jobs --sink kafka:orders-table --bootstrap-server kafka-1:9092 \\",
+                "      --format json --all"})
 final class JobsCommand implements Callable<Integer> {
 
     enum Format { table, json }

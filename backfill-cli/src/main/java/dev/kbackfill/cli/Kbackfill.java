@@ -27,7 +27,17 @@ import picocli.CommandLine.Command;
         exitCodeList = {"0:done", "1:runtime failure (the message says where it stopped)",
                 "2:bad input (nothing was read or written)", "3:job conflict",
                 "130:stopped on SIGINT at a batch boundary (a rerun resumes)",
-                "143:stopped on SIGTERM at a batch boundary (a rerun resumes)"})
+                "143:stopped on SIGTERM at a batch boundary (a rerun resumes)"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill demo",
+                "  kbackfill plan --topic orders --from 2024-01-01 --to 2024-01-02",
+                "  kbackfill --topic orders --from 2024-01-01 --to 2024-01-02 \\",
+                "      --sink jdbc:postgresql://db.internal/app",
+                "  kbackfill status --job orders-hourly --sink jdbc:postgresql://db.internal/app",
+                "%nSettings: every option also from $KBACKFILL_<OPTION> (KBACKFILL_SINK_USER) or the properties file "
+                        + "$KBACKFILL_CONFIG (default ~/.config/kbackfill/kbackfill.properties); flags win. "
+                        + "Secrets only from the environment or files.",
+                "See 'kbackfill COMMAND --help', README.md and docs/."})
 public final class Kbackfill implements Runnable {
 
     @CommandLine.Spec
@@ -136,6 +146,7 @@ public final class Kbackfill implements Runnable {
         CommandLine cli = new CommandLine(new Kbackfill(), factory);
         cli.setParameterExceptionHandler(Kbackfill::badUsage);
         cli.setExecutionExceptionHandler(Kbackfill::failed);
+        HelpSections.install(cli);
         return cli;
     }
 

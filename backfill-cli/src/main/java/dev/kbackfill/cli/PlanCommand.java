@@ -22,7 +22,17 @@ import picocli.CommandLine.Option;
 @Command(name = "plan", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = {"Resolve --from/--to into a half-open offset range [start, end) for every partition, "
                 + "with a note for every adjustment. Reads nothing but offsets and writes nothing to Kafka.",
-                "The plan goes to stdout; notes and warnings go to stderr."})
+                "The plan goes to stdout; notes and warnings go to stderr."},
+        customSynopsis = "kbackfill plan --topic TOPIC --from BOUND --to BOUND [OPTIONS]",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:planned", "1:the cluster failed or did not answer", "2:bad input (a bound, topic, "
+                + "partition or zone)"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill plan --topic orders --from 2024-01-01 --to 2024-01-02",
+                "  kbackfill plan --topic orders --from now-1d --to latest --out plan.json",
+                "  kbackfill plan --topic orders --from '{\"orders\":{\"0\":23,\"1\":-2}}' \\",
+                "      --to latest --format json",
+                "  kbackfill plan --topic orders --from 2024-01-01 --to 2024-02-01 --rate 50000"})
 final class PlanCommand implements Callable<Integer> {
 
     enum Format { table, json, spark }

@@ -14,7 +14,14 @@ import picocli.CommandLine.Option;
 /** {@code kbackfill reset}: forget a job's plan and progress (never the rows it wrote), explicitly. */
 @Command(name = "reset", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = "Forget a job's stored plan and progress so that its next run starts over with a fresh plan. "
-                + "Rows already written stay. Needs --yes.")
+                + "Rows already written stay. Needs --yes.",
+        customSynopsis = "kbackfill reset --job NAME --sink URL --yes [OPTIONS]",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:forgotten (or there was nothing to forget)", "1:the sink failed",
+                "2:bad input, or --yes missing", "3:the job is running"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill reset --job orders-hourly --sink jdbc:postgresql://db.internal/app \\",
+                "      --yes"})
 final class ResetCommand implements Callable<Integer> {
 
     @CommandLine.Spec

@@ -45,7 +45,26 @@ import picocli.CommandLine.Option;
         description = {"Backfill a range of a topic into a sink: upserts keyed by the record key, progress stored in the "
                 + "sink in the same transaction as the rows. A rerun resumes where the last one stopped; a finished "
                 + "job with fixed bounds does nothing; one with moving bounds (latest, now-1d) starts its next run.",
-                "Results go to stdout, progress and notes to stderr."})
+                "Results go to stdout, progress and notes to stderr."},
+        customSynopsis = {"kbackfill run --topic TOPIC --from BOUND --to BOUND [OPTIONS]",
+                "       kbackfill run --plan FILE [OPTIONS]",
+                "       kbackfill --topic TOPIC --from BOUND --to BOUND [OPTIONS]"},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:done, nothing to do, or stopped at --max-records/--max-duration (the next run continues)",
+                "1:runtime failure (the message says where each partition stands; a rerun resumes)",
+                "2:bad input (nothing was read or written)",
+                "3:job conflict (the job is running, or was created with another spec)",
+                "130:stopped on SIGINT at a batch boundary (a rerun resumes)",
+                "143:stopped on SIGTERM at a batch boundary (a rerun resumes)"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill --topic orders --from 2024-01-01 --to 2024-01-02",
+                "  kbackfill run --topic orders --from 2024-01-01 --to 2024-01-02 \\",
+                "      --sink jdbc:postgresql://db.internal/app --sink-user backfill \\",
+                "      --table public.orders",
+                "  kbackfill run --plan plan.json --sink delta:/data/lake/orders --create-table",
+                "  kbackfill --topic orders --from continue:2024-01-01 --to latest \\",
+                "      --job orders-hourly --sink jdbc:postgresql://db.internal/app \\",
+                "      --max-records-per-second 20000 --report last-run.json"})
 final class RunCommand implements Callable<Integer> {
 
     static final String REGISTRY_PASSWORD_ENV = "KBACKFILL_SCHEMA_REGISTRY_PASSWORD";

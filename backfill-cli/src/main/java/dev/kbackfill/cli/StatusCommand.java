@@ -15,7 +15,14 @@ import picocli.CommandLine.Mixin;
 
 /** {@code kbackfill status}: a job's plan and per-partition progress, as stored in its sink. */
 @Command(name = "status", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
-        description = "Show a job's stored plan and how far each partition has been written.")
+        description = "Show a job's stored plan and how far each partition has been written.",
+        customSynopsis = "kbackfill status --job NAME --sink URL [OPTIONS]",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:shown", "1:the sink or the cluster failed", "2:bad input, or no such job in that sink"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill status --job orders-hourly --sink jdbc:postgresql://db.internal/app",
+                "  kbackfill status --job orders-hourly --sink delta:/data/lake/orders \\",
+                "      --format json"})
 final class StatusCommand implements Callable<Integer> {
 
     @CommandLine.Spec

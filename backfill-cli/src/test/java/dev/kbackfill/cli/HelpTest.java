@@ -1,0 +1,189 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * The help people read: options in sections, examples and exit codes on every command, and every command line
+ * shown to users, in help and in the README and docs, one the command line accepts.
+ */
+class HelpTest {
+
+    private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
+
+    private static Map<String, CommandLine> commands() {
+        Map<String, CommandLine> all = new java.util.LinkedHashMap<>();
+        CommandLine root = Kbackfill.commandLine();
+        all.put("kbackfill", root);
+        root.getSubcommands().forEach((name, cli) -> {
+            if (!name.equals("help")) {
+                all.put(name, cli);
+            }
+        });
+        return all;
+    }
+
+    @Test
+    void everyOptionOfEveryCommandIsInAHelpSection() {
+        commands().forEach((name, cli) -> cli.getCommandSpec().options().forEach(o -> assertThat(
+                HelpSections.sectionOf(o)).as(name + " " + o.longestName() + ": add it to HelpSections")
+                .isNotEqualTo(HelpSections.UNSORTED)));
+    }
+
+    @Test
+    void runHelpShowsItsOptionsInSectionsInOrder() {
+        String help = Kbackfill.commandLine().getSubcommands().get("run").getUsageMessage();
+        List<String> headings = help.lines().filter(l -> l.matches("[A-Z][a-z ]+( [a-z]+)*:")).toList();
+        assertThat(headings).containsSubsequence("Source:", "Range:", "Sink and job:", "Modes:", "Formats:",
+                "Limits and retries:", "Engine:", "Output:", "Kafka client:", "Help:", "Exit codes:", "Examples:");
+        assertThat(help).doesNotContain(HelpSections.UNSORTED);
+        assertThat(help.indexOf("--from=BOUND")).isBetween(help.indexOf("Range:"), help.indexOf("Sink and job:"));
+    }
+
+    @Test
+    void everyCommandShowsExamplesAndExitCodesWithinEightyColumns() {
+        commands().forEach((name, cli) -> {
+            String help = cli.getUsageMessage();
+            assertThat(help).as(name).contains("\nExit codes:\n").contains("\nExamples:\n");
+            assertThat(help.lines()).as(name).allSatisfy(l -> assertThat(l.length()).isLessThanOrEqualTo(80));
+        });
+    }
+
+    @Test
+    void everyExampleInHelpIsACommandLineKbackfillAccepts() {
+        commands().forEach((name, cli) -> {
+            List<String> examples = commandLines(String.join("\n", cli.getCommandSpec().usageMessage().footer())
+                    .replace("%n", "\n").lines().filter(l -> l.startsWith("  ")).toList(), "kbackfill ");
+            assertThat(examples).as(name).isNotEmpty();
+            examples.forEach(HelpTest::assertAccepted);
+        });
+    }
+
+    @Test
+    void everyCommandLineInTheReadmeAndDocsIsOneKbackfillAccepts() throws IOException {
+        List<Path> files = new ArrayList<>(List.of(ROOT.resolve("README.md")));
+        try (Stream<Path> docs = Files.walk(ROOT.resolve("docs"))) {
+            docs.filter(p -> p.toString().endsWith(".md")).forEach(files::add);
+        }
+        int checked = 0;
+        for (Path file : files) {
+            List<String> code = new ArrayList<>();
+            boolean inCode = false;
+            for (String line : Files.readAllLines(file)) {
+                if (line.startsWith("```")) {
+                    inCode = !inCode;
+                } else if (inCode) {
+                    code.add(line);
+                }
+            }
+            for (String command : commandLines(code, "bin/kbackfill ")) {
+                assertThat(command).as(file.getFileName().toString()).satisfies(HelpTest::assertAccepted);
+                checked++;
+            }
+        }
+        assertThat(checked).as("command lines found in README.md and docs/").isGreaterThan(20);
+    }
+
+    @Test
+    void everyOptionTheReadmeNamesIsAnOptionOfKbackfill() throws IOException {
+        java.util.Set<String> options = new java.util.HashSet<>();
+        commands().values().forEach(cli -> cli.getCommandSpec().options().forEach(o -> options.addAll(
+                List.of(o.names()))));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("`(--[a-z][a-z-]*)[ =`]")
+                .matcher(Files.readString(ROOT.resolve("README.md")));
+        List<String> named = new ArrayList<>();
+        while (m.find()) {
+            named.add(m.group(1));
+        }
+        assertThat(named).hasSizeGreaterThan(30);
+        // spark-submit's own options, named where the README shows a spark-submit command
+        assertThat(named.stream().filter(o -> !options.contains(o)).distinct().toList())
+                .isSubsetOf("--files", "--class");
+    }
+
+    /**
+     * The command lines in {@code lines} that invoke {@code prefix}: continuations joined, what precedes the
+     * command (variables, a cron schedule, {@code source <(}) and comments removed.
+     */
+    static List<String> commandLines(List<String> lines, String prefix) {
+        List<String> commands = new ArrayList<>();
+        StringBuilder current = null;
+        for (String raw : lines) {
+            String line = raw.strip();
+            if (current == null) {
+                int at = line.indexOf(prefix);
+                if (at < 0 || line.startsWith("#")) {
+                    continue;
+                }
+                current = new StringBuilder();
+                line = line.substring(at + prefix.length());
+            }
+            boolean continued = line.endsWith("\\");
+            current.append(' ').append(continued ? line.substring(0, line.length() - 1) : line);
+            if (!continued) {
+                commands.add(current.toString().strip());
+                current = null;
+            }
+        }
+        return commands;
+    }
+
+    /** Splits like a shell: quotes group, comments, redirections and pipes end the command. */
+    static List<String> words(String command) {
+        List<String> words = new ArrayList<>();
+        StringBuilder word = null;
+        char quote = 0;
+        for (int i = 0; i < command.length(); i++) {
+            char c = command.charAt(i);
+            if (quote != 0) {
+                if (c == quote) {
+                    quote = 0;
+                } else {
+                    word.append(c);
+                }
+            } else if (c == '\'' || c == '"') {
+                quote = c;
+                word = word == null ? new StringBuilder() : word;
+            } else if (Character.isWhitespace(c)) {
+                if (word != null) {
+                    words.add(word.toString());
+                    word = null;
+                }
+            } else if ((c == '#' && word == null) || c == '>' || c == '|' || c == ')' || c == '&' || c == ';') {
+                break;
+            } else {
+                word = word == null ? new StringBuilder() : word;
+                word.append(c);
+            }
+        }
+        if (word != null) {
+            words.add(word.toString());
+        }
+        return words;
+    }
+
+    private static void assertAccepted(String command) {
+        List<String> args = new ArrayList<>(words(command));
+        if (!args.isEmpty() && args.get(0).startsWith("-") && !List.of("-h", "--help", "-V", "--version")
+                .contains(args.get(0))) {
+            args.add(0, "run");
+        }
+        try {
+            CommandLine.ParseResult parsed = Kbackfill.commandLine().parseArgs(args.toArray(String[]::new));
+            assertThat(parsed.hasSubcommand() || parsed.isUsageHelpRequested() || parsed.isVersionHelpRequested())
+                    .as(command).isTrue();
+        } catch (CommandLine.ParameterException e) {
+            throw new AssertionError("kbackfill " + command + "\n  is refused: " + e.getMessage(), e);
+        }
+    }
+}
