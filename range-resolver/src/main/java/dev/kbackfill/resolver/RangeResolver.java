@@ -111,14 +111,31 @@ public final class RangeResolver {
                 .map(t -> lookUpTime(name, selected, t, end, isolation)).orElse(Map.of());
         Map<Integer, TimeLookup> toHits = toTime
                 .map(t -> lookUpTime(name, selected, t, end, isolation)).orElse(Map.of());
-        Map<Integer, OffsetSource.TimestampedOffset> firstRecords =
-                source.firstVisibleAtOrAfter(name, logStart, end, Instant.EPOCH, isolation);
-
-        List<PartitionRange> ranges = new ArrayList<>();
+        // The first record a reader sees of a partition names the start time of a range that starts at the log
+        // start, and tells whether --from is older than what retention kept. Reading it costs a fetch per
+        // partition, so it is read only where the time lookups did not already answer either question.
+        Map<Integer, Snapshot> snapshots = new java.util.TreeMap<>();
+        Map<Integer, Long> firstWanted = new java.util.HashMap<>();
         for (int p : selected) {
             Snapshot s = new Snapshot(p, require(logStart, p, "log start"), require(end, p, "end"),
-                    Optional.ofNullable(highWatermark.get(p)), Optional.ofNullable(firstRecords.get(p)));
-            ranges.add(resolvePartition(request, s, fromTime, fromHits.get(p), toTime, toHits.get(p), continueFrom));
+                    Optional.ofNullable(highWatermark.get(p)), Optional.empty());
+            snapshots.put(p, s);
+            PartitionRange r = resolvePartition(request, s, fromTime, fromHits.get(p), toTime, toHits.get(p),
+                    continueFrom);
+            if ((r.start() < r.end() && r.startTime().isEmpty())
+                    || (fromTime.isPresent() && s.logStart() > 0 && mayPrecedeRetained(fromHits.get(p), s))) {
+                firstWanted.put(p, s.logStart());
+            }
+        }
+        Map<Integer, OffsetSource.TimestampedOffset> firstRecords = firstWanted.isEmpty() ? Map.of()
+                : source.firstVisibleAtOrAfter(name, firstWanted, end, Instant.EPOCH, isolation);
+
+        List<PartitionRange> ranges = new ArrayList<>();
+        for (Snapshot s : snapshots.values()) {
+            int p = s.partition();
+            Snapshot full = new Snapshot(p, s.logStart(), s.end(), s.highWatermark(),
+                    Optional.ofNullable(firstRecords.get(p)));
+            ranges.add(resolvePartition(request, full, fromTime, fromHits.get(p), toTime, toHits.get(p), continueFrom));
         }
         return new Plan(original, now, fromTime, toTime, topic.clusterId(), topic.topicId(), topic.timestampType(),
                 ranges, topicNotes(topic, fromTime, toTime, now));
@@ -141,6 +158,17 @@ public final class RangeResolver {
             result.put(p, new TimeLookup(time, Optional.ofNullable(listed.get(p)), Optional.ofNullable(visible.get(p))));
         }
         return result;
+    }
+
+    /**
+     * Whether the first retained record may be newer than {@code --from} (the "older than the retained records"
+     * note). ListOffsets answers the first offset whose timestamp is at or after the time, so when it answers an
+     * offset above the log start, the record at the log start is older than the time and the note does not apply;
+     * only an answer at the log start, or none, needs the first record read. (A log start holding only
+     * transaction markers or aborted records, which no reader sees, is not looked through for the note.)
+     */
+    private static boolean mayPrecedeRetained(TimeLookup fromHit, Snapshot s) {
+        return fromHit == null || fromHit.listed().isEmpty() || fromHit.listed().get().offset() <= s.logStart();
     }
 
     /** A time lookup on one partition: what ListOffsets answered, and the first record a reader sees from there. */

@@ -81,6 +81,8 @@ final class FakeOffsetSource implements OffsetSource {
     Optional<Duration> deleteRetention = Optional.of(Duration.ofDays(1));
     String topicId = "topic-id-1";
     final List<String> calls = new ArrayList<>();
+    /** The partitions each scan (a reader's check) read from, in call order. */
+    final List<Set<Integer>> scanned = new ArrayList<>();
 
     FakeOffsetSource(String topic, int partitions) {
         this.topic = topic;
@@ -140,6 +142,7 @@ final class FakeOffsetSource implements OffsetSource {
                                                                  Map<Integer, Long> endOffsets, Instant time,
                                                                  IsolationLevel level) {
         calls.add("scan");
+        scanned.add(new TreeSet<>(fromOffsets.keySet()));
         Map<Integer, TimestampedOffset> r = new HashMap<>();
         fromOffsets.forEach((p, from) -> {
             Log log = logs.get(p);

@@ -88,6 +88,31 @@ class RangeResolverTest {
     }
 
     @Test
+    void aTimeBoundOverUntrimmedLogsReadsOneCheckAndNoFirstRecords() {
+        topic.log(0).append(hour(0), hour(1), hour(2), hour(3));
+        topic.log(1).append(hour(0), hour(2), hour(4));
+        Plan plan = resolve("2024-01-01T01:00Z", "latest");
+        assertThat(topic.scanned).as("only the check of the --from lookup").containsExactly(java.util.Set.of(0, 1));
+        assertThat(plan.partition(0).orElseThrow().startTime()).contains(hour(1));
+        assertThat(plan.partition(1).orElseThrow().startTime()).contains(hour(2));
+    }
+
+    @Test
+    void theFirstRecordIsReadWhereARangeStartsAtTheLogStartOrRetentionMayHaveCutIt() {
+        topic.log(0).append(hour(0), hour(1), hour(2));
+        topic.log(1).append(hour(3), hour(4), hour(5));
+        topic.log(1).logStart = 1; // hour(3) deleted: the first retained record is at hour(4)
+        Plan plan = resolve("2024-01-01T01:00Z", "latest");
+        // partition 0: the lookup answers offset 1 above log start 0, nothing more to read; partition 1: the lookup
+        // answers the log start itself, so its first record is read to tell whether --from predates it
+        assertThat(topic.scanned).containsExactly(java.util.Set.of(0, 1), java.util.Set.of(1));
+        assertThat(kinds(plan.partition(1).orElseThrow())).containsExactly(Note.Kind.RANGE_OLDER_THAN_RETAINED);
+        Plan earliest = resolve("earliest", "latest");
+        assertThat(earliest.partition(0).orElseThrow().startTime()).contains(hour(0));
+        assertThat(earliest.partition(1).orElseThrow().startTime()).contains(hour(4));
+    }
+
+    @Test
     void offsetsAreSnapshotBeforeAnyTimeLookup() {
         topic.log(0).append(hour(0));
         resolve("2024-01-01", "2024-01-02");
