@@ -155,6 +155,43 @@ class KafkaSinkIT {
     }
 
     @Test
+    void newerWinsHoldsWhenTheTargetIndexMovesToDisk() throws Exception {
+        kafka.createTopic("ks-disk-source", 2, Map.of());
+        kafka.createTopic("ks-disk-target", 2, Map.of("cleanup.policy", "compact"));
+        List<Orders.Produced> produced = Orders.produce(kafka, "ks-disk-source", 40, 2);
+        // the live pipeline already wrote newer values of three keys and deleted a fourth, after the replayed records
+        long later = Orders.T0.plusSeconds(86_400).toEpochMilli();
+        Orders.send(kafka, List.of(
+                new ProducerRecord<>("ks-disk-target", null, later, "k00001".getBytes(StandardCharsets.UTF_8),
+                        "live".getBytes(StandardCharsets.UTF_8)),
+                new ProducerRecord<>("ks-disk-target", null, later, "k00017".getBytes(StandardCharsets.UTF_8),
+                        "live".getBytes(StandardCharsets.UTF_8)),
+                new ProducerRecord<>("ks-disk-target", null, later, "k00033".getBytes(StandardCharsets.UTF_8),
+                        "live".getBytes(StandardCharsets.UTF_8)),
+                new ProducerRecord<byte[], byte[]>("ks-disk-target", null, later,
+                        "k00020".getBytes(StandardCharsets.UTF_8), null)), Map.of());
+        System.setProperty("kbackfill.kafkaSink.indexMemoryKeys", "2");
+        CliRun r;
+        try {
+            r = run("--topic", "ks-disk-source", "--from", "earliest", "--to", "latest", "--sink", "kafka:ks-disk-target");
+        } finally {
+            System.clearProperty("kbackfill.kafkaSink.indexMemoryKeys");
+        }
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.err()).contains("note: indexed the 4 records of topic ks-disk-target").contains("on disk in ");
+        Map<String, String> expected = expectedLatest(produced);
+        expected.put("k00001", "live");
+        expected.put("k00017", "live");
+        expected.put("k00033", "live");
+        expected.remove("k00020");
+        assertThat(latest(readCommitted("ks-disk-target"))).isEqualTo(expected);
+        try (var leftovers = java.nio.file.Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            assertThat(leftovers.map(p -> p.getFileName().toString())).as("the on-disk index is deleted")
+                    .noneMatch(n -> n.startsWith("kbackfill-index-"));
+        }
+    }
+
+    @Test
     void tombstonesPassThroughOrAreDropped() throws Exception {
         kafka.createTopic("ks-tomb-source", 1, Map.of());
         Orders.produce(kafka, "ks-tomb-source", 3, 1);

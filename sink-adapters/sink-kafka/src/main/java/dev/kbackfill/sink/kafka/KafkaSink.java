@@ -1,6 +1,7 @@
 package dev.kbackfill.sink.kafka;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -141,9 +142,14 @@ final class KafkaSink implements Sink {
             if (settings.conflictMode() != ConflictMode.OVERWRITE) {
                 long started = System.nanoTime();
                 index = buildIndex(target);
-                notes.add("indexed the " + index.size() + " keys of topic " + topic + " in "
-                        + (System.nanoTime() - started) / 1_000_000 + " ms for --on-conflict "
-                        + settings.conflictMode().label());
+                long ms = (System.nanoTime() - started) / 1_000_000;
+                notes.add(index.onDisk()
+                        ? "indexed the " + index.records() + " records of topic " + topic + " in " + ms + " ms for "
+                                + "--on-conflict " + settings.conflictMode().label() + ", on disk in "
+                                + index.spillDirectory() + " (more keys than the memory budget of " + indexMemoryKeys()
+                                + ")"
+                        : "indexed the " + index.size() + " keys of topic " + topic + " in " + ms + " ms for "
+                                + "--on-conflict " + settings.conflictMode().label());
             }
         } catch (ExecutionException e) {
             throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
@@ -235,11 +241,18 @@ final class KafkaSink implements Sink {
         }
     }
 
+    /**
+     * How many keys the index keeps in memory before it moves to disk: half the heap at about 200 bytes a key
+     * ({@code kbackfill.kafkaSink.indexMemoryKeys} sets it, for tests and for tuning).
+     */
+    static long indexMemoryKeys() {
+        String set = System.getProperty("kbackfill.kafkaSink.indexMemoryKeys");
+        return set != null ? Long.parseLong(set) : Runtime.getRuntime().maxMemory() / 2 / 200;
+    }
+
     private TargetIndex buildIndex(TopicDescription target) throws InterruptedException, ExecutionException,
             java.util.concurrent.TimeoutException {
-        TargetIndex idx = new TargetIndex();
-        // about 170 bytes a key (measured): refuse clearly rather than run out of heap at 3 a.m.
-        long maxKeys = Runtime.getRuntime().maxMemory() / 2 / 200;
+        TargetIndex idx = new TargetIndex(indexMemoryKeys(), Path.of(System.getProperty("java.io.tmpdir")));
         List<BoundedReader.Range> ranges = ranges(target.partitions().stream().map(p -> p.partition()).toList(), topic);
         try (BoundedReader reader = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
                 Duration.ofMinutes(2))) {
@@ -247,13 +260,11 @@ final class KafkaSink implements Sink {
                 for (SourceRecord r : records) {
                     idx.add(r.key(), r.value() == null, r.timestamp(), r.headers());
                 }
-                if (idx.size() > maxKeys) {
-                    throw new SinkConfigException("topic " + topic + " holds more than " + maxKeys + " keys: the index "
-                            + "--on-conflict " + settings.conflictMode().label() + " needs (about 170 bytes a key) would "
-                            + "not fit in half the heap; give more heap (KBACKFILL_JAVA_OPTS=-Xmx4g) or use "
-                            + "--on-conflict overwrite");
-                }
+                idx.flush();
             });
+        } catch (RuntimeException e) {
+            idx.close();
+            throw e;
         }
         return idx;
     }
@@ -461,6 +472,10 @@ final class KafkaSink implements Sink {
 
     @Override
     public void close() {
+        if (index != null) {
+            index.close();
+            index = null;
+        }
         if (producer != null) {
             producer.close(Duration.ofSeconds(10));
             producer = null;

@@ -1,23 +1,45 @@
 package dev.kbackfill.sink.kafka;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
+import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.core.version.Version;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.LRUCache;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
 
 /**
  * What the target topic holds per key, for {@code newer-wins} and {@code insert-only}: the source coordinates of
  * the record that wrote it (from kbackfill's headers: topic, partition, offset, timestamp), or just its timestamp for
  * records written by others, and whether it is a tombstone. A tombstone is a version like any other: an older
  * replay never brings a deleted key back while the topic keeps the tombstone. Compared by the one version rule
- * ({@link Version}). A plain in-memory map: about 150 bytes per key, so a few million keys fit in the
- * default heap; beyond that use {@code --on-conflict overwrite} (see docs/sinks/kafka.md).
+ * ({@link Version}).
+ *
+ * <p>Kept in memory (about 170 bytes a key) up to a budget of keys, then on disk: past the budget every entry
+ * moves into a RocksDB store (the store Kafka Streams keeps state in) in a temporary directory, with a bloom
+ * filter and a small block cache, without a write-ahead log (the index is rebuilt from the topic on every run),
+ * deleted on {@link #close()}. On disk an entry takes its key plus 25 bytes, so the index grows with the disk,
+ * not with the heap.
  */
-final class TargetIndex {
+final class TargetIndex implements AutoCloseable {
 
     static final String SOURCE_TOPIC = "kbackfill.source.topic";
     static final String SOURCE_PARTITION = "kbackfill.source.partition";
@@ -40,14 +62,47 @@ final class TargetIndex {
     /** The origin of a record kbackfill did not write: only its timestamp is known. */
     static final String FOREIGN = "";
 
+    private static final int ENCODED = 4 + 4 + 8 + 8 + 1;
+
+    private final long memoryKeys;
+    private final Path spillParent;
     private final Map<ByteBuffer, Stamp> stamps = new HashMap<>();
     private final Map<String, String> topics = new HashMap<>();
+    /** Source topics by number, for the on-disk encoding: 0 is {@link #FOREIGN}. */
+    private final List<String> topicList = new ArrayList<>(List.of(FOREIGN));
+    private final Map<String, Integer> topicNumbers = new HashMap<>(Map.of(FOREIGN, 0));
 
-    TargetIndex() {
+    private RocksDB disk;
+    private Options options;
+    private WriteOptions writeOptions;
+    private LRUCache cache;
+    private Path spillDir;
+    private WriteBatch pending;
+    private long records;
+
+    /** An index held in memory up to {@code memoryKeys} keys, then spilled into {@code spillParent}. */
+    TargetIndex(long memoryKeys, Path spillParent) {
+        this.memoryKeys = memoryKeys;
+        this.spillParent = spillParent;
     }
 
-    int size() {
+    /** The keys of the index while it is in memory (on disk they are not counted: see {@link #records()}). */
+    long size() {
         return stamps.size();
+    }
+
+    /** The target records (with a key) the index was built from. */
+    long records() {
+        return records;
+    }
+
+    /** Whether the index moved to disk, and where. */
+    boolean onDisk() {
+        return disk != null;
+    }
+
+    Path spillDirectory() {
+        return spillDir;
     }
 
     /** Records what a target record says about its key (records arrive in offset order per partition). */
@@ -55,6 +110,7 @@ final class TargetIndex {
         if (key == null) {
             return;
         }
+        records++;
         String origin = FOREIGN;
         int partition = -1;
         long offset = -1;
@@ -73,25 +129,131 @@ final class TargetIndex {
                 ts = timestamp;
             }
         }
-        stamps.put(ByteBuffer.wrap(key), new Stamp(origin, partition, offset, ts, tombstone));
+        put(key, new Stamp(origin, partition, offset, ts, tombstone));
+    }
+
+    /** Ends a poll's worth of {@link #add} calls: on disk, they are written as one batch. */
+    void flush() {
+        if (pending != null && pending.count() > 0) {
+            try {
+                disk.write(writeOptions, pending);
+                pending.clear();
+            } catch (RocksDBException e) {
+                throw failure("write", e);
+            }
+        }
     }
 
     /** Whether a record of version {@code incoming} supersedes what the key holds (value or tombstone). */
     boolean newerWins(byte[] key, Version incoming) {
-        Stamp s = stamps.get(ByteBuffer.wrap(key));
+        Stamp s = get(key);
         return s == null || incoming.supersedes(s.version());
     }
 
     /** Whether the key holds no live value (absent or deleted). */
     boolean absent(byte[] key) {
-        Stamp s = stamps.get(ByteBuffer.wrap(key));
+        Stamp s = get(key);
         return s == null || s.deleted();
     }
 
     /** Records what this run wrote for a key: the source record's version and whether it is a tombstone. */
     void written(byte[] key, String topic, int partition, long offset, long timestamp, boolean tombstone) {
-        stamps.put(ByteBuffer.wrap(key), new Stamp(topics.computeIfAbsent(topic, t -> t), partition, offset,
-                timestamp, tombstone));
+        put(key, new Stamp(topics.computeIfAbsent(topic, t -> t), partition, offset, timestamp, tombstone));
+        flush();
+    }
+
+    private void put(byte[] key, Stamp stamp) {
+        if (disk == null) {
+            stamps.put(ByteBuffer.wrap(key), stamp);
+            if (stamps.size() > memoryKeys) {
+                spill();
+            }
+            return;
+        }
+        try {
+            pending.put(key, encode(stamp));
+        } catch (RocksDBException e) {
+            throw failure("write", e);
+        }
+    }
+
+    private Stamp get(byte[] key) {
+        if (disk == null) {
+            return stamps.get(ByteBuffer.wrap(key));
+        }
+        flush();
+        try {
+            byte[] value = disk.get(key);
+            return value == null ? null : decode(value);
+        } catch (RocksDBException e) {
+            throw failure("read", e);
+        }
+    }
+
+    /** Moves every entry to a new on-disk store; from then on the index lives there. */
+    private void spill() {
+        RocksDB.loadLibrary();
+        try {
+            Files.createDirectories(spillParent);
+            spillDir = Files.createTempDirectory(spillParent, "kbackfill-index-");
+            cache = new LRUCache(32L << 20);
+            options = new Options().setCreateIfMissing(true)
+                    .setTableFormatConfig(new BlockBasedTableConfig().setBlockCache(cache)
+                            .setFilterPolicy(new BloomFilter(10)).setCacheIndexAndFilterBlocks(false));
+            writeOptions = new WriteOptions().setDisableWAL(true);
+            disk = RocksDB.open(options, spillDir.toString());
+            pending = new WriteBatch();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot make a directory for the target index under " + spillParent, e);
+        } catch (RocksDBException e) {
+            throw failure("open", e);
+        }
+        for (Map.Entry<ByteBuffer, Stamp> e : stamps.entrySet()) {
+            put(e.getKey().array(), e.getValue());
+            if (pending.count() >= 10_000) {
+                flush();
+            }
+        }
+        flush();
+        stamps.clear();
+    }
+
+    private byte[] encode(Stamp s) {
+        int topic = topicNumbers.computeIfAbsent(s.topic(), t -> {
+            topicList.add(t);
+            return topicList.size() - 1;
+        });
+        return ByteBuffer.allocate(ENCODED).putInt(topic).putInt(s.partition()).putLong(s.offset())
+                .putLong(s.timestamp()).put((byte) (s.deleted() ? 1 : 0)).array();
+    }
+
+    private Stamp decode(byte[] value) {
+        ByteBuffer b = ByteBuffer.wrap(value);
+        return new Stamp(topicList.get(b.getInt()), b.getInt(), b.getLong(), b.getLong(), b.get() == 1);
+    }
+
+    private SinkException failure(String what, RocksDBException e) {
+        return new SinkException("cannot " + what + " the on-disk target index in " + spillDir + ": " + e.getMessage(), e);
+    }
+
+    /** Closes the on-disk store and deletes its directory. */
+    @Override
+    public void close() {
+        stamps.clear();
+        if (disk == null) {
+            return;
+        }
+        pending.close();
+        disk.close();
+        writeOptions.close();
+        options.close();
+        cache.close();
+        disk = null;
+        try (Stream<Path> files = Files.walk(spillDir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // a temporary directory left behind is not worth failing a finished run for
+        }
     }
 
     private static String text(Header h) {
