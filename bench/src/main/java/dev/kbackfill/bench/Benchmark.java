@@ -108,6 +108,9 @@ public final class Benchmark {
             if (only.equals("all") || only.equals("scale")) {
                 scale();
             }
+            if (only.equals("all") || only.equals("plan")) {
+                planning();
+            }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
                 System.out.println("serving topic " + TOPIC + " at " + bootstrap + " until end of input");
@@ -150,43 +153,57 @@ public final class Benchmark {
     }
 
     private void reading() throws Exception {
-        System.out.println("== reading the whole topic (earliest..latest), wall time of the process");
-        System.out.printf("%-6s %-34s %10s %12s %10s%n", "round", "reader", "seconds", "records/s", "MB/s");
-        // the harness starts like bin/kbackfill does, from a class-data-sharing archive (dumped by one untimed run)
-        // (an archive takes jars only: the bench's own jar rather than its classes directory)
-        Path archive = root.resolve("bench/target/readonly.jsa");
-        Files.deleteIfExists(archive);
+        System.out.println("== reading the whole topic (earliest..latest), wall time and peak RSS of the process");
+        System.out.printf("%-6s %-34s %10s %12s %10s %8s%n", "round", "reader", "seconds", "records/s", "MB/s", "RSS MB");
+        // both JVM readers start from a class-data-sharing archive of their own (dumped by one untimed run), as
+        // bin/kbackfill does (an archive takes jars only: the bench's own jar rather than its classes directory)
         String jarsOnly;
         try (java.util.stream.Stream<Path> jars = Files.list(root.resolve("bench/target"))) {
             jarsOnly = Files.readString(root.resolve("bench/target/classpath.txt")).strip() + ":" + jars
                     .filter(p -> p.getFileName().toString().matches("kbackfill-bench-.*\\.jar")).findFirst()
                     .orElseThrow(() -> new IllegalStateException("no bench jar: run bench/run.sh"));
         }
-        time(0, "(untimed: class-data-sharing archive)", List.of("java", "-XX:ArchiveClassesAtExit=" + archive, "-Xmx256m",
+        Path ours = root.resolve("bench/target/readonly.jsa");
+        Path plain = root.resolve("bench/target/rawconsumer.jsa");
+        Files.deleteIfExists(ours);
+        Files.deleteIfExists(plain);
+        time(0, "(untimed: class-data-sharing archive)", List.of("java", "-XX:ArchiveClassesAtExit=" + ours, "-Xmx256m",
                 "-cp", jarsOnly, ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
-        String cds = "-XX:SharedArchiveFile=" + archive;
+        time(0, "(untimed: class-data-sharing archive)", List.of("java", "-XX:ArchiveClassesAtExit=" + plain,
+                "-Xmx256m", "-cp", jarsOnly, RawConsumer.class.getName(), bootstrap, TOPIC), "records=");
         for (int r = 1; r <= rounds; r++) {
             time(r, "kcat -C -e -q -f '%k%s\\n'", List.of("bash", "-c", "kcat -C -b " + bootstrap + " -t " + TOPIC
                     + " -o beginning -e -q -f '%k%s\\n' > /dev/null"), null);
-            time(r, "kbackfill reader (-Xmx256m)", List.of("java", cds, "-Xmx256m", "-cp", jarsOnly,
-                    ReadOnly.class.getName(), bootstrap, TOPIC, "raw"), "records=");
-            time(r, "kbackfill reader + JSON decode", List.of("java", cds, "-Xmx256m", "-cp", jarsOnly,
-                    ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
+            double reference = time(r, "KafkaConsumer loop (-Xmx256m)", List.of("java", "-XX:SharedArchiveFile=" + plain,
+                    "-Xmx256m", "-cp", jarsOnly, RawConsumer.class.getName(), bootstrap, TOPIC), "records=");
+            double reader = time(r, "kbackfill reader (-Xmx256m)", List.of("java", "-XX:SharedArchiveFile=" + ours,
+                    "-Xmx256m", "-cp", jarsOnly, ReadOnly.class.getName(), bootstrap, TOPIC, "raw"), "records=");
+            time(r, "kbackfill reader + JSON decode", List.of("java", "-XX:SharedArchiveFile=" + ours, "-Xmx256m", "-cp",
+                    jarsOnly, ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
+            System.out.printf(Locale.ROOT, "%-6d %-34s %9.2fx%n", r, "reader vs KafkaConsumer loop", reference / reader);
         }
         System.out.println();
     }
 
-    private void time(int round, String name, List<String> command, String expect) throws Exception {
+    /** Runs one reader process; prints and returns its wall seconds (and its peak RSS). */
+    private double time(int round, String name, List<String> command, String expect) throws Exception {
+        Path rss = Files.createTempFile("kbackfill-bench", ".rss");
+        List<String> timed = new ArrayList<>(List.of("/usr/bin/time", "-f", "%M", "-o", rss.toString()));
+        timed.addAll(command);
         long started = System.nanoTime();
-        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder(timed).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         int code = p.waitFor();
         double s = (System.nanoTime() - started) / 1e9;
         if (code != 0 || (expect != null && !out.contains(expect + records))) {
             throw new IllegalStateException(name + " failed (exit " + code + "): " + out);
         }
+        long kb = Long.parseLong(Files.readString(rss).strip().lines().reduce((a, b) -> b).orElse("0"));
+        Files.delete(rss);
         double bytes = records * 230.0;
-        System.out.printf(Locale.ROOT, "%-6d %-34s %10.2f %12.0f %10.1f%n", round, name, s, records / s, bytes / s / 1e6);
+        System.out.printf(Locale.ROOT, "%-6d %-34s %10.2f %12.0f %10.1f %8d%n", round, name, s, records / s,
+                bytes / s / 1e6, kb / 1024);
+        return s;
     }
 
     private void postgres() throws Exception {
@@ -211,9 +228,14 @@ public final class Benchmark {
             System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12.0f%n", r, "kbackfill run, Kafka to PostgreSQL (-Xmx256m)",
                     ours, records / ours);
             reset(url);
+            double pipeline = kcatPsqlPipeline(url);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12.0f%n", r, "kcat | psql \\copy, INSERT..SELECT DISTINCT ON",
+                    pipeline, records / pipeline);
+            reset(url);
             double ceiling = copyCeiling(url);
             System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12.0f%n", r, "COPY + INSERT..SELECT..ON CONFLICT (no Kafka)",
                     ceiling, records / ceiling);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx%n", r, "kbackfill vs kcat|psql pipeline", pipeline / ours);
             System.out.printf(Locale.ROOT, "%-6d %-44s %10.0f%%%n", r, "kbackfill / ceiling", 100 * ceiling / ours);
         }
     }
@@ -303,6 +325,73 @@ public final class Benchmark {
         }
     }
 
+    /** Wall seconds and peak resident memory (KB, from GNU time) of one process. */
+    record Measured(double seconds, long peakRssKb, String out) {
+    }
+
+    private static Measured measure(List<String> command, Map<String, String> env) throws Exception {
+        Path rss = Files.createTempFile("kbackfill-bench", ".rss");
+        List<String> timed = new ArrayList<>(List.of("/usr/bin/time", "-f", "%M", "-o", rss.toString()));
+        timed.addAll(command);
+        long t = System.nanoTime();
+        String out = exec(timed, env);
+        double seconds = (System.nanoTime() - t) / 1e9;
+        long kb = Long.parseLong(Files.readString(rss).strip().lines().reduce((a, b) -> b).orElseThrow());
+        Files.delete(rss);
+        return new Measured(seconds, kb, out);
+    }
+
+    /**
+     * {@code plan} over a topic of many partitions (default 1,000, -Dbench.planPartitions) with a time bound,
+     * against Kafka's GetOffsetShell answering one time lookup over the same partitions: both started as
+     * processes, as a user starts them.
+     */
+    private void planning() throws Exception {
+        int partitions = Integer.getInteger("bench.planPartitions", 1000);
+        int perPartition = Integer.getInteger("bench.planRecordsPerPartition", 200);
+        String topic = "bench-plan";
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1)
+                    .configs(Map.of("retention.ms", "-1")))).all().get();
+            Thread.sleep(3000);
+        }
+        int total = partitions * perPartition;
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 20);
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < total; i++) {
+                p.send(new ProducerRecord<>(topic, i % partitions, T0.plusSeconds(i).toEpochMilli(), key(i, keys),
+                        json(i, keys)));
+            }
+            p.flush();
+        }
+        Instant middle = T0.plusSeconds(total / 2);
+        System.out.printf("== plan: %d partitions, %d records, --from %s --to latest; wall time and peak RSS%n",
+                partitions, total, middle);
+        List<String> ours = List.of(root.resolve("bin/kbackfill").toString(), "plan", "--topic", topic, "--from",
+                middle.toString(), "--to", "latest", "--bootstrap-server", bootstrap);
+        List<String> shell = List.of("java", "-Xlog:disable", "-cp", classpath, "org.apache.kafka.tools.GetOffsetShell",
+                "--bootstrap-server", bootstrap, "--topic", topic, "--time", Long.toString(middle.toEpochMilli()));
+        measure(ours, Map.of()); // untimed: the broker's first answers for these partitions
+        measure(shell, Map.of());
+        System.out.printf("%-6s %-44s %10s %12s%n", "round", "command", "seconds", "peak RSS MB");
+        for (int r = 1; r <= rounds; r++) {
+            Measured k = measure(ours, Map.of());
+            if (!k.out().contains("total")) {
+                throw new IllegalStateException("kbackfill plan printed no plan: " + k.out());
+            }
+            Measured g = measure(shell, Map.of());
+            if (g.out().lines().count() != partitions) {
+                throw new IllegalStateException("GetOffsetShell answered " + g.out().lines().count() + " lines");
+            }
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12d%n", r, "kbackfill plan (time bound, checked)",
+                    k.seconds(), k.peakRssKb() / 1024);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12d%n", r, "GetOffsetShell --time (one lookup)",
+                    g.seconds(), g.peakRssKb() / 1024);
+            System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx%n", r, "kbackfill / GetOffsetShell", k.seconds() / g.seconds());
+        }
+        System.out.println();
+    }
+
     private void checkRows(Path table) throws Exception {
         long rows = dev.kbackfill.sink.delta.DeltaTableRows.rows(table.toString()).size();
         if (rows != keys) {
@@ -349,6 +438,46 @@ public final class Benchmark {
      * The database's own ceiling for the same rows: COPY 50k-row chunks into a temporary table and upsert them with
      * one INSERT .. SELECT .. ON CONFLICT each, guard included. The CSV is built before the clock starts.
      */
+    /**
+     * The best hand-built pipeline on the same cores (issue 13's PostgreSQL reference): kcat reads the topic while
+     * psql copies its output into an unlogged staging table, then one {@code INSERT .. SELECT DISTINCT ON (key)}
+     * takes each key's last record, its fields out of the JSON, into the same table with the same newer-wins guard.
+     * No exactly-once, no resume. Timed from kcat's start to the INSERT's commit; the rows are checked.
+     */
+    private double kcatPsqlPipeline(String url) throws Exception {
+        String psqlUrl = "postgresql://postgres@" + url.substring("jdbc:postgresql://".length(), url.indexOf('?'));
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS staging");
+            s.execute("CREATE UNLOGGED TABLE staging (k text, p int, o bigint, ts bigint, v text)");
+        }
+        String insert = "INSERT INTO bench_orders SELECT DISTINCT ON (k) k, j->>'order_id', j->>'customer', "
+                + "j->>'status', (j->>'amount')::numeric, j->>'currency', (j->>'items')::bigint, j->>'channel', "
+                + "j->>'updated_at', j->>'note', p, o, to_timestamp(ts / 1000.0) FROM (SELECT k, p, o, ts, v::json AS j "
+                + "FROM staging) s ORDER BY k, p, o DESC ON CONFLICT (kafka_key) DO UPDATE SET "
+                + "order_id = EXCLUDED.order_id, customer = EXCLUDED.customer, status = EXCLUDED.status, "
+                + "amount = EXCLUDED.amount, currency = EXCLUDED.currency, items = EXCLUDED.items, "
+                + "channel = EXCLUDED.channel, updated_at = EXCLUDED.updated_at, note = EXCLUDED.note, "
+                + "kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset, "
+                + "kafka_timestamp = EXCLUDED.kafka_timestamp WHERE bench_orders.kafka_offset IS NULL OR "
+                + "(bench_orders.kafka_partition = EXCLUDED.kafka_partition AND bench_orders.kafka_offset <= "
+                + "EXCLUDED.kafka_offset) OR (bench_orders.kafka_partition <> EXCLUDED.kafka_partition AND "
+                + "bench_orders.kafka_timestamp <= EXCLUDED.kafka_timestamp)";
+        String pipeline = "set -o pipefail; kcat -C -b " + bootstrap + " -t " + TOPIC + " -o beginning -e -q "
+                + "-f '%k\\t%p\\t%o\\t%T\\t%s\\n' | psql -q -v ON_ERROR_STOP=1 '" + psqlUrl + "' "
+                + "-c '\\copy staging FROM pstdin' -c \"" + insert.replace("\"", "\\\"") + "\"";
+        long started = System.nanoTime();
+        exec(List.of("bash", "-c", pipeline), Map.of());
+        double seconds = (System.nanoTime() - started) / 1e9;
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM bench_orders")) {
+            rs.next();
+            if (rs.getLong(1) != keys) {
+                throw new IllegalStateException("the kcat | psql pipeline left " + rs.getLong(1) + " rows, not " + keys);
+            }
+        }
+        return seconds;
+    }
+
     private double copyCeiling(String url) throws Exception {
         int chunk = 50_000;
         List<String> chunks = new ArrayList<>();
