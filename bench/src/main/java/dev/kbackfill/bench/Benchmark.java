@@ -111,6 +111,9 @@ public final class Benchmark {
             if (only.equals("all") || only.equals("plan")) {
                 planning();
             }
+            if (only.equals("index")) {
+                targetIndex();
+            }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
                 System.out.println("serving topic " + TOPIC + " at " + bootstrap + " until end of input");
@@ -323,6 +326,52 @@ public final class Benchmark {
             System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx / %.2fx%n", r, "Spark local[2] / one process; local[1] / local[2]",
                     spark.get(0) / single, spark.get(1) / spark.get(0));
         }
+    }
+
+    /**
+     * The Kafka sink's target index beyond the heap: a compacted target topic of many keys (default 20M,
+     * -Dbench.indexKeys), then a newer-wins backfill of a small range into it under -Xmx512m, whose index of the
+     * target moves to disk. Prints the index's own time (the sink's note), the run's wall time and peak RSS.
+     */
+    private void targetIndex() throws Exception {
+        int indexKeys = Integer.getInteger("bench.indexKeys", 20_000_000);
+        String target = "bench-index";
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(target, PARTITIONS, (short) 1)
+                    .configs(Map.of("cleanup.policy", "compact", "retention.ms", "-1")))).all().get();
+            Thread.sleep(2000);
+        }
+        long started = System.nanoTime();
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 20,
+                ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024, ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < indexKeys; i++) {
+                p.send(new ProducerRecord<>(target, null, T0.toEpochMilli(), String.format(Locale.ROOT, "key-%09d", i),
+                        "{\"live\":" + i + "}"));
+            }
+            p.flush();
+        }
+        System.out.printf(Locale.ROOT, "== Kafka sink target index: %d keys in topic %s (loaded in %.0f s)%n", indexKeys,
+                target, (System.nanoTime() - started) / 1e9);
+        List<String> run = List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC, "--from",
+                "earliest", "--to", "offset:1000", "--partitions", "0", "--sink", "kafka:" + target, "--job", "bench-index",
+                "--progress", "none", "--bootstrap-server", bootstrap);
+        ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(List.of("/usr/bin/time", "-f", "RSS_KB=%M")) {{
+            addAll(run);
+        }}).redirectErrorStream(true);
+        pb.environment().put("KBACKFILL_JAVA_OPTS", "-Xmx512m");
+        long t = System.nanoTime();
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        double seconds = (System.nanoTime() - t) / 1e9;
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("the run into " + target + " failed: " + out);
+        }
+        String note = out.lines().filter(l -> l.startsWith("note: indexed")).findFirst().orElse("(no index note)");
+        long rssKb = Long.parseLong(out.lines().filter(l -> l.startsWith("RSS_KB=")).findFirst().orElseThrow()
+                .substring(7));
+        System.out.println(note);
+        System.out.printf(Locale.ROOT, "run (-Xmx512m): %.1f s wall, peak RSS %d MB%n%n", seconds, rssKb / 1024);
     }
 
     /** Wall seconds and peak resident memory (KB, from GNU time) of one process. */
