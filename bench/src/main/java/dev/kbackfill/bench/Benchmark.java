@@ -190,23 +190,13 @@ public final class Benchmark {
 
     /** Runs one reader process; prints and returns its wall seconds (and its peak RSS). */
     private double time(int round, String name, List<String> command, String expect) throws Exception {
-        Path rss = Files.createTempFile("kbackfill-bench", ".rss");
-        List<String> timed = new ArrayList<>(List.of("/usr/bin/time", "-f", "%M", "-o", rss.toString()));
-        timed.addAll(command);
-        long started = System.nanoTime();
-        Process p = new ProcessBuilder(timed).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        int code = p.waitFor();
-        double s = (System.nanoTime() - started) / 1e9;
-        if (code != 0 || (expect != null && !out.contains(expect + records))) {
-            throw new IllegalStateException(name + " failed (exit " + code + "): " + out);
+        Measured m = measure(command, Map.of());
+        if (expect != null && !m.out().contains(expect + records)) {
+            throw new IllegalStateException(name + " read something else: " + m.out());
         }
-        long kb = Long.parseLong(Files.readString(rss).strip().lines().reduce((a, b) -> b).orElse("0"));
-        Files.delete(rss);
-        double bytes = records * 230.0;
-        System.out.printf(Locale.ROOT, "%-6d %-34s %10.2f %12.0f %10.1f %8d%n", round, name, s, records / s,
-                bytes / s / 1e6, kb / 1024);
-        return s;
+        System.out.printf(Locale.ROOT, "%-6d %-34s %10.2f %12.0f %10.1f %8d%n", round, name, m.seconds(),
+                records / m.seconds(), records * 230.0 / m.seconds() / 1e6, m.peakRssKb() / 1024);
+        return m.seconds();
     }
 
     private void postgres() throws Exception {
@@ -472,6 +462,17 @@ public final class Benchmark {
         return out;
     }
 
+    /** The references' upsert into bench_orders: every column, under kbackfill's newer-wins guard. */
+    private static final String UPSERT = "ON CONFLICT (kafka_key) DO UPDATE SET "
+            + "order_id = EXCLUDED.order_id, customer = EXCLUDED.customer, status = EXCLUDED.status, "
+            + "amount = EXCLUDED.amount, currency = EXCLUDED.currency, items = EXCLUDED.items, "
+            + "channel = EXCLUDED.channel, updated_at = EXCLUDED.updated_at, note = EXCLUDED.note, "
+            + "kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset, "
+            + "kafka_timestamp = EXCLUDED.kafka_timestamp WHERE bench_orders.kafka_offset IS NULL OR "
+            + "(bench_orders.kafka_partition = EXCLUDED.kafka_partition AND bench_orders.kafka_offset <= "
+            + "EXCLUDED.kafka_offset) OR (bench_orders.kafka_partition <> EXCLUDED.kafka_partition AND "
+            + "bench_orders.kafka_timestamp <= EXCLUDED.kafka_timestamp)";
+
     private static void reset(String url) throws Exception {
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS bench_orders");
@@ -502,15 +503,7 @@ public final class Benchmark {
         String insert = "INSERT INTO bench_orders SELECT DISTINCT ON (k) k, j->>'order_id', j->>'customer', "
                 + "j->>'status', (j->>'amount')::numeric, j->>'currency', (j->>'items')::bigint, j->>'channel', "
                 + "j->>'updated_at', j->>'note', p, o, to_timestamp(ts / 1000.0) FROM (SELECT k, p, o, ts, v::json AS j "
-                + "FROM staging) s ORDER BY k, p, o DESC ON CONFLICT (kafka_key) DO UPDATE SET "
-                + "order_id = EXCLUDED.order_id, customer = EXCLUDED.customer, status = EXCLUDED.status, "
-                + "amount = EXCLUDED.amount, currency = EXCLUDED.currency, items = EXCLUDED.items, "
-                + "channel = EXCLUDED.channel, updated_at = EXCLUDED.updated_at, note = EXCLUDED.note, "
-                + "kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset, "
-                + "kafka_timestamp = EXCLUDED.kafka_timestamp WHERE bench_orders.kafka_offset IS NULL OR "
-                + "(bench_orders.kafka_partition = EXCLUDED.kafka_partition AND bench_orders.kafka_offset <= "
-                + "EXCLUDED.kafka_offset) OR (bench_orders.kafka_partition <> EXCLUDED.kafka_partition AND "
-                + "bench_orders.kafka_timestamp <= EXCLUDED.kafka_timestamp)";
+                + "FROM staging) s ORDER BY k, p, o DESC " + UPSERT;
         String pipeline = "set -o pipefail; kcat -C -b " + bootstrap + " -t " + TOPIC + " -o beginning -e -q "
                 + "-f '%k\\t%p\\t%o\\t%T\\t%s\\n' | psql -q -v ON_ERROR_STOP=1 '" + psqlUrl + "' "
                 + "-c '\\copy staging FROM pstdin' -c \"" + insert.replace("\"", "\\\"") + "\"";
@@ -554,15 +547,7 @@ public final class Benchmark {
                 for (String csv : chunks) {
                     copy.copyIn("COPY staging FROM STDIN WITH (FORMAT csv)", new StringReader(csv));
                     s.execute("INSERT INTO bench_orders SELECT DISTINCT ON (kafka_key) * FROM staging "
-                            + "ORDER BY kafka_key, kafka_offset DESC ON CONFLICT (kafka_key) DO UPDATE SET "
-                            + "order_id = EXCLUDED.order_id, customer = EXCLUDED.customer, status = EXCLUDED.status, "
-                            + "amount = EXCLUDED.amount, currency = EXCLUDED.currency, items = EXCLUDED.items, "
-                            + "channel = EXCLUDED.channel, updated_at = EXCLUDED.updated_at, note = EXCLUDED.note, "
-                            + "kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset, "
-                            + "kafka_timestamp = EXCLUDED.kafka_timestamp WHERE bench_orders.kafka_offset IS NULL OR "
-                            + "(bench_orders.kafka_partition = EXCLUDED.kafka_partition AND bench_orders.kafka_offset <= "
-                            + "EXCLUDED.kafka_offset) OR (bench_orders.kafka_partition <> EXCLUDED.kafka_partition AND "
-                            + "bench_orders.kafka_timestamp <= EXCLUDED.kafka_timestamp)");
+                            + "ORDER BY kafka_key, kafka_offset DESC " + UPSERT);
                     c.commit();
                 }
             }

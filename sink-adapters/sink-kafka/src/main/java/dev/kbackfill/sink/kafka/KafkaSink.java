@@ -346,6 +346,17 @@ final class KafkaSink implements Sink {
         Map<String, String> latest = new java.util.HashMap<>();
         try {
             List<BoundedReader.Range> ranges = ranges(List.of(0), JOB_TOPIC);
+            // read your own writes: a commit has returned before the last stable offset moved past it (the
+            // markers are written after), so wait for it to cover what this sink committed
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            while (ranges.get(0).end() < jobsWrittenUpTo && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+                ranges = ranges(List.of(0), JOB_TOPIC);
+            }
+            if (ranges.get(0).end() < jobsWrittenUpTo) {
+                throw new SinkException("cannot " + action + " from " + JOB_TOPIC + ": its last stable offset stays at "
+                        + ranges.get(0).end() + ", below the job record this run committed at " + (jobsWrittenUpTo - 1));
+            }
             try (BoundedReader reader = new BoundedReader(JOB_TOPIC, config, IsolationLevel.READ_COMMITTED, ranges, false,
                     Duration.ofMinutes(1))) {
                 reader.read((records, positions, lost) -> {
@@ -371,7 +382,7 @@ final class KafkaSink implements Sink {
 
     @Override
     public void begin(JobState state) {
-        transaction(state.job(), () -> producer.send(jobRecord(state.job(), JobStateJson.write(state))));
+        transaction(state.job(), () -> sendJob(jobRecord(state.job(), JobStateJson.write(state))));
         current = state;
     }
 
@@ -381,7 +392,7 @@ final class KafkaSink implements Sink {
         if (producer == null) {
             throw new IllegalStateException("reset needs the job's lock");
         }
-        transaction(job, () -> producer.send(jobRecord(job, null)));
+        transaction(job, () -> sendJob(jobRecord(job, null)));
         if (sameCluster) {
             try {
                 admin.deleteConsumerGroups(List.of("kbackfill-" + job)).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -427,7 +438,7 @@ final class KafkaSink implements Sink {
                 written.add(c);
                 counts[tombstone ? 1 : 0]++;
             }
-            producer.send(jobRecord(batch.job(), JobStateJson.write(after)));
+            sendJob(jobRecord(batch.job(), JobStateJson.write(after)));
             if (sameCluster && !batch.nextOffsets().isEmpty()) {
                 Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
                 batch.nextOffsets().forEach((p, o) -> offsets.put(new TopicPartition(settings.source().topic(), p),
@@ -459,9 +470,28 @@ final class KafkaSink implements Sink {
                 state == null ? null : state.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** The job record of the transaction under way; its offset is known once the transaction committed. */
+    private java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> jobWrite;
+    /** The offset after this sink's last committed job record: what its own reads of the jobs topic must see. */
+    private long jobsWrittenUpTo;
+
+    private void sendJob(ProducerRecord<byte[], byte[]> record) {
+        jobWrite = producer.send(record);
+    }
+
     private void transaction(String job, Runnable body) {
         try {
+            jobWrite = null;
             Transactions.run(producer, job, topic, body);
+            if (jobWrite != null) {
+                jobsWrittenUpTo = Math.max(jobsWrittenUpTo, jobWrite.get().offset() + 1);
+            }
+        } catch (ExecutionException e) {
+            throw new SinkException("the job record of job " + job + " was committed but its offset is unknown: "
+                    + e.getCause().getMessage(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SinkException("interrupted after committing job " + job, e);
         } catch (Transactions.CommitOutcomeUnknownException e) {
             // never abort a commit whose outcome is unknown; this producer is done
             producer.close(Duration.ZERO);
