@@ -114,29 +114,30 @@ public final class RangeResolver {
         // The first record a reader sees of a partition names the start time of a range that starts at the log
         // start, and tells whether --from is older than what retention kept. Reading it costs a fetch per
         // partition, so it is read only where the time lookups did not already answer either question.
-        Map<Integer, Snapshot> snapshots = new java.util.TreeMap<>();
-        Map<Integer, Long> firstWanted = new java.util.HashMap<>();
+        Map<Integer, PartitionRange> resolved = new java.util.TreeMap<>();
+        Map<Integer, Snapshot> unanswered = new java.util.HashMap<>();
         for (int p : selected) {
             Snapshot s = new Snapshot(p, require(logStart, p, "log start"), require(end, p, "end"),
                     Optional.ofNullable(highWatermark.get(p)), Optional.empty());
-            snapshots.put(p, s);
             PartitionRange r = resolvePartition(request, s, fromTime, fromHits.get(p), toTime, toHits.get(p),
                     continueFrom);
+            resolved.put(p, r);
             if ((r.start() < r.end() && r.startTime().isEmpty())
                     || (fromTime.isPresent() && s.logStart() > 0 && mayPrecedeRetained(fromHits.get(p), s))) {
-                firstWanted.put(p, s.logStart());
+                unanswered.put(p, s);
             }
         }
-        Map<Integer, OffsetSource.TimestampedOffset> firstRecords = firstWanted.isEmpty() ? Map.of()
-                : source.firstVisibleAtOrAfter(name, firstWanted, end, Instant.EPOCH, isolation);
-
-        List<PartitionRange> ranges = new ArrayList<>();
-        for (Snapshot s : snapshots.values()) {
-            int p = s.partition();
-            Snapshot full = new Snapshot(p, s.logStart(), s.end(), s.highWatermark(),
-                    Optional.ofNullable(firstRecords.get(p)));
-            ranges.add(resolvePartition(request, full, fromTime, fromHits.get(p), toTime, toHits.get(p), continueFrom));
+        if (!unanswered.isEmpty()) {
+            Map<Integer, Long> from = new java.util.HashMap<>();
+            unanswered.forEach((p, s) -> from.put(p, s.logStart()));
+            Map<Integer, OffsetSource.TimestampedOffset> firstRecords =
+                    source.firstVisibleAtOrAfter(name, from, end, Instant.EPOCH, isolation);
+            // only these partitions change: the others resolved without a first record and would again
+            unanswered.forEach((p, s) -> resolved.put(p, resolvePartition(request, new Snapshot(p, s.logStart(),
+                    s.end(), s.highWatermark(), Optional.ofNullable(firstRecords.get(p))), fromTime, fromHits.get(p),
+                    toTime, toHits.get(p), continueFrom)));
         }
+        List<PartitionRange> ranges = new ArrayList<>(resolved.values());
         return new Plan(original, now, fromTime, toTime, topic.clusterId(), topic.topicId(), topic.timestampType(),
                 ranges, topicNotes(topic, fromTime, toTime, now));
     }
