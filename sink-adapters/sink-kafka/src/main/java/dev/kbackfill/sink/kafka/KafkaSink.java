@@ -452,6 +452,7 @@ final class KafkaSink implements Sink {
                 SourceRecord r = c.source();
                 index.written(r.key(), r.topic(), r.partition(), r.offset(), r.timestamp(), r.value() == null);
             }
+            index.flush();
         }
         return new WriteResult(counts[0], counts[1], counts[2], keptOut);
     }

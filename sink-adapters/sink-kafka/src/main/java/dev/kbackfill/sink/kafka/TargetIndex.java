@@ -67,8 +67,7 @@ final class TargetIndex implements AutoCloseable {
     private final long memoryKeys;
     private final Path spillParent;
     private final Map<ByteBuffer, Stamp> stamps = new HashMap<>();
-    private final Map<String, String> topics = new HashMap<>();
-    /** Source topics by number, for the on-disk encoding: 0 is {@link #FOREIGN}. */
+    /** Source topics by number (one shared instance of each name, and the on-disk encoding): 0 is {@link #FOREIGN}. */
     private final List<String> topicList = new ArrayList<>(List.of(FOREIGN));
     private final Map<String, Integer> topicNumbers = new HashMap<>(Map.of(FOREIGN, 0));
 
@@ -121,7 +120,7 @@ final class TargetIndex implements AutoCloseable {
                 partition = Integer.parseInt(text(headers.lastHeader(SOURCE_PARTITION)));
                 offset = Long.parseLong(text(headers.lastHeader(SOURCE_OFFSET)));
                 ts = Long.parseLong(text(headers.lastHeader(SOURCE_TIMESTAMP)));
-                origin = topics.computeIfAbsent(header, t -> t);
+                origin = topic(header);
             } catch (NumberFormatException | NullPointerException e) {
                 origin = FOREIGN;
                 partition = -1;
@@ -156,10 +155,24 @@ final class TargetIndex implements AutoCloseable {
         return s == null || s.deleted();
     }
 
-    /** Records what this run wrote for a key: the source record's version and whether it is a tombstone. */
+    /**
+     * Records what this run wrote for a key: the source record's version and whether it is a tombstone. On disk,
+     * the writes of a batch go out together at the next {@link #flush()} (or read).
+     */
     void written(byte[] key, String topic, int partition, long offset, long timestamp, boolean tombstone) {
-        put(key, new Stamp(topics.computeIfAbsent(topic, t -> t), partition, offset, timestamp, tombstone));
-        flush();
+        put(key, new Stamp(topic(topic), partition, offset, timestamp, tombstone));
+    }
+
+    /** The shared instance of a topic name. */
+    private String topic(String name) {
+        return topicList.get(number(name));
+    }
+
+    private int number(String topic) {
+        return topicNumbers.computeIfAbsent(topic, t -> {
+            topicList.add(t);
+            return topicList.size() - 1;
+        });
     }
 
     private void put(byte[] key, Stamp stamp) {
@@ -219,11 +232,7 @@ final class TargetIndex implements AutoCloseable {
     }
 
     private byte[] encode(Stamp s) {
-        int topic = topicNumbers.computeIfAbsent(s.topic(), t -> {
-            topicList.add(t);
-            return topicList.size() - 1;
-        });
-        return ByteBuffer.allocate(ENCODED).putInt(topic).putInt(s.partition()).putLong(s.offset())
+        return ByteBuffer.allocate(ENCODED).putInt(number(s.topic())).putInt(s.partition()).putLong(s.offset())
                 .putLong(s.timestamp()).put((byte) (s.deleted() ? 1 : 0)).array();
     }
 
