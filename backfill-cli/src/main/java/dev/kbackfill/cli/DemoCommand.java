@@ -90,9 +90,7 @@ final class DemoCommand implements Callable<Integer> {
             err.printf("broker up at %s; creating topic %s with %d partitions%n", kafka.bootstrapServers(),
                     DemoData.TOPIC, DemoData.PARTITIONS);
             kafka.createTopic(DemoData.TOPIC, DemoData.PARTITIONS, Map.of());
-            DemoData.produce(kafka.clientConfig(), records);
-            err.printf("wrote %d orders with event times across %s (UTC)%n", records, DemoData.DAY.toString()
-                    .substring(0, 10));
+            fill(kafka.clientConfig(), err);
             int code = demo(kafka.bootstrapServers(), kafka.clientConfig());
             err.println();
             err.println("stopping the embedded broker");
@@ -121,6 +119,11 @@ final class DemoCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
             throw new CliFailure("interrupted while creating the demo topic", e);
         }
+        fill(config, err);
+    }
+
+    /** Writes the sample orders into the topic. */
+    private void fill(Map<String, Object> config, PrintWriter err) {
         DemoData.produce(config, records);
         err.printf("wrote %d orders with event times across %s (UTC)%n", records, DemoData.DAY.toString()
                 .substring(0, 10));

@@ -72,7 +72,6 @@ final class HelpSections {
                 bySection.get(sectionOf(o)).add(o);
             }
         }
-        CommandLine.Help.Layout layout = help.createDefaultLayout();
         StringBuilder text = new StringBuilder();
         bySection.forEach((section, options) -> {
             if (options.isEmpty()) {

@@ -352,7 +352,7 @@ final class RunCommand implements Callable<Integer> {
                 report.completed(summary);
             }
             printSummary(summary, target.target(), out);
-            long left = summary.partitions().stream().mapToLong(p -> Math.max(0, p.end() - p.next())).sum();
+            long left = summary.left();
             String signal = dev.kbackfill.core.run.StopRequest.reason();
             if (left > 0 && signal != null) {
                 err.println("stopped on " + signal + " with " + left + " offsets left, every partition committed up to "

@@ -103,7 +103,7 @@ final class RunMetrics {
             counts.put("lost", p.lost());
             counts.forEach((kind, n) -> gauge(registry, "kbackfill.run.records", partition.and("count", kind), n,
                     null, "Records of the last run by what became of them (written: changes written)"));
-            gauge(registry, "kbackfill.offsets.left", partition, Math.max(0, p.end() - p.next()), null,
+            gauge(registry, "kbackfill.offsets.left", partition, p.left(), null,
                     "Offsets of the plan not yet committed");
         }
     }
@@ -114,9 +114,13 @@ final class RunMetrics {
                 .register(registry);
     }
 
+    /** The run's end, when it succeeded: the time of the job's last success. */
+    private static OptionalDouble succeeded(Facts f) {
+        return f.exitCode() == ExitCodes.OK ? OptionalDouble.of(f.ended().toEpochMilli() / 1000.0) : OptionalDouble.empty();
+    }
+
     private void writeFile(Facts f, PrintWriter err) {
-        OptionalDouble lastSuccess = f.exitCode() == ExitCodes.OK
-                ? OptionalDouble.of(f.ended().toEpochMilli() / 1000.0) : previousSuccess(file, f.job());
+        OptionalDouble lastSuccess = succeeded(f).isPresent() ? succeeded(f) : previousSuccess(file, f.job());
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         try {
             register(registry, f, lastSuccess);
@@ -168,8 +172,7 @@ final class RunMetrics {
         settings.put("otlp.step", "1h"); // published once, when the registry closes at the end of the run
         OtlpConfig config = key -> settings.get(key);
         OtlpMeterRegistry registry = OtlpMeterRegistry.builder(config).metricsSender(sender).build();
-        register(registry, f, f.exitCode() == ExitCodes.OK ? OptionalDouble.of(f.ended().toEpochMilli() / 1000.0)
-                : OptionalDouble.empty());
+        register(registry, f, succeeded(f));
         registry.close();
         if (failure[0] != null) {
             err.println("warning: cannot push the metrics to " + otlp + ": " + oneLine(failure[0]));

@@ -69,8 +69,7 @@ final class RunReport {
 
     void completed(RunSummary s) {
         this.summary = s;
-        long left = s.partitions().stream().mapToLong(p -> Math.max(0, p.end() - p.next())).sum();
-        this.outcome = left == 0 ? "completed"
+        this.outcome = s.left() == 0 ? "completed"
                 : dev.kbackfill.core.run.StopRequest.requested() ? "stopped-on-signal" : "stopped-at-limit";
     }
 

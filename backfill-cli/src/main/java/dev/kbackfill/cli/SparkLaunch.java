@@ -33,7 +33,7 @@ import dev.kbackfill.resolver.RequestException;
  * ({@code engine-spark/target/spark-runtime}). The application's output streams through; its exit code is the
  * command's. The driver runs the job protocol again, under the job's lock, with the frozen plan.
  */
-final class SparkLaunch {
+public final class SparkLaunch {
 
     static final String MAIN_CLASS = "dev.kbackfill.spark.SparkBackfill";
     /** Where the engine's jar and runtime are, when not beside this build. */
@@ -284,7 +284,7 @@ final class SparkLaunch {
     }
 
     /** What Spark needs of the JDK's internals on Java 17 (as Spark's own launcher adds). */
-    static final List<String> JAVA_17_OPENS = List.of("--add-opens=java.base/java.lang=ALL-UNNAMED",
+    public static final List<String> JAVA_17_OPENS = List.of("--add-opens=java.base/java.lang=ALL-UNNAMED",
             "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
             "--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/java.net=ALL-UNNAMED",
             "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED",

@@ -346,9 +346,10 @@ public final class Benchmark {
         List<String> run = List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC, "--from",
                 "earliest", "--to", "offset:1000", "--partitions", "0", "--sink", "kafka:" + target, "--job", "bench-index",
                 "--progress", "none", "--bootstrap-server", bootstrap);
-        ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(List.of("/usr/bin/time", "-f", "RSS_KB=%M")) {{
-            addAll(run);
-        }}).redirectErrorStream(true);
+        List<String> timed = new ArrayList<>(List.of("/usr/bin/time", "-f", "RSS_KB=%M"));
+        timed.addAll(run);
+        // stderr too: the sink's note says how long the index took and where it went
+        ProcessBuilder pb = new ProcessBuilder(timed).redirectErrorStream(true);
         pb.environment().put("KBACKFILL_JAVA_OPTS", "-Xmx512m");
         long t = System.nanoTime();
         Process p = pb.start();

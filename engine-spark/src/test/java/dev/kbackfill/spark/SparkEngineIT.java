@@ -253,7 +253,7 @@ class SparkEngineIT {
         java.nio.file.Files.createDirectories(home.resolve("bin"));
         Path submit = home.resolve("bin/spark-submit");
         java.nio.file.Files.writeString(submit, "#!/usr/bin/env bash\nexec java "
-                + String.join(" ", JAVA_17_OPENS) + " -cp \"" + System.getenv("KBACKFILL_SPARK_DIR")
+                + String.join(" ", dev.kbackfill.cli.SparkLaunch.JAVA_17_OPENS) + " -cp \"" + System.getenv("KBACKFILL_SPARK_DIR")
                 + "/spark-runtime/*\" org.apache.spark.deploy.SparkSubmit \"$@\"\n");
         submit.toFile().setExecutable(true);
         List<String> argv = new ArrayList<>(List.of(command.replace("$SPARK_HOME", home.toString()).split(" ")));
@@ -263,16 +263,6 @@ class SparkEngineIT {
         assertThat(output).contains("wrote");
         assertThat(deltaRows(table)).hasSize(50 - 8);
     }
-
-    /** What Spark needs of the JDK on Java 17, as Spark's own launcher scripts add it. */
-    static final List<String> JAVA_17_OPENS = List.of("--add-opens=java.base/java.lang=ALL-UNNAMED",
-            "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-            "--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/java.net=ALL-UNNAMED",
-            "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED",
-            "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-            "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-            "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED", "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
-            "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED", "-Djdk.reflect.useDirectMethodHandle=false");
 
     static String jobName(SparkCli run) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("job (\\S+) run \\d+").matcher(run.out());

@@ -20,6 +20,11 @@ package dev.kbackfill.core.run;
 public record PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
                              long keptOut, long lost, long next, long end) {
 
+    /** Offsets of the plan not committed yet. */
+    public long left() {
+        return Math.max(0, end - next);
+    }
+
     /** This partition's counts and another part's of the same partition (an engine's tasks, attempts): summed. */
     public PartitionStats plus(PartitionStats other) {
         return new PartitionStats(partition, read + other.read, superseded + other.superseded, filtered + other.filtered,

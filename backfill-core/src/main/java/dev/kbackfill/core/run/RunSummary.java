@@ -20,6 +20,11 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
         partitions = List.copyOf(partitions);
     }
 
+    /** Offsets of the plan not committed yet, over every partition. */
+    public long left() {
+        return partitions.stream().mapToLong(PartitionStats::left).sum();
+    }
+
     /** Two attempts of one run as one: counts added, where each partition stands taken from the later. */
     public static RunSummary merge(RunSummary earlier, RunSummary later) {
         java.util.Map<Integer, PartitionStats> before = new java.util.HashMap<>();
