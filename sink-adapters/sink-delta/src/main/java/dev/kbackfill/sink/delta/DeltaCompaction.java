@@ -25,8 +25,9 @@ import org.apache.hadoop.conf.Configuration;
 
 /**
  * Rewrites a table's data files into key-sorted ones in one commit whose removes and adds say
- * {@code dataChange=false}: the rows do not change, so streaming readers do not read them again. Run it between
- * backfills (the single-writer rule holds for compaction too).
+ * {@code dataChange=false}: the rows do not change, so streaming readers do not read them again; rows marked in
+ * deletion vectors are left out, so the vectors go too. Run it between backfills (the single-writer rule holds for
+ * compaction too). It reads the whole table into memory: for tables that fit the heap.
  */
 public final class DeltaCompaction {
 
@@ -71,7 +72,7 @@ public final class DeltaCompaction {
                 }
             }
         }
-        if (files.size() < 2) {
+        if (files.size() == 0 || files.size() == 1 && KernelInternals.deletedRows(files.get(0)) == 0) {
             return new Result(files.size(), 0, 0, 0, snapshot.getVersion());
         }
         List<Object[]> rows = new ArrayList<>();

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -34,8 +35,24 @@ final class DeltaFiles {
 
     /** A data file's rows in the table's logical schema (physical columns mapped back by Kernel). */
     static List<Object[]> read(Engine engine, Row scanState, Row scanFile, StructType schema) throws IOException {
-        FileStatus status = KernelInternals.status(scanFile);
         List<Object[]> rows = new ArrayList<>();
+        scan(engine, scanState, scanFile, schema, (position, row) -> rows.add(row));
+        return rows;
+    }
+
+    /** Receives a data file's live rows one by one, with their positions in the file. */
+    interface RowConsumer {
+        void accept(long position, Object[] row) throws IOException;
+    }
+
+    /**
+     * Streams a data file's live rows (those its deletion vector does not mark) in the table's logical schema, each
+     * with its position among the file's physical rows, as deletion vectors count them; nothing is kept.
+     */
+    static void scan(Engine engine, Row scanState, Row scanFile, StructType schema, RowConsumer consumer)
+            throws IOException {
+        FileStatus status = KernelInternals.status(scanFile);
+        long position = 0;
         try (CloseableIterator<FileReadResult> it = engine.getParquetHandler().readParquetFiles(
                 KernelInternals.iterator(List.of(status)), KernelInternals.physicalReadSchema(scanState), Optional.empty())) {
             while (it.hasNext()) {
@@ -57,13 +74,85 @@ final class DeltaFiles {
                             for (int c = 0; c < schema.length(); c++) {
                                 row[c] = ordinals[c] < 0 ? null : DeltaTypes.read(b.getColumnVector(ordinals[c]), r);
                             }
-                            rows.add(row);
+                            consumer.accept(position + r, row);
                         }
                     }
                 }
+                position += physical.getSize();
             }
         }
-        return rows;
+    }
+
+    /**
+     * Copies a data file's live rows, except those at the dropped positions, into new data files of the
+     * transaction's table, batch by batch as Parquet reads them (no row is decoded or held beyond one batch): the
+     * copy-on-write of a file some of whose rows a batch replaces, for tables without deletion vectors.
+     */
+    static List<Row> copyExcept(Engine engine, Transaction txn, Row scanState, Row scanFile,
+                                java.util.function.LongPredicate dropped) throws IOException {
+        CloseableIterator<FileReadResult> files = engine.getParquetHandler().readParquetFiles(
+                KernelInternals.iterator(List.of(KernelInternals.status(scanFile))),
+                KernelInternals.physicalReadSchema(scanState), Optional.empty());
+        CloseableIterator<FilteredColumnarBatch> kept = new CloseableIterator<>() {
+            private long position;
+
+            @Override
+            public boolean hasNext() {
+                return files.hasNext();
+            }
+
+            @Override
+            public FilteredColumnarBatch next() {
+                ColumnarBatch physical = files.next().getData();
+                FilteredColumnarBatch logical;
+                try (CloseableIterator<FilteredColumnarBatch> one = Scan.transformPhysicalData(engine, scanState,
+                        scanFile, KernelInternals.iterator(List.of(physical)))) {
+                    logical = one.next();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                boolean[] selected = new boolean[physical.getSize()];
+                for (int r = 0; r < selected.length; r++) {
+                    selected[r] = !dropped.test(position + r) && (logical.getSelectionVector().isEmpty()
+                            || logical.getSelectionVector().get().getBoolean(r));
+                }
+                position += selected.length;
+                return new FilteredColumnarBatch(logical.getData(), Optional.of(new Selection(selected)));
+            }
+
+            @Override
+            public void close() throws IOException {
+                files.close();
+            }
+        };
+        return writeBatches(engine, txn, kept);
+    }
+
+    /** A selection vector over a batch's rows. */
+    private record Selection(boolean[] selected) implements io.delta.kernel.data.ColumnVector {
+        @Override
+        public io.delta.kernel.types.DataType getDataType() {
+            return io.delta.kernel.types.BooleanType.BOOLEAN;
+        }
+
+        @Override
+        public int getSize() {
+            return selected.length;
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public boolean isNullAt(int rowId) {
+            return false;
+        }
+
+        @Override
+        public boolean getBoolean(int rowId) {
+            return selected[rowId];
+        }
     }
 
     /** Rows below which one writer does all: a Parquet file of fewer rows is not worth a thread. */
@@ -80,17 +169,39 @@ final class DeltaFiles {
         if (writers <= 1) {
             return writeRun(engine, txn, schema, rows, rowsPerBatch);
         }
-        ExecutorService pool = Executors.newFixedThreadPool(writers, r -> {
+        List<Callable<List<Row>>> runs = new ArrayList<>();
+        int size = (rows.size() + writers - 1) / writers;
+        for (int from = 0; from < rows.size(); from += size) {
+            List<Object[]> run = rows.subList(from, Math.min(rows.size(), from + size));
+            runs.add(() -> writeRun(engine, txn, schema, run, rowsPerBatch));
+        }
+        return inParallel(runs, writers);
+    }
+
+    /** Runs writing tasks on up to {@code threads} threads; their add actions in the tasks' order. */
+    static List<Row> inParallel(List<Callable<List<Row>>> tasks, int threads) throws IOException {
+        if (tasks.size() <= 1 || threads <= 1) {
+            List<Row> actions = new ArrayList<>();
+            for (Callable<List<Row>> t : tasks) {
+                try {
+                    actions.addAll(t.call());
+                } catch (IOException | RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IOException(e);
+                }
+            }
+            return actions;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, tasks.size()), r -> {
             Thread t = new Thread(r, "kbackfill-parquet-writer");
             t.setDaemon(true);
             return t;
         });
         try {
             List<Future<List<Row>>> parts = new ArrayList<>();
-            int size = (rows.size() + writers - 1) / writers;
-            for (int from = 0; from < rows.size(); from += size) {
-                List<Object[]> run = rows.subList(from, Math.min(rows.size(), from + size));
-                parts.add(pool.submit(() -> writeRun(engine, txn, schema, run, rowsPerBatch)));
+            for (Callable<List<Row>> t : tasks) {
+                parts.add(pool.submit(t));
             }
             List<Row> actions = new ArrayList<>();
             for (Future<List<Row>> part : parts) {
@@ -102,6 +213,9 @@ final class DeltaFiles {
             throw new java.io.InterruptedIOException("interrupted while writing data files");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
+            if (cause instanceof java.io.UncheckedIOException u) {
+                throw u.getCause();
+            }
             if (cause instanceof IOException io) {
                 throw io;
             }
@@ -116,19 +230,26 @@ final class DeltaFiles {
 
     private static List<Row> writeRun(Engine engine, Transaction txn, StructType schema, List<Object[]> rows,
                                       int rowsPerBatch) throws IOException {
-        List<Row> actions = new ArrayList<>();
         if (rows.isEmpty()) {
-            return actions;
+            return new ArrayList<>();
         }
-        Row txnState = txn.getTransactionState(engine);
-        DataWriteContext context = Transaction.getWriteContext(engine, txnState, Map.of());
         List<FilteredColumnarBatch> logical = new ArrayList<>();
         for (int from = 0; from < rows.size(); from += rowsPerBatch) {
             logical.add(new FilteredColumnarBatch(new RowsBatch(schema,
                     rows.subList(from, Math.min(rows.size(), from + rowsPerBatch))), Optional.empty()));
         }
-        try (CloseableIterator<FilteredColumnarBatch> physical = Transaction.transformLogicalData(engine, txnState,
-                KernelInternals.iterator(logical), Map.of());
+        return writeBatches(engine, txn, KernelInternals.iterator(logical));
+    }
+
+    /** Writes logical batches (their selected rows) as data files of the transaction's table; their add actions. */
+    private static List<Row> writeBatches(Engine engine, Transaction txn, CloseableIterator<FilteredColumnarBatch> logical)
+            throws IOException {
+        List<Row> actions = new ArrayList<>();
+        Row txnState = txn.getTransactionState(engine);
+        DataWriteContext context = Transaction.getWriteContext(engine, txnState, Map.of());
+        try (logical;
+             CloseableIterator<FilteredColumnarBatch> physical = Transaction.transformLogicalData(engine, txnState,
+                logical, Map.of());
              CloseableIterator<DataFileStatus> written = engine.getParquetHandler().writeParquetFiles(
                      context.getTargetDirectory(), physical, context.getStatisticsColumns());
              CloseableIterator<Row> adds = Transaction.generateAppendActions(engine, txnState, written, context)) {

@@ -51,13 +51,20 @@ import io.delta.kernel.types.TimestampType;
 import io.delta.kernel.utils.CloseableIterable;
 import io.delta.kernel.utils.CloseableIterator;
 import org.apache.hadoop.conf.Configuration;
+import org.roaringbitmap.RoaringBitmap;
 
 /**
- * Keyed copy-on-write upserts into a Delta table with Delta Kernel. Each batch: find the files that may hold the
- * batch's keys (the first key column's min/max statistics), read them, apply the batch under the conflict and
- * tombstone modes, write the surviving and new rows sorted by key, and commit in <em>one</em> commit the removed
- * files, the added files, a {@code txn(appId = kbackfill-<job>)} and the job's state in the domain metadata
- * {@code kbackfill.job.<job>}. A crash leaves either the whole batch with its progress or neither.
+ * Keyed upserts into a Delta table with Delta Kernel. Each batch: find the files that may hold the batch's keys (the
+ * first key column's min/max statistics), stream their key and metadata columns keeping only the rows of incoming
+ * keys, decide each key under the conflict and tombstone modes, and commit in <em>one</em> commit the batch's rows
+ * as new files sorted by key, the rows they replace or delete taken out of their files, a
+ * {@code txn(appId = kbackfill-<job>)} and the job's state in the domain metadata {@code kbackfill.job.<job>}. A
+ * crash leaves either the whole batch with its progress or neither.
+ *
+ * <p>Rows are taken out with deletion vectors where the table enables them ({@code delta.enableDeletionVectors},
+ * set on tables kbackfill creates): the file is re-added with a vector marking them, so a batch writes what it
+ * changes, not the files it touches. On other tables each touched file is copied without them (copy-on-write),
+ * streamed batch by batch. Memory follows the batch, not the table.
  *
  * <p>Single writer: Kernel does not check what a concurrent writer read, so one job writes a table at a time (a
  * lock file beside a local table enforces it) and commits are never retried automatically.
@@ -72,6 +79,7 @@ final class DeltaSink implements Sink {
     private final String path;
     private final SinkSettings.MetadataColumns meta;
     private Engine engine;
+    private Configuration hadoop;
     private JobState pending;
     private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The table as the last commit of this sink left it: one writer per table, so no log replay per batch. */
@@ -138,7 +146,8 @@ final class DeltaSink implements Sink {
 
     @Override
     public void openForJobs() {
-        engine = DefaultEngine.create(new Configuration());
+        hadoop = new Configuration();
+        engine = DefaultEngine.create(hadoop);
     }
 
     private Optional<Snapshot> snapshot() {
@@ -292,7 +301,8 @@ final class DeltaSink implements Sink {
             schema = schema.add(meta.deleted(), BooleanType.BOOLEAN, true);
         }
         Transaction txn = TableManager.buildCreateTableTransaction(path, schema, ENGINE_INFO)
-                .withTableProperties(Map.of("delta.feature.domainMetadata", "supported", DeltaFiles.KEY_COLUMNS_PROPERTY,
+                .withTableProperties(Map.of("delta.feature.domainMetadata", "supported",
+                        DeletionVectors.ENABLE_PROPERTY, "true", DeltaFiles.KEY_COLUMNS_PROPERTY,
                         String.join(",", batch.shape().keyColumns().stream().map(Column::name).toList())))
                 .withMaxRetries(0).build(engine);
         runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
@@ -321,36 +331,47 @@ final class DeltaSink implements Sink {
     }
 
     /**
-     * One file the batch may touch. First only its key and metadata columns are read ({@code probed}: rows in
-     * table schema order, other columns null), enough to decide every incoming key; the whole file is read only
-     * when some of its rows survive the batch or are soft-deleted (a soft delete keeps the stored values).
+     * One file the batch may touch. Its key and metadata columns are streamed once ({@code probe}) and only the rows
+     * holding an incoming key are kept ({@code hits}, with their positions in the file), enough to decide every
+     * incoming key; the file's other columns are read only for rows soft-deleted by the batch (a soft delete keeps
+     * the stored values), and its other rows only to copy them on a table without deletion vectors.
      */
     private static final class Candidate {
         final Row scanFile;
-        final List<Object[]> probed;
-        /** Per row: its replacement, {@link #DELETED}, or null (kept as stored). */
-        final Object[][] replaced;
-        /** Rows soft-deleted by the batch, with the tombstone that did it. */
+        final List<Object[]> hits = new ArrayList<>();
+        final List<Long> positions = new ArrayList<>();
+        /** The file's live rows. */
+        long rows;
+        /** The hits the batch replaces or deletes. */
+        final java.util.BitSet replaced = new java.util.BitSet();
+        /** Hits soft-deleted by the batch, with the tombstone that did it. */
         final Map<Integer, Change> softDeleted = new HashMap<>();
         int touched;
 
-        Candidate(Row scanFile, List<Object[]> probed) {
+        Candidate(Row scanFile) {
             this.scanFile = scanFile;
-            this.probed = probed;
-            this.replaced = new Object[probed.size()][];
         }
 
         boolean dirty() {
             return touched > 0 || !softDeleted.isEmpty();
         }
 
-        /** Whether every row is replaced or deleted, so that the file need not be read in full. */
+        /** Whether every live row is replaced or deleted, so that nothing of the file is kept. */
         boolean wholeReplaced() {
-            return touched == probed.size() && softDeleted.isEmpty();
+            return touched == rows && softDeleted.isEmpty();
+        }
+
+        /** The positions of the rows the batch takes out of this file (replaced, deleted or soft-deleted). */
+        RoaringBitmap dropped() {
+            RoaringBitmap p = new RoaringBitmap();
+            for (int i = 0; i < hits.size(); i++) {
+                if (replaced.get(i) || softDeleted.containsKey(i)) {
+                    p.add(Math.toIntExact(positions.get(i)));
+                }
+            }
+            return p;
         }
     }
-
-    private static final Object[] DELETED = new Object[0];
 
     private WriteResult apply(Snapshot snapshot, StructType schema, WriteBatch batch, JobState after)
             throws DeltaTypes.Mismatch, IOException {
@@ -381,15 +402,18 @@ final class DeltaSink implements Sink {
                 probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.topic, ord.partition,
                         ord.offset, ord.timestamp, ord.deleted)).build().getScanState(engine);
             }
-            List<Object[]> rows = DeltaFiles.read(engine, probeState, scanFile, schema);
             int fileIndex = candidates.size();
-            candidates.add(new Candidate(scanFile, rows));
-            for (int i = 0; i < rows.size(); i++) {
-                List<Object> k = keyOf(rows.get(i), keyOrdinals);
+            Candidate file = new Candidate(scanFile);
+            candidates.add(file);
+            DeltaFiles.scan(engine, probeState, scanFile, schema, (position, row) -> {
+                file.rows++;
+                List<Object> k = keyOf(row, keyOrdinals);
                 if (incoming.containsKey(k)) {
-                    located.put(k, new int[] {fileIndex, i});
+                    located.put(k, new int[] {fileIndex, file.hits.size()});
+                    file.hits.add(row);
+                    file.positions.add(position);
                 }
-            }
+            });
         }
         boolean ledgered = settings.conflictMode() == ConflictMode.NEWER_WINS
                 && settings.tombstoneMode() == TombstoneMode.DELETE;
@@ -405,7 +429,7 @@ final class DeltaSink implements Sink {
             Change c = e.getValue();
             int[] at = located.get(e.getKey());
             Candidate file = at == null ? null : candidates.get(at[0]);
-            Object[] stored = at == null ? null : file.probed.get(at[1]);
+            Object[] stored = at == null ? null : file.hits.get(at[1]);
             // the key's ledger text, only where the ledger is read or written for it
             String ledgerKey = consultLedger || (ledgered && c.isTombstone()) ? DeltaTombstones.keyText(e.getKey()) : null;
             Version deletedAt = consultLedger ? ledger.deleted(ledgerKey) : null;
@@ -435,7 +459,7 @@ final class DeltaSink implements Sink {
                     continue; // nothing to delete; the ledger holds its version
                 }
                 if (settings.tombstoneMode() == TombstoneMode.DELETE) {
-                    file.replaced[at[1]] = DELETED;
+                    file.replaced.set(at[1]);
                     file.touched++;
                     continue;
                 }
@@ -458,50 +482,67 @@ final class DeltaSink implements Sink {
             }
             stamp(row, c, batch, ord);
             if (file != null) {
-                file.replaced[at[1]] = row;
+                file.replaced.set(at[1]);
                 file.touched++;
-            } else {
-                rewritten.add(row);
             }
+            rewritten.add(row);
         }
-        List<Row> removes = new ArrayList<>();
+        // the files the batch changes: marked in deletion vectors, or copied without the rows it takes out
+        boolean vectors = DeletionVectors.enabled(snapshot);
         Row scanState = null;
+        List<Row> actions = new ArrayList<>();
+        DeletionVectors dvs = null;
+        List<Candidate> copied = new ArrayList<>();
         for (Candidate f : candidates) {
             if (!f.dirty()) {
                 continue;
             }
-            removes.add(KernelInternals.removeAction(f.scanFile, true));
-            List<Object[]> stored = null;
-            if (!f.wholeReplaced()) {
-                if (scanState == null) {
-                    scanState = scan.getScanState(engine);
-                }
-                stored = DeltaFiles.read(engine, scanState, f.scanFile, schema);
-                if (stored.size() != f.probed.size()) {
-                    throw new StaleSnapshotException("a data file of " + path + " changed while job " + batch.job()
-                            + " was reading it (" + stored.size() + " rows, " + f.probed.size() + " a moment before)", null);
-                }
+            if (scanState == null) {
+                scanState = scan.getScanState(engine);
             }
-            for (int i = 0; i < f.probed.size(); i++) {
-                Object[] r = f.replaced[i];
-                if (r == DELETED) {
-                    continue;
+            actions.add(KernelInternals.removeAction(f.scanFile, true));
+            if (!f.softDeleted.isEmpty()) {
+                softDeleteRows(f, scanState, schema, batch, ord, rewritten);
+            }
+            if (f.wholeReplaced()) {
+                continue;
+            }
+            if (vectors) {
+                if (dvs == null) {
+                    dvs = new DeletionVectors(KernelInternals.tableRoot(scanState), hadoop);
                 }
-                if (r != null) {
-                    rewritten.add(r);
-                } else if (f.softDeleted.containsKey(i)) {
-                    Object[] marked = stored.get(i).clone();
-                    marked[ord.deleted] = true;
-                    stamp(marked, f.softDeleted.get(i), batch, ord);
-                    rewritten.add(marked);
-                } else {
-                    rewritten.add(stored.get(i));
-                }
+                RoaringBitmap marked = KernelInternals.deletedPositions(engine, KernelInternals.tableRoot(scanState),
+                        f.scanFile);
+                marked.or(f.dropped());
+                actions.add(KernelInternals.addWithDeletionVector(f.scanFile, dvs.add(marked)));
+            } else {
+                copied.add(f);
             }
         }
         sortByKey(rewritten, keyOrdinals);
-        commit(snapshot, batch.job(), after, rewritten, removes, schema, ledger);
+        commit(snapshot, batch.job(), after, rewritten, actions, copied, scanState, dvs, schema, ledger);
         return new WriteResult(upserted, deleted, ignored, keptOut);
+    }
+
+    /** Reads the stored values of the file's rows the batch soft-deletes, marks them deleted and stamps them. */
+    private void softDeleteRows(Candidate f, Row scanState, StructType schema, WriteBatch batch, Ordinals ord,
+                                List<Object[]> rewritten) throws IOException {
+        Map<Long, Change> byPosition = new HashMap<>();
+        f.softDeleted.forEach((hit, c) -> byPosition.put(f.positions.get(hit), c));
+        int[] seen = {0};
+        DeltaFiles.scan(engine, scanState, f.scanFile, schema, (position, row) -> {
+            Change c = byPosition.get(position);
+            if (c != null) {
+                row[ord.deleted] = true;
+                stamp(row, c, batch, ord);
+                rewritten.add(row);
+                seen[0]++;
+            }
+        });
+        if (seen[0] != byPosition.size()) {
+            throw new StaleSnapshotException("a data file of " + path + " changed while job " + batch.job()
+                    + " was reading it (" + seen[0] + " of " + byPosition.size() + " rows to soft-delete found again)", null);
+        }
     }
 
     /** The key columns and the metadata columns the table has: what deciding a batch needs. */
@@ -734,13 +775,28 @@ final class DeltaSink implements Sink {
         doCommit(txn, actions, job);
     }
 
-    private void commit(Snapshot snapshot, String job, JobState state, List<Object[]> rows, List<Row> removes,
-                        StructType schema, DeltaTombstones ledger) throws IOException {
+    /**
+     * Commits a batch: the given actions (removes, files re-added with deletion vectors), the batch's rows as new
+     * files, the copies of files changed on a table without deletion vectors (one writer per core, each file
+     * streamed), the deletion vectors' file written first, the job's state and the tombstone ledger.
+     */
+    private void commit(Snapshot snapshot, String job, JobState state, List<Object[]> rows, List<Row> given,
+                        List<Candidate> copied, Row scanState, DeletionVectors dvs, StructType schema,
+                        DeltaTombstones ledger) throws IOException {
         Transaction txn = transaction(snapshot, job);
         txn.addDomainMetadata(domain(job), JobStateJson.write(state));
         ledger.addTo(txn);
-        List<Row> actions = new ArrayList<>(removes);
+        List<Row> actions = new ArrayList<>(given);
         actions.addAll(DeltaFiles.write(engine, txn, schema, rows, ROWS_PER_FILE_BATCH));
+        List<java.util.concurrent.Callable<List<Row>>> copies = new ArrayList<>();
+        for (Candidate f : copied) {
+            RoaringBitmap dropped = f.dropped();
+            copies.add(() -> DeltaFiles.copyExcept(engine, txn, scanState, f.scanFile, p -> dropped.contains((int) p)));
+        }
+        actions.addAll(DeltaFiles.inParallel(copies, Runtime.getRuntime().availableProcessors()));
+        if (dvs != null && dvs.any()) {
+            dvs.write();
+        }
         doCommit(txn, actions, job);
     }
 

@@ -74,6 +74,27 @@ public final class DeltaTableRows {
         return out;
     }
 
+    /**
+     * The table's live data files, each with the number of its rows its deletion vector marks deleted (0 without
+     * one), in the order of the table's state.
+     */
+    public static Map<String, Long> dataFiles(String path) throws Exception {
+        Engine engine = DefaultEngine.create(new Configuration());
+        Scan scan = TableManager.loadSnapshot(path).build(engine).getScanBuilder().build();
+        Map<String, Long> files = new LinkedHashMap<>();
+        try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine)) {
+            while (it.hasNext()) {
+                try (CloseableIterator<Row> rows = it.next().getRows()) {
+                    while (rows.hasNext()) {
+                        Row scanFile = rows.next();
+                        files.put(KernelInternals.status(scanFile).getPath(), KernelInternals.deletedRows(scanFile));
+                    }
+                }
+            }
+        }
+        return files;
+    }
+
     /** The table's latest version. */
     public static long version(String path) {
         Engine engine = DefaultEngine.create(new Configuration());

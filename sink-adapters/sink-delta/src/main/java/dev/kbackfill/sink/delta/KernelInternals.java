@@ -1,17 +1,24 @@
 package dev.kbackfill.sink.delta;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 
 import io.delta.kernel.data.Row;
 import io.delta.kernel.internal.InternalScanFileUtils;
 import io.delta.kernel.internal.actions.AddFile;
+import io.delta.kernel.internal.actions.DeletionVectorDescriptor;
 import io.delta.kernel.internal.actions.SingleAction;
+import io.delta.kernel.internal.data.GenericRow;
+import io.delta.kernel.internal.deletionvectors.DeletionVectorUtils;
+import io.delta.kernel.types.StructType;
 import io.delta.kernel.utils.FileStatus;
 
 /**
  * The only place that touches Delta Kernel's internal classes ({@code io.delta.kernel.internal}): removing a file
- * (copy-on-write), reading a scan file's add action and stats, and wrapping a list as a Kernel iterator have no
- * public API in Kernel 4.4.
+ * (copy-on-write), re-adding it with a deletion vector, reading a scan file's add action, stats and deletion vector,
+ * and wrapping a list as a Kernel iterator have no public API in Kernel 4.4 (it reads deletion vectors but does not
+ * write them).
  */
 final class KernelInternals {
 
@@ -53,4 +60,73 @@ final class KernelInternals {
     static java.util.Set<String> domains(io.delta.kernel.Snapshot snapshot) {
         return ((io.delta.kernel.internal.SnapshotImpl) snapshot).getActiveDomainMetadataMap().keySet();
     }
+
+    /** Whether the table's protocol has the deletionVectors feature (reader 3 / writer 7). */
+    static boolean supportsDeletionVectors(io.delta.kernel.Snapshot snapshot) {
+        return ((io.delta.kernel.internal.SnapshotImpl) snapshot).getProtocol()
+                .supportsFeature(io.delta.kernel.internal.tablefeatures.TableFeatures.DELETION_VECTORS_RW_FEATURE);
+    }
+
+    /** The table's root, fully qualified, as the scan reads deletion vectors relative to it. */
+    static String tableRoot(Row scanState) {
+        return io.delta.kernel.internal.data.ScanStateRow.getTableRoot(scanState).toString();
+    }
+
+    /** How many rows a scan file's deletion vector marks deleted (0 without one). */
+    static long deletedRows(Row scanFile) {
+        DeletionVectorDescriptor dv = InternalScanFileUtils.getDeletionVectorDescriptorFromRow(scanFile);
+        return dv == null ? 0 : dv.getCardinality();
+    }
+
+    /** The positions a scan file's deletion vector marks deleted (none without one). */
+    static org.roaringbitmap.RoaringBitmap deletedPositions(io.delta.kernel.engine.Engine engine, String tableRoot,
+                                                            Row scanFile) {
+        org.roaringbitmap.RoaringBitmap positions = new org.roaringbitmap.RoaringBitmap();
+        DeletionVectorDescriptor dv = InternalScanFileUtils.getDeletionVectorDescriptorFromRow(scanFile);
+        if (dv != null) {
+            for (long p : DeletionVectorUtils.loadNewDvAndBitmap(engine, tableRoot, dv)._2.toArray()) {
+                positions.add(Math.toIntExact(p));
+            }
+        }
+        return positions;
+    }
+
+    /**
+     * The commit action adding a scan file's data file again with a new deletion vector: the same file, size and
+     * tags, its statistics marked not tight ({@code tightBounds=false}: min/max may now be of deleted rows).
+     */
+    static Row addWithDeletionVector(Row scanFile, DeletionVectorDescriptor dv) {
+        Row add = addOf(scanFile);
+        StructType from = add.getSchema();
+        Map<Integer, Object> values = new HashMap<>();
+        for (int i = 0; i < AddFile.FULL_SCHEMA.length(); i++) {
+            String name = AddFile.FULL_SCHEMA.at(i).getName();
+            int o = from.indexOf(name);
+            if (o < 0 || add.isNullAt(o)) {
+                continue;
+            }
+            switch (name) {
+                case "path" -> values.put(i, add.getString(o));
+                case "partitionValues", "tags" -> values.put(i, add.getMap(o));
+                case "size", "modificationTime", "baseRowId", "defaultRowCommitVersion" -> values.put(i, add.getLong(o));
+                case "stats" -> values.put(i, looseBounds(add.getString(o)));
+                default -> { } // dataChange and deletionVector are set below
+            }
+        }
+        values.put(AddFile.FULL_SCHEMA.indexOf("dataChange"), true);
+        values.put(AddFile.FULL_SCHEMA.indexOf("deletionVector"), dv.toRow());
+        return SingleAction.createAddFileSingleAction(new GenericRow(AddFile.FULL_SCHEMA, values));
+    }
+
+    private static String looseBounds(String stats) {
+        try {
+            com.fasterxml.jackson.databind.node.ObjectNode node = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(stats);
+            node.put("tightBounds", false);
+            return JSON.writeValueAsString(node);
+        } catch (java.io.IOException | ClassCastException e) {
+            return stats; // not an object: left as written
+        }
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
 }

@@ -31,6 +31,12 @@ import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
 import dev.kbackfill.resolver.TopicInfo;
+import io.delta.kernel.Operation;
+import io.delta.kernel.TableManager;
+import io.delta.kernel.defaults.engine.DefaultEngine;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.utils.CloseableIterable;
+import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -118,15 +124,68 @@ class DeltaSinkIT {
     }
 
     @Test
-    void copyOnWriteRewritesOnlyTheFilesHoldingTheBatchKeys() throws Exception {
+    void aBatchMarksTheRowsItReplacesInDeletionVectorsAndLeavesTheirFilesInPlace() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 10L), row("a", "x", "1", 0, 0), row("b", "x", "1", 0, 1), row("c", "x", "1", 0, 2),
+                    row("d", "x", "1", 0, 3)));
+            s.write(batch(2, Map.of(0, 20L), row("m", "x", "1", 0, 10), row("n", "x", "1", 0, 11)));
+            Map<String, Long> before = DeltaTableRows.dataFiles(table());
+            assertThat(before).hasSize(2).containsValues(0L);
+            s.write(batch(3, Map.of(0, 30L), row("b", "y", "2", 0, 20), tombstone("d", 0, 21)));
+            assertThat(rows()).containsExactly("a=x/1@0:0", "b=y/2@0:20", "c=x/1@0:2", "m=x/1@0:10", "n=x/1@0:11");
+            Map<String, Long> after = DeltaTableRows.dataFiles(table());
+            // both files stay: the first with b and d marked deleted, the second untouched; the new b in a file of its own
+            assertThat(after).hasSize(3).containsAllEntriesOf(Map.of(
+                    before.keySet().stream().filter(f -> after.get(f) == 2L).findFirst().orElseThrow(), 2L));
+            assertThat(after.keySet()).containsAll(before.keySet());
+            assertThat(after.values()).containsExactlyInAnyOrder(2L, 0L, 0L);
+            // a second batch touching the same file keeps the rows the first one marked
+            s.write(batch(4, Map.of(0, 40L), row("c", "z", "3", 0, 30)));
+            assertThat(rows()).containsExactly("a=x/1@0:0", "b=y/2@0:20", "c=z/3@0:30", "m=x/1@0:10", "n=x/1@0:11");
+            assertThat(DeltaTableRows.dataFiles(table()).values()).contains(3L);
+            try (Stream<Path> files = Files.list(Path.of(table()))) {
+                assertThat(files.filter(f -> f.getFileName().toString().startsWith("deletion_vector_"))).hasSize(2);
+            }
+            // the last row of the file goes: the file goes with it, no vector for it
+            s.write(batch(5, Map.of(0, 50L), row("a", "w", "4", 0, 40)));
+            assertThat(rows()).containsExactly("a=w/4@0:40", "b=y/2@0:20", "c=z/3@0:30", "m=x/1@0:10", "n=x/1@0:11");
+            assertThat(DeltaTableRows.dataFiles(table()).values()).containsOnly(0L);
+        }
+    }
+
+    @Test
+    void softDeletesKeepTheStoredValuesOfARowMarkedInADeletionVector() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.SOFT_DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 10L), row("a", "x", "1", 0, 0), row("b", "x", "7", 0, 1)));
+            s.write(batch(2, Map.of(0, 20L), tombstone("b", 0, 10)));
+            assertThat(DeltaTableRows.rows(table())).hasSize(2).anySatisfy(r -> assertThat(r)
+                    .containsEntry("kafka_key", "b").containsEntry("status", "x").containsEntry("kafka_deleted", true)
+                    .containsEntry("kafka_offset", 10L));
+            assertThat(DeltaTableRows.dataFiles(table()).values()).containsExactlyInAnyOrder(1L, 0L);
+        }
+    }
+
+    @Test
+    void withoutDeletionVectorsOnlyTheFilesHoldingTheBatchKeysAreCopied() throws Exception {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
             begin(s);
             s.write(batch(1, Map.of(0, 10L), row("a", "x", "1", 0, 0), row("b", "x", "1", 0, 1), row("c", "x", "1", 0, 2)));
             s.write(batch(2, Map.of(0, 20L), row("m", "x", "1", 0, 10), row("n", "x", "1", 0, 11)));
-            assertThat(dataFiles()).isEqualTo(2);
+            // as `ALTER TABLE .. SET TBLPROPERTIES ('delta.enableDeletionVectors' = false)` would: the sink's next
+            // commit finds another writer's commit first, and plans again
+            Engine engine = DefaultEngine.create(new Configuration());
+            TableManager.loadSnapshot(table()).build(engine).buildUpdateTableTransaction("test", Operation.MANUAL_UPDATE)
+                    .withTablePropertiesAdded(Map.of("delta.enableDeletionVectors", "false")).build(engine)
+                    .commit(engine, CloseableIterable.emptyIterable());
+            Map<String, Long> before = DeltaTableRows.dataFiles(table());
             s.write(batch(3, Map.of(0, 30L), row("b", "y", "2", 0, 20)));
             assertThat(rows()).containsExactly("a=x/1@0:0", "b=y/2@0:20", "c=x/1@0:2", "m=x/1@0:10", "n=x/1@0:11");
-            // the file with m and n was not read into the commit: the table has its old file and one rewritten
+            Map<String, Long> after = DeltaTableRows.dataFiles(table());
+            // the file with m and n stays; the one with b is replaced by a copy of a and c, the new b in its own file
+            assertThat(after).hasSize(3).doesNotContainValue(1L);
+            assertThat(before.keySet().stream().filter(after::containsKey)).hasSize(1);
             assertThat(DeltaTableRows.rows(table())).hasSize(5);
         }
     }
@@ -149,10 +208,17 @@ class DeltaSinkIT {
             assertThat(s.load("job").orElseThrow().nextOffsets()).containsEntry(0, 6L);
             s.write(batch(4, Map.of(0, 8L), row("a", "y", "2", 0, 7)));
             assertThat(rows()).contains("a=y/2@0:7").hasSize(6);
-            // copy-on-write replaced the one compacted file (it held "a"): nothing left to compact
+            // the new "a" went to a file of its own, the old one is marked deleted: compaction folds both into one
+            assertThat(DeltaTableRows.dataFiles(table()).values()).containsExactlyInAnyOrder(1L, 0L);
             DeltaCompaction.Result again = DeltaCompaction.compact(table(), Optional.empty(), 1000);
-            assertThat(again.filesBefore()).isEqualTo(1);
-            assertThat(again.filesRewritten()).isZero();
+            assertThat(again.filesWritten()).isEqualTo(1);
+            assertThat(DeltaTableRows.dataFiles(table()).values()).containsExactly(0L);
+            assertThat(rows()).contains("a=y/2@0:7").hasSize(6);
+            s.write(batch(5, Map.of(0, 10L)));
+            // compacted, one file and no vector: nothing left to compact
+            DeltaCompaction.Result third = DeltaCompaction.compact(table(), Optional.empty(), 1000);
+            assertThat(third.filesBefore()).isEqualTo(1);
+            assertThat(third.filesRewritten()).isZero();
         }
     }
 
