@@ -156,8 +156,9 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--batch-size", paramLabel = "N",
             description = "Rows (distinct keys) per transaction or commit; a batch is reduced to the last record per "
-                    + "key as it is read, and also ends after 10 times this many records (default: the sink's; 20000 "
-                    + "for databases and topics, 250000 for Delta).")
+                    + "key as it is read, and also ends after 10 times this many records (default: the sink's; for "
+                    + "databases an eighth of the heap at 1 KB per key, 20000 to 500000 (32768 in -Xmx256m); 20000 for "
+                    + "topics; 250000 for Delta).")
     Integer batchSize;
 
     @Option(names = "--strict-time", description = "Write only records whose timestamp lies in [from, to); count the rest as filtered.")

@@ -31,7 +31,7 @@ import org.postgresql.copy.CopyManager;
 
 /**
  * Runs every benchmark of docs/benchmarks.md side by side in one go and prints a report. Peers run alternately,
- * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta|scale|serve]}
+ * round after round, so a noisy neighbour hurts both. Usage: {@code bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta|scale|plan|index|growth|serve]}
  * ({@code serve} loads the topic and keeps the broker up until end of input, for experiments by hand).
  */
 public final class Benchmark {
@@ -95,7 +95,9 @@ public final class Benchmark {
             }
             bootstrap = line.substring(6);
             System.out.println("broker process at " + bootstrap);
-            load();
+            if (!only.equals("growth")) {
+                load();
+            }
             if (only.equals("all") || only.equals("read")) {
                 reading();
             }
@@ -113,6 +115,9 @@ public final class Benchmark {
             }
             if (only.equals("index")) {
                 targetIndex();
+            }
+            if (only.equals("growth")) {
+                growth();
             }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
@@ -200,37 +205,184 @@ public final class Benchmark {
     }
 
     private void postgres() throws Exception {
-        System.out.println("== PostgreSQL: upserting every record (newer-wins), wall time");
+        System.out.println("== PostgreSQL: upserting every record (newer-wins), wall time and peak RSS of the process");
         String url = SharedPostgres.newDatabase("bench");
-        System.out.printf("%-6s %-44s %10s %12s%n", "round", "writer", "seconds", "records/s");
+        String debeziumClasspath = System.getProperty("bench.debeziumClasspath");
+        if (debeziumClasspath != null) {
+            loadConnectEnvelopes();
+        }
+        System.out.printf("%-6s %-48s %10s %12s %8s%n", "round", "writer", "seconds", "records/s", "RSS MB");
         for (int r = 1; r <= rounds; r++) {
             reset(url);
-            long started = System.nanoTime();
-            ProcessBuilder pb = new ProcessBuilder(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC,
+            // kbackfill's defaults (its batch sized from the heap), unless -Dbench.batchSize says otherwise
+            List<String> run = new ArrayList<>(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC,
                     "--from", "earliest", "--to", "latest", "--sink", url, "--table", "bench_orders", "--create-table",
-                    "--job", "bench", "--progress", "none", "--bootstrap-server", bootstrap,
-                    "--batch-size", System.getProperty("bench.batchSize", "20000"))
-                    .redirectError(ProcessBuilder.Redirect.INHERIT);
-            pb.environment().put("KBACKFILL_JAVA_OPTS", "-Xmx256m " + System.getProperty("bench.javaOpts", ""));
-            Process p = pb.start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (p.waitFor() != 0) {
-                throw new IllegalStateException("kbackfill run failed: " + out);
+                    "--job", "bench", "--progress", "none", "--bootstrap-server", bootstrap));
+            if (System.getProperty("bench.batchSize") != null) {
+                run.addAll(List.of("--batch-size", System.getProperty("bench.batchSize")));
             }
-            double ours = (System.nanoTime() - started) / 1e9;
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12.0f%n", r, "kbackfill run, Kafka to PostgreSQL (-Xmx256m)",
-                    ours, records / ours);
+            Measured m = measure(run, Map.of("KBACKFILL_JAVA_OPTS", "-Xmx256m " + System.getProperty("bench.javaOpts", "")));
+            double ours = m.seconds();
+            checkTable(url, "bench_orders", "kbackfill");
+            row(r, "kbackfill run, Kafka to PostgreSQL (-Xmx256m)", ours, m.peakRssKb());
             reset(url);
             double pipeline = kcatPsqlPipeline(url);
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12.0f%n", r, "kcat | psql \\copy, INSERT..SELECT DISTINCT ON",
-                    pipeline, records / pipeline);
+            row(r, "kcat | psql \\copy, INSERT..SELECT DISTINCT ON", pipeline, 0);
             reset(url);
             double ceiling = copyCeiling(url);
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %12.0f%n", r, "COPY + INSERT..SELECT..ON CONFLICT (no Kafka)",
-                    ceiling, records / ceiling);
-            System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx%n", r, "kbackfill vs kcat|psql pipeline", pipeline / ours);
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.0f%%%n", r, "kbackfill / ceiling", 100 * ceiling / ours);
+            row(r, "COPY + INSERT..SELECT..ON CONFLICT (no Kafka)", ceiling, 0);
+            System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx%n", r, "kbackfill vs kcat|psql pipeline", pipeline / ours);
+            System.out.printf(Locale.ROOT, "%-6d %-48s %10.0f%%%n", r, "kbackfill / ceiling", 100 * ceiling / ours);
+            if (debeziumClasspath != null) {
+                Measured d = debezium(url, debeziumClasspath);
+                row(r, "Debezium JDBC sink, Connect standalone", d.seconds(), d.peakRssKb());
+                System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx%n", r, "kbackfill vs Debezium", d.seconds() / ours);
+            }
         }
+        System.out.println();
+    }
+
+    private void row(int round, String writer, double seconds, long rssKb) {
+        System.out.printf(Locale.ROOT, "%-6d %-48s %10.2f %12.0f %8s%n", round, writer, seconds, records / seconds,
+                rssKb == 0 ? "" : String.valueOf(rssKb / 1024));
+    }
+
+    /** Fails unless the table holds one row per key with its last value (the records hold five updates per key). */
+    private void checkTable(String url, String table, String writer) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE status = 'status-"
+                     + ((records - 1) / keys) + "') FROM " + table)) {
+            rs.next();
+            if (rs.getLong(1) != keys || (records % keys == 0 && rs.getLong(2) != keys)) {
+                throw new IllegalStateException(writer + " left " + rs.getLong(1) + " rows (" + rs.getLong(2)
+                        + " with their last value) in " + table + ", not " + keys);
+            }
+        }
+    }
+
+    private static final String CONNECT_TOPIC = TOPIC + "-connect";
+
+    /**
+     * The same records again for Kafka Connect: its JSON converter gives a typed sink such as Debezium's a schema
+     * only from the envelope {@code {"schema": .., "payload": ..}}; same keys, timestamps and partitioner.
+     */
+    private void loadConnectEnvelopes() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(CONNECT_TOPIC, PARTITIONS, (short) 1))).all().get();
+            Thread.sleep(2000);
+        }
+        StringBuilder fields = new StringBuilder();
+        String[][] columns = {{"order_id", "string"}, {"customer", "string"}, {"status", "string"}, {"amount", "double"},
+                {"currency", "string"}, {"items", "int64"}, {"channel", "string"}, {"updated_at", "string"},
+                {"note", "string"}};
+        for (String[] c : columns) {
+            fields.append(fields.length() == 0 ? "" : ",").append("{\"field\":\"").append(c[0]).append("\",\"type\":\"")
+                    .append(c[1]).append("\",\"optional\":true}");
+        }
+        String schema = "{\"type\":\"struct\",\"name\":\"order\",\"optional\":false,\"fields\":[" + fields + "]}";
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.LINGER_MS_CONFIG, 20, ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < records; i++) {
+                p.send(new ProducerRecord<>(CONNECT_TOPIC, null, T0.plusSeconds(i).toEpochMilli(), key(i, keys),
+                        "{\"schema\":" + schema + ",\"payload\":" + json(i, keys) + "}"));
+            }
+            p.flush();
+        }
+    }
+
+    /**
+     * The Debezium JDBC sink (upsert by record key, its reduction buffer on, batches of 10,000, the records'
+     * partition, offset and timestamp added by InsertField as kbackfill stores them) on Kafka Connect standalone
+     * with connect-standalone.sh's heap, into a table like kbackfill's; timed from the process start until the
+     * connector's committed offsets reach the end of every partition, then stopped.
+     */
+    private Measured debezium(String url, String classpath) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS dbz_orders");
+            s.execute("CREATE TABLE dbz_orders (LIKE bench_orders INCLUDING ALL)");
+        }
+        Path dir = Files.createTempDirectory("kbackfill-bench-connect");
+        String name = "dbz-bench-" + System.nanoTime();
+        Files.writeString(dir.resolve("worker.properties"), String.join("\n",
+                "bootstrap.servers=" + bootstrap,
+                "key.converter=org.apache.kafka.connect.storage.StringConverter",
+                "value.converter=org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable=true",
+                "offset.storage.file.filename=" + dir.resolve("offsets"),
+                "offset.flush.interval.ms=1000",
+                "consumer.max.poll.records=10000",
+                "listeners=http://127.0.0.1:0",
+                "plugin.discovery=only_scan", ""));
+        Files.writeString(dir.resolve("connector.properties"), String.join("\n",
+                "name=" + name,
+                "connector.class=io.debezium.connector.jdbc.JdbcSinkConnector",
+                "tasks.max=1",
+                "topics=" + CONNECT_TOPIC,
+                "connection.url=" + url.substring(0, url.indexOf('?')),
+                "connection.username=postgres",
+                "connection.password=postgres",
+                "insert.mode=upsert",
+                "primary.key.mode=record_key",
+                "primary.key.fields=kafka_key",
+                "schema.evolution=none",
+                "table.name.format=dbz_orders",
+                "batch.size=10000",
+                "use.reduction.buffer=true",
+                "transforms=key,meta",
+                "transforms.key.type=org.apache.kafka.connect.transforms.HoistField$Key",
+                "transforms.key.field=kafka_key",
+                "transforms.meta.type=org.apache.kafka.connect.transforms.InsertField$Value",
+                "transforms.meta.partition.field=kafka_partition",
+                "transforms.meta.offset.field=kafka_offset",
+                "transforms.meta.timestamp.field=kafka_timestamp", ""));
+        ProcessBuilder pb = new ProcessBuilder("java", "-Xms256m",
+                "-Xmx2g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath,
+                "org.apache.kafka.connect.cli.ConnectStandalone", dir.resolve("worker.properties").toString(),
+                dir.resolve("connector.properties").toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("connect.log").toFile());
+        long started = System.nanoTime();
+        Process p = pb.start();
+        double seconds;
+        long kb;
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> ends = new java.util.HashMap<>();
+            for (int q = 0; q < PARTITIONS; q++) {
+                ends.put(new org.apache.kafka.common.TopicPartition(CONNECT_TOPIC, q),
+                        org.apache.kafka.clients.admin.OffsetSpec.latest());
+            }
+            long end = 0;
+            for (var e : admin.listOffsets(ends).all().get().values()) {
+                end += e.offset();
+            }
+            long deadline = started + TimeUnit.MINUTES.toNanos(20);
+            while (true) {
+                long committed = 0;
+                for (var o : admin.listConsumerGroupOffsets("connect-" + name).partitionsToOffsetAndMetadata().get()
+                        .values()) {
+                    committed += o == null ? 0 : o.offset();
+                }
+                if (committed >= end) {
+                    seconds = (System.nanoTime() - started) / 1e9;
+                    // the process's peak resident memory so far (it is stopped next)
+                    kb = Long.parseLong(Files.readAllLines(Path.of("/proc/" + p.pid() + "/status")).stream()
+                            .filter(l -> l.startsWith("VmHWM:")).findFirst().orElseThrow().replaceAll("\\D", ""));
+                    break;
+                }
+                if (!p.isAlive() || System.nanoTime() > deadline) {
+                    throw new IllegalStateException("Debezium did not finish (" + committed + " of " + end
+                            + " offsets committed); its log: " + dir.resolve("connect.log"));
+                }
+                Thread.sleep(100);
+            }
+        } finally {
+            p.destroy();
+            p.waitFor(60, TimeUnit.SECONDS);
+            p.destroyForcibly();
+        }
+        checkTable(url, "dbz_orders", "Debezium");
+        exec(List.of("rm", "-rf", dir.toString()), Map.of());
+        return new Measured(seconds, kb, "");
     }
 
     /**
@@ -247,15 +399,8 @@ public final class Benchmark {
                 "earliest", "--to", "latest", "--format", "spark", "--bootstrap-server", bootstrap), Map.of()).strip();
         String starting = offsets.substring(offsets.indexOf("\"startingOffsets\":") + 18, offsets.indexOf(",\"endingOffsets\""));
         String ending = offsets.substring(offsets.indexOf("\"endingOffsets\":") + 16, offsets.length() - 1);
-        List<String> spark = new ArrayList<>(List.of("java", "-Xmx2g"));
-        spark.addAll(List.of("--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-                "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
-                "--add-opens=java.base/java.net=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-                "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-                "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED", "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
-                "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED", "-cp", sparkClasspath,
-                "dev.kbackfill.interop.SparkDeltaBench", bootstrap, TOPIC, starting, ending));
+        List<String> spark = sparkCommand(sparkClasspath);
+        spark.addAll(List.of(bootstrap, TOPIC, starting, ending));
         System.out.printf("%-6s %-44s %10s%n", "round", "writer", "seconds");
         for (int r = 1; r <= rounds; r++) {
             Path dir = Files.createTempDirectory("kbackfill-bench-delta");
@@ -363,6 +508,113 @@ public final class Benchmark {
                 .substring(7));
         System.out.println(note);
         System.out.printf(Locale.ROOT, "run (-Xmx512m): %.1f s wall, peak RSS %d MB%n%n", seconds, rssKb / 1024);
+    }
+
+    /**
+     * Delta cost growth (issue 13): tables of RECORDS, 5x and 10x RECORDS rows (every key once, written by kbackfill),
+     * then a backfill touching 1% of their keys at random, by kbackfill (-Xmx512m at every size) and by Spark
+     * local[2]'s MERGE into a copy of the same table (same files, same table properties). Wall time and peak RSS
+     * of each process; every kbackfill table is counted afterwards.
+     */
+    private void growth() throws Exception {
+        String sparkClasspath = System.getProperty("bench.sparkClasspath");
+        // whole rows per partition, so that a prefix of N records is N / PARTITIONS offsets of each
+        int unit = records / PARTITIONS * PARTITIONS;
+        int[] sizes = {unit, 5 * unit, 10 * unit};
+        int largest = sizes[2];
+        String base = "growth";
+        Map<String, String> retained = Map.of("retention.ms", "-1");
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            List<NewTopic> topics = new ArrayList<>(List.of(new NewTopic(base, PARTITIONS, (short) 1).configs(retained)));
+            for (int n : sizes) {
+                topics.add(new NewTopic(base + "-touch-" + n, PARTITIONS, (short) 1).configs(retained));
+            }
+            admin.createTopics(topics).all().get();
+            Thread.sleep(2000);
+        }
+        long started = System.nanoTime();
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 20,
+                ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024, ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        java.util.Random random = new java.util.Random(13);
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            // key i in partition i % PARTITIONS: the first N records are the first N / PARTITIONS of each partition
+            for (int i = 0; i < largest; i++) {
+                p.send(new ProducerRecord<>(base, i % PARTITIONS, T0.plusSeconds(i).toEpochMilli(), key(i, largest),
+                        json(i, largest)));
+            }
+            for (int n : sizes) {
+                int[] touched = random.ints(0, n).distinct().limit(n / 100).toArray();
+                for (int j = 0; j < touched.length; j++) {
+                    int update = touched[j] + largest; // the same key, its second version
+                    p.send(new ProducerRecord<>(base + "-touch-" + n, null, T0.plusSeconds(largest + j).toEpochMilli(),
+                            key(update, largest), json(update, largest)));
+                }
+            }
+            p.flush();
+        }
+        System.out.printf(Locale.ROOT, "== Delta cost growth: %d records and 1%% touches loaded in %.0f s%n", largest,
+                (System.nanoTime() - started) / 1e9);
+        System.out.printf("%-10s %-46s %9s %9s%n", "table", "run", "seconds", "RSS MB");
+        for (int n : sizes) {
+            Path dir = Files.createTempDirectory("kbackfill-bench-growth");
+            String ours = dir.resolve("ours").toString();
+            StringBuilder to = new StringBuilder("{\"" + base + "\":{");
+            for (int q = 0; q < PARTITIONS; q++) {
+                to.append(q == 0 ? "" : ",").append('"').append(q).append("\":").append(n / PARTITIONS);
+            }
+            to.append("}}");
+            Measured create = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", base, "--from",
+                    "earliest", "--to", to.toString(), "--sink", "delta:" + ours, "--create-table", "--job", "create",
+                    "--progress", "none", "--bootstrap-server", bootstrap), Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g"));
+            print(n, "kbackfill, new table (every key once)", create);
+            exec(List.of("cp", "-r", ours, dir.resolve("spark").toString()), Map.of());
+            String touch = base + "-touch-" + n;
+            Measured ourTouch = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", touch,
+                    "--from", "earliest", "--to", "latest", "--sink", "delta:" + ours, "--job", "touch", "--progress",
+                    "none", "--bootstrap-server", bootstrap), Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m"));
+            print(n, "kbackfill, 1% touched (-Xmx512m)", ourTouch);
+            long rows = dev.kbackfill.sink.delta.DeltaTableRows.count(ours);
+            if (rows != n) {
+                throw new IllegalStateException(ours + " holds " + rows + " rows, not " + n);
+            }
+            if (sparkClasspath != null) {
+                String offsets = exec(List.of(root.resolve("bin/kbackfill").toString(), "plan", "--topic", touch, "--from",
+                        "earliest", "--to", "latest", "--format", "spark", "--bootstrap-server", bootstrap), Map.of()).strip();
+                String starting = offsets.substring(offsets.indexOf("\"startingOffsets\":") + 18,
+                        offsets.indexOf(",\"endingOffsets\""));
+                String ending = offsets.substring(offsets.indexOf("\"endingOffsets\":") + 16, offsets.length() - 1);
+                List<String> merge = new ArrayList<>(sparkCommand(sparkClasspath));
+                merge.addAll(List.of(bootstrap, touch, starting, ending, dir.resolve("spark").toString(), "merge"));
+                Measured theirs = measure(merge, Map.of());
+                print(n, "Spark local[2] MERGE, 1% touched", theirs);
+                long vectors;
+                try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("spark"))) {
+                    vectors = files.filter(f -> f.getFileName().toString().startsWith("deletion_vector_")).count();
+                }
+                System.out.printf(Locale.ROOT, "%-10d %-46s %9.1fx   (Spark: %s; its deletion-vector files: %d)%n", n,
+                        "Spark / kbackfill", theirs.seconds() / ourTouch.seconds(), theirs.out().strip(), vectors);
+            }
+            exec(List.of("rm", "-rf", dir.toString()), Map.of());
+        }
+        System.out.println();
+    }
+
+    /** The JVM running the Spark peer (SparkDeltaBench), without its arguments. */
+    private static List<String> sparkCommand(String sparkClasspath) {
+        List<String> spark = new ArrayList<>(List.of("java", "-Xmx2g"));
+        spark.addAll(List.of("--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+                "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
+                "--add-opens=java.base/java.net=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+                "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+                "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED", "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+                "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED", "-cp", sparkClasspath,
+                "dev.kbackfill.interop.SparkDeltaBench"));
+        return spark;
+    }
+
+    private static void print(int rows, String run, Measured m) {
+        System.out.printf(Locale.ROOT, "%-10d %-46s %9.2f %9d%n", rows, run, m.seconds(), m.peakRssKb() / 1024);
     }
 
     /** Wall seconds and peak resident memory (KB, from GNU time) of one process. */

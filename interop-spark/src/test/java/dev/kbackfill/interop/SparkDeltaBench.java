@@ -2,7 +2,11 @@ package dev.kbackfill.interop;
 
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.from_json;
+import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.row_number;
+
+import java.util.ArrayList;
+import java.util.List;
 
 import io.delta.tables.DeltaTable;
 import org.apache.spark.sql.Dataset;
@@ -45,6 +49,14 @@ public final class SparkDeltaBench {
         if (args[5].equals("create")) {
             source.write().format("delta").save(args[4]);
         } else {
+            // into a table another writer created (kbackfill's, in the growth bench): its columns, in its types
+            List<org.apache.spark.sql.Column> aligned = new ArrayList<>();
+            List<String> have = List.of(source.columns());
+            for (org.apache.spark.sql.types.StructField f : spark.read().format("delta").load(args[4]).schema().fields()) {
+                aligned.add((f.name().equals("kafka_topic") ? lit(args[1])
+                        : have.contains(f.name()) ? col(f.name()) : lit(null)).cast(f.dataType()).as(f.name()));
+            }
+            source = source.select(aligned.toArray(new org.apache.spark.sql.Column[0]));
             DeltaTable.forPath(spark, args[4]).as("t").merge(source.as("s"), "t.kafka_key = s.kafka_key")
                     .whenMatched().updateAll().whenNotMatched().insertAll().execute();
         }

@@ -41,6 +41,20 @@ public interface Sink extends AutoCloseable {
         return 20_000;
     }
 
+    /** Bytes a pending key is assumed to hold (its last raw record, its key, the reduction's entry). */
+    int BYTES_PER_PENDING_KEY = 1024;
+
+    /**
+     * A batch size from the heap: a run holds two batches (one being written while the next fills), each given an
+     * eighth of the heap at {@link #BYTES_PER_PENDING_KEY} per key, the rest left to polls, decoding and the
+     * destination's driver; between 20,000 and 500,000 rows (32,768 in -Xmx256m, 131,072 in -Xmx1g). Records far
+     * larger than 1 KB want an explicit {@code --batch-size}.
+     */
+    static int heapSizedBatchRows(long maxHeapBytes) {
+        long rows = maxHeapBytes / 8 / BYTES_PER_PENDING_KEY;
+        return (int) Math.max(20_000, Math.min(500_000, rows));
+    }
+
     /**
      * Whether {@link dev.kbackfill.core.record.Change#source()} must reach this sink (a sink that copies records as
      * they are); otherwise the run drops the raw records as soon as they are decoded.

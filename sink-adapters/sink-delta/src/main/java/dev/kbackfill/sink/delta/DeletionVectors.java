@@ -76,9 +76,12 @@ final class DeletionVectors {
     /** Writes the file (never overwriting); a commit that then fails leaves it unreferenced, for VACUUM. */
     void write() throws IOException {
         Path path = new Path(new Path(tableRoot), "deletion_vector_" + id + ".bin");
-        FileSystem fs = path.getFileSystem(hadoop);
-        try (OutputStream out = fs.create(path, false)) {
-            file.writeTo(out);
+        // an instance of its own: no .crc side file (the vector carries its own CRC-32), the shared one untouched
+        try (FileSystem fs = FileSystem.newInstance(path.toUri(), hadoop)) {
+            fs.setWriteChecksum(false);
+            try (OutputStream out = fs.create(path, false)) {
+                file.writeTo(out);
+            }
         }
     }
 

@@ -51,8 +51,22 @@ final class DeltaFiles {
      */
     static void scan(Engine engine, Row scanState, Row scanFile, StructType schema, RowConsumer consumer)
             throws IOException {
+        scan(engine, scanState, scanFile, schema, null, null, consumer);
+    }
+
+    /**
+     * Streams the live rows whose key is wanted: the key columns are read first, each value once, and a row is
+     * built only for a wanted key (a batch touching 1% of a table probes every row's key, not every row). Returns
+     * the file's live rows.
+     *
+     * @param keyOrdinals the key columns' positions in {@code schema}; null: every row is wanted
+     * @param wanted      whether a key (its values in key column order, bytes as ByteBuffer) is wanted
+     */
+    static long scan(Engine engine, Row scanState, Row scanFile, StructType schema, int[] keyOrdinals,
+                     java.util.function.Predicate<List<Object>> wanted, RowConsumer consumer) throws IOException {
         FileStatus status = KernelInternals.status(scanFile);
         long position = 0;
+        long live = 0;
         try (CloseableIterator<FileReadResult> it = engine.getParquetHandler().readParquetFiles(
                 KernelInternals.iterator(List.of(status)), KernelInternals.physicalReadSchema(scanState), Optional.empty())) {
             while (it.hasNext()) {
@@ -66,8 +80,19 @@ final class DeltaFiles {
                         for (int c = 0; c < schema.length(); c++) {
                             ordinals[c] = b.getSchema().indexOf(schema.at(c).getName());
                         }
+                        io.delta.kernel.data.ColumnVector[] keys = null;
+                        if (keyOrdinals != null) {
+                            keys = new io.delta.kernel.data.ColumnVector[keyOrdinals.length];
+                            for (int k = 0; k < keys.length; k++) {
+                                keys[k] = b.getColumnVector(ordinals[keyOrdinals[k]]);
+                            }
+                        }
                         for (int r = 0; r < b.getSize(); r++) {
                             if (fb.getSelectionVector().isPresent() && !fb.getSelectionVector().get().getBoolean(r)) {
+                                continue;
+                            }
+                            live++;
+                            if (keys != null && !wanted.test(key(keys, r))) {
                                 continue;
                             }
                             Object[] row = new Object[schema.length()];
@@ -81,6 +106,23 @@ final class DeltaFiles {
                 position += physical.getSize();
             }
         }
+        return live;
+    }
+
+    /** A row's key as {@link DeltaSink#keyOf} builds it from a row. */
+    private static List<Object> key(io.delta.kernel.data.ColumnVector[] keys, int r) {
+        if (keys.length == 1) {
+            return java.util.Collections.singletonList(keyValue(DeltaTypes.read(keys[0], r)));
+        }
+        List<Object> k = new ArrayList<>(keys.length);
+        for (io.delta.kernel.data.ColumnVector v : keys) {
+            k.add(keyValue(DeltaTypes.read(v, r)));
+        }
+        return k;
+    }
+
+    private static Object keyValue(Object v) {
+        return v instanceof byte[] b ? java.nio.ByteBuffer.wrap(b) : v;
     }
 
     /**

@@ -405,15 +405,12 @@ final class DeltaSink implements Sink {
             int fileIndex = candidates.size();
             Candidate file = new Candidate(scanFile);
             candidates.add(file);
-            DeltaFiles.scan(engine, probeState, scanFile, schema, (position, row) -> {
-                file.rows++;
-                List<Object> k = keyOf(row, keyOrdinals);
-                if (incoming.containsKey(k)) {
-                    located.put(k, new int[] {fileIndex, file.hits.size()});
-                    file.hits.add(row);
-                    file.positions.add(position);
-                }
-            });
+            file.rows = DeltaFiles.scan(engine, probeState, scanFile, schema, keyOrdinals, incoming::containsKey,
+                    (position, row) -> {
+                        located.put(keyOf(row, keyOrdinals), new int[] {fileIndex, file.hits.size()});
+                        file.hits.add(row);
+                        file.positions.add(position);
+                    });
         }
         boolean ledgered = settings.conflictMode() == ConflictMode.NEWER_WINS
                 && settings.tombstoneMode() == TombstoneMode.DELETE;

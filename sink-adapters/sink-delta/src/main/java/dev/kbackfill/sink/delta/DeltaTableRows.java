@@ -95,6 +95,26 @@ public final class DeltaTableRows {
         return files;
     }
 
+    /** The table's live rows, counted by streaming the first column of every file (for tables of any size). */
+    public static long count(String path) throws Exception {
+        Engine engine = DefaultEngine.create(new Configuration());
+        Snapshot snapshot = TableManager.loadSnapshot(path).build(engine);
+        StructType schema = snapshot.getSchema();
+        Scan scan = snapshot.getScanBuilder().withReadSchema(new StructType().add(schema.at(0))).build();
+        Row scanState = scan.getScanState(engine);
+        long[] rows = {0};
+        try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine)) {
+            while (it.hasNext()) {
+                try (CloseableIterator<Row> files = it.next().getRows()) {
+                    while (files.hasNext()) {
+                        DeltaFiles.scan(engine, scanState, files.next(), schema, (position, row) -> rows[0]++);
+                    }
+                }
+            }
+        }
+        return rows[0];
+    }
+
     /** The table's latest version. */
     public static long version(String path) {
         Engine engine = DefaultEngine.create(new Configuration());

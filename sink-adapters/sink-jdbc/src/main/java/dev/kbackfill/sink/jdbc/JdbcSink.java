@@ -81,6 +81,15 @@ public final class JdbcSink implements Sink {
     }
 
     /**
+     * Sized from the heap: a batch that spans repeats of a key writes it once, so larger batches write fewer rows,
+     * as far as memory allows ({@link Sink#heapSizedBatchRows}).
+     */
+    @Override
+    public int defaultBatchRows() {
+        return Sink.heapSizedBatchRows(Runtime.getRuntime().maxMemory());
+    }
+
+    /**
      * Connects and checks the table, writing nothing: the job tables are created by the first {@link #begin}, a
      * missing SQLite file only then, so that a run refused before it begins (bad input, a stale plan) leaves no
      * trace. Job tables of an earlier version get their new columns here.
