@@ -213,33 +213,44 @@ public final class Benchmark {
         }
         System.out.printf("%-6s %-48s %10s %12s %8s%n", "round", "writer", "seconds", "records/s", "RSS MB");
         for (int r = 1; r <= rounds; r++) {
+            // kbackfill's defaults (the JVM's default heap; the batch sized from it), then within -Xmx256m
             reset(url);
-            // kbackfill's defaults (its batch sized from the heap), unless -Dbench.batchSize says otherwise
-            List<String> run = new ArrayList<>(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC,
-                    "--from", "earliest", "--to", "latest", "--sink", url, "--table", "bench_orders", "--create-table",
-                    "--job", "bench", "--progress", "none", "--bootstrap-server", bootstrap));
-            if (System.getProperty("bench.batchSize") != null) {
-                run.addAll(List.of("--batch-size", System.getProperty("bench.batchSize")));
-            }
-            Measured m = measure(run, Map.of("KBACKFILL_JAVA_OPTS", "-Xmx256m " + System.getProperty("bench.javaOpts", "")));
-            double ours = m.seconds();
-            checkTable(url, "bench_orders", "kbackfill");
-            row(r, "kbackfill run, Kafka to PostgreSQL (-Xmx256m)", ours, m.peakRssKb());
+            double defaults = kbackfillPostgres(url, "bench-defaults", Map.of(), r, "kbackfill run, defaults");
+            reset(url);
+            double ours = kbackfillPostgres(url, "bench", Map.of("KBACKFILL_JAVA_OPTS", "-Xmx256m "
+                    + System.getProperty("bench.javaOpts", "")), r, "kbackfill run, -Xmx256m");
             reset(url);
             double pipeline = kcatPsqlPipeline(url);
             row(r, "kcat | psql \\copy, INSERT..SELECT DISTINCT ON", pipeline, 0);
             reset(url);
             double ceiling = copyCeiling(url);
             row(r, "COPY + INSERT..SELECT..ON CONFLICT (no Kafka)", ceiling, 0);
-            System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx%n", r, "kbackfill vs kcat|psql pipeline", pipeline / ours);
-            System.out.printf(Locale.ROOT, "%-6d %-48s %10.0f%%%n", r, "kbackfill / ceiling", 100 * ceiling / ours);
+            System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx / %.2fx%n", r, "kbackfill vs kcat|psql (defaults / -Xmx256m)",
+                    pipeline / defaults, pipeline / ours);
+            System.out.printf(Locale.ROOT, "%-6d %-48s %10.0f%%%n", r, "kbackfill -Xmx256m / ceiling", 100 * ceiling / ours);
             if (debeziumClasspath != null) {
                 Measured d = debezium(url, debeziumClasspath);
                 row(r, "Debezium JDBC sink, Connect standalone", d.seconds(), d.peakRssKb());
-                System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx%n", r, "kbackfill vs Debezium", d.seconds() / ours);
+                System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx / %.2fx%n", r, "kbackfill vs Debezium (defaults / -Xmx256m)",
+                        d.seconds() / defaults, d.seconds() / ours);
             }
         }
         System.out.println();
+    }
+
+    /** One kbackfill run into bench_orders (a batch size from -Dbench.batchSize if set), checked; its seconds. */
+    private double kbackfillPostgres(String url, String job, Map<String, String> env, int round, String label)
+            throws Exception {
+        List<String> run = new ArrayList<>(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC,
+                "--from", "earliest", "--to", "latest", "--sink", url, "--table", "bench_orders", "--create-table",
+                "--job", job, "--progress", "none", "--bootstrap-server", bootstrap));
+        if (System.getProperty("bench.batchSize") != null) {
+            run.addAll(List.of("--batch-size", System.getProperty("bench.batchSize")));
+        }
+        Measured m = measure(run, env);
+        checkTable(url, "bench_orders", "kbackfill");
+        row(round, label, m.seconds(), m.peakRssKb());
+        return m.seconds();
     }
 
     private void row(int round, String writer, double seconds, long rssKb) {
@@ -571,7 +582,8 @@ public final class Benchmark {
             String touch = base + "-touch-" + n;
             Measured ourTouch = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", touch,
                     "--from", "earliest", "--to", "latest", "--sink", "delta:" + ours, "--job", "touch", "--progress",
-                    "none", "--bootstrap-server", bootstrap), Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m"));
+                    "none", "--bootstrap-server", bootstrap), Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m "
+                    + System.getProperty("bench.touchJavaOpts", "").replace("{rows}", String.valueOf(n))));
             print(n, "kbackfill, 1% touched (-Xmx512m)", ourTouch);
             long rows = dev.kbackfill.sink.delta.DeltaTableRows.count(ours);
             if (rows != n) {

@@ -222,37 +222,43 @@ final class DeltaFiles {
 
     /** Runs writing tasks on up to {@code threads} threads; their add actions in the tasks' order. */
     static List<Row> inParallel(List<Callable<List<Row>>> tasks, int threads) throws IOException {
+        List<Row> actions = new ArrayList<>();
+        each(tasks, threads).forEach(actions::addAll);
+        return actions;
+    }
+
+    /** Runs tasks (reading or writing data files) on up to {@code threads} threads; their results in order. */
+    static <T> List<T> each(List<Callable<T>> tasks, int threads) throws IOException {
+        List<T> results = new ArrayList<>();
         if (tasks.size() <= 1 || threads <= 1) {
-            List<Row> actions = new ArrayList<>();
-            for (Callable<List<Row>> t : tasks) {
+            for (Callable<T> t : tasks) {
                 try {
-                    actions.addAll(t.call());
+                    results.add(t.call());
                 } catch (IOException | RuntimeException e) {
                     throw e;
                 } catch (Exception e) {
                     throw new IOException(e);
                 }
             }
-            return actions;
+            return results;
         }
         ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, tasks.size()), r -> {
-            Thread t = new Thread(r, "kbackfill-parquet-writer");
+            Thread t = new Thread(r, "kbackfill-parquet");
             t.setDaemon(true);
             return t;
         });
         try {
-            List<Future<List<Row>>> parts = new ArrayList<>();
-            for (Callable<List<Row>> t : tasks) {
+            List<Future<T>> parts = new ArrayList<>();
+            for (Callable<T> t : tasks) {
                 parts.add(pool.submit(t));
             }
-            List<Row> actions = new ArrayList<>();
-            for (Future<List<Row>> part : parts) {
-                actions.addAll(part.get());
+            for (Future<T> part : parts) {
+                results.add(part.get());
             }
-            return actions;
+            return results;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted while writing data files");
+            throw new java.io.InterruptedIOException("interrupted while reading or writing data files");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof java.io.UncheckedIOException u) {

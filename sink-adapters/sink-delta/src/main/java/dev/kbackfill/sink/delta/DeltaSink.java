@@ -393,24 +393,29 @@ final class DeltaSink implements Sink {
         Ordinals ord = new Ordinals(schema.indexOf(meta.topic()), schema.indexOf(meta.partition()),
                 schema.indexOf(meta.offset()), schema.indexOf(meta.timestamp()), schema.indexOf(meta.deleted()));
         // candidate files, probed, and where each incoming key currently lives
-        List<Candidate> candidates = new ArrayList<>();
-        Map<List<Object>, int[]> located = new HashMap<>();
         Scan scan = snapshot.getScanBuilder().build();
-        Row probeState = null;
+        Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.topic,
+                ord.partition, ord.offset, ord.timestamp, ord.deleted)).build().getScanState(engine);
+        // one file per core at a time: probing is most of a small batch's work on a large table
+        List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();
         for (Row scanFile : candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
-            if (probeState == null) {
-                probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.topic, ord.partition,
-                        ord.offset, ord.timestamp, ord.deleted)).build().getScanState(engine);
+            probes.add(() -> {
+                Candidate file = new Candidate(scanFile);
+                file.rows = DeltaFiles.scan(engine, probeState, scanFile, schema, keyOrdinals, incoming::containsKey,
+                        (position, row) -> {
+                            file.hits.add(row);
+                            file.positions.add(position);
+                        });
+                return file;
+            });
+        }
+        List<Candidate> candidates = DeltaFiles.each(probes, Runtime.getRuntime().availableProcessors());
+        Map<List<Object>, int[]> located = new HashMap<>();
+        for (int f = 0; f < candidates.size(); f++) {
+            List<Object[]> hits = candidates.get(f).hits;
+            for (int h = 0; h < hits.size(); h++) {
+                located.put(keyOf(hits.get(h), keyOrdinals), new int[] {f, h});
             }
-            int fileIndex = candidates.size();
-            Candidate file = new Candidate(scanFile);
-            candidates.add(file);
-            file.rows = DeltaFiles.scan(engine, probeState, scanFile, schema, keyOrdinals, incoming::containsKey,
-                    (position, row) -> {
-                        located.put(keyOf(row, keyOrdinals), new int[] {fileIndex, file.hits.size()});
-                        file.hits.add(row);
-                        file.positions.add(position);
-                    });
         }
         boolean ledgered = settings.conflictMode() == ConflictMode.NEWER_WINS
                 && settings.tombstoneMode() == TombstoneMode.DELETE;

@@ -12,8 +12,8 @@ import org.postgresql.copy.CopyIn;
 
 /**
  * PostgreSQL's bulk path: COPY a batch into a temporary staging table, take out of it the rows the tombstone ledger
- * keeps out, then one {@code INSERT .. SELECT .. ON CONFLICT .. WHERE guard .. RETURNING} into the target, which
- * names the rows it wrote (the rest were kept out, counted per source partition), all in the batch's transaction.
+ * keeps out, then one {@code INSERT .. SELECT .. ON CONFLICT .. WHERE guard .. RETURNING} into the target, whose
+ * written rows are counted per source partition (the rest were kept out), all in the batch's transaction.
  * Measured against batched {@code INSERT .. ON CONFLICT} in docs/benchmarks.md.
  */
 final class PostgresCopy {
@@ -77,7 +77,8 @@ final class PostgresCopy {
      * Copies the rows {@code body} writes (of {@code columns}; {@code staged} of them per source partition), removes
      * those a {@code keepOut} table holds a newer version of, upserts the rest into {@code table}, and counts per
      * partition in {@code keptOut} the rows that did not change the target: removed, or refused by the upsert's own
-     * guard (its {@code RETURNING} names the rows it wrote). No second lookup of the target's keys.
+     * guard (its {@code RETURNING}, counted per partition, says how many it wrote). No second lookup of the target's
+     * keys.
      *
      * @return how many staged rows were kept out
      */
@@ -118,9 +119,11 @@ final class PostgresCopy {
             if (partition == null) {
                 s.execute(upsert); // a table without metadata columns: nothing to count by
             } else {
-                try (java.sql.ResultSet rs = s.executeQuery(upsert + " RETURNING " + d.quote(partition))) {
+                // the written rows counted per partition in the database: a few rows back, not one per row written
+                try (java.sql.ResultSet rs = s.executeQuery("WITH written AS (" + upsert + " RETURNING "
+                        + d.quote(partition) + ") SELECT " + d.quote(partition) + ", count(*) FROM written GROUP BY 1")) {
                     while (rs.next()) {
-                        left.merge(rs.getInt(1), -1L, Long::sum);
+                        left.merge(rs.getInt(1), -rs.getLong(2), Long::sum);
                     }
                 }
             }
