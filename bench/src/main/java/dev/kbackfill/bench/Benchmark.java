@@ -585,6 +585,12 @@ public final class Benchmark {
                     "none", "--bootstrap-server", bootstrap), Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m "
                     + System.getProperty("bench.touchJavaOpts", "").replace("{rows}", String.valueOf(n))));
             print(n, "kbackfill, 1% touched (-Xmx512m)", ourTouch);
+            // the same touches again under overwrite (the same work: probe, vectors, new rows) in half the heap
+            Measured again = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", touch,
+                    "--from", "earliest", "--to", "latest", "--sink", "delta:" + ours, "--job", "touch-again",
+                    "--on-conflict", "overwrite", "--progress", "none", "--bootstrap-server", bootstrap),
+                    Map.of("KBACKFILL_JAVA_OPTS", "-Xmx256m"));
+            print(n, "kbackfill, the same 1% again (-Xmx256m)", again);
             long rows = dev.kbackfill.sink.delta.DeltaTableRows.count(ours);
             if (rows != n) {
                 throw new IllegalStateException(ours + " holds " + rows + " rows, not " + n);

@@ -21,7 +21,6 @@ import io.delta.kernel.hook.PostCommitHook;
 import io.delta.kernel.types.StructType;
 import io.delta.kernel.utils.CloseableIterable;
 import io.delta.kernel.utils.CloseableIterator;
-import org.apache.hadoop.conf.Configuration;
 
 /**
  * Rewrites a table's data files into key-sorted ones in one commit whose removes and adds say
@@ -43,7 +42,7 @@ public final class DeltaCompaction {
      * @param rowsPerFile rows per written file batch
      */
     public static Result compact(String path, Optional<List<String>> keyColumns, int rowsPerFile) throws IOException {
-        Engine engine = DefaultEngine.create(new Configuration());
+        Engine engine = DefaultEngine.create(DeltaFiles.hadoopConfiguration());
         Snapshot snapshot;
         try {
             snapshot = TableManager.loadSnapshot(path).build(engine);

@@ -23,6 +23,7 @@ import io.delta.kernel.types.StructType;
 import io.delta.kernel.utils.CloseableIterator;
 import io.delta.kernel.utils.DataFileStatus;
 import io.delta.kernel.utils.FileStatus;
+import org.apache.hadoop.conf.Configuration;
 
 /** Reading a data file's rows and writing rows as data files, shared by the sink and compaction. */
 final class DeltaFiles {
@@ -31,6 +32,19 @@ final class DeltaFiles {
     static final String KEY_COLUMNS_PROPERTY = "kbackfill.keyColumns";
 
     private DeltaFiles() {
+    }
+
+    /**
+     * The Hadoop settings Kernel reads and writes with: those on the classpath ({@code core-site.xml}), and Parquet
+     * compressed with Snappy unless they name a codec ({@code parquet.compression}). Kernel's writer leaves Parquet
+     * uncompressed by default; Snappy, what Spark writes, made the benchmark's files 3x smaller at no measurable cost.
+     */
+    static Configuration hadoopConfiguration() {
+        Configuration conf = new Configuration();
+        if (conf.get("parquet.compression") == null) {
+            conf.set("parquet.compression", "SNAPPY");
+        }
+        return conf;
     }
 
     /** A data file's rows in the table's logical schema (physical columns mapped back by Kernel). */

@@ -146,7 +146,7 @@ final class DeltaSink implements Sink {
 
     @Override
     public void openForJobs() {
-        hadoop = new Configuration();
+        hadoop = DeltaFiles.hadoopConfiguration();
         engine = DefaultEngine.create(hadoop);
     }
 

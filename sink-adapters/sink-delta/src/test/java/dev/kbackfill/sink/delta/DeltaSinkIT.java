@@ -37,6 +37,9 @@ import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
 import io.delta.kernel.utils.CloseableIterable;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -114,6 +117,14 @@ class DeltaSinkIT {
             s.write(batch(2, Map.of(0, 5L, 1, 1L), row("b", "paid", "2", 0, 4), row("c", "created", null, 1, 0)));
             assertThat(DeltaTableRows.version(table())).isEqualTo(version + 1);
             assertThat(rows()).containsExactly("a=paid/1.5@0:2", "b=paid/2@0:4", "c=created/null@1:0");
+            // Parquet compressed with Snappy, as Spark writes it (Kernel alone leaves it uncompressed)
+            for (String file : DeltaTableRows.dataFiles(table()).keySet()) {
+                try (ParquetFileReader footer = ParquetFileReader.open(HadoopInputFile.fromPath(
+                        new org.apache.hadoop.fs.Path(file), new Configuration()))) {
+                    assertThat(footer.getFooter().getBlocks().get(0).getColumns())
+                            .allSatisfy(c -> assertThat(c.getCodec()).isEqualTo(CompressionCodecName.SNAPPY));
+                }
+            }
             JobState stored = s.load("job").orElseThrow();
             assertThat(stored.nextOffsets()).containsEntry(0, 5L).containsEntry(1, 1L);
             assertThat(stored.plan()).isEqualTo(plan());
