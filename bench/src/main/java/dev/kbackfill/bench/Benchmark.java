@@ -113,10 +113,10 @@ public final class Benchmark {
             if (only.equals("all") || only.equals("plan")) {
                 planning();
             }
-            if (only.equals("index")) {
+            if (only.equals("all") || only.equals("index")) {
                 targetIndex();
             }
-            if (only.equals("growth")) {
+            if (only.equals("all") || only.equals("growth")) {
                 growth();
             }
             if (only.equals("serve")) {
