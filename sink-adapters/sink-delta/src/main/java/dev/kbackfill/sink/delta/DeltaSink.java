@@ -426,7 +426,7 @@ final class DeltaSink implements Sink {
         long deleted = 0;
         long ignored = 0;
         Map<Integer, Long> keptOut = new TreeMap<>();
-        List<Object[]> rewritten = new ArrayList<>();
+        List<Object[]> newRows = new ArrayList<>();
         for (Map.Entry<List<Object>, Change> e : incoming.entrySet()) {
             Change c = e.getValue();
             int[] at = located.get(e.getKey());
@@ -487,7 +487,7 @@ final class DeltaSink implements Sink {
                 file.replaced.set(at[1]);
                 file.touched++;
             }
-            rewritten.add(row);
+            newRows.add(row);
         }
         // the files the batch changes: marked in deletion vectors, or copied without the rows it takes out
         boolean vectors = DeletionVectors.enabled(snapshot);
@@ -504,7 +504,7 @@ final class DeltaSink implements Sink {
             }
             actions.add(KernelInternals.removeAction(f.scanFile, true));
             if (!f.softDeleted.isEmpty()) {
-                softDeleteRows(f, scanState, schema, batch, ord, rewritten);
+                softDeleteRows(f, scanState, schema, batch, ord, newRows);
             }
             if (f.wholeReplaced()) {
                 continue;
@@ -521,14 +521,14 @@ final class DeltaSink implements Sink {
                 copied.add(f);
             }
         }
-        sortByKey(rewritten, keyOrdinals);
-        commit(snapshot, batch.job(), after, rewritten, actions, copied, scanState, dvs, schema, ledger);
+        sortByKey(newRows, keyOrdinals);
+        commit(snapshot, batch.job(), after, newRows, actions, copied, scanState, dvs, schema, ledger);
         return new WriteResult(upserted, deleted, ignored, keptOut);
     }
 
     /** Reads the stored values of the file's rows the batch soft-deletes, marks them deleted and stamps them. */
     private void softDeleteRows(Candidate f, Row scanState, StructType schema, WriteBatch batch, Ordinals ord,
-                                List<Object[]> rewritten) throws IOException {
+                                List<Object[]> newRows) throws IOException {
         Map<Long, Change> byPosition = new HashMap<>();
         f.softDeleted.forEach((hit, c) -> byPosition.put(f.positions.get(hit), c));
         int[] seen = {0};
@@ -537,7 +537,7 @@ final class DeltaSink implements Sink {
             if (c != null) {
                 row[ord.deleted] = true;
                 stamp(row, c, batch, ord);
-                rewritten.add(row);
+                newRows.add(row);
                 seen[0]++;
             }
         });
