@@ -45,6 +45,11 @@ final class SinkOptions {
             + "and add columns for fields first seen later.")
     boolean createTable;
 
+    @Option(names = "--delta-table-property", paramLabel = "KEY=VALUE",
+            description = "With --sink delta:PATH: a property of the table --create-table creates, over kbackfill's "
+                    + "(repeatable), e.g. delta.enableDeletionVectors=false for readers without deletion vectors.")
+    java.util.Map<String, String> deltaTableProperties;
+
     @Option(names = "--ignore-unknown-fields", description = "Skip value fields that have no column instead of failing.")
     boolean ignoreUnknownFields;
 
@@ -91,10 +96,15 @@ final class SinkOptions {
             }
             sinkClient.putIfAbsent("bootstrap.servers", sourceConfig.get("bootstrap.servers"));
         }
+        java.util.Map<String, String> properties = deltaTableProperties == null ? java.util.Map.of() : deltaTableProperties;
+        if (!properties.isEmpty() && !url().startsWith("delta:")) {
+            throw new dev.kbackfill.resolver.RequestException("invalid --delta-table-property '"
+                    + properties.keySet().iterator().next() + "': table properties are for --sink delta:PATH only");
+        }
         return new SinkSettings(url(), tableName, Optional.ofNullable(user), Optional.ofNullable(System.getenv(PASSWORD_ENV)),
                 ConflictMode.parse(onConflict), TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(),
                 ignoreUnknownFields, SinkSettings.MetadataColumns.DEFAULT, sinkClient,
-                new SinkSettings.Source(topic, sourceConfig));
+                new SinkSettings.Source(topic, sourceConfig), properties);
     }
 
     static String tableFor(String topic) {

@@ -606,6 +606,13 @@ class RunCommandIT {
         assertThat(badUrl.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(badUrl.err()).startsWith("kbackfill run: invalid --sink 'mongodb://db/x': expected jdbc:postgresql://");
 
+        CliRun notDelta = run(concat(range, "--sink", "jdbc:sqlite:" + dir.resolve("not-delta.db"),
+                "--delta-table-property", "delta.enableDeletionVectors=false"));
+        assertThat(notDelta.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(notDelta.err()).isEqualTo("kbackfill run: invalid --delta-table-property 'delta.enableDeletionVectors': "
+                + "table properties are for --sink delta:PATH only\n");
+        assertThat(dir.resolve("not-delta.db")).doesNotExist();
+
         CliRun noDriver = run(concat(range, "--sink", "jdbc:nosuchdb://db/x"));
         assertThat(noDriver.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(noDriver.err()).contains("no JDBC driver for it");

@@ -18,11 +18,21 @@ import java.util.Optional;
  * @param metadata            names of the metadata columns
  * @param clientConfig        client settings of sinks that are Kafka clients ({@code bootstrap.servers}, security)
  * @param source              what the sink may need to know of the source: its topic and client settings
+ * @param tableProperties     properties of a table the sink creates ({@code --delta-table-property}), on top of its own
  */
 public record SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
                            ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
                            boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
-                           Source source) {
+                           Source source, Map<String, String> tableProperties) {
+
+    /** Settings without table properties of their own. */
+    public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
+                        ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
+                        boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
+                        Source source) {
+        this(url, table, user, password, conflictMode, tombstoneMode, createTable, ignoreUnknownFields, metadata,
+                clientConfig, source, Map.of());
+    }
 
     /** Settings of a database sink. */
     public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
@@ -56,6 +66,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
         Objects.requireNonNull(metadata, "metadata");
         clientConfig = Map.copyOf(clientConfig);
         Objects.requireNonNull(source, "source");
+        tableProperties = Map.copyOf(tableProperties);
     }
 
     /**

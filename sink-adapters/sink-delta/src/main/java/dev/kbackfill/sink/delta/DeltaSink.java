@@ -128,9 +128,14 @@ final class DeltaSink implements Sink {
                 throw new SinkConfigException("no Delta table at " + path + "; create it, or pass --create-table to "
                         + "create it from the records");
             }
+            checkTableProperties();
             return;
         }
         StructType schema = snapshot.get().getSchema();
+        if (!settings.tableProperties().isEmpty()) {
+            warnings.add("--delta-table-property applies to a table --create-table creates; the Delta table at " + path
+                    + " exists, so its properties stay as they are (ALTER TABLE .. SET TBLPROPERTIES in Spark changes them)");
+        }
         if (settings.conflictMode() == ConflictMode.NEWER_WINS && schema.indexOf(meta.topic()) < 0) {
             warnings.add("the Delta table at " + path + " has no " + meta.topic() + " column (created by an earlier "
                     + "kbackfill): its rows are compared with incoming records as if from the same topic; write a "
@@ -301,13 +306,48 @@ final class DeltaSink implements Sink {
             schema = schema.add(meta.deleted(), BooleanType.BOOLEAN, true);
         }
         Transaction txn = TableManager.buildCreateTableTransaction(path, schema, ENGINE_INFO)
-                .withTableProperties(Map.of("delta.feature.domainMetadata", "supported",
-                        DeletionVectors.ENABLE_PROPERTY, "true", DeltaFiles.KEY_COLUMNS_PROPERTY,
-                        String.join(",", batch.shape().keyColumns().stream().map(Column::name).toList())))
-                .withMaxRetries(0).build(engine);
+                .withTableProperties(tableProperties(batch)).withMaxRetries(0).build(engine);
         runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
         latest = null;
         return snapshot().orElseThrow();
+    }
+
+    /** Refuses table properties Kernel would refuse when creating the table, before anything is read or written. */
+    private void checkTableProperties() {
+        if (settings.tableProperties().isEmpty()) {
+            return;
+        }
+        Map<String, String> properties = new LinkedHashMap<>(Map.of("delta.feature.domainMetadata", "supported",
+                DeletionVectors.ENABLE_PROPERTY, "true"));
+        properties.putAll(settings.tableProperties());
+        String vectors = properties.get(DeletionVectors.ENABLE_PROPERTY);
+        if (!vectors.equalsIgnoreCase("true") && !vectors.equalsIgnoreCase("false")) {
+            // Kernel reads any other text as false
+            throw new SinkConfigException("invalid --delta-table-property " + DeletionVectors.ENABLE_PROPERTY + "='"
+                    + vectors + "': expected true or false");
+        }
+        try {
+            // built, never committed: Kernel checks the properties here
+            TableManager.buildCreateTableTransaction(path, new StructType().add("k", StringType.STRING), ENGINE_INFO)
+                    .withTableProperties(properties).withMaxRetries(0).build(engine);
+        } catch (io.delta.kernel.exceptions.KernelException | IllegalArgumentException e) {
+            throw new SinkConfigException("invalid --delta-table-property for the Delta table at " + path + ": "
+                    + e.getMessage());
+        }
+    }
+
+    /**
+     * A new table's properties: domain metadata (the job state lives there), deletion vectors, the key columns, then
+     * the user's {@code --delta-table-property} over them (deletion vectors off for older readers, say).
+     */
+    private Map<String, String> tableProperties(WriteBatch batch) {
+        Map<String, String> properties = new LinkedHashMap<>();
+        properties.put("delta.feature.domainMetadata", "supported");
+        properties.put(DeletionVectors.ENABLE_PROPERTY, "true");
+        properties.put(DeltaFiles.KEY_COLUMNS_PROPERTY, String.join(",",
+                batch.shape().keyColumns().stream().map(Column::name).toList()));
+        properties.putAll(settings.tableProperties());
+        return properties;
     }
 
     private void checkColumns(StructType schema, WriteBatch batch) {

@@ -179,6 +179,44 @@ class DeltaSinkIT {
     }
 
     @Test
+    void tablePropertiesOfTheUserGoOverKbackfillsWhenItCreatesTheTable() throws Exception {
+        SinkSettings plain = new SinkSettings("delta:" + table(), "orders", Optional.empty(), Optional.empty(),
+                ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false, SinkSettings.MetadataColumns.DEFAULT);
+        SinkSettings noVectors = new SinkSettings(plain.url(), plain.table(), plain.user(), plain.password(),
+                plain.conflictMode(), plain.tombstoneMode(), true, false, plain.metadata(), Map.of(),
+                SinkSettings.Source.NONE, Map.of("delta.enableDeletionVectors", "false", "team", "orders"));
+        try (Sink s = SinkFactory.forSettings(noVectors)) {
+            s.open();
+            begin(s);
+            s.write(batch(1, Map.of(0, 10L), row("a", "x", "1", 0, 0), row("b", "x", "1", 0, 1)));
+            s.write(batch(2, Map.of(0, 20L), row("b", "y", "2", 0, 10)));
+            assertThat(rows()).containsExactly("a=x/1@0:0", "b=y/2@0:10");
+            // no vectors: the file holding b was copied without it
+            assertThat(DeltaTableRows.dataFiles(table()).values()).containsOnly(0L);
+        }
+        Engine engine = DefaultEngine.create(new Configuration());
+        Map<String, String> properties = TableManager.loadSnapshot(table()).build(engine).getTableProperties();
+        assertThat(properties).containsEntry("delta.enableDeletionVectors", "false").containsEntry("team", "orders")
+                .containsKey("kbackfill.keyColumns");
+
+        // refused before anything is written: a value Kernel would read as false, a key Kernel does not know
+        Map<Map<String, String>, String> refused = Map.of(
+                Map.of("delta.enableDeletionVectors", "maybe"), "invalid --delta-table-property delta.enableDeletionVectors='maybe'",
+                Map.of("delta.noSuchProperty", "1"), "invalid --delta-table-property for the Delta table at");
+        refused.forEach((given, message) -> {
+            SinkSettings bad = new SinkSettings("delta:" + dir.resolve("other"), "orders", Optional.empty(),
+                    Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false,
+                    SinkSettings.MetadataColumns.DEFAULT, Map.of(), SinkSettings.Source.NONE, given);
+            try (Sink s = SinkFactory.forSettings(bad)) {
+                assertThatThrownBy(s::open).isInstanceOf(SinkConfigException.class).hasMessageStartingWith(message);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        assertThat(dir.resolve("other")).doesNotExist();
+    }
+
+    @Test
     void withoutDeletionVectorsOnlyTheFilesHoldingTheBatchKeysAreCopied() throws Exception {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
             begin(s);

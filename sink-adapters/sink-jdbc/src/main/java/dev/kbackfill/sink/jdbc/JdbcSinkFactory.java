@@ -41,7 +41,8 @@ public final class JdbcSinkFactory implements SinkFactory {
         }
         SinkSettings s = url.equals(settings.url()) ? settings : new SinkSettings(url, settings.table(), settings.user(),
                 settings.password(), settings.conflictMode(), settings.tombstoneMode(), settings.createTable(),
-                settings.ignoreUnknownFields(), settings.metadata(), settings.clientConfig(), settings.source());
+                settings.ignoreUnknownFields(), settings.metadata(), settings.clientConfig(), settings.source(),
+                settings.tableProperties());
         return new JdbcSink(s, dialect);
     }
 }
