@@ -406,32 +406,29 @@ public final class Benchmark {
             throw new IllegalStateException("bench.sparkClasspath is not set: run bench/run.sh");
         }
         System.out.println("== Delta Lake: the whole topic, last value per key, wall time of each process");
-        String offsets = exec(List.of(root.resolve("bin/kbackfill").toString(), "plan", "--topic", TOPIC, "--from",
-                "earliest", "--to", "latest", "--format", "spark", "--bootstrap-server", bootstrap), Map.of()).strip();
-        String starting = offsets.substring(offsets.indexOf("\"startingOffsets\":") + 18, offsets.indexOf(",\"endingOffsets\""));
-        String ending = offsets.substring(offsets.indexOf("\"endingOffsets\":") + 16, offsets.length() - 1);
         List<String> spark = sparkCommand(sparkClasspath);
-        spark.addAll(List.of(bootstrap, TOPIC, starting, ending));
+        spark.addAll(List.of(bootstrap, TOPIC));
+        spark.addAll(sparkOffsets(TOPIC));
         System.out.printf("%-6s %-44s %10s%n", "round", "writer", "seconds");
         for (int r = 1; r <= rounds; r++) {
             Path dir = Files.createTempDirectory("kbackfill-bench-delta");
             String ours = dir.resolve("ours").toString();
             String theirs = dir.resolve("spark").toString();
-            double coldOurs = timed(kbackfillDelta(ours, "bench-delta", "latest"));
+            double coldOurs = timed(kbackfillDelta(TOPIC, "latest", ours, "bench-delta"));
             List<String> create = new ArrayList<>(spark);
             create.addAll(List.of(theirs, "create"));
             long t = System.nanoTime();
             String sparkCold = exec(create, Map.of());
             double coldSpark = (System.nanoTime() - t) / 1e9;
-            double warmOurs = timed(kbackfillDelta(ours, "bench-delta-again", "latest"));
+            double warmOurs = timed(kbackfillDelta(TOPIC, "latest", ours, "bench-delta-again"));
             List<String> merge = new ArrayList<>(spark);
             merge.addAll(List.of(theirs, "merge"));
             t = System.nanoTime();
             String sparkWarm = exec(merge, Map.of());
             double warmSpark = (System.nanoTime() - t) / 1e9;
             // a fixed range (a time after every record), finished: the rerun must do nothing
-            timed(kbackfillDelta(dir.resolve("fixed").toString(), "bench-delta-fixed", "2099-01-01"));
-            double noop = timed(kbackfillDelta(dir.resolve("fixed").toString(), "bench-delta-fixed", "2099-01-01"));
+            timed(kbackfillDelta(TOPIC, "2099-01-01", dir.resolve("fixed").toString(), "bench-delta-fixed"));
+            double noop = timed(kbackfillDelta(TOPIC, "2099-01-01", dir.resolve("fixed").toString(), "bench-delta-fixed"));
             // the same launcher doing nothing but start: what the no-op spends beyond it is its work
             double start = timed(List.of(root.resolve("bin/kbackfill").toString(), "--version"));
             System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill, new table (cold)", coldOurs);
@@ -456,12 +453,12 @@ public final class Benchmark {
         System.out.printf("%-6s %-44s %10s%n", "round", "run", "seconds");
         for (int r = 1; r <= rounds; r++) {
             Path dir = Files.createTempDirectory("kbackfill-bench-scale");
-            double single = timed(kbackfillDelta(dir.resolve("single").toString(), "scale-single", "latest"));
+            double single = timed(kbackfillDelta(TOPIC, "latest", dir.resolve("single").toString(), "scale-single"));
             checkRows(dir.resolve("single"));
             List<Double> spark = new ArrayList<>();
             for (String master : List.of("local[2]", "local[1]")) {
                 Path table = dir.resolve("spark-" + master.replaceAll("\\W", ""));
-                List<String> command = new ArrayList<>(kbackfillDelta(table.toString(), "scale-" + master, "latest"));
+                List<String> command = new ArrayList<>(kbackfillDelta(TOPIC, "latest", table.toString(), "scale-" + master));
                 command.addAll(List.of("--engine", "spark", "--master", master, "--conf", "spark.driver.memory=2g"));
                 spark.add(timed(command));
                 checkRows(table);
@@ -574,21 +571,17 @@ public final class Benchmark {
                 to.append(q == 0 ? "" : ",").append('"').append(q).append("\":").append(n / PARTITIONS);
             }
             to.append("}}");
-            Measured create = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", base, "--from",
-                    "earliest", "--to", to.toString(), "--sink", "delta:" + ours, "--create-table", "--job", "create",
-                    "--progress", "none", "--bootstrap-server", bootstrap), Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g"));
+            Measured create = measure(kbackfillDelta(base, to.toString(), ours, "create"),
+                    Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g"));
             print(n, "kbackfill, new table (every key once)", create);
             exec(List.of("cp", "-r", ours, dir.resolve("spark").toString()), Map.of());
             String touch = base + "-touch-" + n;
-            Measured ourTouch = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", touch,
-                    "--from", "earliest", "--to", "latest", "--sink", "delta:" + ours, "--job", "touch", "--progress",
-                    "none", "--bootstrap-server", bootstrap), Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m "
+            Measured ourTouch = measure(kbackfillDelta(touch, "latest", ours, "touch"), Map.of("KBACKFILL_JAVA_OPTS",
+                    "-Xmx512m "
                     + System.getProperty("bench.touchJavaOpts", "").replace("{rows}", String.valueOf(n))));
             print(n, "kbackfill, 1% touched (-Xmx512m)", ourTouch);
             // the same touches again under overwrite (the same work: probe, vectors, new rows) in half the heap
-            Measured again = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", touch,
-                    "--from", "earliest", "--to", "latest", "--sink", "delta:" + ours, "--job", "touch-again",
-                    "--on-conflict", "overwrite", "--progress", "none", "--bootstrap-server", bootstrap),
+            Measured again = measure(kbackfillDelta(touch, "latest", ours, "touch-again", "--on-conflict", "overwrite"),
                     Map.of("KBACKFILL_JAVA_OPTS", "-Xmx256m"));
             print(n, "kbackfill, the same 1% again (-Xmx256m)", again);
             long rows = dev.kbackfill.sink.delta.DeltaTableRows.count(ours);
@@ -596,13 +589,10 @@ public final class Benchmark {
                 throw new IllegalStateException(ours + " holds " + rows + " rows, not " + n);
             }
             if (sparkClasspath != null) {
-                String offsets = exec(List.of(root.resolve("bin/kbackfill").toString(), "plan", "--topic", touch, "--from",
-                        "earliest", "--to", "latest", "--format", "spark", "--bootstrap-server", bootstrap), Map.of()).strip();
-                String starting = offsets.substring(offsets.indexOf("\"startingOffsets\":") + 18,
-                        offsets.indexOf(",\"endingOffsets\""));
-                String ending = offsets.substring(offsets.indexOf("\"endingOffsets\":") + 16, offsets.length() - 1);
-                List<String> merge = new ArrayList<>(sparkCommand(sparkClasspath));
-                merge.addAll(List.of(bootstrap, touch, starting, ending, dir.resolve("spark").toString(), "merge"));
+                List<String> merge = sparkCommand(sparkClasspath);
+                merge.addAll(List.of(bootstrap, touch));
+                merge.addAll(sparkOffsets(touch));
+                merge.addAll(List.of(dir.resolve("spark").toString(), "merge"));
                 Measured theirs = measure(merge, Map.of());
                 print(n, "Spark local[2] MERGE, 1% touched", theirs);
                 long vectors;
@@ -615,6 +605,14 @@ public final class Benchmark {
             exec(List.of("rm", "-rf", dir.toString()), Map.of());
         }
         System.out.println();
+    }
+
+    /** The whole topic's startingOffsets and endingOffsets JSON, from {@code kbackfill plan --format spark}. */
+    private List<String> sparkOffsets(String topic) throws Exception {
+        String offsets = exec(List.of(root.resolve("bin/kbackfill").toString(), "plan", "--topic", topic, "--from",
+                "earliest", "--to", "latest", "--format", "spark", "--bootstrap-server", bootstrap), Map.of()).strip();
+        return List.of(offsets.substring(offsets.indexOf("\"startingOffsets\":") + 18, offsets.indexOf(",\"endingOffsets\"")),
+                offsets.substring(offsets.indexOf("\"endingOffsets\":") + 16, offsets.length() - 1));
     }
 
     /** The JVM running the Spark peer (SparkDeltaBench), without its arguments. */
@@ -709,10 +707,13 @@ public final class Benchmark {
         }
     }
 
-    private List<String> kbackfillDelta(String table, String job, String to) {
-        return List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC, "--from", "earliest", "--to",
-                to, "--sink", "delta:" + table, "--create-table", "--job", job, "--progress", "none",
-                "--bootstrap-server", bootstrap);
+    /** {@code kbackfill run} of a topic from its start to {@code to} into a Delta table (created if absent). */
+    private List<String> kbackfillDelta(String topic, String to, String table, String job, String... more) {
+        List<String> command = new ArrayList<>(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", topic,
+                "--from", "earliest", "--to", to, "--sink", "delta:" + table, "--create-table", "--job", job,
+                "--progress", "none", "--bootstrap-server", bootstrap));
+        command.addAll(List.of(more));
+        return command;
     }
 
     private double timed(List<String> command) throws Exception {

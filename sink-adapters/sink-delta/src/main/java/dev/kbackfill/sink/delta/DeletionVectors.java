@@ -68,6 +68,11 @@ final class DeletionVectors {
                 Optional.of(offset), data.length, positions.getLongCardinality());
     }
 
+    /** The table root the vectors' file goes to, fully qualified. */
+    String tableRoot() {
+        return tableRoot;
+    }
+
     /** Whether some vector was added, so that the file must be written before the commit. */
     boolean any() {
         return file.size() > 1;

@@ -12,7 +12,6 @@ import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
 import io.delta.kernel.TableManager;
 import io.delta.kernel.Transaction;
-import io.delta.kernel.data.FilteredColumnarBatch;
 import io.delta.kernel.data.Row;
 import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
@@ -20,7 +19,6 @@ import io.delta.kernel.exceptions.TableNotFoundException;
 import io.delta.kernel.hook.PostCommitHook;
 import io.delta.kernel.types.StructType;
 import io.delta.kernel.utils.CloseableIterable;
-import io.delta.kernel.utils.CloseableIterator;
 
 /**
  * Rewrites a table's data files into key-sorted ones in one commit whose removes and adds say
@@ -63,14 +61,7 @@ public final class DeltaCompaction {
         }).toArray();
         Scan scan = snapshot.getScanBuilder().build();
         Row scanState = scan.getScanState(engine);
-        List<Row> files = new ArrayList<>();
-        try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine)) {
-            while (it.hasNext()) {
-                try (CloseableIterator<Row> rows = it.next().getRows()) {
-                    rows.forEachRemaining(files::add);
-                }
-            }
-        }
+        List<Row> files = DeltaFiles.scanFiles(engine, scan);
         if (files.size() == 0 || files.size() == 1 && KernelInternals.deletedRows(files.get(0)) == 0) {
             return new Result(files.size(), 0, 0, 0, snapshot.getVersion());
         }

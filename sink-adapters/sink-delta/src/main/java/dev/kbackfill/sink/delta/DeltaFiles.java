@@ -47,6 +47,19 @@ final class DeltaFiles {
         return conf;
     }
 
+    /** The scan's data files (scan file rows, as Kernel's scan lists them). */
+    static List<Row> scanFiles(Engine engine, Scan scan) throws IOException {
+        List<Row> files = new ArrayList<>();
+        try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine)) {
+            while (it.hasNext()) {
+                try (CloseableIterator<Row> rows = it.next().getRows()) {
+                    rows.forEachRemaining(files::add);
+                }
+            }
+        }
+        return files;
+    }
+
     /** A data file's rows in the table's logical schema (physical columns mapped back by Kernel). */
     static List<Object[]> read(Engine engine, Row scanState, Row scanFile, StructType schema) throws IOException {
         List<Object[]> rows = new ArrayList<>();
@@ -135,7 +148,8 @@ final class DeltaFiles {
         return k;
     }
 
-    private static Object keyValue(Object v) {
+    /** A key column's value as keys compare: bytes as a ByteBuffer (equal by content), the rest as read. */
+    static Object keyValue(Object v) {
         return v instanceof byte[] b ? java.nio.ByteBuffer.wrap(b) : v;
     }
 

@@ -306,7 +306,7 @@ final class DeltaSink implements Sink {
             schema = schema.add(meta.deleted(), BooleanType.BOOLEAN, true);
         }
         Transaction txn = TableManager.buildCreateTableTransaction(path, schema, ENGINE_INFO)
-                .withTableProperties(tableProperties(batch)).withMaxRetries(0).build(engine);
+                .withTableProperties(tableProperties(batch.shape().keyColumns())).withMaxRetries(0).build(engine);
         runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
         latest = null;
         return snapshot().orElseThrow();
@@ -317,9 +317,7 @@ final class DeltaSink implements Sink {
         if (settings.tableProperties().isEmpty()) {
             return;
         }
-        Map<String, String> properties = new LinkedHashMap<>(Map.of("delta.feature.domainMetadata", "supported",
-                DeletionVectors.ENABLE_PROPERTY, "true"));
-        properties.putAll(settings.tableProperties());
+        Map<String, String> properties = tableProperties(List.of());
         String vectors = properties.get(DeletionVectors.ENABLE_PROPERTY);
         if (!vectors.equalsIgnoreCase("true") && !vectors.equalsIgnoreCase("false")) {
             // Kernel reads any other text as false
@@ -340,12 +338,11 @@ final class DeltaSink implements Sink {
      * A new table's properties: domain metadata (the job state lives there), deletion vectors, the key columns, then
      * the user's {@code --delta-table-property} over them (deletion vectors off for older readers, say).
      */
-    private Map<String, String> tableProperties(WriteBatch batch) {
+    private Map<String, String> tableProperties(List<Column> keyColumns) {
         Map<String, String> properties = new LinkedHashMap<>();
         properties.put("delta.feature.domainMetadata", "supported");
         properties.put(DeletionVectors.ENABLE_PROPERTY, "true");
-        properties.put(DeltaFiles.KEY_COLUMNS_PROPERTY, String.join(",",
-                batch.shape().keyColumns().stream().map(Column::name).toList()));
+        properties.put(DeltaFiles.KEY_COLUMNS_PROPERTY, String.join(",", keyColumns.stream().map(Column::name).toList()));
         properties.putAll(settings.tableProperties());
         return properties;
     }
@@ -553,8 +550,7 @@ final class DeltaSink implements Sink {
                 if (dvs == null) {
                     dvs = new DeletionVectors(KernelInternals.tableRoot(scanState), hadoop);
                 }
-                RoaringBitmap marked = KernelInternals.deletedPositions(engine, KernelInternals.tableRoot(scanState),
-                        f.scanFile);
+                RoaringBitmap marked = KernelInternals.deletedPositions(engine, dvs.tableRoot(), f.scanFile);
                 marked.or(f.dropped());
                 actions.add(KernelInternals.addWithDeletionVector(f.scanFile, dvs.add(marked)));
             } else {
@@ -703,8 +699,7 @@ final class DeltaSink implements Sink {
     static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
         List<Object> k = new ArrayList<>(keyOrdinals.length);
         for (int o : keyOrdinals) {
-            Object v = row[o];
-            k.add(v instanceof byte[] b ? ByteBuffer.wrap(b) : v);
+            k.add(DeltaFiles.keyValue(row[o]));
         }
         return k;
     }

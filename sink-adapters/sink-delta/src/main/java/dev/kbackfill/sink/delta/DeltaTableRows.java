@@ -4,20 +4,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
 import io.delta.kernel.TableManager;
-import io.delta.kernel.data.ColumnarBatch;
-import io.delta.kernel.data.FilteredColumnarBatch;
 import io.delta.kernel.data.Row;
 import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
-import io.delta.kernel.engine.FileReadResult;
 import io.delta.kernel.types.StructType;
-import io.delta.kernel.utils.CloseableIterator;
-import io.delta.kernel.utils.FileStatus;
 import org.apache.hadoop.conf.Configuration;
 
 /**
@@ -36,40 +30,14 @@ public final class DeltaTableRows {
         Row scanState = scan.getScanState(engine);
         StructType schema = snapshot.getSchema();
         List<Map<String, Object>> out = new ArrayList<>();
-        try (CloseableIterator<FilteredColumnarBatch> files = scan.getScanFiles(engine)) {
-            while (files.hasNext()) {
-                try (CloseableIterator<Row> fileRows = files.next().getRows()) {
-                    while (fileRows.hasNext()) {
-                        Row scanFile = fileRows.next();
-                        FileStatus status = KernelInternals.status(scanFile);
-                        StructType physical = KernelInternals.physicalReadSchema(scanState);
-                        try (CloseableIterator<FileReadResult> data = engine.getParquetHandler().readParquetFiles(
-                                KernelInternals.iterator(List.of(status)), physical, Optional.empty())) {
-                            while (data.hasNext()) {
-                                ColumnarBatch b = data.next().getData();
-                                try (CloseableIterator<FilteredColumnarBatch> logical = Scan.transformPhysicalData(engine,
-                                        scanState, scanFile, KernelInternals.iterator(List.of(b)))) {
-                                    while (logical.hasNext()) {
-                                        FilteredColumnarBatch fl = logical.next();
-                                        ColumnarBatch l = fl.getData();
-                                        for (int r = 0; r < l.getSize(); r++) {
-                                            if (fl.getSelectionVector().isPresent()
-                                                    && !fl.getSelectionVector().get().getBoolean(r)) {
-                                                continue;
-                                            }
-                                            Map<String, Object> row = new LinkedHashMap<>();
-                                            for (int c = 0; c < l.getSchema().length(); c++) {
-                                                row.put(l.getSchema().at(c).getName(), DeltaTypes.read(l.getColumnVector(c), r));
-                                            }
-                                            out.add(row);
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
+        for (Row scanFile : DeltaFiles.scanFiles(engine, scan)) {
+            DeltaFiles.scan(engine, scanState, scanFile, schema, (position, values) -> {
+                Map<String, Object> row = new LinkedHashMap<>();
+                for (int c = 0; c < schema.length(); c++) {
+                    row.put(schema.at(c).getName(), values[c]);
                 }
-            }
+                out.add(row);
+            });
         }
         return out;
     }
@@ -82,15 +50,8 @@ public final class DeltaTableRows {
         Engine engine = DefaultEngine.create(new Configuration());
         Scan scan = TableManager.loadSnapshot(path).build(engine).getScanBuilder().build();
         Map<String, Long> files = new LinkedHashMap<>();
-        try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine)) {
-            while (it.hasNext()) {
-                try (CloseableIterator<Row> rows = it.next().getRows()) {
-                    while (rows.hasNext()) {
-                        Row scanFile = rows.next();
-                        files.put(KernelInternals.status(scanFile).getPath(), KernelInternals.deletedRows(scanFile));
-                    }
-                }
-            }
+        for (Row scanFile : DeltaFiles.scanFiles(engine, scan)) {
+            files.put(KernelInternals.status(scanFile).getPath(), KernelInternals.deletedRows(scanFile));
         }
         return files;
     }
@@ -103,14 +64,8 @@ public final class DeltaTableRows {
         Scan scan = snapshot.getScanBuilder().withReadSchema(new StructType().add(schema.at(0))).build();
         Row scanState = scan.getScanState(engine);
         long[] rows = {0};
-        try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine)) {
-            while (it.hasNext()) {
-                try (CloseableIterator<Row> files = it.next().getRows()) {
-                    while (files.hasNext()) {
-                        DeltaFiles.scan(engine, scanState, files.next(), schema, (position, row) -> rows[0]++);
-                    }
-                }
-            }
+        for (Row scanFile : DeltaFiles.scanFiles(engine, scan)) {
+            DeltaFiles.scan(engine, scanState, scanFile, schema, (position, row) -> rows[0]++);
         }
         return rows[0];
     }
