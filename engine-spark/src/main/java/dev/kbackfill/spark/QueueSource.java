@@ -34,6 +34,7 @@ final class QueueSource implements RecordSource {
     @Override
     @SuppressWarnings("unchecked")
     public void read(BoundedReader.Handler handler) throws InterruptedException {
+        dev.kbackfill.core.version.LogClock clock = BoundedReader.clock(List.of(range));
         while (!stopped) {
             Object item = queue.poll(200, TimeUnit.MILLISECONDS);
             if (item == null) {
@@ -47,7 +48,8 @@ final class QueueSource implements RecordSource {
             List<SourceRecord> kept = new ArrayList<>(chunk.size());
             for (SourceRecord r : chunk) {
                 if (r.offset() >= range.start() && r.offset() < range.end()) {
-                    kept.add(r);
+                    // rows come in offset order (one Spark partition per source partition): stamped as they come
+                    kept.add(r.withLogTime(clock.stamp(r.partition(), r.timestamp())));
                 }
             }
             if (!kept.isEmpty()) {

@@ -10,6 +10,7 @@ import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.core.version.LogClock;
 import dev.kbackfill.resolver.ClientConfigs;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -33,8 +34,25 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  */
 public final class BoundedReader implements RecordSource {
 
-    /** One partition's range to read. */
-    public record Range(int partition, long start, long end) {
+    /**
+     * One partition's range to read.
+     *
+     * @param logTimeBefore the highest timestamp of the partition's records below {@code start}
+     *                      ({@link dev.kbackfill.resolver.LogTimes}), or {@link LogClock#NONE}: where the log
+     *                      time of the records read starts
+     */
+    public record Range(int partition, long start, long end, long logTimeBefore) {
+        /** A range whose log time starts from nothing (reads where the version of a record does not matter). */
+        public Range(int partition, long start, long end) {
+            this(partition, start, end, LogClock.NONE);
+        }
+    }
+
+    /** The log clocks of {@code ranges}, each starting where its range starts. */
+    public static LogClock clock(java.util.Collection<Range> ranges) {
+        Map<Integer, Long> before = new HashMap<>();
+        ranges.forEach(r -> before.put(r.partition(), r.logTimeBefore()));
+        return new LogClock(before);
     }
 
     /** Receives what one poll read: its records in offset order per partition, and every position after them. */
@@ -120,6 +138,7 @@ public final class BoundedReader implements RecordSource {
         }
         consumer.assign(pending.keySet());
         pending.forEach(consumer::seek);
+        LogClock clock = clock(ranges.values());
         long lastProgress = System.nanoTime();
         while (!pending.isEmpty() && !stopped.get()) {
             Map<Integer, Long> lost = new HashMap<>();
@@ -146,8 +165,8 @@ public final class BoundedReader implements RecordSource {
                 if (r.offset() >= range.end() || r.offset() < range.start()) {
                     continue; // past the end of the range: the next one's business, never this backfill's
                 }
-                records.add(new SourceRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), r.key(), r.value(),
-                        r.headers()));
+                records.add(new SourceRecord(r.topic(), r.partition(), r.offset(), r.timestamp(),
+                        clock.stamp(r.partition(), r.timestamp()), r.key(), r.value(), r.headers()));
             }
             Map<Integer, Long> positions = new HashMap<>();
             List<TopicPartition> finished = new ArrayList<>();

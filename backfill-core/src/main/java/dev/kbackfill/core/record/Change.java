@@ -11,15 +11,29 @@ import java.util.Objects;
  * @param partition the source partition
  * @param offset    the source offset
  * @param timestamp the source timestamp, epoch milliseconds
+ * @param logTime   the source record's log time (the version rule's time: the highest timestamp of its partition at
+ *                  or before it), epoch milliseconds
  * @param source    the raw record it was decoded from, for sinks that copy records as they are (the Kafka sink);
  *                  null for changes made by hand
  */
 public record Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset,
-                     long timestamp, SourceRecord source) {
+                     long timestamp, long logTime, SourceRecord source) {
 
-    /** A change made by hand, without its raw record. */
+    /** A change made by hand, without its raw record, whose log time is its timestamp. */
     public Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset, long timestamp) {
-        this(key, values, partition, offset, timestamp, null);
+        this(key, values, partition, offset, timestamp, timestamp, null);
+    }
+
+    /** A change made by hand with its log time, without its raw record. */
+    public Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset, long timestamp,
+                  long logTime) {
+        this(key, values, partition, offset, timestamp, logTime, null);
+    }
+
+    /** A change decoded from {@code source}: its coordinates and log time are the record's. */
+    public Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset, long timestamp,
+                  SourceRecord source) {
+        this(key, values, partition, offset, timestamp, source == null ? timestamp : source.logTime(), source);
     }
 
     /**
@@ -42,7 +56,7 @@ public record Change(Map<String, Object> key, Map<String, Object> values, int pa
     public static Change undecoded(Map<String, Object> key, SourceRecord record) {
         Objects.requireNonNull(record, "record");
         return new Change(key, record.value() == null ? null : NOT_DECODED, record.partition(), record.offset(),
-                record.timestamp(), record);
+                record.timestamp(), record.logTime(), record);
     }
 
     /** Whether {@link #values()} holds the decoded value (false only for {@link #undecoded} non-tombstones). */
@@ -56,12 +70,12 @@ public record Change(Map<String, Object> key, Map<String, Object> values, int pa
 
     /** The same change without its raw record, for sinks that do not copy records: a batch holds less. */
     public Change withoutSource() {
-        return source == null ? this : new Change(key, values, partition, offset, timestamp, null);
+        return source == null ? this : new Change(key, values, partition, offset, timestamp, logTime, null);
     }
 
-    /** The change's version: its source coordinates, its topic unknown (a run reads one topic). */
+    /** The change's version: its source coordinates and log time, its topic unknown (a run reads one topic). */
     public dev.kbackfill.core.version.Version version() {
-        return new dev.kbackfill.core.version.Version(null, partition, offset, timestamp);
+        return new dev.kbackfill.core.version.Version(null, partition, offset, timestamp, logTime);
     }
 
     public boolean isTombstone() {

@@ -127,19 +127,20 @@ public final class BackfillRun {
         long startedNanos = System.nanoTime();
         Plan plan = state.plan();
         Map<Integer, Counters> counters = new TreeMap<>();
-        List<BoundedReader.Range> ranges = new ArrayList<>();
+        Map<Integer, Long> starts = new TreeMap<>();
         long total = 0;
         for (PartitionRange r : plan.partitions()) {
             long next = state.next(r);
             counters.put(r.partition(), new Counters(next, r.end()));
             if (next < r.end()) {
-                ranges.add(new BoundedReader.Range(r.partition(), next, r.end()));
+                starts.put(r.partition(), next);
                 total += r.end() - next;
             }
         }
         long[] totals = {0, 0, 0}; // bytes, batches, records
-        if (!ranges.isEmpty()) {
+        if (!starts.isEmpty()) {
             try {
+                List<BoundedReader.Range> ranges = ranges(plan, starts);
                 readAndWrite(state, plan, ranges, counters, total, totals);
             } catch (RunFailure e) {
                 // what the committed batches did, so that a retry or a report can account for it
@@ -147,6 +148,31 @@ public final class BackfillRun {
             }
         }
         return summary(state, counters, totals, startedNanos);
+    }
+
+    /**
+     * The ranges left to read, each with the log time its partition has reached below its start, so that this run
+     * gives every record the log time any other run gives it ({@link dev.kbackfill.resolver.LogTimes}).
+     */
+    private List<BoundedReader.Range> ranges(Plan plan, Map<Integer, Long> starts) {
+        Map<Integer, Long> before;
+        try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(kafkaConfig)) {
+            before = dev.kbackfill.resolver.LogTimes.before(offsets, plan.topic(), starts, plan.request().isolationLevel());
+        } catch (RuntimeException e) {
+            java.util.SortedMap<Integer, long[]> where = new TreeMap<>();
+            plan.partitions().forEach(r -> where.put(r.partition(), new long[] {starts.getOrDefault(r.partition(), r.end()), r.end()}));
+            throw new RunFailure("cannot look up the log time below the start of each partition: " + e.getMessage()
+                    + "; " + RunFailure.where(where), e);
+        }
+        List<BoundedReader.Range> ranges = new ArrayList<>();
+        for (PartitionRange r : plan.partitions()) {
+            Long start = starts.get(r.partition());
+            if (start != null) {
+                ranges.add(new BoundedReader.Range(r.partition(), start, r.end(),
+                        before.getOrDefault(r.partition(), dev.kbackfill.core.version.LogClock.NONE)));
+            }
+        }
+        return ranges;
     }
 
     private static RunSummary summary(JobState state, Map<Integer, Counters> counters, long[] totals, long startedNanos) {

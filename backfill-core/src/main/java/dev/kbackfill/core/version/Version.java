@@ -1,41 +1,43 @@
 package dev.kbackfill.core.version;
 
 import java.util.Comparator;
-import java.util.Objects;
 
 /**
- * Where a key's state came from: the source record's topic, partition, offset and timestamp. Versions are what
- * reduction and every sink guard compare, by {@link #RULE}, the one version rule of kbackfill (docs/semantics.md):
+ * Where a key's state came from: the source record's topic, partition, offset and timestamp, and its <em>log
+ * time</em>. Versions are what reduction and every sink guard compare, by {@link #RULE}, the one version rule of
+ * kbackfill (docs/semantics.md). The rule is a strict total order, lexicographic on
  * <ol>
- *   <li>the same topic and partition (one log): the higher offset is newer;</li>
- *   <li>otherwise (another partition, another topic): the later record timestamp is newer;</li>
- *   <li>equal timestamps: a fixed tie-break, the higher partition, then the higher offset, then the topic name
- *       later in ASCII order (topic names are ASCII); so that the outcome never depends on the order records arrive in.</li>
+ *   <li>the log time: the highest record timestamp of the record's partition at or before its offset
+ *       ({@link LogClock}), so it never goes down along a log even where producer timestamps do;</li>
+ *   <li>then the partition, then the offset, then the topic name in ASCII order (a fixed tie-break).</li>
  * </ol>
- * A stored version whose topic is unknown ({@code null}: a row written before rows carried their topic) is taken to
- * come from the incoming record's topic.
+ * Along one log the log time never decreases and the offset breaks its ties, so the rule keeps every partition's
+ * log order, whatever the timestamps; across logs the later log time wins. Being an order (transitive, total,
+ * antisymmetric), it makes the final state of a key the newest of all its records applied, however the records
+ * are split into runs and batches and in whatever order those run.
  *
- * <p>Within one log the rule is exact. Across logs it trusts producer clocks: a producer whose clock runs behind
- * writes records that lose to older ones from another partition.
+ * <p>A stored version whose topic is unknown ({@code null}: a row written before rows carried their topic) is taken
+ * to come from the incoming record's topic.
  *
  * @param topic     the source topic, or null when unknown
  * @param partition the source partition
  * @param offset    the source offset
- * @param timestamp the source timestamp, epoch milliseconds
+ * @param timestamp the source record's own timestamp, epoch milliseconds
+ * @param logTime   its log time, epoch milliseconds: at least {@code timestamp}
  */
-public record Version(String topic, int partition, long offset, long timestamp) {
+public record Version(String topic, int partition, long offset, long timestamp, long logTime) {
+
+    /** A version whose log time is its timestamp: a record whose partition's earlier records are not known. */
+    public Version(String topic, int partition, long offset, long timestamp) {
+        this(topic, partition, offset, timestamp, timestamp);
+    }
 
     /** The one version rule: orders two versions of the same key, older first. */
     public static final Comparator<Version> RULE = Version::compare;
 
     /** Compares {@code a} with {@code b}: negative when {@code a} is older, 0 for the same version, positive when newer. */
     public static int compare(Version a, Version b) {
-        String topicA = a.topic != null ? a.topic : b.topic;
-        String topicB = b.topic != null ? b.topic : a.topic;
-        if (a.partition == b.partition && Objects.equals(topicA, topicB)) {
-            return Long.compare(a.offset, b.offset);
-        }
-        int c = Long.compare(a.timestamp, b.timestamp);
+        int c = Long.compare(a.logTime, b.logTime);
         if (c != 0) {
             return c;
         }
@@ -47,14 +49,33 @@ public record Version(String topic, int partition, long offset, long timestamp) 
         if (c != 0) {
             return c;
         }
+        String topicA = a.topic != null ? a.topic : b.topic;
+        String topicB = b.topic != null ? b.topic : a.topic;
         return topicA == null || topicB == null ? 0 : topicA.compareTo(topicB);
     }
 
+    /** The newer of two versions by {@link #RULE}; {@code null} stands for none and loses. */
+    public static Version newer(Version a, Version b) {
+        if (a == null) {
+            return b;
+        }
+        if (b == null) {
+            return a;
+        }
+        return compare(a, b) >= 0 ? a : b;
+    }
+
     /**
-     * Whether a record of this version replaces a key that holds {@code stored} (absent: nothing stored). The same
-     * version replaces itself: a replay of the same record rewrites the same row, harmlessly.
+     * Whether a record of this version replaces a key that holds {@code stored} (absent: nothing stored): only a
+     * strictly newer version does. The version a target already holds is kept out, so a replay of the same record
+     * writes nothing and re-sends nothing.
      */
     public boolean supersedes(Version stored) {
-        return stored == null || compare(this, stored) >= 0;
+        return stored == null || compare(this, stored) > 0;
+    }
+
+    /** Whether the rule placed this record by a log time above its own timestamp (its producer's clock ran behind). */
+    public boolean clockBehindLog() {
+        return logTime > timestamp;
     }
 }

@@ -1,0 +1,118 @@
+package dev.kbackfill.resolver;
+
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.apache.kafka.common.IsolationLevel;
+
+/**
+ * The highest record timestamp below an offset, per partition: where a reader that starts there picks up a log's
+ * clock. kbackfill orders the versions of a key by the <em>log time</em> of their records (the highest timestamp of
+ * the partition at or before the record), which never goes down along a log; a run that starts a partition at
+ * offset {@code s} starts its clock at the value this class finds for {@code s}, so that every run, wherever it
+ * starts, gives each record the same log time.
+ *
+ * <p>Found without reading the prefix: a visible record below {@code s} with a timestamp of at least {@code T}
+ * exists exactly when the first visible record at or after {@code T} (ListOffsets, then checked with a group-less
+ * consumer, as for time bounds) lies below {@code s}. The record just below {@code s} gives a first answer; the
+ * search then doubles its step upwards from each answer and halves it back, all partitions in one request per
+ * step. Where timestamps never go backwards, that is two lookups.
+ *
+ * <p>Only records the log still holds count: records removed by retention or compaction no longer move the clock.
+ */
+public final class LogTimes {
+
+    private LogTimes() {
+    }
+
+    /**
+     * For each partition in {@code starts}, the highest timestamp (epoch milliseconds) of the records a reader at
+     * {@code isolationLevel} sees below its start offset; a partition with no such record is absent.
+     */
+    public static Map<Integer, Long> before(OffsetSource source, String topic, Map<Integer, Long> starts,
+                                            IsolationLevel isolationLevel) {
+        Map<Integer, Long> logStarts = source.logStartOffsets(topic, starts.keySet());
+        Map<Integer, Long> pending = new HashMap<>();
+        starts.forEach((p, s) -> {
+            if (s > logStarts.getOrDefault(p, 0L)) {
+                pending.put(p, s);
+            }
+        });
+        Map<Integer, Long> found = new HashMap<>();
+        if (pending.isEmpty()) {
+            return found;
+        }
+        // a first answer: the record just below the start (or, past markers, the first one the log holds)
+        Map<Integer, Long> justBelow = new HashMap<>();
+        pending.forEach((p, s) -> justBelow.put(p, s - 1));
+        Map<Integer, OffsetSource.TimestampedOffset> first =
+                source.firstVisibleAtOrAfter(topic, justBelow, pending, Instant.ofEpochMilli(Long.MIN_VALUE / 4), isolationLevel);
+        Map<Integer, Long> fromLogStart = new HashMap<>();
+        pending.forEach((p, s) -> {
+            if (!first.containsKey(p)) {
+                fromLogStart.put(p, logStarts.getOrDefault(p, 0L));
+            }
+        });
+        Map<Integer, OffsetSource.TimestampedOffset> firstRetained = fromLogStart.isEmpty() ? Map.of()
+                : source.firstVisibleAtOrAfter(topic, fromLogStart, pending, Instant.ofEpochMilli(Long.MIN_VALUE / 4), isolationLevel);
+        Map<Integer, long[]> search = new HashMap<>(); // per partition: {known lower bound, step, upper bound or MAX}
+        pending.forEach((p, s) -> {
+            OffsetSource.TimestampedOffset f = first.containsKey(p) ? first.get(p) : firstRetained.get(p);
+            if (f != null) {
+                search.put(p, new long[] {f.timestamp().toEpochMilli(), 1, Long.MAX_VALUE});
+            }
+        });
+        while (!search.isEmpty()) {
+            // each partition at its own time: one request per distinct time (partitions in step share one)
+            Map<Long, Map<Integer, Long>> byTime = new HashMap<>();
+            search.forEach((p, st) -> {
+                long probe = probe(st);
+                byTime.computeIfAbsent(probe, t -> new HashMap<>()).put(p, pending.get(p));
+            });
+            for (Map.Entry<Long, Map<Integer, Long>> e : byTime.entrySet()) {
+                long time = e.getKey();
+                Map<Integer, Long> ends = e.getValue();
+                Map<Integer, Long> from = new HashMap<>();
+                Map<Integer, OffsetSource.TimestampedOffset> listed =
+                        source.offsetsForTime(topic, ends.keySet(), Instant.ofEpochMilli(time), isolationLevel);
+                listed.forEach((p, o) -> {
+                    if (o.offset() < ends.get(p)) {
+                        from.put(p, o.offset());
+                    }
+                });
+                Map<Integer, OffsetSource.TimestampedOffset> seen = from.isEmpty() ? Map.of()
+                        : source.firstVisibleAtOrAfter(topic, from, ends, Instant.ofEpochMilli(time), isolationLevel);
+                for (int p : ends.keySet()) {
+                    long[] st = search.get(p);
+                    OffsetSource.TimestampedOffset hit = seen.get(p);
+                    if (hit != null) {
+                        st[0] = Math.max(hit.timestamp().toEpochMilli(), time); // a record at or above the probe
+                        st[1] = st[2] == Long.MAX_VALUE ? saturatedDouble(st[1]) : Math.max(1, st[1]);
+                    } else {
+                        st[2] = time; // nothing at or above the probe
+                        st[1] = 1;
+                    }
+                    if ((st[2] != Long.MAX_VALUE && st[2] - st[0] <= 1) || st[0] >= Long.MAX_VALUE - 1) {
+                        found.put(p, st[0]);
+                        search.remove(p);
+                    }
+                }
+            }
+        }
+        return found;
+    }
+
+    /** The next time to probe: above the lower bound by the step while no upper bound is known, else halfway. */
+    private static long probe(long[] st) {
+        if (st[2] == Long.MAX_VALUE) {
+            long next = st[0] + st[1];
+            return next < st[0] ? Long.MAX_VALUE - 1 : next; // saturate instead of overflowing
+        }
+        return st[0] + (st[2] - st[0]) / 2 == st[0] ? st[0] + 1 : st[0] + (st[2] - st[0]) / 2;
+    }
+
+    private static long saturatedDouble(long step) {
+        return step > Long.MAX_VALUE / 4 ? step : step * 2;
+    }
+}
