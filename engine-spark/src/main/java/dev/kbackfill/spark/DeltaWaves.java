@@ -169,8 +169,14 @@ final class DeltaWaves {
         return RunFailure.where(nextAndEnd);
     }
 
-    private int minPartitions(Map<Integer, long[]> ranges) {
-        return Math.max(ranges.size(), spark.sparkContext().defaultParallelism());
+    /** Per source partition, the log time below the start of its range ({@link dev.kbackfill.resolver.LogTimes}). */
+    static HashMap<Integer, Long> logTimesBefore(Map<String, Object> kafkaConfig, Plan plan, Map<Integer, long[]> ranges) {
+        Map<Integer, Long> starts = new HashMap<>();
+        ranges.forEach((p, r) -> starts.put(p, r[0]));
+        try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(kafkaConfig)) {
+            return new HashMap<>(dev.kbackfill.resolver.LogTimes.before(offsets, plan.topic(), starts,
+                    plan.request().isolationLevel()));
+        }
     }
 
     /** One change on its way to the MERGE: its key's ledger text, its version, and its row in the table's columns. */
@@ -181,28 +187,35 @@ final class DeltaWaves {
         final int partition;
         final long offset;
         final long timestamp;
+        final long logTime;
         final boolean tombstone;
         final Row row;
 
-        Entry(String key, String topic, int partition, long offset, long timestamp, boolean tombstone, Row row) {
+        Entry(String key, String topic, int partition, long offset, long timestamp, long logTime, boolean tombstone,
+              Row row) {
             this.key = key;
             this.topic = topic;
             this.partition = partition;
             this.offset = offset;
             this.timestamp = timestamp;
+            this.logTime = logTime;
             this.tombstone = tombstone;
             this.row = row;
         }
 
         Version version() {
-            return new Version(topic, partition, offset, timestamp);
+            return new Version(topic, partition, offset, timestamp, logTime);
         }
     }
 
     /** A ledger entry as executors get it. */
-    record Deleted(String topic, int partition, long offset, long timestamp) implements Serializable {
+    record Deleted(String topic, int partition, long offset, long timestamp, long logTime) implements Serializable {
+        static Deleted of(Version v) {
+            return new Deleted(v.topic(), v.partition(), v.offset(), v.timestamp(), v.logTime());
+        }
+
         Version version() {
-            return new Version(topic, partition, offset, timestamp);
+            return new Version(topic, partition, offset, timestamp, logTime);
         }
     }
 
@@ -271,11 +284,14 @@ final class DeltaWaves {
             boolean ignoreUnknown = sinkSettings.ignoreUnknownFields();
             String p = path;
             // read, decode keys (values too where a poison value must be seen even if superseded), reduce by key
+            // one Spark partition per source partition (no split): each is read in offset order from its range's start,
+            // where its log clock starts (looked up here, once), so every record gets the log time any run gives it
+            HashMap<Integer, Long> before = logTimesBefore(settings.kafkaConfig(), plan, ranges);
             JavaRDD<Row> rows = KafkaRanges.read(spark, plan, ranges,
                     dev.kbackfill.core.read.BoundedReader.withJobClientId(settings.kafkaConfig(), jobName), options.allowDataLoss(),
-                    minPartitions(ranges)).javaRDD();
+                    0).javaRDD();
             int shuffle = Math.max(rows.getNumPartitions(), jsc.defaultParallelism());
-            JavaRDD<Raw> survivors = rows.mapPartitionsToPair(it -> new Keying(json, f, counters, it))
+            JavaRDD<Raw> survivors = rows.mapPartitionsToPair(it -> new Keying(json, f, counters, before, it))
                     .reduceByKey(Raw::newer, shuffle).values().persist(StorageLevel.MEMORY_AND_DISK());
             JavaRDD<Entry> reduced = null;
             try {
@@ -305,7 +321,7 @@ final class DeltaWaves {
                     Map<String, Version> held = DeltaEngineSupport.read(path);
                     if (!held.isEmpty()) {
                         HashMap<String, Deleted> ledger = new HashMap<>();
-                        held.forEach((k, v) -> ledger.put(k, new Deleted(v.topic(), v.partition(), v.offset(), v.timestamp())));
+                        held.forEach((k, v) -> ledger.put(k, Deleted.of(v)));
                         Broadcast<HashMap<String, Deleted>> b = jsc.broadcast(ledger);
                         reduced.filter(e -> blocked(b.value(), e)).map(e -> e.partition).countByValue()
                                 .forEach((part, n) -> keptOut.merge(part, n, Long::sum));
@@ -313,8 +329,8 @@ final class DeltaWaves {
                     }
                     if (sinkSettings.tombstoneMode() == TombstoneMode.DELETE) {
                         Map<String, Version> deletes = new HashMap<>();
-                        source.filter(e -> e.tombstone).map(e -> new Tuple2<>(e.key, new Deleted(e.topic, e.partition,
-                                e.offset, e.timestamp))).collect().forEach(t -> deletes.put(t._1(), t._2().version()));
+                        source.filter(e -> e.tombstone).map(e -> new Tuple2<>(e.key, Deleted.of(e.version())))
+                                .collect().forEach(t -> deletes.put(t._1(), t._2().version()));
                         DeltaEngineSupport.record(path, deletes); // before the MERGE: a rerun records them again
                     }
                     phase("ledger");
@@ -331,6 +347,10 @@ final class DeltaWaves {
                             .option("txnAppId", appId).option("txnVersion", String.valueOf(wave)).save(path);
                     phase("append (empty table)");
                 } else {
+                    if (sinkSettings.conflictMode() == ConflictMode.NEWER_WINS) {
+                        // the versions the table already holds: the MERGE leaves them alone, and they are kept out
+                        heldAlready(view, table, keys, meta).forEach((part, n) -> keptOut.merge(part, n, Long::sum));
+                    }
                     String merge = mergeStatement(path, view, table, keys, meta);
                     spark.conf().set(TXN_APP_ID, appId);
                     spark.conf().set(TXN_VERSION, String.valueOf(wave));
@@ -366,6 +386,24 @@ final class DeltaWaves {
             }
         }
 
+        /** Per source partition, the changes whose version the key's row holds already (a replay). */
+        private Map<Integer, Long> heldAlready(String view, StructType table, List<String> keys,
+                                               SinkSettings.MetadataColumns meta) {
+            String target = "kbackfill_before_" + view;
+            spark.read().format("delta").load(path).createOrReplaceTempView(target);
+            String on = keys.stream().map(k -> "t." + q(k) + " = s." + q(k)).collect(Collectors.joining(" AND "));
+            String same = "t." + q(meta.partition()) + " = s." + q(meta.partition()) + " AND t." + q(meta.offset())
+                    + " = s." + q(meta.offset()) + (has(table, meta.topic()) ? " AND t." + q(meta.topic()) + " <=> s."
+                    + q(meta.topic()) : "") + " AND NOT s." + q(TOMBSTONE);
+            Map<Integer, Long> held = new HashMap<>();
+            for (Row r : spark.sql("SELECT s." + q(meta.partition()) + " AS p, count(*) AS n FROM " + view + " s JOIN "
+                    + target + " t ON " + on + " WHERE " + same + " GROUP BY s." + q(meta.partition())).collectAsList()) {
+                held.put((int) r.getLong(0), r.getLong(1));
+            }
+            spark.catalog().dropTempView(target);
+            return held;
+        }
+
         /** The MERGE of a wave under the conflict and tombstone modes. */
         private String mergeStatement(String path, String view, StructType table, List<String> keys,
                                       SinkSettings.MetadataColumns meta) {
@@ -389,7 +427,7 @@ final class DeltaWaves {
             }
             if (tombstones == TombstoneMode.SOFT_DELETE) {
                 List<String> marks = new ArrayList<>(List.of(meta.deleted()));
-                for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp())) {
+                for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.logTime())) {
                     if (has(table, m)) {
                         marks.add(m);
                     }
@@ -478,6 +516,7 @@ final class DeltaWaves {
         final int partition;
         final long offset;
         final long timestamp;
+        final long logTime;
         final byte[] key;
         final byte[] value;
         final String[] headerKeys;
@@ -488,6 +527,7 @@ final class DeltaWaves {
             this.partition = r.partition();
             this.offset = r.offset();
             this.timestamp = r.timestamp();
+            this.logTime = r.logTime();
             this.key = r.key();
             this.value = r.value();
             org.apache.kafka.common.header.Header[] headers = r.headers() == null ? new org.apache.kafka.common.header.Header[0]
@@ -505,16 +545,16 @@ final class DeltaWaves {
             for (int i = 0; i < headerKeys.length; i++) {
                 headers.add(headerKeys[i], headerValues[i]);
             }
-            return new SourceRecord(topic, partition, offset, timestamp, key, value, headers);
+            return new SourceRecord(topic, partition, offset, timestamp, logTime, key, value, headers);
         }
 
         Version version() {
-            return new Version(topic, partition, offset, timestamp);
+            return new Version(topic, partition, offset, timestamp, logTime);
         }
 
         /** The newer of two records of a key, by the one version rule. */
         static Raw newer(Raw a, Raw b) {
-            return Version.compare(a.version(), b.version()) >= 0 ? a : b;
+            return Version.newer(a.version(), b.version()) == a.version() ? a : b;
         }
     }
 
@@ -532,11 +572,15 @@ final class DeltaWaves {
         private final boolean lazy;
         private final Shapes.Filters filters;
         private final Counters counters;
+        private final dev.kbackfill.core.version.LogClock clock;
         private Tuple2<String, Raw> next;
         private boolean done;
 
-        Keying(String specJson, Shapes.Filters filters, Counters counters, Iterator<Row> rows) {
+        /** @param logTimesBefore per source partition, the log time below its range's start (the clock's start) */
+        Keying(String specJson, Shapes.Filters filters, Counters counters, Map<Integer, Long> logTimesBefore,
+               Iterator<Row> rows) {
             RunArguments args = TaskContextCache.arguments(specJson);
+            this.clock = new dev.kbackfill.core.version.LogClock(logTimesBefore);
             this.rows = rows;
             this.decoder = args.decoder();
             this.rejects = args.rejects();
@@ -554,7 +598,9 @@ final class DeltaWaves {
                     rejects.close();
                     break;
                 }
-                SourceRecord r = KafkaRanges.record(rows.next());
+                SourceRecord raw = KafkaRanges.record(rows.next());
+                // a Spark partition holds one source partition's range in offset order: stamped as read
+                SourceRecord r = raw.withLogTime(clock.stamp(raw.partition(), raw.timestamp()));
                 counters.read.get(r.partition()).add(1);
                 counters.bytes.add((r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length));
                 if (filters.filters(r)) {
@@ -712,9 +758,10 @@ final class DeltaWaves {
             set(values, meta.partition(), (long) r.partition());
             set(values, meta.offset(), r.offset());
             set(values, meta.timestamp(), Instant.ofEpochMilli(r.timestamp()));
+            set(values, meta.logTime(), Instant.ofEpochMilli(r.logTime()));
             values[table.size()] = c.isTombstone();
             String key = DeltaEngineSupport.keyText(physicalKey);
-            return new Entry(key, r.topic(), r.partition(), r.offset(), r.timestamp(), c.isTombstone(),
+            return new Entry(key, r.topic(), r.partition(), r.offset(), r.timestamp(), r.logTime(), c.isTombstone(),
                     RowFactory.create(values));
         }
 

@@ -1,2 +1,2 @@
 DELETE FROM `orders`
-WHERE `id` = ? AND (`kafka_offset` IS NULL OR (`kafka_partition` = ? AND COALESCE(BINARY `kafka_topic`, BINARY ?) = BINARY ? AND `kafka_offset` <= ?) OR ((`kafka_partition` <> ? OR COALESCE(BINARY `kafka_topic`, BINARY ?) <> BINARY ?) AND (`kafka_timestamp` < ? OR (`kafka_timestamp` = ? AND (`kafka_partition` < ? OR (`kafka_partition` = ? AND (`kafka_offset` < ? OR (`kafka_offset` = ? AND BINARY `kafka_topic` < BINARY ?))))))))
+WHERE `id` = ? AND (`kafka_offset` IS NULL OR COALESCE(`kafka_log_time`, `kafka_timestamp`) < ? OR (COALESCE(`kafka_log_time`, `kafka_timestamp`) = ? AND (`kafka_partition` < ? OR (`kafka_partition` = ? AND (`kafka_offset` < ? OR (`kafka_offset` = ? AND BINARY COALESCE(`kafka_topic`, BINARY ?) < BINARY ?))))))

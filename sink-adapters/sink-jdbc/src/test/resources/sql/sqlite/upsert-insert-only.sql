@@ -1,3 +1,3 @@
-INSERT INTO "orders" ("id", "status", "amount", "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
-VALUES (?, ?, ?, ?, ?, ?, ?)
+INSERT INTO "orders" ("id", "status", "amount", "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_log_time")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT ("id") DO NOTHING

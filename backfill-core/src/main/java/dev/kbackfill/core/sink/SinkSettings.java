@@ -70,13 +70,17 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
     }
 
     /**
-     * The metadata columns the modes need in an existing table: partition, offset and timestamp for the newer-wins
-     * guard, the deleted flag for soft deletes.
+     * The metadata columns the modes need in an existing table: partition, offset, timestamp and log time for the
+     * newer-wins guard (the log time added by the first write where kbackfill may shape the table), the deleted flag
+     * for soft deletes.
      */
     public java.util.List<String> requiredMetadataColumns() {
         java.util.List<String> required = new java.util.ArrayList<>();
         if (conflictMode == ConflictMode.NEWER_WINS) {
             required.addAll(java.util.List.of(metadata.partition(), metadata.offset(), metadata.timestamp()));
+            if (!createTable) {
+                required.add(metadata.logTime()); // --create-table adds it to an existing table at the first write
+            }
         }
         if (tombstoneMode == TombstoneMode.SOFT_DELETE) {
             required.add(metadata.deleted());
@@ -100,14 +104,19 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
      * @param deleted   the soft-delete flag
      * @param topic     the source topic: the version rule compares offsets only within one topic's partition
      */
-    public record MetadataColumns(String partition, String offset, String timestamp, String deleted, String topic)
-            implements java.io.Serializable {
+    public record MetadataColumns(String partition, String offset, String timestamp, String deleted, String topic,
+                                  String logTime) implements java.io.Serializable {
         public static final MetadataColumns DEFAULT = new MetadataColumns("kafka_partition", "kafka_offset",
-                "kafka_timestamp", "kafka_deleted", "kafka_topic");
+                "kafka_timestamp", "kafka_deleted", "kafka_topic", "kafka_log_time");
 
-        /** The default topic column's name. */
+        /** The default topic and log time columns' names. */
         public MetadataColumns(String partition, String offset, String timestamp, String deleted) {
-            this(partition, offset, timestamp, deleted, "kafka_topic");
+            this(partition, offset, timestamp, deleted, "kafka_topic", "kafka_log_time");
+        }
+
+        /** The default log time column's name. */
+        public MetadataColumns(String partition, String offset, String timestamp, String deleted, String topic) {
+            this(partition, offset, timestamp, deleted, topic, "kafka_log_time");
         }
     }
 }

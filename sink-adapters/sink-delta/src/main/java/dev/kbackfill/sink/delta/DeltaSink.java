@@ -141,11 +141,18 @@ final class DeltaSink implements Sink {
                     + "kbackfill): its rows are compared with incoming records as if from the same topic; write a "
                     + "second topic into it only after adding the column (e.g. ALTER TABLE .. ADD COLUMNS in Spark)");
         }
-        List<String> missing = settings.requiredMetadataColumns().stream().filter(m -> schema.indexOf(m) < 0).toList();
+        List<String> missing = new ArrayList<>(settings.requiredMetadataColumns().stream()
+                .filter(m -> schema.indexOf(m) < 0).toList());
+        if (settings.conflictMode() == ConflictMode.NEWER_WINS && schema.indexOf(meta.logTime()) < 0
+                && !missing.contains(meta.logTime())) {
+            missing.add(meta.logTime()); // Delta Kernel cannot add it: --create-table does not help an existing table
+        }
         if (!missing.isEmpty()) {
             throw new SinkConfigException("the Delta table at " + path + " lacks the column(s) " + String.join(", ", missing)
                     + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
-                    + settings.tombstoneMode().label() + " need");
+                    + settings.tombstoneMode().label() + " need" + (missing.contains(meta.logTime())
+                    ? "; add the log time in Spark (ALTER TABLE delta.`" + path + "` ADD COLUMNS (" + meta.logTime()
+                    + " TIMESTAMP)), or use --on-conflict overwrite" : ""));
         }
     }
 
@@ -301,7 +308,8 @@ final class DeltaSink implements Sink {
         }
         schema = schema.add(meta.topic(), StringType.STRING, true)
                 .add(meta.partition(), LongType.LONG, true).add(meta.offset(), LongType.LONG, true)
-                .add(meta.timestamp(), TimestampType.TIMESTAMP, true);
+                .add(meta.timestamp(), TimestampType.TIMESTAMP, true)
+                .add(meta.logTime(), TimestampType.TIMESTAMP, true);
         if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE) {
             schema = schema.add(meta.deleted(), BooleanType.BOOLEAN, true);
         }
@@ -428,11 +436,12 @@ final class DeltaSink implements Sink {
             }
         }
         Ordinals ord = new Ordinals(schema.indexOf(meta.topic()), schema.indexOf(meta.partition()),
-                schema.indexOf(meta.offset()), schema.indexOf(meta.timestamp()), schema.indexOf(meta.deleted()));
+                schema.indexOf(meta.offset()), schema.indexOf(meta.timestamp()), schema.indexOf(meta.logTime()),
+                schema.indexOf(meta.deleted()));
         // candidate files, probed, and where each incoming key currently lives
         Scan scan = snapshot.getScanBuilder().build();
         Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.topic,
-                ord.partition, ord.offset, ord.timestamp, ord.deleted)).build().getScanState(engine);
+                ord.partition, ord.offset, ord.timestamp, ord.logTime, ord.deleted)).build().getScanState(engine);
         // one file per core at a time: probing is most of a small batch's work on a large table
         List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();
         for (Row scanFile : candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
@@ -608,7 +617,7 @@ final class DeltaSink implements Sink {
     }
 
     /** Where the metadata columns sit in the table's rows (-1: the table has no such column). */
-    private record Ordinals(int topic, int partition, int offset, int timestamp, int deleted) {
+    private record Ordinals(int topic, int partition, int offset, int timestamp, int logTime, int deleted) {
     }
 
     private enum Verdict { TAKEN, KEPT_OUT, IGNORED }
@@ -630,10 +639,12 @@ final class DeltaSink implements Sink {
             default:
                 Version held = deletedAt;
                 if (stored != null && ord.offset >= 0 && stored[ord.offset] != null) {
+                    long ts = Math.floorDiv(((Number) stored[ord.timestamp]).longValue(), 1000);
+                    Object lt = ord.logTime >= 0 ? stored[ord.logTime] : null; // none: a row from before log times
                     Version row = new Version(ord.topic >= 0 ? (String) stored[ord.topic] : null,
                             (int) ((Number) stored[ord.partition]).longValue(), ((Number) stored[ord.offset]).longValue(),
-                            Math.floorDiv(((Number) stored[ord.timestamp]).longValue(), 1000));
-                    held = held == null || Version.compare(row, held) >= 0 ? row : held;
+                            ts, lt == null ? ts : Math.floorDiv(((Number) lt).longValue(), 1000));
+                    held = Version.newer(row, held);
                 }
                 return incoming.supersedes(held) ? Verdict.TAKEN : Verdict.KEPT_OUT;
         }
@@ -651,6 +662,9 @@ final class DeltaSink implements Sink {
         }
         if (ord.timestamp >= 0) {
             row[ord.timestamp] = c.timestamp() * 1000;
+        }
+        if (ord.logTime >= 0) {
+            row[ord.logTime] = c.logTime() * 1000;
         }
     }
 

@@ -134,8 +134,10 @@ final class DeltaTombstones {
             JsonNode root = JSON.readTree(json);
             root.fields().forEachRemaining(e -> {
                 JsonNode v = e.getValue();
+                // [topic, partition, offset, timestamp, log time]; entries from before log times have four
+                long ts = v.get(3).asLong();
                 entries.put(e.getKey(), new Version(v.get(0).isNull() ? null : v.get(0).asText(), v.get(1).asInt(),
-                        v.get(2).asLong(), v.get(3).asLong()));
+                        v.get(2).asLong(), ts, v.size() > 4 ? v.get(4).asLong() : ts));
             });
             return entries;
         } catch (IOException e) {
@@ -152,7 +154,7 @@ final class DeltaTombstones {
             } else {
                 a.add(v.topic());
             }
-            a.add(v.partition()).add(v.offset()).add(v.timestamp());
+            a.add(v.partition()).add(v.offset()).add(v.timestamp()).add(v.logTime());
         });
         return root.toString();
     }

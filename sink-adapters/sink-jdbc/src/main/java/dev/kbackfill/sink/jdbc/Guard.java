@@ -5,34 +5,35 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The newer-wins guard in SQL: the stored row is replaced only when the incoming record supersedes it by the one
+ * The newer-wins guard in SQL: the stored row is replaced only when the incoming record is strictly newer by the one
  * version rule of {@link dev.kbackfill.core.version.Version}, written here clause for clause:
  * <pre>
- * stored.offset IS NULL                                  -- a row no backfill wrote
- * OR (same log AND stored.offset &lt;= incoming.offset)    -- same topic and partition: the higher offset
- * OR (NOT same log AND (stored.ts &lt; incoming.ts         -- otherwise the later timestamp,
- *     OR (stored.ts = incoming.ts AND (stored.partition &lt; incoming.partition     -- then the partition,
- *        OR (stored.partition = incoming.partition AND (stored.offset &lt; incoming.offset   -- the offset,
- *           OR (stored.offset = incoming.offset AND stored.topic &lt; incoming.topic)))))))  -- the topic
+ * stored.offset IS NULL                                       -- a row no backfill wrote
+ * OR stored.logTime &lt; incoming.logTime                        -- the later log time,
+ * OR (stored.logTime = incoming.logTime AND (stored.partition &lt; incoming.partition     -- then the partition,
+ *    OR (stored.partition = incoming.partition AND (stored.offset &lt; incoming.offset    -- the offset,
+ *       OR (stored.offset = incoming.offset AND stored.topic &lt; incoming.topic)))))     -- the topic
  * </pre>
- * where "same log" is the same partition and the same topic, a stored row without topic (written before rows
- * carried it, or a table without the topic column) counting as the incoming topic's. {@code GuardSqlTest} checks
- * that this SQL and the Java rule agree on every database.
+ * where a stored row without log time (written before rows carried it) counts with its timestamp, and a stored row
+ * without topic (or a table without the topic column) as the incoming topic's. The same version is not newer: a
+ * replay of what the row holds leaves it alone. {@code GuardSqlTest} checks that this SQL and the Java rule agree on
+ * every database.
  *
  * @param topic     the topic column, if the table has one
  * @param partition the partition column
  * @param offset    the offset column
  * @param timestamp the timestamp column
+ * @param logTime   the log time column
  */
-record Guard(Optional<String> topic, String partition, String offset, String timestamp) {
+record Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime) {
 
     /** A guard of a table without a topic column. */
-    Guard(String partition, String offset, String timestamp) {
-        this(Optional.empty(), partition, offset, timestamp);
+    Guard(String partition, String offset, String timestamp, String logTime) {
+        this(Optional.empty(), partition, offset, timestamp, logTime);
     }
 
     /** What a parameter of {@link #againstParameters} takes. */
-    enum Parameter { TOPIC, PARTITION, OFFSET, TIMESTAMP }
+    enum Parameter { TOPIC, PARTITION, OFFSET, LOG_TIME }
 
     /**
      * The guard as SQL, comparing the stored row (columns qualified by {@code stored}, may be empty) with the
@@ -64,40 +65,27 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
                 case TOPIC -> topic.orElseThrow();
                 case PARTITION -> partition;
                 case OFFSET -> offset;
-                case TIMESTAMP -> timestamp;
+                case LOG_TIME -> logTime;
             });
             return p == Parameter.TOPIC && d != null ? d.exactText(expression) : expression;
         };
-        java.util.function.Function<String, String> storedTopic = c -> d == null ? s.apply(c) : d.exactText(s.apply(c));
         String so = s.apply(offset);
         String sp = s.apply(partition);
-        String st = s.apply(timestamp);
-        StringBuilder sql = new StringBuilder("(").append(so).append(" IS NULL OR (");
-        // the same log
-        sql.append(sp).append(" = ").append(in.apply(Parameter.PARTITION));
-        if (topic.isPresent()) {
-            sql.append(" AND COALESCE(").append(storedTopic.apply(topic.get())).append(", ").append(in.apply(Parameter.TOPIC))
-                    .append(") = ").append(in.apply(Parameter.TOPIC));
-        }
-        sql.append(" AND ").append(so).append(" <= ").append(in.apply(Parameter.OFFSET)).append(") OR (");
-        // another log: the later timestamp, then the fixed tie-break
-        if (topic.isPresent()) {
-            sql.append("(").append(sp).append(" <> ").append(in.apply(Parameter.PARTITION)).append(" OR COALESCE(")
-                    .append(storedTopic.apply(topic.get())).append(", ").append(in.apply(Parameter.TOPIC)).append(") <> ")
-                    .append(in.apply(Parameter.TOPIC)).append(")");
-        } else {
-            sql.append(sp).append(" <> ").append(in.apply(Parameter.PARTITION));
-        }
-        sql.append(" AND (").append(st).append(" < ").append(in.apply(Parameter.TIMESTAMP)).append(" OR (")
-                .append(st).append(" = ").append(in.apply(Parameter.TIMESTAMP)).append(" AND (")
+        String slt = "COALESCE(" + s.apply(logTime) + ", " + s.apply(timestamp) + ")";
+        StringBuilder sql = new StringBuilder("(").append(so).append(" IS NULL OR ")
+                .append(slt).append(" < ").append(in.apply(Parameter.LOG_TIME)).append(" OR (")
+                .append(slt).append(" = ").append(in.apply(Parameter.LOG_TIME)).append(" AND (")
                 .append(sp).append(" < ").append(in.apply(Parameter.PARTITION)).append(" OR (")
                 .append(sp).append(" = ").append(in.apply(Parameter.PARTITION)).append(" AND (")
                 .append(so).append(" < ").append(in.apply(Parameter.OFFSET));
         if (topic.isPresent()) {
-            sql.append(" OR (").append(so).append(" = ").append(in.apply(Parameter.OFFSET)).append(" AND ")
-                    .append(storedTopic.apply(topic.get())).append(" < ").append(in.apply(Parameter.TOPIC)).append(")");
+            // parameters in the order they stand in the text
+            sql.append(" OR (").append(so).append(" = ").append(in.apply(Parameter.OFFSET)).append(" AND ");
+            String storedTopic = "COALESCE(" + s.apply(topic.get()) + ", " + in.apply(Parameter.TOPIC) + ")";
+            sql.append(d == null ? storedTopic : d.exactText(storedTopic)).append(" < ")
+                    .append(in.apply(Parameter.TOPIC)).append(")");
         }
-        sql.append(")))))))");
+        sql.append(")))))");
         return sql.toString();
     }
 }

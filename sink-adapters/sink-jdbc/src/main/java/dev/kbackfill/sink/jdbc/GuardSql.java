@@ -27,7 +27,7 @@ public final class GuardSql {
      */
     public static String sparkSql(SinkSettings.MetadataColumns meta, boolean topicColumn, String stored, String incoming) {
         Guard guard = new Guard(topicColumn ? Optional.of(meta.topic()) : Optional.empty(), meta.partition(),
-                meta.offset(), meta.timestamp());
+                meta.offset(), meta.timestamp(), meta.logTime());
         return guard.sql(SPARK, stored, incoming + "%s");
     }
 

@@ -115,7 +115,7 @@ public final class JdbcSink implements Sink {
                 useTable(table);
                 checkTopicColumn();
             }
-            ledger.read(connection);
+            ledger.read(connection, dialect);
             openJobTables();
         } catch (SQLException e) {
             close();
@@ -181,7 +181,8 @@ public final class JdbcSink implements Sink {
             throw new SinkConfigException("table " + tableName + " lacks the column(s) " + String.join(", ", missing)
                     + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
                     + settings.tombstoneMode().label() + " need; add them (partition and offset BIGINT, timestamp "
-                    + "a timestamp type, deleted BOOLEAN), or use --on-conflict overwrite");
+                    + "and log time of the timestamp column's type, deleted BOOLEAN), pass --create-table to let "
+                    + "kbackfill add the log time column, or use --on-conflict overwrite");
         }
         if (table.primaryKey.isEmpty()) {
             throw new SinkConfigException("table " + tableName + " has no primary key: upserts need one on the key columns");
@@ -347,6 +348,9 @@ public final class JdbcSink implements Sink {
         String where = coordinates(batch);
         try {
             ensureColumns(batch);
+            if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
+                ledger.read(connection, dialect); // another job writing this table may have created it since
+            }
             ensureLedger(batch);
             Map<Integer, Long> keptOut = new java.util.TreeMap<>();
             List<Change> upserts = new ArrayList<>();
@@ -448,7 +452,8 @@ public final class JdbcSink implements Sink {
             return new java.util.HashMap<>(); // overwrite-only table: no versions to compare
         }
         return StoredVersions.lookup(connection, dialect, binder, name.quoted(dialect), keys, t.column(meta.topic()),
-                partition.get(), offset.get(), timestamp.get(), liveRows ? t.column(meta.deleted()) : Optional.empty(),
+                partition.get(), offset.get(), timestamp.get(), t.column(meta.logTime()),
+                liveRows ? t.column(meta.deleted()) : Optional.empty(),
                 liveRows, changes);
     }
 
@@ -463,7 +468,7 @@ public final class JdbcSink implements Sink {
         } catch (SQLException e) {
             // another writer of the job (a Spark task) created it first: use theirs
             rollback();
-            ledger.read(connection);
+            ledger.read(connection, dialect);
             if (ledger.table().isEmpty()) {
                 throw e;
             }
@@ -475,6 +480,14 @@ public final class JdbcSink implements Sink {
         if (table != null && settings.createTable() && table.column(settings.metadata().topic()).isEmpty()) {
             TargetTable.addColumns(connection, dialect, tableName,
                     List.of(new Column(settings.metadata().topic(), dev.kbackfill.core.record.ColumnType.STRING, true)));
+            connection.commit();
+            useTable(TargetTable.read(connection, tableName).orElseThrow());
+        }
+        if (table != null && settings.createTable() && table.column(settings.metadata().logTime()).isEmpty()
+                && table.column(settings.metadata().timestamp()).isPresent()) {
+            // of the timestamp column's type, so that a row written before it (NULL) compares by its timestamp
+            TargetTable.addColumnLike(connection, dialect, tableName, settings.metadata().logTime(),
+                    table.column(settings.metadata().timestamp()).get());
             connection.commit();
             useTable(TargetTable.read(connection, tableName).orElseThrow());
         }

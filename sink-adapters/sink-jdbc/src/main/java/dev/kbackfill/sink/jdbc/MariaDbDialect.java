@@ -77,8 +77,9 @@ final class MariaDbDialect implements Dialect {
             return sql.toString();
         }
         List<String> updated = new ArrayList<>(columns.stream().filter(c -> !keys.contains(c)).toList());
-        // the guard's columns last: timestamp, offset, partition, topic
-        for (String c : List.of(guard.timestamp(), guard.offset(), guard.partition(), guard.topic().orElse(""))) {
+        // the guard's columns last: log time, timestamp, offset, partition, topic
+        for (String c : List.of(guard.logTime(), guard.timestamp(), guard.offset(), guard.partition(),
+                guard.topic().orElse(""))) {
             if (updated.remove(c)) {
                 updated.add(c);
             }

@@ -54,7 +54,8 @@ final class StoredVersions {
     static Map<KeyIdentity, Stored> lookup(Connection c, Dialect d, Binder binder, String table,
                                           LinkedHashMap<String, TableColumn> keys, Optional<TableColumn> topic,
                                           TableColumn partition, TableColumn offset, TableColumn timestamp,
-                                          Optional<TableColumn> deleted, boolean liveRows, List<Change> changes)
+                                          Optional<TableColumn> logTime, Optional<TableColumn> deleted,
+                                          boolean liveRows, List<Change> changes)
             throws SQLException, Binder.Mismatch {
         Map<KeyIdentity, Stored> found = new HashMap<>();
         if (changes.isEmpty()) {
@@ -67,6 +68,7 @@ final class StoredVersions {
         select.append(topic.map(t -> d.quote(t.name())).orElse("NULL")).append(", ").append(d.quote(partition.name()))
                 .append(", ").append(d.quote(offset.name())).append(", ").append(d.quote(timestamp.name()))
                 .append(", ").append(deleted.map(t -> d.quote(t.name())).orElse("NULL"))
+                .append(", ").append(logTime.map(t -> d.quote(t.name())).orElse("NULL"))
                 .append(" FROM ").append(table).append(" WHERE ");
         String keyList = keyColumns.size() == 1 ? d.quote(keyColumns.get(0).name())
                 : "(" + Sql.join(keyColumns.stream().map(TableColumn::name).toList(), d::quote) + ")";
@@ -97,8 +99,13 @@ final class StoredVersions {
                         long ts = noVersion ? 0 : epochMillis(rs, col + 3, timestamp, d);
                         boolean flag = rs.getBoolean(col + 4);
                         boolean live = liveRows && !flag;
+                        // a row written before rows carried their log time counts with its timestamp (as the guard)
+                        long lt = noVersion || logTime.isEmpty() ? ts : epochMillis(rs, col + 5, logTime.get(), d);
+                        if (lt == Long.MIN_VALUE) {
+                            lt = ts;
+                        }
                         found.put(KeyIdentity.of(key),
-                                new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts), live));
+                                new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts, lt), live));
                     }
                 }
             }
@@ -137,7 +144,8 @@ final class StoredVersions {
     static long epochMillis(ResultSet rs, int index, TableColumn column, Dialect d) throws SQLException {
         switch (column.jdbcType()) {
             case Types.BIGINT, Types.INTEGER, Types.NUMERIC, Types.DECIMAL -> {
-                return rs.getLong(index);
+                long v = rs.getLong(index);
+                return rs.wasNull() ? Long.MIN_VALUE : v;
             }
             case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> {
                 if (d instanceof SqliteDialect) {
@@ -175,6 +183,6 @@ final class StoredVersions {
         if (b == null || b.version() == null) {
             return a;
         }
-        return Version.compare(a.version(), b.version()) >= 0 ? a : b;
+        return Version.newer(a.version(), b.version()) == a.version() ? a : b;
     }
 }

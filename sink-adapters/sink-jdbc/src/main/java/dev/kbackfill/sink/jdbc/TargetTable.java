@@ -72,6 +72,7 @@ final class TargetTable {
         defs.add(d.quote(meta.partition()) + " " + d.columnType(ColumnType.LONG, false));
         defs.add(d.quote(meta.offset()) + " " + d.columnType(ColumnType.LONG, false));
         defs.add(d.quote(meta.timestamp()) + " " + d.columnType(ColumnType.TIMESTAMP, false));
+        defs.add(d.quote(meta.logTime()) + " " + d.columnType(ColumnType.TIMESTAMP, false));
         if (softDelete) {
             defs.add(d.quote(meta.deleted()) + " " + d.columnType(ColumnType.BOOLEAN, false));
         }
@@ -88,6 +89,15 @@ final class TargetTable {
     static void createLedger(Connection c, Dialect d, TableName ledger, List<Column> keys,
                              SinkSettings.MetadataColumns meta) throws SQLException {
         create(c, d, ledger, keys, List.of(), meta, false);
+    }
+
+    /** Adds a nullable column of the type {@code like} has (the log time beside an existing timestamp column). */
+    static void addColumnLike(Connection c, Dialect d, TableName table, String name, TableColumn like) throws SQLException {
+        String type = like.jdbcType() == java.sql.Types.TIMESTAMP || like.jdbcType() == java.sql.Types.TIMESTAMP_WITH_TIMEZONE
+                ? d.columnType(ColumnType.TIMESTAMP, false) : like.castType();
+        try (Statement s = c.createStatement()) {
+            s.execute("ALTER TABLE " + table.quoted(d) + " ADD COLUMN " + d.quote(name) + " " + type);
+        }
     }
 
     /** Adds nullable columns (a created table growing with fields first seen later). */

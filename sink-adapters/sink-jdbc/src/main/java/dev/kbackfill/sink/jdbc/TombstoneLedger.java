@@ -53,9 +53,18 @@ final class TombstoneLedger {
         return Optional.ofNullable(table);
     }
 
-    /** Finds the ledger, if an earlier run created it. */
-    void read(Connection c) throws SQLException {
+    /**
+     * Finds the ledger, if a run (this job's, or another's writing the same table) created it; a ledger from before
+     * versions carried their log time gets the column (it is kbackfill's own table). Read again before every batch
+     * while it does not exist, so that a ledger another job creates meanwhile is consulted.
+     */
+    void read(Connection c, Dialect d) throws SQLException {
         table = TargetTable.read(c, name).orElse(null);
+        if (table != null && table.column(meta.logTime()).isEmpty()) {
+            TargetTable.addColumnLike(c, d, name, meta.logTime(), table.column(meta.timestamp()).orElseThrow());
+            c.commit();
+            table = TargetTable.read(c, name).orElseThrow();
+        }
     }
 
     /**

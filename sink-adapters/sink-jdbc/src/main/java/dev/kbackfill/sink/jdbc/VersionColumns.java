@@ -10,7 +10,7 @@ import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.WriteBatch;
 
 /**
- * The columns that carry a row's version (topic, partition, offset, timestamp) and its soft-delete flag: which of
+ * The columns that carry a row's version (topic, partition, offset, timestamp, log time) and its soft-delete flag: which of
  * them a table has, how a change fills them, and the newer-wins guard over them. The target and its tombstone
  * ledger both have them.
  */
@@ -24,10 +24,11 @@ final class VersionColumns {
         this.binder = binder;
     }
 
-    /** The columns {@code t} has, in guard-friendly order: topic, partition, offset, timestamp, deleted. */
+    /** The columns {@code t} has, in guard-friendly order: topic, partition, offset, timestamp, log time, deleted. */
     List<String> present(TargetTable t) {
         List<String> names = new ArrayList<>();
-        for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.deleted())) {
+        for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.logTime(),
+                meta.deleted())) {
             t.column(m).ifPresent(col -> names.add(col.name()));
         }
         return names;
@@ -35,7 +36,8 @@ final class VersionColumns {
 
     /** The newer-wins guard over the columns {@code t} has. */
     Guard guard(TargetTable t) {
-        return new Guard(t.column(meta.topic()).map(TableColumn::name), meta.partition(), meta.offset(), meta.timestamp());
+        return new Guard(t.column(meta.topic()).map(TableColumn::name), meta.partition(), meta.offset(), meta.timestamp(),
+                meta.logTime());
     }
 
     /** One column's value for a change, as COPY text. */
@@ -47,6 +49,8 @@ final class VersionColumns {
             return binder.copyText(c.offset(), col);
         } else if (name.equalsIgnoreCase(meta.timestamp())) {
             return Binder.copyTimestamp(c.timestamp(), col);
+        } else if (name.equalsIgnoreCase(meta.logTime())) {
+            return Binder.copyTimestamp(c.logTime(), col);
         } else if (name.equalsIgnoreCase(meta.topic())) {
             return binder.copyText(batch.topic(), col);
         }
@@ -64,6 +68,8 @@ final class VersionColumns {
                 binder.bind(ps, index++, c.offset(), col);
             } else if (name.equalsIgnoreCase(meta.timestamp())) {
                 binder.bindTimestamp(ps, index++, c.timestamp(), col);
+            } else if (name.equalsIgnoreCase(meta.logTime())) {
+                binder.bindTimestamp(ps, index++, c.logTime(), col);
             } else if (name.equalsIgnoreCase(meta.topic())) {
                 binder.bind(ps, index++, batch.topic(), col);
             } else {
@@ -81,7 +87,7 @@ final class VersionColumns {
                 case TOPIC -> binder.bind(ps, index++, batch.topic(), t.column(meta.topic()).orElseThrow());
                 case PARTITION -> ps.setLong(index++, c.partition());
                 case OFFSET -> ps.setLong(index++, c.offset());
-                case TIMESTAMP -> binder.bindTimestamp(ps, index++, c.timestamp(), t.column(meta.timestamp()).orElseThrow());
+                case LOG_TIME -> binder.bindTimestamp(ps, index++, c.logTime(), t.column(meta.logTime()).orElseThrow());
             }
         }
         return index;

@@ -25,9 +25,9 @@ class DialectSqlTest {
 
     private static final List<String> KEYS = List.of("id");
     private static final List<String> COLUMNS = List.of("id", "status", "amount", "kafka_topic", "kafka_partition",
-            "kafka_offset", "kafka_timestamp");
+            "kafka_offset", "kafka_timestamp", "kafka_log_time");
     private static final Guard GUARD = new Guard(java.util.Optional.of("kafka_topic"), "kafka_partition",
-            "kafka_offset", "kafka_timestamp");
+            "kafka_offset", "kafka_timestamp", "kafka_log_time");
 
     static Stream<Arguments> statements() {
         Map<String, Dialect> dialects = Map.of(

@@ -86,7 +86,7 @@ abstract class JdbcSinkContract extends SinkContract {
         try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement()) {
             st.execute("CREATE TABLE " + table + " (kafka_key VARCHAR(100) NOT NULL PRIMARY KEY, amount DECIMAL(10,2), "
                     + "status VARCHAR(20), kafka_partition INTEGER, kafka_offset BIGINT, kafka_timestamp "
-                    + timestampType() + ")");
+                    + timestampType() + ", kafka_log_time " + timestampType() + ")");
         }
         try (Opened s = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
             s.sink.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
@@ -104,6 +104,36 @@ abstract class JdbcSinkContract extends SinkContract {
             Change extra = new Change(Map.of("kafka_key", "b"), Map.of("status", "y", "coupon", "FREE"), 0, 1, 0);
             s.write(batch(2, Map.of(0, 2L), extra));
             assertThat(rows()).containsExactly("a=x/1.25@0:0", "b=y/null@0:1");
+        }
+    }
+
+    @Test
+    void anExistingTableWithoutTheLogTimeColumnIsRefusedUnderNewerWinsUnlessKbackfillMayAddIt() throws Exception {
+        try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE " + table + " (kafka_key VARCHAR(100) NOT NULL PRIMARY KEY, status VARCHAR(20), "
+                    + "kafka_partition INTEGER, kafka_offset BIGINT, kafka_timestamp " + timestampType() + ")");
+        }
+        try (Opened s = open(ConflictMode.OVERWRITE, TombstoneMode.DELETE, false)) {
+            s.sink.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
+            s.write(batch(1, Map.of(0, 6L), new Change(Map.of("kafka_key", "a"), Map.of("status", "stored"), 0, 5,
+                    T0.plusSeconds(60).toEpochMilli())));
+        }
+        assertThatThrownBy(() -> newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false).open())
+                .isInstanceOf(SinkConfigException.class)
+                .hasMessageContaining("lacks the column(s) kafka_log_time")
+                .hasMessageContaining("--create-table");
+        try (Opened s = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            // the stored row (no log time) counts with its timestamp: an older record of another partition stays out
+            WriteResult r = s.write(batch(2, Map.of(1, 1L), new Change(Map.of("kafka_key", "a"), Map.of("status", "old"),
+                    1, 0, T0.toEpochMilli())));
+            assertThat(r.keptOut()).containsEntry(1, 1L);
+            s.write(batch(3, Map.of(1, 2L), new Change(Map.of("kafka_key", "a"), Map.of("status", "new"), 1, 1,
+                    T0.plusSeconds(120).toEpochMilli())));
+        }
+        try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT status FROM " + table)) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("new");
         }
     }
 
@@ -154,22 +184,30 @@ abstract class JdbcSinkContract extends SinkContract {
 
     @Test
     void theSqlGuardAgreesWithTheVersionRule() throws Exception {
-        Guard guard = new Guard(Optional.of("kafka_topic"), "kafka_partition", "kafka_offset", "kafka_timestamp");
+        Guard guard = new Guard(Optional.of("kafka_topic"), "kafka_partition", "kafka_offset", "kafka_timestamp",
+                "kafka_log_time");
         java.util.Random random = new java.util.Random(7);
         try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement()) {
             st.execute("CREATE TABLE " + table + " (id INTEGER NOT NULL PRIMARY KEY, kafka_topic VARCHAR(50), "
-                    + "kafka_partition BIGINT, kafka_offset BIGINT, kafka_timestamp BIGINT)");
+                    + "kafka_partition BIGINT, kafka_offset BIGINT, kafka_timestamp BIGINT, kafka_log_time BIGINT)");
             Dialect d = dialect();
-            for (int round = 0; round < 300; round++) {
+            for (int round = 0; round < 400; round++) {
                 // "B" and "a": topics compare exactly, in ASCII order, whatever the column's collation
                 String[] topics = {"a", "b", "B"};
                 String storedTopic = random.nextInt(4) == 0 ? null : topics[random.nextInt(3)];
-                Version stored = new Version(storedTopic, random.nextInt(2), random.nextInt(3), random.nextInt(3));
-                Version incoming = new Version(topics[random.nextInt(3)], random.nextInt(2), random.nextInt(3),
-                        random.nextInt(3));
+                long storedTs = random.nextInt(3);
+                // a stored row without log time (written before rows carried it) counts with its timestamp
+                boolean storedLogTime = random.nextInt(4) != 0;
+                long storedLt = storedLogTime ? storedTs + random.nextInt(2) : storedTs;
+                Version stored = new Version(storedTopic, random.nextInt(2), random.nextInt(3), storedTs, storedLt);
+                long ts = random.nextInt(3);
+                Version incoming = random.nextInt(5) == 0 && storedTopic != null ? stored // the same version: kept out
+                        : new Version(topics[random.nextInt(3)], random.nextInt(2), random.nextInt(3), ts,
+                        ts + random.nextInt(2));
                 st.execute("DELETE FROM " + table);
                 st.execute("INSERT INTO " + table + " VALUES (1, " + (storedTopic == null ? "NULL" : "'" + storedTopic + "'")
-                        + ", " + stored.partition() + ", " + stored.offset() + ", " + stored.timestamp() + ")");
+                        + ", " + stored.partition() + ", " + stored.offset() + ", " + stored.timestamp() + ", "
+                        + (storedLogTime ? String.valueOf(stored.logTime()) : "NULL") + ")");
                 String sql = "SELECT COUNT(*) FROM " + table + " WHERE " + guard.againstParameters(d);
                 try (java.sql.PreparedStatement ps = c.prepareStatement(sql)) {
                     int index = 1;
@@ -178,7 +216,7 @@ abstract class JdbcSinkContract extends SinkContract {
                             case TOPIC -> ps.setString(index++, incoming.topic());
                             case PARTITION -> ps.setLong(index++, incoming.partition());
                             case OFFSET -> ps.setLong(index++, incoming.offset());
-                            case TIMESTAMP -> ps.setLong(index++, incoming.timestamp());
+                            case LOG_TIME -> ps.setLong(index++, incoming.logTime());
                         }
                     }
                     try (ResultSet rs = ps.executeQuery()) {

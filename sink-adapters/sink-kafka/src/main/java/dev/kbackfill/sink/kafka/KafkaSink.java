@@ -434,6 +434,7 @@ final class KafkaSink implements Sink {
                 headers.add(TargetIndex.SOURCE_PARTITION, Integer.toString(r.partition()).getBytes(StandardCharsets.UTF_8));
                 headers.add(TargetIndex.SOURCE_OFFSET, Long.toString(r.offset()).getBytes(StandardCharsets.UTF_8));
                 headers.add(TargetIndex.SOURCE_TIMESTAMP, Long.toString(r.timestamp()).getBytes(StandardCharsets.UTF_8));
+                headers.add(TargetIndex.SOURCE_LOG_TIME, Long.toString(r.logTime()).getBytes(StandardCharsets.UTF_8));
                 producer.send(new ProducerRecord<>(topic, null, r.timestamp(), r.key(), r.value(), headers));
                 written.add(c);
                 counts[tombstone ? 1 : 0]++;
@@ -450,7 +451,7 @@ final class KafkaSink implements Sink {
         if (index != null) {
             for (Change c : written) {
                 SourceRecord r = c.source();
-                index.written(r.key(), r.topic(), r.partition(), r.offset(), r.timestamp(), r.value() == null);
+                index.written(r.key(), r.topic(), r.partition(), r.offset(), r.timestamp(), r.logTime(), r.value() == null);
             }
             index.flush();
         }
@@ -462,7 +463,8 @@ final class KafkaSink implements Sink {
         return switch (settings.conflictMode()) {
             case OVERWRITE -> true;
             case INSERT_ONLY -> index.absent(r.key());
-            case NEWER_WINS -> index.newerWins(r.key(), new Version(r.topic(), r.partition(), r.offset(), r.timestamp()));
+            case NEWER_WINS -> index.newerWins(r.key(), new Version(r.topic(), r.partition(), r.offset(), r.timestamp(),
+                    r.logTime()));
         };
     }
 

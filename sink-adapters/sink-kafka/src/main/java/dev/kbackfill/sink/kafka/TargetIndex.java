@@ -45,24 +45,27 @@ final class TargetIndex implements AutoCloseable {
     static final String SOURCE_PARTITION = "kbackfill.source.partition";
     static final String SOURCE_OFFSET = "kbackfill.source.offset";
     static final String SOURCE_TIMESTAMP = "kbackfill.source.timestamp";
+    /** The source record's log time (the version rule's time); absent on records written before it was carried. */
+    static final String SOURCE_LOG_TIME = "kbackfill.source.log-time";
 
     /**
      * @param topic     the source topic (one shared instance per topic), or {@link #FOREIGN}
      * @param partition the source partition, or -1 when unknown (a record kbackfill did not write)
      * @param offset    the source offset, when the partition is known
      * @param timestamp the source timestamp, else the record's own
+     * @param logTime   the source record's log time, else its timestamp
      * @param deleted   whether the key's last record is a tombstone
      */
-    record Stamp(String topic, int partition, long offset, long timestamp, boolean deleted) {
+    record Stamp(String topic, int partition, long offset, long timestamp, long logTime, boolean deleted) {
         Version version() {
-            return new Version(topic, partition, offset, timestamp);
+            return new Version(topic, partition, offset, timestamp, logTime);
         }
     }
 
     /** The origin of a record kbackfill did not write: only its timestamp is known. */
     static final String FOREIGN = "";
 
-    private static final int ENCODED = 4 + 4 + 8 + 8 + 1;
+    private static final int ENCODED = 4 + 4 + 8 + 8 + 8 + 1;
 
     private final long memoryKeys;
     private final Path spillParent;
@@ -114,21 +117,25 @@ final class TargetIndex implements AutoCloseable {
         int partition = -1;
         long offset = -1;
         long ts = timestamp;
+        long logTime = timestamp;
         String header = text(headers.lastHeader(SOURCE_TOPIC));
         if (header != null) {
             try {
                 partition = Integer.parseInt(text(headers.lastHeader(SOURCE_PARTITION)));
                 offset = Long.parseLong(text(headers.lastHeader(SOURCE_OFFSET)));
                 ts = Long.parseLong(text(headers.lastHeader(SOURCE_TIMESTAMP)));
+                String lt = text(headers.lastHeader(SOURCE_LOG_TIME));
+                logTime = lt == null ? ts : Long.parseLong(lt);
                 origin = topic(header);
             } catch (NumberFormatException | NullPointerException e) {
                 origin = FOREIGN;
                 partition = -1;
                 offset = -1;
                 ts = timestamp;
+                logTime = timestamp;
             }
         }
-        put(key, new Stamp(origin, partition, offset, ts, tombstone));
+        put(key, new Stamp(origin, partition, offset, ts, logTime, tombstone));
     }
 
     /** Ends a poll's worth of {@link #add} calls: on disk, they are written as one batch. */
@@ -159,8 +166,9 @@ final class TargetIndex implements AutoCloseable {
      * Records what this run wrote for a key: the source record's version and whether it is a tombstone. On disk,
      * the writes of a batch go out together at the next {@link #flush()} (or read).
      */
-    void written(byte[] key, String topic, int partition, long offset, long timestamp, boolean tombstone) {
-        put(key, new Stamp(topic(topic), partition, offset, timestamp, tombstone));
+    void written(byte[] key, String topic, int partition, long offset, long timestamp, long logTime,
+                 boolean tombstone) {
+        put(key, new Stamp(topic(topic), partition, offset, timestamp, logTime, tombstone));
     }
 
     /** The shared instance of a topic name. */
@@ -233,12 +241,12 @@ final class TargetIndex implements AutoCloseable {
 
     private byte[] encode(Stamp s) {
         return ByteBuffer.allocate(ENCODED).putInt(number(s.topic())).putInt(s.partition()).putLong(s.offset())
-                .putLong(s.timestamp()).put((byte) (s.deleted() ? 1 : 0)).array();
+                .putLong(s.timestamp()).putLong(s.logTime()).put((byte) (s.deleted() ? 1 : 0)).array();
     }
 
     private Stamp decode(byte[] value) {
         ByteBuffer b = ByteBuffer.wrap(value);
-        return new Stamp(topicList.get(b.getInt()), b.getInt(), b.getLong(), b.getLong(), b.get() == 1);
+        return new Stamp(topicList.get(b.getInt()), b.getInt(), b.getLong(), b.getLong(), b.getLong(), b.get() == 1);
     }
 
     private SinkException failure(String what, RocksDBException e) {

@@ -54,8 +54,8 @@ class TargetIndexTest {
             assertThat(Files.exists(spilled.spillDirectory())).isTrue();
             // what a run writes goes to the same place
             for (int k = 0; k < 200; k++) {
-                memory.written(key(k), "orders", 1, 5_000 + k, 9_000, k % 7 == 0);
-                spilled.written(key(k), "orders", 1, 5_000 + k, 9_000, k % 7 == 0);
+                memory.written(key(k), "orders", 1, 5_000 + k, 9_000, 9_500, k % 7 == 0);
+                spilled.written(key(k), "orders", 1, 5_000 + k, 9_000, 9_500, k % 7 == 0);
             }
             assertThat(spilled.records()).isEqualTo(memory.records()).isEqualTo(3_000);
             for (int k = 0; k < 1_100; k++) {
