@@ -620,8 +620,12 @@ final class RunCommand implements Callable<Integer> {
                         + "%.1f MB/s)%n", s.job(), s.run(), s.written(), s.read(), target, s.duration().toNanos() / 1e9,
                 s.recordsPerSecond(), s.bytes() / 1e6 / Math.max(1e-3, s.duration().toNanos() / 1e9));
         if (s.keptOut() > 0) {
-            out.printf("%d change(s) kept out: the target holds a newer version of their key (or, under insert-only, "
-                    + "the key)%n", s.keptOut());
+            out.printf("%d change(s) kept out: the target holds a newer version of their key or this very one (or, "
+                    + "under insert-only, the key)%n", s.keptOut());
+        }
+        if (s.late() > 0) {
+            out.printf("%d record(s) late: their timestamp lies below an earlier record's of their partition (a "
+                    + "producer clock behind its log); ordered by their log's time%n", s.late());
         }
         out.printf("%-9s  %10s  %10s  %10s  %10s  %10s  %8s  %8s  %12s  %12s%n", "PARTITION", "READ", "WRITTEN",
                 "KEPT OUT", "SUPERSEDED", "FILTERED", "REJECTED", "LOST", "NEXT", "END");

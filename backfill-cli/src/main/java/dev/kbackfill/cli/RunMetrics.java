@@ -103,6 +103,8 @@ final class RunMetrics {
             counts.put("lost", p.lost());
             counts.forEach((kind, n) -> gauge(registry, "kbackfill.run.records", partition.and("count", kind), n,
                     null, "Records of the last run by what became of them (written: changes written)"));
+            gauge(registry, "kbackfill.run.late.records", partition, p.late(), null,
+                    "Records whose timestamp lies below an earlier record's of their partition, ordered by their log's time");
             gauge(registry, "kbackfill.offsets.left", partition, p.left(), null,
                     "Offsets of the plan not yet committed");
         }

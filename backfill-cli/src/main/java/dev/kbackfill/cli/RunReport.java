@@ -123,13 +123,15 @@ final class RunReport {
             ObjectNode totals = root.putObject("totals");
             totals.put("read", summary.read()).put("written", summary.written()).put("keptOut", summary.keptOut())
                     .put("superseded", summary.superseded()).put("filtered", summary.filtered())
-                    .put("rejected", summary.rejected()).put("lost", summary.lost()).put("bytes", summary.bytes())
+                    .put("rejected", summary.rejected()).put("lost", summary.lost()).put("late", summary.late())
+                    .put("bytes", summary.bytes())
                     .put("batches", summary.batches());
             ArrayNode parts = root.putArray("partitions");
             for (PartitionStats p : summary.partitions()) {
                 parts.addObject().put("partition", p.partition()).put("read", p.read()).put("written", p.written())
                         .put("keptOut", p.keptOut()).put("superseded", p.superseded()).put("filtered", p.filtered())
-                        .put("rejected", p.rejected()).put("lost", p.lost()).put("next", p.next()).put("end", p.end());
+                        .put("rejected", p.rejected()).put("lost", p.lost()).put("late", p.late()).put("next", p.next())
+                        .put("end", p.end());
             }
         }
         try {

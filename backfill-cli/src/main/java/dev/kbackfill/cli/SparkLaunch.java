@@ -102,7 +102,7 @@ public final class SparkLaunch {
         target.close(); // the driver opens its own
         try {
             if (options.specOut != null) {
-                Files.writeString(options.specOut, spec.toJson());
+                writeOwnerOnly(options.specOut, spec.toJson());
                 out.println("wrote the Spark job spec of job " + job + " to " + options.specOut + "; run it with:");
                 out.println(String.join(" ", submitCommand(dir, jar, options.specOut.toAbsolutePath(),
                         Optional.ofNullable(System.getenv("SPARK_HOME")).orElse("$SPARK_HOME"))));
@@ -110,7 +110,7 @@ public final class SparkLaunch {
             }
             Path file = Files.createTempFile("kbackfill-spark-", ".json");
             try {
-                Files.writeString(file, spec.toJson());
+                writeOwnerOnly(file, spec.toJson());
                 err.println("launching job " + job + " on Spark (" + options.master + "), " + spec.waves().size()
                         + " wave(s) of up to " + options.wavePartitions + " partition(s)");
                 err.flush();
@@ -121,6 +121,25 @@ public final class SparkLaunch {
         } catch (IOException e) {
             throw new CliFailure("cannot write the Spark job spec: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Writes the spec readable by its owner only: its command line can hold the sink URL's password (the driver and
+     * the executors read it from there; Spark has no general way to hand them a secret otherwise). The file is made
+     * owner-only before anything is written into it, and an existing file is narrowed first.
+     */
+    static void writeOwnerOnly(Path file, String text) throws IOException {
+        java.util.Set<java.nio.file.attribute.PosixFilePermission> owner =
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------");
+        boolean posix = file.getFileSystem().supportedFileAttributeViews().contains("posix");
+        if (posix) {
+            if (Files.exists(file)) {
+                Files.setPosixFilePermissions(file, owner);
+            } else {
+                Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(owner));
+            }
+        }
+        Files.writeString(file, text);
     }
 
     /** The command that runs the spec: the user's spark-submit, or Spark's own main class on the built runtime. */

@@ -633,7 +633,8 @@ class RunCommandIT {
 
         try (Connection c = DriverManager.getConnection(pg); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE typed (kafka_key text PRIMARY KEY, status integer, n bigint, amount numeric, "
-                    + "order_id text, kafka_partition int, kafka_offset bigint, kafka_timestamp timestamptz)");
+                    + "order_id text, kafka_partition int, kafka_offset bigint, kafka_timestamp timestamptz, "
+                    + "kafka_log_time timestamptz)");
         }
         CliRun mismatch = runAsIs(concat(range, "--sink", pg, "--table", "typed"));
         assertThat(mismatch.exitCode()).isEqualTo(ExitCodes.FAILURE);

@@ -98,7 +98,9 @@ final class DeltaWaves {
         String job = state.job();
         String path = sink.target().substring("delta:".length());
         SinkSettings sinkSettings = TaskContextCache.arguments(specJson).sinkSettings(plan.topic());
-        String appId = "kbackfill-spark-" + job + "-run" + state.run();
+        // one incarnation's run: a reset gives the job a new incarnation, so a rerun never meets the txn versions
+        // the table holds for an earlier one (Delta would skip every wave as committed)
+        String appId = "kbackfill-spark-" + job + "-" + state.runId();
         JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         Shapes.Filters filters = Shapes.Filters.of(plan, options, settings);
         // the table, from the columns of every record of the plan: later waves then find every column

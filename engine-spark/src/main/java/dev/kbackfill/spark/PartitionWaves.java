@@ -38,7 +38,7 @@ import org.apache.spark.sql.SparkSession;
 /**
  * Database and topic sinks on Spark: wave by wave, Spark's Kafka source reads the wave's ranges, one task per source
  * partition (at most {@link SparkJobSpec#maxConnections()} at once) writes its partition's records through the
- * sink exactly as {@code kbackfill run} does, under a <em>sub-job</em> of its own ({@code JOB/pN@PLAN}): progress
+ * sink exactly as {@code kbackfill run} does, under a <em>sub-job</em> of its own ({@code JOB/pN@RUN}, {@link #subJob}): progress
  * in the sink with the rows, its own lock, a stable transactional id for a topic. A retried or speculative task
  * resumes from, or is fenced by, the sub-job's progress; a rerun of the whole application starts each partition
  * where its sub-job stopped. After each wave the job's own progress moves past it (so {@code status} follows the
@@ -56,9 +56,17 @@ final class PartitionWaves {
         this.specJson = spec.toJson();
     }
 
-    /** A sub-job's name: the job, the partition, and the plan (a fresh plan never meets an older run's sub-jobs). */
-    static String subJob(String job, Plan plan, int partition) {
-        return job + "/p" + partition + "@" + Long.toString(plan.resolvedAt().toEpochMilli(), 36);
+    /**
+     * A sub-job's name: the job, the partition, and the job's run ({@link JobState#runId()}: its incarnation and run
+     * number), so that neither a fresh plan nor a reset ever meets an earlier run's sub-jobs.
+     */
+    static String subJob(String job, String runId, int partition) {
+        return job + "/p" + partition + "@" + runId;
+    }
+
+    /** The run part of the sub-jobs' names; a job stored before incarnations keeps its plan's resolve time. */
+    static String runId(JobState state) {
+        return state.incarnation().isEmpty() ? Long.toString(state.plan().resolvedAt().toEpochMilli(), 36) : state.runId();
     }
 
     RunSummary run(BackfillJob.Settings settings, Sink sink, JobState state, RunOptions options, RunListener listener) {
@@ -80,11 +88,12 @@ final class PartitionWaves {
         long records = 0;
         long batches = 0;
         JobState current = state;
+        String runId = runId(state);
         int wave = 0;
         for (List<Integer> partitions : spec.waves()) {
             wave++;
             Map<Integer, long[]> ranges = new TreeMap<>();
-            Map<Integer, Long> progressed = subJobProgress(subJobs, job, plan, partitions);
+            Map<Integer, Long> progressed = subJobProgress(subJobs, job, runId, plan, partitions);
             for (int p : partitions) {
                 PartitionRange r = plan.partition(p).orElseThrow(() -> new IllegalStateException(
                         "the spec's waves name partition " + p + ", which the plan does not hold"));
@@ -113,17 +122,17 @@ final class PartitionWaves {
                 }
                 String json = specJson;
                 try {
-                    results.addAll(rows.mapPartitions(it -> task(json, job, it)).collect());
+                    results.addAll(rows.mapPartitions(it -> task(json, job, runId, it)).collect());
                 } catch (Exception e) { // SparkException is checked in Java's eyes, not Scala's
-                    throw new RunFailure(SparkFailures.describe(e) + "; " + where(subJobs, job, plan, current), e);
+                    throw new RunFailure(SparkFailures.describe(e) + "; " + where(subJobs, job, runId, plan, current), e);
                 }
             }
             // a partition no task saw a record of (aborted transactions, compaction) was read to its end all the same
-            Map<Integer, Long> written = subJobProgress(subJobs, job, plan, ranges.keySet());
+            Map<Integer, Long> written = subJobProgress(subJobs, job, runId, plan, ranges.keySet());
             for (int p : ranges.keySet()) {
                 PartitionRange r = plan.partition(p).orElseThrow();
                 if (!written.containsKey(p) || written.get(p) < r.end()) {
-                    results.add(runSubJob(specJson, job, p, java.util.Collections.emptyIterator()));
+                    results.add(runSubJob(specJson, job, runId, p, java.util.Collections.emptyIterator()));
                 }
             }
             for (Result res : results) {
@@ -141,7 +150,7 @@ final class PartitionWaves {
             listener.onProgress(total - current.remaining(), total, records, 0);
         }
         for (PartitionRange r : plan.partitions()) {
-            String name = subJob(job, plan, r.partition());
+            String name = subJob(job, runId, r.partition());
             try (AutoCloseable lock = subJobs.lock(name)) {
                 subJobs.reset(name); // the job's own progress holds the run now
             } catch (Exception e) {
@@ -157,10 +166,10 @@ final class PartitionWaves {
     }
 
     /** Where each unfinished partition stands, from its sub-job. */
-    private static String where(Sink sink, String job, Plan plan, JobState state) {
+    private static String where(Sink sink, String job, String runId, Plan plan, JobState state) {
         Map<Integer, Long> progressed = Map.of();
         try {
-            progressed = subJobProgress(sink, job, plan, plan.partitions().stream().map(PartitionRange::partition).toList());
+            progressed = subJobProgress(sink, job, runId, plan, plan.partitions().stream().map(PartitionRange::partition).toList());
         } catch (RuntimeException e) {
             // the job's own progress then
         }
@@ -173,10 +182,10 @@ final class PartitionWaves {
     }
 
     /** Per partition, the next offset its sub-job has stored (absent: no sub-job yet), read in one go. */
-    private static Map<Integer, Long> subJobProgress(Sink sink, String job, Plan plan,
+    private static Map<Integer, Long> subJobProgress(Sink sink, String job, String runId, Plan plan,
                                                      java.util.Collection<Integer> partitions) {
         Map<String, Integer> names = new java.util.HashMap<>();
-        partitions.forEach(p -> names.put(subJob(job, plan, p), p));
+        partitions.forEach(p -> names.put(subJob(job, runId, p), p));
         Map<Integer, Long> next = new java.util.HashMap<>();
         sink.loadAll(names.keySet()).forEach((name, s) -> {
             int p = names.get(name);
@@ -206,7 +215,7 @@ final class PartitionWaves {
     }
 
     /** A Spark task: the sub-job of each source partition its rows hold, one after another. */
-    static Iterator<Result> task(String specJson, String job, Iterator<Row> rows) {
+    static Iterator<Result> task(String specJson, String job, String runId, Iterator<Row> rows) {
         List<Result> results = new ArrayList<>();
         Lookahead all = new Lookahead(rows);
         while (all.hasNext()) {
@@ -225,7 +234,7 @@ final class PartitionWaves {
                     return all.next();
                 }
             };
-            results.add(runSubJob(specJson, job, p, ofPartition));
+            results.add(runSubJob(specJson, job, runId, p, ofPartition));
             while (ofPartition.hasNext()) {
                 ofPartition.next(); // a sub-job that had nothing to do leaves its rows
             }
@@ -237,7 +246,7 @@ final class PartitionWaves {
      * Runs one partition's sub-job over its rows: the job on a thread of its own reading a {@link QueueSource},
      * this (the task's) thread handing it the rows.
      */
-    static Result runSubJob(String specJson, String job, int partition, Iterator<Row> rows) {
+    static Result runSubJob(String specJson, String job, String runId, int partition, Iterator<Row> rows) {
         SparkJobSpec spec = TaskContextCache.spec(specJson);
         RunArguments args = TaskContextCache.arguments(specJson);
         Plan plan = spec.plan();
@@ -251,7 +260,7 @@ final class PartitionWaves {
             try (Sink sink = SinkFactory.forSettings(args.sinkSettings(plan.topic()));
                  Rejects rejects = args.rejects();
                  KafkaOffsetSource source = KafkaOffsetSource.create(args.kafkaConfig())) {
-                BackfillJob.Settings settings = args.jobBuilder(sub, rejects).job(subJob(job, plan, partition))
+                BackfillJob.Settings settings = args.jobBuilder(sub, rejects).job(subJob(job, runId, partition))
                         .engine(spec.engine()).retryFor(Duration.ZERO).build(); // Spark retries the task
                 outcome.set(new BackfillJob(sink, settings, BackfillJob.Events.NONE, RunListener.NONE,
                         BackfillJob.Runner.reading((p, ranges, config, allowDataLoss, stall, maxPoll) ->

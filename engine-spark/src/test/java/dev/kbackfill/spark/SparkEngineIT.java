@@ -246,6 +246,9 @@ class SparkEngineIT {
                 "spark-submit", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table", "--sink", "delta:" + table);
         assertThat(written.exitCode()).as(written.toString()).isZero();
         assertThat(java.nio.file.Files.readString(spec)).contains("\"kbackfill-spark-spec\" : 1").contains("\"waves\"");
+        // its command line may hold the sink's password: readable by its owner only
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(spec)))
+                .isEqualTo("rw-------");
         String command = written.out().lines().filter(l -> l.contains("/bin/spark-submit")).findFirst().orElseThrow();
         assertThat(command).contains("--class dev.kbackfill.spark.SparkBackfill").contains("--spec " + spec);
         // a Spark installation: its spark-submit, here the build's runtime behind the same script name
@@ -262,6 +265,90 @@ class SparkEngineIT {
         assertThat(process.waitFor()).as(output).isZero();
         assertThat(output).contains("wrote");
         assertThat(deltaRows(table)).hasSize(50 - 8);
+    }
+
+    /**
+     * Timestamps that go backwards inside partitions and keys that move between them: whatever the split of the
+     * range into runs (here the whole range on Spark, then its halves again on Spark and locally, in the reverse
+     * order), the Delta table ends in the newest record of each key by the version rule, as one local run leaves it.
+     */
+    @Test
+    void backwardsTimestampsEndInTheSameStateOnSparkWhateverTheRunsAndTheirOrder() throws Exception {
+        String topic = "spark-clocks";
+        kafka.createTopic(topic, 3, Map.of("retention.ms", "-1"));
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        Random random = new Random(11);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < 240; i++) {
+                long t = T0.plusSeconds(60).toEpochMilli() + i * 10L - (random.nextInt(3) == 0 ? random.nextInt(2000) : 0);
+                String key = "k" + random.nextInt(30);
+                producer.send(new ProducerRecord<>(topic, random.nextInt(3), t, key.getBytes(StandardCharsets.UTF_8),
+                        ("{\"status\":\"s" + i + "\"}").getBytes(StandardCharsets.UTF_8)));
+            }
+        }
+        Path local = dir.resolve("clocks-local");
+        Path spark = dir.resolve("clocks-spark");
+        SparkCli single = SparkCli.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest",
+                "--create-table", "--sink", "delta:" + local, "--job", "all-local");
+        assertThat(single.exitCode()).as(single.toString()).isZero();
+        assertThat(single.out()).contains("record(s) late");
+        // the second half first, on Spark; then everything on Spark; then the first half, locally
+        SparkCli second = SparkCli.onSpark(kafka, List.of(), "--topic", topic, "--from", "offset:40", "--to", "latest",
+                "--create-table", "--sink", "delta:" + spark, "--job", "second-half");
+        assertThat(second.exitCode()).as(second.toString()).isZero();
+        SparkCli all = SparkCli.onSpark(kafka, List.of(), "--topic", topic, "--from", "earliest", "--to", "latest",
+                "--create-table", "--sink", "delta:" + spark, "--job", "all-spark");
+        assertThat(all.exitCode()).as(all.toString()).isZero();
+        SparkCli first = SparkCli.run(kafka, "--topic", topic, "--from", "earliest", "--to", "offset:40",
+                "--create-table", "--sink", "delta:" + spark, "--job", "first-half");
+        assertThat(first.exitCode()).as(first.toString()).isZero();
+        Map<String, Object> expected = new TreeMap<>();
+        deltaRows(local).forEach((k, r) -> expected.put(k, r.get("status") + "@" + r.get("kafka_partition") + ":" + r.get("kafka_offset")));
+        Map<String, Object> actual = new TreeMap<>();
+        deltaRows(spark).forEach((k, r) -> actual.put(k, r.get("status") + "@" + r.get("kafka_partition") + ":" + r.get("kafka_offset")));
+        assertThat(actual).isEqualTo(expected).hasSize(30);
+    }
+
+    /**
+     * A reset gives the job a new incarnation: the same command afterwards writes the records produced since, on
+     * Delta (a new txnAppId, not the old one's committed waves) and on PostgreSQL (new sub-jobs, not the old ones'
+     * progress).
+     */
+    @Test
+    void afterAResetTheSameCommandWritesTheNewRecordsOnDeltaAndPostgres() throws Exception {
+        String topic = "spark-reset";
+        kafka.createTopic(topic, 2, Map.of("retention.ms", "-1"));
+        produce(topic, 2, 20, 1, false);
+        Path table = dir.resolve("reset-delta");
+        String pg = SharedPostgres.newDatabase("spark_reset");
+        List<String[]> sinks = List.of(new String[] {"--sink", "delta:" + table},
+                new String[] {"--sink", pg, "--table", "reset_rows"});
+        for (String[] sink : sinks) {
+            SparkCli run = SparkCli.onSpark(kafka, List.of(), concat(concat(new String[] {"--topic", topic, "--from",
+                    "earliest", "--to", "latest", "--create-table", "--job", "sr"}, sink)));
+            assertThat(run.exitCode()).as(run.toString()).isZero();
+        }
+        assertThat(deltaRows(table)).hasSize(20);
+        assertThat(count(pg, "SELECT count(*) FROM reset_rows")).isEqualTo(20);
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int k = 20; k < 30; k++) {
+                producer.send(new ProducerRecord<>(topic, k % 2, T0.plusSeconds(3600).toEpochMilli(),
+                        ("k" + k).getBytes(StandardCharsets.UTF_8), "{\"status\":\"new\"}".getBytes(StandardCharsets.UTF_8)));
+            }
+        }
+        for (String[] sink : sinks) {
+            SparkCli reset = SparkCli.command(kafka, "reset", concat(new String[] {"--job", "sr", "--yes"}, sink));
+            assertThat(reset.exitCode()).as(reset.toString()).isZero();
+            SparkCli again = SparkCli.onSpark(kafka, List.of(), concat(concat(new String[] {"--topic", topic, "--from",
+                    "earliest", "--to", "latest", "--create-table", "--job", "sr"}, sink)));
+            assertThat(again.exitCode()).as(again.toString()).isZero();
+            assertThat(again.out()).contains("job sr run 1: wrote 10 changes");
+        }
+        assertThat(deltaRows(table)).hasSize(30);
+        assertThat(count(pg, "SELECT count(*) FROM reset_rows")).isEqualTo(30);
     }
 
     static String jobName(SparkCli run) {

@@ -91,7 +91,7 @@ public final class BackfillRun {
 
     private record Chunk(List<Change> changes, Map<Integer, Long> positions, Map<Integer, Long> read,
                          Map<Integer, Long> filtered, Map<Integer, Long> rejected, Map<Integer, Long> lost,
-                         long bytes) implements Item {
+                         Map<Integer, Long> late, long bytes) implements Item {
     }
 
     private record End() implements Item {
@@ -109,6 +109,7 @@ public final class BackfillRun {
         long written;
         long keptOut;
         long lost;
+        long late;
         long next;
         final long end;
 
@@ -178,7 +179,7 @@ public final class BackfillRun {
     private static RunSummary summary(JobState state, Map<Integer, Counters> counters, long[] totals, long startedNanos) {
         List<PartitionStats> stats = new ArrayList<>();
         counters.forEach((p, c) -> stats.add(new PartitionStats(p, c.read, c.superseded, c.filtered, c.rejected,
-                c.written, c.keptOut, c.lost, c.next, c.end)));
+                c.written, c.keptOut, c.lost, c.next, c.end, c.late)));
         return new RunSummary(state.job(), state.run(), stats, totals[0], totals[1],
                 Duration.ofNanos(System.nanoTime() - startedNanos));
     }
@@ -241,8 +242,12 @@ public final class BackfillRun {
         Map<Integer, Long> read = new HashMap<>();
         Map<Integer, Long> filtered = new HashMap<>();
         Map<Integer, Long> rejected = new HashMap<>();
+        Map<Integer, Long> late = new HashMap<>();
         for (SourceRecord r : records) {
             read.merge(r.partition(), 1L, Long::sum);
+            if (r.logTime() > r.timestamp()) {
+                late.merge(r.partition(), 1L, Long::sum); // its producer's clock ran behind its log
+            }
             if ((from != null && r.timestamp() < from.toEpochMilli()) || (to != null && r.timestamp() >= to.toEpochMilli())) {
                 filtered.merge(r.partition(), 1L, Long::sum);
                 continue;
@@ -265,7 +270,7 @@ public final class BackfillRun {
         }
         // dead letters are durable before the writer can commit progress past them
         rejects.flush();
-        return new Chunk(changes, positions, read, filtered, rejected, lost, bytes);
+        return new Chunk(changes, positions, read, filtered, rejected, lost, late, bytes);
     }
 
     /** A batch handed to the writer thread; its counters apply once its transaction is committed. */
@@ -324,6 +329,7 @@ public final class BackfillRun {
                     c.filtered().forEach((p, n) -> counters.get(p).filtered += n);
                     c.rejected().forEach((p, n) -> counters.get(p).rejected += n);
                     c.lost().forEach((p, n) -> counters.get(p).lost += n);
+                    c.late().forEach((p, n) -> counters.get(p).late += n);
                     long read = c.read().values().stream().mapToLong(Long::longValue).sum();
                     records += read;
                     batchRecords += read;

@@ -94,7 +94,9 @@ public final class JobPlanner {
             return new JobDecision.Resume(s);
         }
         if (request.moving()) {
-            return new JobDecision.NextRun(JobState.begin(job, spec, s.run() + 1, freshPlan.get()), s);
+            // a later run of the same incarnation; a job stored before incarnations gets one now
+            String incarnation = s.incarnation().isEmpty() ? JobState.newIncarnation() : s.incarnation();
+            return new JobDecision.NextRun(JobState.begin(job, spec, s.run() + 1, freshPlan.get(), incarnation), s);
         }
         return new JobDecision.AlreadyDone(s);
     }

@@ -16,9 +16,17 @@ package dev.kbackfill.core.run;
  * @param lost       offsets skipped because they were deleted before they could be read (only with loss allowed)
  * @param next       the next offset to read: where the run stands
  * @param end        the end of the range
+ * @param late       records read whose log time lies above their own timestamp: their producer's clock ran behind
+ *                   their log, so the version rule placed them by their log's time (docs/semantics.md)
  */
 public record PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
-                             long keptOut, long lost, long next, long end) {
+                             long keptOut, long lost, long next, long end, long late) {
+
+    /** Counts without late records. */
+    public PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
+                          long keptOut, long lost, long next, long end) {
+        this(partition, read, superseded, filtered, rejected, written, keptOut, lost, next, end, 0);
+    }
 
     /** Offsets of the plan not committed yet. */
     public long left() {
@@ -29,6 +37,6 @@ public record PartitionStats(int partition, long read, long superseded, long fil
     public PartitionStats plus(PartitionStats other) {
         return new PartitionStats(partition, read + other.read, superseded + other.superseded, filtered + other.filtered,
                 rejected + other.rejected, written + other.written, keptOut + other.keptOut, lost + other.lost,
-                Math.max(next, other.next), end);
+                Math.max(next, other.next), end, late + other.late);
     }
 }

@@ -78,9 +78,36 @@ public interface Rejects extends AutoCloseable {
         return new FileDeadLetters(file);
     }
 
-    /** Produce poison records, raw, to a topic, with headers naming the source and the error. */
+    /**
+     * Produce poison records, raw, to a topic, with headers naming the source and the error. The topic must exist:
+     * kbackfill never creates it, and a producer to a missing topic on a broker without auto-creation would block
+     * and retry instead of failing, so it is looked up first.
+     *
+     * @throws dev.kbackfill.core.sink.SinkConfigException when the cluster says the topic does not exist
+     */
     static Rejects toTopic(Map<String, Object> clientConfig, String topic) {
+        checkExists(clientConfig, topic);
         return new TopicDeadLetters(clientConfig, topic);
+    }
+
+    private static void checkExists(Map<String, Object> clientConfig, String topic) {
+        Map<String, Object> config = ClientConfigs.only(clientConfig, org.apache.kafka.clients.admin.AdminClientConfig.configNames());
+        long timeoutMs = Long.parseLong(String.valueOf(config.getOrDefault(
+                org.apache.kafka.clients.admin.AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000)));
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(config)) {
+            admin.describeTopics(java.util.List.of(topic)).allTopicNames().get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+                throw new dev.kbackfill.core.sink.SinkConfigException("invalid --dead-letter 'topic:" + topic
+                        + "': the topic does not exist on the cluster at " + config.get("bootstrap.servers")
+                        + "; create it first (kbackfill never creates it), or pass --dead-letter FILE");
+            }
+            // another failure (authorisation, the cluster unreachable): the run meets it where it applies
+        } catch (java.util.concurrent.TimeoutException e) {
+            // unreachable now: the run fails or retries on its own first contact
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The dead-letter file. */

@@ -34,7 +34,7 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
             PartitionStats e = before.get(p.partition());
             merged.add(e == null ? p : new PartitionStats(p.partition(), e.read() + p.read(), e.superseded() + p.superseded(),
                     e.filtered() + p.filtered(), e.rejected() + p.rejected(), e.written() + p.written(),
-                    e.keptOut() + p.keptOut(), e.lost() + p.lost(), p.next(), p.end()));
+                    e.keptOut() + p.keptOut(), e.lost() + p.lost(), p.next(), p.end(), e.late() + p.late()));
         }
         return new RunSummary(later.job(), later.run(), merged, earlier.bytes() + later.bytes(),
                 earlier.batches() + later.batches(), earlier.duration().plus(later.duration()));
@@ -62,6 +62,11 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
 
     public long rejected() {
         return partitions.stream().mapToLong(PartitionStats::rejected).sum();
+    }
+
+    /** Records whose log time lies above their own timestamp ({@link PartitionStats#late()}). */
+    public long late() {
+        return partitions.stream().mapToLong(PartitionStats::late).sum();
     }
 
     public long lost() {

@@ -12,7 +12,8 @@ import dev.kbackfill.resolver.Plan;
 /**
  * A {@link JobState} as one JSON document, for sinks that keep it as a single value (a record of the Kafka sink's
  * job topic): {@code {"format":"kbackfill-job","version":1,"job":..,"fingerprint":..,"run":..,"spec":{..},
- * "nextOffsets":{..},"plan":{..}}}; {@code spec} is absent in states stored before jobs had one.
+ * "incarnation":..,"nextOffsets":{..},"plan":{..}}}; {@code spec} is absent in states stored before jobs had one,
+ * {@code incarnation} in states stored before incarnations.
  */
 public final class JobStateJson {
 
@@ -29,6 +30,9 @@ public final class JobStateJson {
         root.put("job", s.job());
         root.put("fingerprint", s.fingerprint());
         root.put("run", s.run());
+        if (!s.incarnation().isEmpty()) {
+            root.put("incarnation", s.incarnation());
+        }
         if (s.spec().isKnown()) {
             root.set("spec", specNode(s.spec()));
         }
@@ -51,7 +55,8 @@ public final class JobStateJson {
             Map<Integer, Long> next = new TreeMap<>();
             root.path("nextOffsets").fields().forEachRemaining(e -> next.put(Integer.parseInt(e.getKey()), e.getValue().asLong()));
             return new JobState(root.path("job").asText(), root.path("fingerprint").asText(), root.path("run").asInt(),
-                    Plan.fromJson(JSON.writeValueAsString(root.path("plan"))), next, spec(root.path("spec")));
+                    Plan.fromJson(JSON.writeValueAsString(root.path("plan"))), next, spec(root.path("spec")),
+                    root.path("incarnation").asText(""));
         } catch (IOException e) {
             throw new SinkException("a stored job state is not JSON: " + e.getMessage(), e);
         }

@@ -19,7 +19,7 @@ import dev.kbackfill.resolver.Plan;
  * The job and progress tables, kept in the target database beside the data and updated in the same transaction
  * as every batch:
  * <pre>
- * kbackfill_jobs(job PK, fingerprint, run_number, target_table, plan, created_at, updated_at, job_spec)
+ * kbackfill_jobs(job PK, fingerprint, run_number, target_table, plan, created_at, updated_at, job_spec, incarnation)
  * kbackfill_progress(job, partition_id, next_offset, end_offset; PK(job, partition_id))
  * </pre>
  * A job name is bound to one target table: {@code job_spec} holds the {@link JobSpec} (JSON), its destination
@@ -57,6 +57,9 @@ final class JobTables {
             if (TargetTable.read(c, jobsName).flatMap(t -> t.column("job_spec")).isEmpty()) {
                 s.execute("ALTER TABLE " + jobs + " ADD COLUMN job_spec " + d.textType());
             }
+            if (TargetTable.read(c, jobsName).flatMap(t -> t.column("incarnation")).isEmpty()) {
+                s.execute("ALTER TABLE " + jobs + " ADD COLUMN incarnation VARCHAR(40)");
+            }
         }
     }
 
@@ -77,8 +80,9 @@ final class JobTables {
         int run;
         String planJson;
         JobSpec spec;
-        try (PreparedStatement ps = c.prepareStatement("SELECT fingerprint, run_number, plan, target_table, job_spec FROM "
-                + jobs + " WHERE job = ?")) {
+        String incarnation;
+        try (PreparedStatement ps = c.prepareStatement("SELECT fingerprint, run_number, plan, target_table, job_spec, "
+                + "incarnation FROM " + jobs + " WHERE job = ?")) {
             ps.setString(1, job);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
@@ -90,6 +94,7 @@ final class JobTables {
                 String specJson = rs.getString(5);
                 spec = specJson != null ? JobStateJson.readSpec(specJson)
                         : new JobSpec(Map.of(JobSpec.DESTINATION, "table " + rs.getString(4)));
+                incarnation = rs.getString(6) == null ? "" : rs.getString(6);
             }
         }
         Map<Integer, Long> next = new HashMap<>();
@@ -102,7 +107,7 @@ final class JobTables {
                 }
             }
         }
-        return Optional.of(new JobState(job, fingerprint, run, Plan.fromJson(planJson), next, spec));
+        return Optional.of(new JobState(job, fingerprint, run, Plan.fromJson(planJson), next, spec, incarnation));
     }
 
     /** Replaces the job's row and progress with a new run's; the caller commits. */
@@ -110,8 +115,8 @@ final class JobTables {
         delete(c, state.job());
         String now = Instant.now().toString();
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + jobs
-                + " (job, fingerprint, run_number, target_table, plan, created_at, updated_at, job_spec) "
-                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + " (job, fingerprint, run_number, target_table, plan, created_at, updated_at, job_spec, incarnation) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
             ps.setString(1, state.job());
             ps.setString(2, state.fingerprint());
             ps.setInt(3, state.run());
@@ -120,6 +125,7 @@ final class JobTables {
             ps.setString(6, now);
             ps.setString(7, now);
             ps.setString(8, state.spec().isKnown() ? JobStateJson.writeSpec(state.spec()) : null);
+            ps.setString(9, state.incarnation().isEmpty() ? null : state.incarnation());
             ps.executeUpdate();
         }
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + progress
