@@ -53,7 +53,7 @@ class KafkaSinkIT {
 
     /** Every record of a topic under read_committed. */
     static List<ConsumerRecord<byte[], byte[]>> readCommitted(String topic) {
-        Map<String, Object> c = kafka.clientConfig();
+        Map<String, Object> c = dev.kbackfill.embedded.SharedKafka.get().clientConfig(); // the one broker of every suite
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(),

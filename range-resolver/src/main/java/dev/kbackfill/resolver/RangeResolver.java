@@ -66,7 +66,10 @@ public final class RangeResolver {
      * where that plan ended, a partition it did not have from its earliest offset; {@code to} as requested.
      *
      * @param previous the plan of the job's previous (complete) run
-     * @throws RequestException when the topic was recreated since (another topic id): the previous ends mean nothing
+     * @throws RequestException when the topic was recreated since (another topic id): the previous ends mean nothing;
+     *                          or when a partition's log now ends below where the previous run ended (the log was
+     *                          truncated, e.g. by an unclean leader election): what the previous run read is no longer
+     *                          the log, as {@link PlanCheck} refuses a stored plan that reaches past the end
      */
     public Plan resolveContinuing(BackfillRequest request, Plan previous) {
         if (!(request.from() instanceof Bound.Continue)) {
@@ -79,7 +82,25 @@ public final class RangeResolver {
                     + "--from continue has nowhere to continue from; reset the job to start again from its first bound");
         }
         Map<Integer, Long> ends = new java.util.HashMap<>();
-        previous.partitions().forEach(r -> ends.put(r.partition(), r.end()));
+        previous.partitions().forEach(r -> {
+            if (topic.partitions().contains(r.partition())) {
+                ends.put(r.partition(), r.end());
+            }
+        });
+        Map<Integer, Long> now = source.endOffsets(request.topic(), ends.keySet(), request.isolationLevel());
+        List<String> truncated = new ArrayList<>();
+        new java.util.TreeMap<>(ends).forEach((p, e) -> {
+            Long end = now.get(p);
+            if (end != null && end < e) {
+                truncated.add("partition " + p + " ends at offset " + end + ", below " + e);
+            }
+        });
+        if (!truncated.isEmpty()) {
+            throw new RequestException("topic " + request.topic() + " was truncated below where the job's previous run "
+                    + "ended (" + String.join("; ", truncated) + "): records it read are gone from the log (an unclean "
+                    + "leader election?), so --from continue has nowhere to continue from; reset the job, or run the "
+                    + "range again with explicit offsets");
+        }
         return resolve(request, request.withFrom(new Bound.Earliest()), ends);
     }
 

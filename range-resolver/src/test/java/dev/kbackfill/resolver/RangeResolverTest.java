@@ -59,6 +59,14 @@ class RangeResolverTest {
                 first.clusterId(), "another-topic-id", first.timestampType(), first.partitions(), first.notes());
         assertThatThrownBy(() -> resolver.resolveContinuing(request, elsewhere)).isInstanceOf(RequestException.class)
                 .hasMessageContaining("recreated");
+        // a log truncated below the previous end (an unclean leader election): refused, not clamped with a note
+        FakeOffsetSource truncatedTopic = new FakeOffsetSource("orders", 2);
+        truncatedTopic.log(0).append(hour(0));
+        truncatedTopic.log(1).append(hour(0), hour(1));
+        assertThatThrownBy(() -> new RangeResolver(truncatedTopic, Clock.fixed(NOW, ZoneOffset.UTC)).resolveContinuing(request, next))
+                .isInstanceOf(RequestException.class)
+                .hasMessageContaining("partition 0 ends at offset 1, below 5")
+                .hasMessageContaining("truncated");
     }
 
     @Test

@@ -265,11 +265,15 @@ public final class BackfillJob {
      * @throws RunFailure                     the run stopped; the message names where each partition stands
      */
     public Outcome run(Supplier<Cluster> cluster) {
-        long deadline = System.nanoTime() + settings.retryFor().toNanos();
+        long started = System.nanoTime();
+        long deadline = started + settings.retryFor().toNanos();
         RunSummary before = null;
         for (int attempt = 1; ; attempt++) {
             try {
-                Outcome outcome = once(cluster);
+                // --max-records and --max-duration count what earlier attempts of this run read, and since when
+                RunLimits limits = before == null ? settings.options().limits()
+                        : settings.options().limits().remaining(before.read(), System.nanoTime() - started);
+                Outcome outcome = once(cluster, limits);
                 if (outcome instanceof Outcome.Completed done && before != null) {
                     // what earlier attempts committed counts too
                     return new Outcome.Completed(done.job(), done.decision(), RunSummary.merge(before, done.summary()));
@@ -298,14 +302,14 @@ public final class BackfillJob {
     }
 
     /** One pass of the protocol: open, lock, then the rest; a transient failure anywhere is retried whole. */
-    private Outcome once(Supplier<Cluster> cluster) {
+    private Outcome once(Supplier<Cluster> cluster, RunLimits limits) {
         sink.open();
         String job = settings.name().orElseGet(() -> JobIdentity.defaultName(settings.request(), sink.target()));
         events.opened(job, sink.warnings());
         events.noted(job, sink.notes());
         AutoCloseable lock = sink.lock(job);
         try {
-            return locked(job, cluster.get());
+            return locked(job, cluster.get(), limits);
         } finally {
             try {
                 lock.close();
@@ -315,7 +319,7 @@ public final class BackfillJob {
         }
     }
 
-    private Outcome locked(String job, Cluster cluster) {
+    private Outcome locked(String job, Cluster cluster, RunLimits limits) {
         BackfillRequest request = settings.request();
         JobSpec spec = settings.spec().apply(sink.destination());
         Optional<JobState> stored = sink.load(job);
@@ -336,7 +340,8 @@ public final class BackfillJob {
             sink.begin(state);
         }
         events.starting(decision, state);
-        RunOptions options = settings.options().withBatchRows(settings.batchRows().orElse(sink.defaultBatchRows()));
+        RunOptions options = settings.options().withBatchRows(settings.batchRows().orElse(sink.defaultBatchRows()))
+                .withLimits(limits);
         RunSummary summary = runner.run(settings, sink, state, options, listener);
         return new Outcome.Completed(job, decision, summary);
     }

@@ -36,6 +36,18 @@ public record RunLimits(long maxRecords, Duration maxDuration, long recordsPerSe
                 || (!maxDuration.isZero() && elapsedNanos >= maxDuration.toNanos());
     }
 
+    /**
+     * What is left of these limits for a retry of the same run, after its earlier attempts read {@code records}
+     * records in {@code elapsedNanos}: a transient failure never gives a run its limits afresh. A limit used up
+     * leaves one record or one millisecond: the retry then writes at most one batch, its last.
+     */
+    RunLimits remaining(long records, long elapsedNanos) {
+        long records0 = maxRecords == 0 ? 0 : Math.max(1, maxRecords - records);
+        Duration left = maxDuration.isZero() ? Duration.ZERO
+                : Duration.ofNanos(Math.max(1_000_000, maxDuration.toNanos() - elapsedNanos));
+        return new RunLimits(records0, left, recordsPerSecond, bytesPerSecond);
+    }
+
     /** A throttle for one run's reader, or one that never waits. */
     Throttle throttle() {
         return new Throttle(recordsPerSecond, bytesPerSecond);

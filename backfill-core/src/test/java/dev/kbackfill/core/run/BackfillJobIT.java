@@ -121,11 +121,16 @@ class BackfillJobIT {
     }
 
     private static BackfillJob.Outcome run(String topic, MemorySink sink, Duration retryFor, List<String> events) {
+        return run(topic, sink, retryFor, events, RunOptions.DEFAULTS);
+    }
+
+    private static BackfillJob.Outcome run(String topic, MemorySink sink, Duration retryFor, List<String> events,
+                                           RunOptions options) {
         BackfillRequest request = BackfillRequest.builder(topic).from("earliest").to("latest").build();
         RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
         BackfillJob.Settings settings = new BackfillJob.Settings(Optional.of("job"), request, Optional.empty(),
                 d -> JobSpec.of(request, d, "string", "json", List.of(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
-                        false), kafka.clientConfig(), decoder, Rejects.fail(), TombstoneMode.DELETE, RunOptions.DEFAULTS,
+                        false), kafka.clientConfig(), decoder, Rejects.fail(), TombstoneMode.DELETE, options,
                 OptionalInt.of(50), retryFor);
         BackfillJob.Events recorder = new BackfillJob.Events() {
             @Override
@@ -167,6 +172,22 @@ class BackfillJobIT {
         RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
         assertThat(summary.read()).as("each record read once per attempt that had not committed it").isBetween(300L, 400L);
         assertThat(summary.partitions().get(0).next()).isEqualTo(300);
+    }
+
+    @Test
+    void aRetryAfterATransientFailureDoesNotGiveTheRunItsRecordLimitAfresh() throws Exception {
+        load("job-limited", 300);
+        MemorySink sink = new MemorySink();
+        sink.failAtBatch = 2;
+        sink.failure = new SinkException("writing batch 2 failed: connection lost",
+                new SQLTransientConnectionException("connection reset", "08006"));
+        List<String> events = new ArrayList<>();
+        BackfillJob.Outcome outcome = run("job-limited", sink, Duration.ofSeconds(30), events,
+                RunOptions.DEFAULTS.withLimits(new RunLimits(120, Duration.ZERO, 0, 0)));
+        assertThat(outcome).isInstanceOf(BackfillJob.Outcome.Completed.class);
+        assertThat(events).anyMatch(e -> e.startsWith("retry 1"));
+        // batches of 50: the first attempt committed one and read a second; the retry may add one batch, not 120
+        assertThat(sink.state.nextOffsets().get(0)).isBetween(50L, 120L);
     }
 
     @Test

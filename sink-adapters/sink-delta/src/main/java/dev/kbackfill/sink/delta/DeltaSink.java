@@ -325,6 +325,13 @@ final class DeltaSink implements Sink {
         if (settings.tableProperties().isEmpty()) {
             return;
         }
+        for (String key : new java.util.TreeSet<>(settings.tableProperties().keySet())) {
+            if (key.startsWith("kbackfill.")) {
+                // kbackfill's own (the key columns it records): a user value would silently rekey the table
+                throw new SinkConfigException("invalid --delta-table-property " + key + ": kbackfill.* properties are "
+                        + "kbackfill's own record of the table (its key columns); leave them out");
+            }
+        }
         Map<String, String> properties = tableProperties(List.of());
         String vectors = properties.get(DeletionVectors.ENABLE_PROPERTY);
         if (!vectors.equalsIgnoreCase("true") && !vectors.equalsIgnoreCase("false")) {
@@ -428,9 +435,16 @@ final class DeltaSink implements Sink {
         List<String> keyNames = batch.shape().keyColumns().stream().map(Column::name).toList();
         int[] keyOrdinals = keyNames.stream().mapToInt(schema::indexOf).toArray();
         Map<List<Object>, Change> incoming = new LinkedHashMap<>();
+        // two identities the table holds as one row ("1" and 1 in a string column): the row takes the newer by the
+        // rule, whatever their order in the batch; the other is kept out
+        Map<Integer, Long> collided = new TreeMap<>();
         for (Change c : batch.changes()) {
             try {
-                incoming.put(key(c, schema, keyOrdinals), c);
+                incoming.merge(key(c, schema, keyOrdinals), c, (held, now) -> {
+                    Change newer = batch.version(now).supersedes(batch.version(held)) ? now : held;
+                    collided.merge((newer == now ? held : now).partition(), 1L, Long::sum);
+                    return newer;
+                });
             } catch (DeltaTypes.Mismatch e) {
                 throw refused(c, e);
             }
@@ -471,7 +485,7 @@ final class DeltaSink implements Sink {
         long upserted = 0;
         long deleted = 0;
         long ignored = 0;
-        Map<Integer, Long> keptOut = new TreeMap<>();
+        Map<Integer, Long> keptOut = new TreeMap<>(collided);
         List<Object[]> newRows = new ArrayList<>();
         for (Map.Entry<List<Object>, Change> e : incoming.entrySet()) {
             Change c = e.getValue();
@@ -677,7 +691,12 @@ final class DeltaSink implements Sink {
                 throw new DeltaTypes.Mismatch("the key at partition " + c.partition() + " offset " + c.offset()
                         + " has no field " + name + " (fields " + c.key().keySet() + ")");
             }
-            row[ord] = DeltaTypes.physical(c.key().get(name), schema.at(ord).getDataType(), name);
+            Object value = c.key().get(name);
+            if (value instanceof java.math.BigDecimal d && schema.at(ord).getDataType() instanceof StringType) {
+                // one key identity, one text: 7 and 7.00 are the same key (KeyIdentity), so the same row
+                value = d.signum() == 0 ? java.math.BigDecimal.ZERO : d.stripTrailingZeros();
+            }
+            row[ord] = DeltaTypes.physical(value, schema.at(ord).getDataType(), name);
         }
         return row;
     }

@@ -27,6 +27,7 @@ import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
@@ -202,7 +203,10 @@ class DeltaSinkIT {
         // refused before anything is written: a value Kernel would read as false, a key Kernel does not know
         Map<Map<String, String>, String> refused = Map.of(
                 Map.of("delta.enableDeletionVectors", "maybe"), "invalid --delta-table-property delta.enableDeletionVectors='maybe'",
-                Map.of("delta.noSuchProperty", "1"), "invalid --delta-table-property for the Delta table at");
+                Map.of("delta.noSuchProperty", "1"), "invalid --delta-table-property for the Delta table at",
+                // kbackfill's own record of the key columns: a user value would rekey the table
+                Map.of("kbackfill.keyColumns", "status"), "invalid --delta-table-property kbackfill.keyColumns: "
+                        + "kbackfill.* properties are kbackfill's own");
         refused.forEach((given, message) -> {
             SinkSettings bad = new SinkSettings("delta:" + dir.resolve("other"), "orders", Optional.empty(),
                     Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false,
@@ -333,6 +337,33 @@ class DeltaSinkIT {
         values.put("amount", null);
         values.put("paid_at", time);
         return new Change(Map.of("kafka_key", key), values, partition, offset, time.toEpochMilli());
+    }
+
+    /**
+     * Keys are rows by their identity, not by the physical value of the first one seen: {@code 7} and {@code 7.00}
+     * are one key, one row of a string column; {@code "1"} and {@code 1}, two identities that a string column
+     * holds as one row, leave that row the newer record's by the version rule, whatever their order in the batch.
+     */
+    @Test
+    void keysThatAStringColumnHoldsAsOneValueAreOneRowTheNewerRecordsByTheRule() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 1L), new Change(Map.of("id", "seed"), Map.of("status", "s"), 0, 0,
+                    T0.toEpochMilli())));
+            s.write(batch(2, Map.of(0, 2L), new Change(Map.of("id", 7L), Map.of("status", "seven"), 0, 1,
+                    T0.plusSeconds(1).toEpochMilli())));
+            s.write(batch(3, Map.of(0, 3L), new Change(Map.of("id", new BigDecimal("7.00")), Map.of("status",
+                    "seven-again"), 0, 2, T0.plusSeconds(2).toEpochMilli())));
+            // the newer of "1" and 1 comes first in the batch: the older must not overwrite it
+            Change newer = new Change(Map.of("id", "1"), Map.of("status", "newer"), 1, 9, T0.plusSeconds(9).toEpochMilli());
+            Change older = new Change(Map.of("id", 1L), Map.of("status", "older"), 0, 3, T0.plusSeconds(3).toEpochMilli());
+            WriteResult r = s.write(new WriteBatch("job", 1, 4, List.of(newer, older), RowShape.of(List.of(newer, older)),
+                    Map.of(0, 4L, 1, 10L)));
+            assertThat(r.keptOut()).containsEntry(0, 1L);
+            List<String> rows = new ArrayList<>();
+            DeltaTableRows.rows(table()).forEach(row -> rows.add(row.get("id") + "=" + row.get("status")));
+            assertThat(rows).containsExactlyInAnyOrder("seed=s", "7=seven-again", "1=newer");
+        }
     }
 
     @Test
