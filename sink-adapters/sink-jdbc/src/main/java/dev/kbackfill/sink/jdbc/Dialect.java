@@ -30,6 +30,15 @@ interface Dialect {
         return expression;
     }
 
+    /**
+     * What makes a lookup of stored versions a locking read: it waits for another writer's uncommitted change of
+     * those rows (a delete by another job into the same table) and reads what that writer committed, so that a
+     * batch never decides on a row another transaction is removing. Empty where transactions cannot interleave.
+     */
+    default String lockingRead() {
+        return " FOR UPDATE";
+    }
+
     /** The column type for values of {@code type}; {@code key} for primary-key columns (some databases need a bounded type there). */
     String columnType(ColumnType type, boolean key);
 

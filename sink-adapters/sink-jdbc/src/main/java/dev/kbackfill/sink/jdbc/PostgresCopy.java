@@ -107,9 +107,15 @@ final class PostgresCopy {
                 }
             }
             java.util.Map<Integer, Long> left = new java.util.HashMap<>(staged);
+            String match = String.join(" AND ", keys.stream().map(key -> "s." + d.quote(key) + " = t." + d.quote(key))
+                    .toList());
+            if (!keepOut.isEmpty()) {
+                // the staged keys' rows locked first: a delete another job has not committed yet is waited for, and
+                // the ledger is then read (each statement reads what committed before it) with that delete in it
+                s.execute("SELECT 1 FROM " + table + " t JOIN pg_temp." + d.quote(STAGING) + " s ON " + match
+                        + " FOR UPDATE OF t");
+            }
             for (KeepOut k : keepOut) {
-                String match = String.join(" AND ", keys.stream().map(key -> "s." + d.quote(key) + " = t." + d.quote(key))
-                        .toList());
                 // removed rows stay counted in left: kept out
                 s.execute("DELETE FROM pg_temp." + d.quote(STAGING) + " s USING " + k.table() + " t WHERE " + match
                         + " AND NOT " + k.guard().sql(d, "t.", "s.%s"));

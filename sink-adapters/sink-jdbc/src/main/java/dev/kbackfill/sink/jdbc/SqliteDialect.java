@@ -53,4 +53,9 @@ final class SqliteDialect implements Dialect {
     public List<String> sessionSetup() {
         return List.of("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=10000");
     }
+
+    @Override
+    public String lockingRead() {
+        return ""; // one writer at a time: a second transaction's write fails instead of interleaving
+    }
 }

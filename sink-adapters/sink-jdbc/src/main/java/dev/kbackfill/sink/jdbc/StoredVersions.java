@@ -77,7 +77,7 @@ final class StoredVersions {
         for (int from = 0; from < changes.size(); from += perQuery) {
             List<Change> chunk = changes.subList(from, Math.min(changes.size(), from + perQuery));
             String sql = select + keyList + " IN (" + String.join(", ", java.util.Collections.nCopies(chunk.size(), tuple))
-                    + ")";
+                    + ")" + d.lockingRead();
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 int index = 1;
                 for (Change change : chunk) {

@@ -300,4 +300,43 @@ abstract class JdbcSinkContract extends SinkContract {
 
     /** This database's dialect, for SQL generated outside a sink. */
     abstract Dialect dialect();
+
+    /** Whether two writers' transactions interleave here (SQLite has one writer at a time). */
+    boolean concurrentWriters() {
+        return true;
+    }
+
+    /**
+     * Two jobs into one table (a topic and its corrections): while one deletes a key (the row removed, its version
+     * in the ledger, not committed yet), the other writes an older record of that key. Once the delete commits, the
+     * older record must not bring the key back, whichever way the two transactions interleave.
+     */
+    @Test
+    void aDeleteCommittedByAnotherJobWhileABatchIsWrittenIsNeverResurrected() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(concurrentWriters());
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 3L), row("x", "v1", "1", 0, 1), tombstone("seed", 0, 2))); // the ledger exists
+            String ledger = TombstoneLedger.nameFor(table);
+            java.time.Instant deletedAt = T0.plusSeconds(86_400 * 10);
+            try (Connection other = DriverManager.getConnection(url())) {
+                other.setAutoCommit(false);
+                try (Statement st = other.createStatement()) {
+                    st.execute("DELETE FROM " + table + " WHERE kafka_key = 'x'");
+                }
+                try (java.sql.PreparedStatement ps = other.prepareStatement("INSERT INTO " + ledger + " (kafka_key, "
+                        + "kafka_topic, kafka_partition, kafka_offset, kafka_timestamp, kafka_log_time) VALUES "
+                        + "('x', 'corrections', 1, 50, ?, ?)")) {
+                    ps.setTimestamp(1, java.sql.Timestamp.from(deletedAt));
+                    ps.setTimestamp(2, java.sql.Timestamp.from(deletedAt));
+                    ps.executeUpdate();
+                }
+                java.util.concurrent.CompletableFuture<WriteResult> older = java.util.concurrent.CompletableFuture
+                        .supplyAsync(() -> s.write(batch(2, Map.of(0, 4L), row("x", "older", "1", 0, 3))));
+                Thread.sleep(1500); // the batch meets the open delete
+                other.commit();
+                older.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            assertThat(rows()).noneMatch(r -> r.startsWith("x="));
+        }
+    }
 }

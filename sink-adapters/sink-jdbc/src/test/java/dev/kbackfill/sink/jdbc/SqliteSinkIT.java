@@ -25,4 +25,9 @@ class SqliteSinkIT extends JdbcSinkContract {
     Dialect dialect() {
         return new SqliteDialect();
     }
+
+    @Override
+    boolean concurrentWriters() {
+        return false; // one writer at a time: a second transaction cannot interleave with a batch
+    }
 }
