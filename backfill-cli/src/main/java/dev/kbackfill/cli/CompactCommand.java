@@ -17,9 +17,10 @@ import picocli.CommandLine.Option;
 @Command(name = "compact", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = {"Rewrite the data files of a Delta table into key-sorted ones in one commit marked dataChange=false "
                 + "(streaming readers do not read the rows again). Run it when no backfill writes the table.",
-                "With --forget-deletes-before TIME: forget the versions of keys deleted by tombstones older than TIME "
-                + "(Delta tables and JDBC tables; nothing else is rewritten). After that, a replay of records older than "
-                + "those deletes can bring the keys back: prune only what no replay will reach."},
+                "With --forget-deletes-before TIME: forget the versions of keys whose deletes kbackfill recorded before "
+                + "TIME (by when they were recorded, not by the tombstones' own timestamps; Delta tables and JDBC tables; "
+                + "nothing else is rewritten). After that, a replay of records older than those deletes can bring the "
+                + "keys back: prune only what no replay will reach."},
         customSynopsis = "kbackfill compact --sink URL [OPTIONS]",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:compacted (or nothing to do)", "1:the sink failed", "2:bad input"},
@@ -95,7 +96,7 @@ final class CompactCommand implements Callable<Integer> {
             target.openForJobs();
             long n = target.forgetDeletesBefore(before);
             PrintWriter out = spec.commandLine().getOut();
-            out.printf("%s: forgot %d deleted key(s) whose tombstones are older than %s%n", target.target(), n, before);
+            out.printf("%s: forgot %d deleted key(s) recorded before %s%n", target.target(), n, before);
             out.flush();
         }
         return ExitCodes.OK;

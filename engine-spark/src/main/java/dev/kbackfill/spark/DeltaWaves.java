@@ -556,7 +556,7 @@ final class DeltaWaves {
 
         /** The newer of two records of a key, by the one version rule. */
         static Raw newer(Raw a, Raw b) {
-            return Version.newer(a.version(), b.version()) == a.version() ? a : b;
+            return Version.compare(a.version(), b.version()) >= 0 ? a : b;
         }
     }
 

@@ -119,8 +119,9 @@ public interface Sink extends AutoCloseable {
     WriteResult write(WriteBatch batch);
 
     /**
-     * Prunes the tombstone ledger: forgets the versions of keys deleted by tombstones older than {@code before}, so
-     * that a later replay of records older than those deletes could bring such keys back. Only ever explicit
+     * Prunes the tombstone ledger: forgets the versions of keys whose deletes were recorded before {@code before} (by
+     * when kbackfill recorded them: a back-dated tombstone is not forgotten at once), so that a later replay of
+     * records older than those deletes could bring such keys back. Only ever explicit
      * ({@code kbackfill compact --forget-deletes-before}). Call after {@link #openForJobs()}.
      *
      * @return how many deleted keys were forgotten

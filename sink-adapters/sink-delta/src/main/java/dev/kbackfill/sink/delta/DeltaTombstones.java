@@ -30,9 +30,17 @@ final class DeltaTombstones {
     private static final String PREFIX = "kbackfill.deletes.";
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * One ledger entry: the tombstone's version, and when kbackfill recorded the delete (epoch milliseconds; for an
+     * entry from before that was recorded, the tombstone's own timestamp). Pruning goes by the latter, so that a
+     * back-dated delete is not forgotten the moment it is recorded.
+     */
+    record Entry(Version version, long recordedAt) {
+    }
+
     private final Snapshot snapshot;
-    private final Map<Integer, Map<String, Version>> loaded = new HashMap<>();
-    private final Map<Integer, Map<String, Version>> changed = new TreeMap<>();
+    private final Map<Integer, Map<String, Entry>> loaded = new HashMap<>();
+    private final Map<Integer, Map<String, Entry>> changed = new TreeMap<>();
 
     DeltaTombstones(Snapshot snapshot) {
         this.snapshot = snapshot;
@@ -63,18 +71,16 @@ final class DeltaTombstones {
 
     /** The version of the tombstone that deleted {@code key}, or null. */
     Version deleted(String key) {
-        Map<String, Version> pending = changed.get(bucket(key));
-        if (pending != null && pending.containsKey(key)) {
-            return pending.get(key);
-        }
-        return bucketOf(bucket(key)).get(key);
+        Map<String, Entry> pending = changed.get(bucket(key));
+        Entry e = pending != null && pending.containsKey(key) ? pending.get(key) : bucketOf(bucket(key)).get(key);
+        return e == null ? null : e.version();
     }
 
     /** Every entry of every bucket, pending records included. */
     Map<String, Version> all() {
         Map<String, Version> all = new HashMap<>();
         for (int b = 0; b < BUCKETS; b++) {
-            all.putAll(changed.containsKey(b) ? changed.get(b) : bucketOf(b));
+            (changed.containsKey(b) ? changed.get(b) : bucketOf(b)).forEach((k, e) -> all.put(k, e.version()));
         }
         return all;
     }
@@ -92,18 +98,18 @@ final class DeltaTombstones {
     /** Records a delete; {@link #addTo} writes it with the commit. */
     void record(String key, Version version) {
         int b = bucket(key);
-        changed.computeIfAbsent(b, n -> new HashMap<>(bucketOf(n))).put(key, version);
+        changed.computeIfAbsent(b, n -> new HashMap<>(bucketOf(n))).put(key, new Entry(version, System.currentTimeMillis()));
     }
 
-    /** Forgets the deletes by tombstones older than {@code beforeMillis}; returns how many. */
+    /** Forgets the deletes recorded before {@code beforeMillis}; returns how many. */
     long forgetBefore(long beforeMillis) {
         long forgotten = 0;
         for (int b = 0; b < BUCKETS; b++) {
-            Map<String, Version> entries = bucketOf(b);
-            Map<String, Version> kept = new HashMap<>();
-            entries.forEach((k, v) -> {
-                if (v.timestamp() >= beforeMillis) {
-                    kept.put(k, v);
+            Map<String, Entry> entries = bucketOf(b);
+            Map<String, Entry> kept = new HashMap<>();
+            entries.forEach((k, e) -> {
+                if (e.recordedAt() >= beforeMillis) {
+                    kept.put(k, e);
                 }
             });
             if (kept.size() != entries.size()) {
@@ -123,21 +129,22 @@ final class DeltaTombstones {
         return Math.floorMod(key.hashCode(), BUCKETS);
     }
 
-    private Map<String, Version> bucketOf(int b) {
+    private Map<String, Entry> bucketOf(int b) {
         return loaded.computeIfAbsent(b, n -> snapshot.getDomainMetadata(PREFIX + n).map(DeltaTombstones::read)
                 .orElseGet(HashMap::new));
     }
 
-    private static Map<String, Version> read(String json) {
+    private static Map<String, Entry> read(String json) {
         try {
-            Map<String, Version> entries = new HashMap<>();
+            Map<String, Entry> entries = new HashMap<>();
             JsonNode root = JSON.readTree(json);
             root.fields().forEachRemaining(e -> {
                 JsonNode v = e.getValue();
-                // [topic, partition, offset, timestamp, log time]; entries from before log times have four
+                // [topic, partition, offset, timestamp, log time, recorded at]; older entries have four or five
                 long ts = v.get(3).asLong();
-                entries.put(e.getKey(), new Version(v.get(0).isNull() ? null : v.get(0).asText(), v.get(1).asInt(),
-                        v.get(2).asLong(), ts, v.size() > 4 ? v.get(4).asLong() : ts));
+                entries.put(e.getKey(), new Entry(new Version(v.get(0).isNull() ? null : v.get(0).asText(),
+                        v.get(1).asInt(), v.get(2).asLong(), ts, v.size() > 4 ? v.get(4).asLong() : ts),
+                        v.size() > 5 ? v.get(5).asLong() : ts));
             });
             return entries;
         } catch (IOException e) {
@@ -145,16 +152,17 @@ final class DeltaTombstones {
         }
     }
 
-    private static String write(Map<String, Version> entries) {
+    private static String write(Map<String, Entry> entries) {
         ObjectNode root = JSON.createObjectNode();
-        new TreeMap<>(entries).forEach((k, v) -> {
+        new TreeMap<>(entries).forEach((k, e) -> {
+            Version v = e.version();
             ArrayNode a = root.putArray(k);
             if (v.topic() == null) {
                 a.addNull();
             } else {
                 a.add(v.topic());
             }
-            a.add(v.partition()).add(v.offset()).add(v.timestamp()).add(v.logTime());
+            a.add(v.partition()).add(v.offset()).add(v.timestamp()).add(v.logTime()).add(e.recordedAt());
         });
         return root.toString();
     }

@@ -183,6 +183,6 @@ final class StoredVersions {
         if (b == null || b.version() == null) {
             return a;
         }
-        return Version.newer(a.version(), b.version()) == a.version() ? a : b;
+        return Version.compare(a.version(), b.version()) >= 0 ? a : b;
     }
 }

@@ -21,6 +21,9 @@ import dev.kbackfill.core.sink.WriteBatch;
  */
 final class TombstoneLedger {
 
+    /** When kbackfill recorded a delete (epoch milliseconds): what pruning goes by, not the tombstone's own time. */
+    static final String RECORDED_AT = "kbackfill_recorded_at";
+
     private final TableName name;
     private final SinkSettings.MetadataColumns meta;
     private final VersionColumns versions;
@@ -65,6 +68,11 @@ final class TombstoneLedger {
             c.commit();
             table = TargetTable.read(c, name).orElseThrow();
         }
+        if (table != null && table.column(RECORDED_AT).isEmpty()) {
+            TargetTable.addColumns(c, d, name, List.of(new Column(RECORDED_AT, dev.kbackfill.core.record.ColumnType.LONG, true)));
+            c.commit();
+            table = TargetTable.read(c, name).orElseThrow();
+        }
     }
 
     /**
@@ -72,6 +80,7 @@ final class TombstoneLedger {
      */
     void create(Connection c, Dialect d, List<Column> keys) throws SQLException {
         TargetTable.createLedger(c, d, name, keys, meta);
+        TargetTable.addColumns(c, d, name, List.of(new Column(RECORDED_AT, dev.kbackfill.core.record.ColumnType.LONG, true)));
         c.commit();
         table = TargetTable.read(c, name).orElseThrow(
                 () -> new SQLException("tombstone ledger " + name + " was created but cannot be read back"));
@@ -83,14 +92,17 @@ final class TombstoneLedger {
                 .toList();
         List<String> metaColumns = versions.present(table);
         List<String> columns = new ArrayList<>(keys);
+        columns.add(table.column(RECORDED_AT).orElseThrow().name());
         columns.addAll(metaColumns);
         String sql = d.upsert(name.quoted(d), keys, columns, versions.guard(table), ConflictMode.NEWER_WINS, 1);
+        long now = System.currentTimeMillis();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             for (Change change : tombstones) {
                 int index = 1;
                 for (Column k : batch.shape().keyColumns()) {
                     binder.bind(ps, index++, change.key().get(k.name()), table.column(k.name()).orElseThrow());
                 }
+                ps.setLong(index++, now);
                 versions.bind(ps, index, change, batch, table, metaColumns, false);
                 ps.addBatch();
             }
@@ -103,16 +115,25 @@ final class TombstoneLedger {
         return table().map(t -> new PostgresCopy.KeepOut(name.quoted(d), versions.guard(t)));
     }
 
-    /** Forgets the deletes by tombstones older than {@code before}; the caller commits. Returns how many. */
+    /**
+     * Forgets the deletes recorded before {@code before} (an entry from before the recording time was kept: by its
+     * tombstone's timestamp); the caller commits. Returns how many.
+     */
     long forgetBefore(Connection c, Dialect d, Instant before) throws SQLException {
         TargetTable found = TargetTable.read(c, name).orElse(null);
         if (found == null) {
             return 0;
         }
         TableColumn timestamp = found.column(meta.timestamp()).orElseThrow();
-        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + name.quoted(d) + " WHERE "
-                + d.quote(timestamp.name()) + " < ?")) {
-            binder.bindTimestamp(ps, 1, before.toEpochMilli(), timestamp);
+        Optional<TableColumn> recorded = found.column(RECORDED_AT);
+        String where = recorded.map(r -> d.quote(r.name()) + " < ? OR (" + d.quote(r.name()) + " IS NULL AND "
+                + d.quote(timestamp.name()) + " < ?)").orElse(d.quote(timestamp.name()) + " < ?");
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + name.quoted(d) + " WHERE " + where)) {
+            int index = 1;
+            if (recorded.isPresent()) {
+                ps.setLong(index++, before.toEpochMilli());
+            }
+            binder.bindTimestamp(ps, index, before.toEpochMilli(), timestamp);
             return ps.executeUpdate();
         }
     }
