@@ -4,6 +4,7 @@ import java.io.Serializable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -127,8 +128,14 @@ final class PartitionWaves {
                     throw new RunFailure(SparkFailures.describe(e) + "; " + where(subJobs, job, runId, plan, current), e);
                 }
             }
-            // a partition no task saw a record of (aborted transactions, compaction) was read to its end all the same
-            Map<Integer, Long> written = subJobProgress(subJobs, job, runId, plan, ranges.keySet());
+            // a partition no task saw a record of (aborted transactions, compaction) was read to its end all the same.
+            // Where its sub-job stands: what the tasks report they committed, or else what the sink holds (a topic's
+            // jobs log may not show another producer's last commit yet: its markers come after the commit returns,
+            // and a stale read would begin a finished sub-job again)
+            Map<Integer, Long> written = new HashMap<>(subJobProgress(subJobs, job, runId, plan, ranges.keySet()));
+            for (Result res : results) {
+                written.merge(res.partition, res.stats().next(), Math::max);
+            }
             for (int p : ranges.keySet()) {
                 PartitionRange r = plan.partition(p).orElseThrow();
                 if (!written.containsKey(p) || written.get(p) < r.end()) {

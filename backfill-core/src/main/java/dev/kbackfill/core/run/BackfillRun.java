@@ -89,9 +89,15 @@ public final class BackfillRun {
     private sealed interface Item {
     }
 
+    /**
+     * @param poison the records that cannot be decoded, with why: dead-lettered when the chunk joins a batch, not
+     *               when it is read, so that a run stopped by a limit or a signal leaves the records it read ahead
+     *               (and will read again next run) out of the dead-letter destination
+     */
     private record Chunk(List<Change> changes, Map<Integer, Long> positions, Map<Integer, Long> read,
                          Map<Integer, Long> filtered, Map<Integer, Long> rejected, Map<Integer, Long> lost,
-                         Map<Integer, Long> late, long bytes) implements Item {
+                         Map<Integer, Long> late, List<Map.Entry<SourceRecord, DecodeException>> poison,
+                         long bytes) implements Item {
     }
 
     private record End() implements Item {
@@ -243,6 +249,7 @@ public final class BackfillRun {
         Map<Integer, Long> filtered = new HashMap<>();
         Map<Integer, Long> rejected = new HashMap<>();
         Map<Integer, Long> late = new HashMap<>();
+        List<Map.Entry<SourceRecord, DecodeException>> poison = new ArrayList<>();
         for (SourceRecord r : records) {
             read.merge(r.partition(), 1L, Long::sum);
             if (r.logTime() > r.timestamp()) {
@@ -264,13 +271,15 @@ public final class BackfillRun {
                 Change c = decoder.decode(r);
                 changes.add(keepSource ? c : c.withoutSource());
             } catch (DecodeException e) {
-                rejects.reject(r, e);
+                if (rejects.failsTheRun()) {
+                    reject(r, e); // the run fails on it: dead-lettered (where there is a destination) at once
+                    throw e;
+                }
+                poison.add(Map.entry(r, e));
                 rejected.merge(r.partition(), 1L, Long::sum);
             }
         }
-        // dead letters are durable before the writer can commit progress past them
-        rejects.flush();
-        return new Chunk(changes, positions, read, filtered, rejected, lost, late, bytes);
+        return new Chunk(changes, positions, read, filtered, rejected, lost, late, poison, bytes);
     }
 
     /** A batch handed to the writer thread; its counters apply once its transaction is committed. */
@@ -324,6 +333,7 @@ public final class BackfillRun {
                 if (item instanceof Chunk c) {
                     // reduce as records arrive: a batch holds one change per key, however many records it spans
                     c.changes().forEach(pending::add);
+                    c.poison().forEach(e -> reject(e.getKey(), e.getValue())); // flushed before the batch is written
                     pendingPositions.putAll(c.positions());
                     c.read().forEach((p, n) -> counters.get(p).read += n);
                     c.filtered().forEach((p, n) -> counters.get(p).filtered += n);
@@ -384,6 +394,8 @@ public final class BackfillRun {
         });
         // decoded here, while the writer thread is still writing the previous batch
         List<Change> decoded = decodeValues(reduced);
+        // dead letters are durable before the writer can commit progress past them
+        flushRejects();
         WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, decoded, RowShape.of(decoded), next,
                 state.plan().topic());
         submitted.putAll(next);
@@ -413,11 +425,24 @@ public final class BackfillRun {
                 if (bad.source() == null && !rejects.destination().isEmpty()) {
                     throw new IllegalStateException("a refused record without its raw record cannot be dead-lettered", e);
                 }
-                rejects.reject(bad.source(), e);
-                rejects.flush(); // durable before the batch that passes it commits
+                reject(bad.source(), e);
+                flushRejects(); // durable before the batch that passes it commits
                 rejected.merge(bad.partition(), 1L, Long::sum);
                 current = current.without(bad);
             }
+        }
+    }
+
+    /** Hands a poison record to the policy; the reader, this thread and the writer may all reject. */
+    private void reject(SourceRecord r, RuntimeException e) {
+        synchronized (rejects) {
+            rejects.reject(r, e);
+        }
+    }
+
+    private void flushRejects() {
+        synchronized (rejects) {
+            rejects.flush();
         }
     }
 
@@ -436,7 +461,7 @@ public final class BackfillRun {
                 Change full = decoder.decode(c.source());
                 decoded.add(keepSource ? full : full.withoutSource());
             } catch (DecodeException e) {
-                rejects.reject(c.source(), e); // fails the run: nothing of this batch is written
+                reject(c.source(), e); // fails the run: nothing of this batch is written
                 throw e;
             }
         }

@@ -136,6 +136,16 @@ final class DeltaFiles {
         return live;
     }
 
+    /** The rows a data file holds, deleted or not (its Parquet footer's count). */
+    static long physicalRows(org.apache.hadoop.conf.Configuration hadoop, String path) {
+        try (org.apache.parquet.hadoop.ParquetFileReader reader = org.apache.parquet.hadoop.ParquetFileReader.open(
+                org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(new org.apache.hadoop.fs.Path(path), hadoop))) {
+            return reader.getRecordCount();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("cannot read the footer of " + path, e);
+        }
+    }
+
     /** A row's key as {@link DeltaSink#keyOf} builds it from a row. */
     private static List<Object> key(io.delta.kernel.data.ColumnVector[] keys, int r) {
         if (keys.length == 1) {

@@ -575,7 +575,8 @@ final class DeltaSink implements Sink {
                 }
                 RoaringBitmap marked = KernelInternals.deletedPositions(engine, dvs.tableRoot(), f.scanFile);
                 marked.or(f.dropped());
-                actions.add(KernelInternals.addWithDeletionVector(f.scanFile, dvs.add(marked)));
+                actions.add(KernelInternals.addWithDeletionVector(f.scanFile, dvs.add(marked),
+                        () -> DeltaFiles.physicalRows(hadoop, KernelInternals.status(f.scanFile).getPath())));
             } else {
                 copied.add(f);
             }

@@ -93,9 +93,11 @@ final class KernelInternals {
 
     /**
      * The commit action adding a scan file's data file again with a new deletion vector: the same file, size and
-     * tags, its statistics marked not tight ({@code tightBounds=false}: min/max may now be of deleted rows).
+     * tags and row-tracking fields, its statistics marked not tight ({@code tightBounds=false}: min/max may now be of
+     * deleted rows). The protocol wants {@code numRecords} on every file that has a deletion vector: where the
+     * source add carried no statistics, or none with it, {@code physicalRows} (the file's rows, deleted or not) gives it.
      */
-    static Row addWithDeletionVector(Row scanFile, DeletionVectorDescriptor dv) {
+    static Row addWithDeletionVector(Row scanFile, DeletionVectorDescriptor dv, java.util.function.LongSupplier physicalRows) {
         Row add = addOf(scanFile);
         StructType from = add.getSchema();
         Map<Integer, Object> values = new HashMap<>();
@@ -109,18 +111,22 @@ final class KernelInternals {
                 case "path" -> values.put(i, add.getString(o));
                 case "partitionValues", "tags" -> values.put(i, add.getMap(o));
                 case "size", "modificationTime", "baseRowId", "defaultRowCommitVersion" -> values.put(i, add.getLong(o));
-                case "stats" -> values.put(i, looseBounds(add.getString(o)));
+                case "stats" -> values.put(i, looseBounds(add.getString(o), physicalRows));
                 default -> { } // dataChange and deletionVector are set below
             }
         }
+        values.computeIfAbsent(AddFile.FULL_SCHEMA.indexOf("stats"), i -> looseBounds("{}", physicalRows));
         values.put(AddFile.FULL_SCHEMA.indexOf("dataChange"), true);
         values.put(AddFile.FULL_SCHEMA.indexOf("deletionVector"), dv.toRow());
         return SingleAction.createAddFileSingleAction(new GenericRow(AddFile.FULL_SCHEMA, values));
     }
 
-    private static String looseBounds(String stats) {
+    private static String looseBounds(String stats, java.util.function.LongSupplier physicalRows) {
         try {
             com.fasterxml.jackson.databind.node.ObjectNode node = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(stats);
+            if (!node.has("numRecords")) {
+                node.put("numRecords", physicalRows.getAsLong());
+            }
             node.put("tightBounds", false);
             return JSON.writeValueAsString(node);
         } catch (java.io.IOException | ClassCastException e) {

@@ -166,6 +166,50 @@ class DeltaSinkIT {
         }
     }
 
+    /**
+     * A file another writer added without statistics gets {@code numRecords} (the protocol wants it on every file
+     * with a deletion vector) when a batch marks rows of it deleted: its row count, from the file itself.
+     */
+    @Test
+    void aFileAddedWithoutStatisticsGetsItsRecordCountWithItsDeletionVector() throws Exception {
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 10L), row("a", "x", "1", 0, 0), row("b", "x", "1", 0, 1), row("c", "x", "1", 0, 2)));
+        }
+        // as a writer without statistics would have added it
+        Path log = Path.of(table(), "_delta_log");
+        Path commit;
+        try (Stream<Path> files = Files.list(log)) {
+            commit = files.filter(f -> f.getFileName().toString().endsWith(".json")).sorted().reduce((x, y) -> y).orElseThrow();
+        }
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        List<String> stripped = new ArrayList<>();
+        for (String line : Files.readAllLines(commit)) {
+            com.fasterxml.jackson.databind.node.ObjectNode action = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(line);
+            if (action.has("add")) {
+                ((com.fasterxml.jackson.databind.node.ObjectNode) action.get("add")).remove("stats");
+            }
+            stripped.add(json.writeValueAsString(action));
+        }
+        Files.write(commit, stripped);
+        try (Stream<Path> files = Files.list(log)) {
+            files.filter(f -> f.getFileName().toString().endsWith(".crc")).forEach(f -> f.toFile().delete());
+        }
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
+            s.write(batch(2, Map.of(0, 20L), row("b", "y", "2", 0, 10)));
+        }
+        assertThat(rows()).containsExactly("a=x/1@0:0", "b=y/2@0:10", "c=x/1@0:2");
+        Path latest;
+        try (Stream<Path> files = Files.list(log)) {
+            latest = files.filter(f -> f.getFileName().toString().endsWith(".json")).sorted().reduce((x, y) -> y).orElseThrow();
+        }
+        List<String> adds = Files.readAllLines(latest).stream()
+                .filter(l -> l.startsWith("{\"add\"") && l.contains("\"deletionVector\"")).toList();
+        assertThat(adds).hasSize(1);
+        com.fasterxml.jackson.databind.JsonNode add = json.readTree(adds.get(0)).get("add");
+        assertThat(json.readTree(add.get("stats").asText()).get("numRecords").asLong()).isEqualTo(3);
+    }
+
     @Test
     void softDeletesKeepTheStoredValuesOfARowMarkedInADeletionVector() throws Exception {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.SOFT_DELETE, true)) {
