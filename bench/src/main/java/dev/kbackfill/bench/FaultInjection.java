@@ -124,6 +124,11 @@ public final class FaultInjection {
         if (only.equals("all") || only.equals("registry")) {
             registryDown();
         }
+        if (only.equals("all") || only.equals("reset")) {
+            for (String sink : List.of("sqlite", "postgres", "delta", "kafka")) {
+                resetThenRerun(sink);
+            }
+        }
     }
 
     // ---------------------------------------------------------------- the topic and its model
@@ -273,6 +278,37 @@ public final class FaultInjection {
             report(sink + " two runs of one job at once", 1, t, exit, "exits " + ea + " and " + eb
                     + (sink.equals("kafka") ? " (the second fences the first)" : " (the second is refused, exit 3)"));
         }
+    }
+
+    /**
+     * A job run to its end, reset, and the same command run again (killed once mid-way, then to its end): the target
+     * must hold the final state exactly once (a topic sink must not send again what it holds), and the second
+     * incarnation's summary must count what the target already held as kept out.
+     */
+    private void resetThenRerun(String sink) throws Exception {
+        Target t = target(sink, "reset");
+        int first = complete(t, "--retry-for", "0");
+        List<String> resetArgs = new ArrayList<>(List.of("reset", "--bootstrap-server", bootstrap, "--job", t.job(),
+                "--sink", t.url(), "--yes"));
+        if (!sink.equals("kafka")) {
+            resetArgs.addAll(List.of("--table", "orders"));
+        }
+        Process reset = start(resetArgs);
+        int resetExit = reset.waitFor(2, TimeUnit.MINUTES) ? reset.exitValue() : -1;
+        drain(reset);
+        Process killed = kbackfill(t, "--retry-for", "0");
+        boolean finished = killed.waitFor(1500, TimeUnit.MILLISECONDS);
+        if (!finished) {
+            killed.destroyForcibly().waitFor();
+        } else {
+            drain(killed);
+        }
+        Process again = kbackfill(t, "--retry-for", "0");
+        int exit = again.waitFor(10, TimeUnit.MINUTES) ? again.exitValue() : -1;
+        String summary = drain(again).lines().filter(l -> l.startsWith("job ") || l.contains("kept out"))
+                .reduce((a, b) -> a + "; " + b).orElse("");
+        report(sink + " reset, then the same command again (killed once)", finished ? 0 : 1, t, exit,
+                "first run exit " + first + ", reset exit " + resetExit + "; " + summary);
     }
 
     /**

@@ -36,7 +36,8 @@ class SparkGuardIT {
             SinkSettings.MetadataColumns meta = SinkSettings.MetadataColumns.DEFAULT;
             StructType schema = new StructType().add("id", DataTypes.IntegerType)
                     .add(meta.topic(), DataTypes.StringType).add(meta.partition(), DataTypes.LongType)
-                    .add(meta.offset(), DataTypes.LongType).add(meta.timestamp(), DataTypes.TimestampType);
+                    .add(meta.offset(), DataTypes.LongType).add(meta.timestamp(), DataTypes.TimestampType)
+                    .add(meta.logTime(), DataTypes.TimestampType);
             Random random = new Random(11);
             List<Row> stored = new ArrayList<>();
             List<Row> incoming = new ArrayList<>();
@@ -45,12 +46,20 @@ class SparkGuardIT {
             for (int i = 0; i < 3000; i++) {
                 boolean versioned = random.nextInt(10) > 0;
                 String storedTopic = random.nextInt(5) == 0 ? null : topics[random.nextInt(3)];
-                Version s = new Version(storedTopic, random.nextInt(3), random.nextInt(4), random.nextInt(3));
-                Version in = new Version(topics[random.nextInt(3)], random.nextInt(3), random.nextInt(4), random.nextInt(3));
+                // a stored row without log time (written before rows carried it) counts with its timestamp
+                boolean logTimed = random.nextInt(4) > 0;
+                long sts = random.nextInt(3);
+                Version s = new Version(storedTopic, random.nextInt(3), random.nextInt(4), sts,
+                        logTimed ? sts + random.nextInt(2) : sts);
+                long its = random.nextInt(3);
+                Version in = random.nextInt(6) == 0 && storedTopic != null ? s // the same version: kept out
+                        : new Version(topics[random.nextInt(3)], random.nextInt(3), random.nextInt(4), its,
+                        its + random.nextInt(2));
                 stored.add(RowFactory.create(i, s.topic(), versioned ? (long) s.partition() : null,
-                        versioned ? s.offset() : null, versioned ? Instant.ofEpochMilli(s.timestamp()) : null));
+                        versioned ? s.offset() : null, versioned ? Instant.ofEpochMilli(s.timestamp()) : null,
+                        versioned && logTimed ? Instant.ofEpochMilli(s.logTime()) : null));
                 incoming.add(RowFactory.create(i, in.topic(), (long) in.partition(), in.offset(),
-                        Instant.ofEpochMilli(in.timestamp())));
+                        Instant.ofEpochMilli(in.timestamp()), Instant.ofEpochMilli(in.logTime())));
                 expected.put(i, in.supersedes(versioned ? s : null));
             }
             spark.createDataFrame(stored, schema).createOrReplaceTempView("t");

@@ -47,6 +47,12 @@ public final class DeltaCompaction {
         } catch (TableNotFoundException e) {
             throw new SinkConfigException("no Delta table at " + path);
         }
+        List<String> sensitive = KernelInternals.rewriteSensitiveFeatures(snapshot);
+        if (!sensitive.isEmpty()) {
+            throw new SinkConfigException("the Delta table at " + path + " uses " + String.join(" and ", sensitive)
+                    + ": compaction rewrites its files into key-sorted ones and would drop that (row ids, clustering); "
+                    + "use the table's own OPTIMIZE instead");
+        }
         StructType schema = snapshot.getSchema();
         List<String> keys = keyColumns.orElseGet(() -> Optional.ofNullable(snapshot.getTableProperties()
                 .get(DeltaFiles.KEY_COLUMNS_PROPERTY)).map(v -> Arrays.asList(v.split(","))).orElseThrow(

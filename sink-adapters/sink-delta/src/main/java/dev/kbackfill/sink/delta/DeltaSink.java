@@ -132,6 +132,16 @@ final class DeltaSink implements Sink {
             return;
         }
         StructType schema = snapshot.get().getSchema();
+        List<String> sensitive = KernelInternals.rewriteSensitiveFeatures(snapshot.get());
+        if (!sensitive.isEmpty() && settings.conflictMode() != ConflictMode.INSERT_ONLY
+                && (sensitive.contains("rowTracking") || !DeletionVectors.enabled(snapshot.get()))) {
+            // replacing rows gives them new row ids; copying files drops row ids and clustering: refused, not done
+            throw new SinkConfigException("the Delta table at " + path + " uses " + String.join(" and ", sensitive)
+                    + ", which kbackfill does not preserve when it replaces rows" + (sensitive.contains("rowTracking")
+                    ? " (updated rows would get new row ids)" : " without deletion vectors (copied files would lose "
+                    + "their clustering)") + "; use --on-conflict insert-only, or a table without "
+                    + String.join(" or ", sensitive));
+        }
         if (!settings.tableProperties().isEmpty()) {
             warnings.add("--delta-table-property applies to a table --create-table creates; the Delta table at " + path
                     + " exists, so its properties stay as they are (ALTER TABLE .. SET TBLPROPERTIES in Spark changes them)");
@@ -326,6 +336,10 @@ final class DeltaSink implements Sink {
             return;
         }
         for (String key : new java.util.TreeSet<>(settings.tableProperties().keySet())) {
+            if (key.equals("delta.enableRowTracking") && Boolean.parseBoolean(settings.tableProperties().get(key))) {
+                throw new SinkConfigException("invalid --delta-table-property delta.enableRowTracking=true: kbackfill "
+                        + "replaces rows by deleting and adding them, so row ids would not survive an update");
+            }
             if (key.startsWith("kbackfill.")) {
                 // kbackfill's own (the key columns it records): a user value would silently rekey the table
                 throw new SinkConfigException("invalid --delta-table-property " + key + ": kbackfill.* properties are "

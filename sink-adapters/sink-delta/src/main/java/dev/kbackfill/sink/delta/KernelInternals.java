@@ -67,6 +67,22 @@ final class KernelInternals {
                 .supportsFeature(io.delta.kernel.internal.tablefeatures.TableFeatures.DELETION_VECTORS_RW_FEATURE);
     }
 
+    /**
+     * The table features whose metadata kbackfill's rewrites of data files would drop: row tracking (copies and
+     * replaced rows would get new row ids) and clustering (copied and compacted files would lose their layout).
+     */
+    static java.util.List<String> rewriteSensitiveFeatures(io.delta.kernel.Snapshot snapshot) {
+        io.delta.kernel.internal.actions.Protocol protocol = ((io.delta.kernel.internal.SnapshotImpl) snapshot).getProtocol();
+        java.util.List<String> features = new java.util.ArrayList<>();
+        if (protocol.supportsFeature(io.delta.kernel.internal.tablefeatures.TableFeatures.ROW_TRACKING_W_FEATURE)) {
+            features.add("rowTracking");
+        }
+        if (protocol.supportsFeature(io.delta.kernel.internal.tablefeatures.TableFeatures.CLUSTERING_W_FEATURE)) {
+            features.add("clustering");
+        }
+        return features;
+    }
+
     /** The table's root, fully qualified, as the scan reads deletion vectors relative to it. */
     static String tableRoot(Row scanState) {
         return io.delta.kernel.internal.data.ScanStateRow.getTableRoot(scanState).toString();
@@ -108,7 +124,7 @@ final class KernelInternals {
                 continue;
             }
             switch (name) {
-                case "path" -> values.put(i, add.getString(o));
+                case "path", "clusteringProvider" -> values.put(i, add.getString(o));
                 case "partitionValues", "tags" -> values.put(i, add.getMap(o));
                 case "size", "modificationTime", "baseRowId", "defaultRowCommitVersion" -> values.put(i, add.getLong(o));
                 case "stats" -> values.put(i, looseBounds(add.getString(o), physicalRows));

@@ -210,6 +210,48 @@ class DeltaSinkIT {
         assertThat(json.readTree(add.get("stats").asText()).get("numRecords").asLong()).isEqualTo(3);
     }
 
+    /**
+     * A table with row tracking: kbackfill replaces a row by deleting and adding it, so its row id would not survive;
+     * writes that replace rows and compaction are refused (exit 2) before anything is written, insert-only is not,
+     * and kbackfill does not create such a table.
+     */
+    @Test
+    void aTableWithRowTrackingIsRefusedWhereItsRowIdsWouldNotSurvive() throws Exception {
+        Engine engine = DefaultEngine.create(new Configuration());
+        io.delta.kernel.types.StructType schema = new io.delta.kernel.types.StructType()
+                .add("kafka_key", io.delta.kernel.types.StringType.STRING, false)
+                .add("status", io.delta.kernel.types.StringType.STRING, true)
+                .add("kafka_topic", io.delta.kernel.types.StringType.STRING, true)
+                .add("kafka_partition", io.delta.kernel.types.LongType.LONG, true)
+                .add("kafka_offset", io.delta.kernel.types.LongType.LONG, true)
+                .add("kafka_timestamp", io.delta.kernel.types.TimestampType.TIMESTAMP, true)
+                .add("kafka_log_time", io.delta.kernel.types.TimestampType.TIMESTAMP, true);
+        TableManager.buildCreateTableTransaction(table(), schema, "test")
+                .withTableProperties(Map.of("delta.enableRowTracking", "true", "kbackfill.keyColumns", "kafka_key"))
+                .build(engine).commit(engine, CloseableIterable.emptyIterable());
+        Sink newerWins = SinkFactory.forSettings(new SinkSettings("delta:" + table(), "orders", Optional.empty(),
+                Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false, false,
+                SinkSettings.MetadataColumns.DEFAULT));
+        assertThatThrownBy(newerWins::open).isInstanceOf(SinkConfigException.class)
+                .hasMessageContaining("uses rowTracking").hasMessageContaining("--on-conflict insert-only");
+        newerWins.close();
+        try (Sink insertOnly = sink(ConflictMode.INSERT_ONLY, TombstoneMode.DELETE, false)) {
+            begin(insertOnly);
+            insertOnly.write(batch(1, Map.of(0, 1L), new Change(Map.of("kafka_key", "a"), Map.of("status", "x"), 0, 0,
+                    T0.toEpochMilli())));
+        }
+        assertThatThrownBy(() -> DeltaCompaction.compact(table(), Optional.empty(), 1000))
+                .isInstanceOf(SinkConfigException.class).hasMessageContaining("uses rowTracking");
+        SinkSettings creating = new SinkSettings("delta:" + dir.resolve("tracked"), "orders", Optional.empty(),
+                Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false,
+                SinkSettings.MetadataColumns.DEFAULT, Map.of(), SinkSettings.Source.NONE,
+                Map.of("delta.enableRowTracking", "true"));
+        try (Sink s = SinkFactory.forSettings(creating)) {
+            assertThatThrownBy(s::open).isInstanceOf(SinkConfigException.class)
+                    .hasMessageStartingWith("invalid --delta-table-property delta.enableRowTracking=true");
+        }
+    }
+
     @Test
     void softDeletesKeepTheStoredValuesOfARowMarkedInADeletionVector() throws Exception {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.SOFT_DELETE, true)) {
