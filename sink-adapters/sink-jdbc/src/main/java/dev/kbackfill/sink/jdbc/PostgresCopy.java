@@ -109,12 +109,6 @@ final class PostgresCopy {
             java.util.Map<Integer, Long> left = new java.util.HashMap<>(staged);
             String match = String.join(" AND ", keys.stream().map(key -> "s." + d.quote(key) + " = t." + d.quote(key))
                     .toList());
-            if (!keepOut.isEmpty()) {
-                // the staged keys' rows locked first: a delete another job has not committed yet is waited for, and
-                // the ledger is then read (each statement reads what committed before it) with that delete in it
-                s.execute("SELECT 1 FROM " + table + " t JOIN pg_temp." + d.quote(STAGING) + " s ON " + match
-                        + " FOR UPDATE OF t");
-            }
             for (KeepOut k : keepOut) {
                 // removed rows stay counted in left: kept out
                 s.execute("DELETE FROM pg_temp." + d.quote(STAGING) + " s USING " + k.table() + " t WHERE " + match
@@ -130,6 +124,32 @@ final class PostgresCopy {
                         + d.quote(partition) + ") SELECT " + d.quote(partition) + ", count(*) FROM written GROUP BY 1")) {
                     while (rs.next()) {
                         left.merge(rs.getInt(1), -rs.getLong(2), Long::sum);
+                    }
+                }
+            }
+            // A delete another job had not committed when the ledger was consulted: the upsert waited for it (its
+            // row was gone, the insert met the deleted row's index entry) and then brought the key back. This
+            // statement reads what committed since, the delete's ledger entry with it, and takes out the rows this
+            // batch wrote that the entry is newer than (without locking every staged key's row beforehand)
+            for (KeepOut k : keepOut) {
+                if (partition == null) {
+                    break;
+                }
+                // the target rows that hold what this batch staged: the same key and version coordinates
+                StringBuilder ours = new StringBuilder(String.join(" AND ", keys.stream()
+                        .map(key -> "w." + d.quote(key) + " = s." + d.quote(key)).toList()));
+                for (String column : java.util.List.of(guard.partition(), guard.offset())) {
+                    ours.append(" AND w.").append(d.quote(column)).append(" = s.").append(d.quote(column));
+                }
+                guard.topic().ifPresent(column -> ours.append(" AND w.").append(d.quote(column))
+                        .append(" IS NOT DISTINCT FROM s.").append(d.quote(column)));
+                String ledger = match;
+                try (java.sql.ResultSet rs = s.executeQuery("WITH undone AS (DELETE FROM " + table + " w USING pg_temp."
+                        + d.quote(STAGING) + " s, " + k.table() + " t WHERE " + ours + " AND " + ledger + " AND NOT "
+                        + k.guard().sql(d, "t.", "s.%s") + " RETURNING w." + d.quote(partition) + ") SELECT "
+                        + d.quote(partition) + ", count(*) FROM undone GROUP BY 1")) {
+                    while (rs.next()) {
+                        left.merge(rs.getInt(1), rs.getLong(2), Long::sum);
                     }
                 }
             }
