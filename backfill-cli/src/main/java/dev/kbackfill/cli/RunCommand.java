@@ -211,6 +211,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        checkJobName();
         checkOutputFile("--report", reportFile);
         checkOutputFile("--metrics-file", metricsFile);
         if (metricsOtlp != null && !(List.of("http", "https").contains(String.valueOf(metricsOtlp.getScheme()))
@@ -608,6 +609,23 @@ final class RunCommand implements Callable<Integer> {
             given.add("--max-duration " + maxDuration);
         }
         return given;
+    }
+
+    /**
+     * A job name is stored as a key of the sink's job state: 1 to 200 characters, no control characters, and no
+     * {@code /}, which names the Spark engine's sub-jobs ({@code JOB/pN@RUN}) so that no job of a user's can be taken
+     * for one, or collide with one.
+     */
+    private void checkJobName() {
+        if (job == null) {
+            return;
+        }
+        boolean control = job.chars().anyMatch(Character::isISOControl);
+        if (job.isBlank() || job.length() > 200 || job.contains("/") || control) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --job '" + job.replaceAll("\\p{Cntrl}", "?")
+                    + "': expected a name of 1 to 200 characters without '/' (kept for the Spark engine's sub-jobs) "
+                    + "or control characters, e.g. orders-backfill");
+        }
     }
 
     static void printNothingToDo(String job, JobState state, BackfillRequest request, String target, PrintWriter out) {
