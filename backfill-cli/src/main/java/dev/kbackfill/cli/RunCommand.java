@@ -333,7 +333,18 @@ final class RunCommand implements Callable<Integer> {
                     err.flush();
                 }
             };
-            RunListener listener = (done, total, records, bytes) -> display[0].onProgress(done, total, records, bytes);
+            RunListener listener = new RunListener() {
+                @Override
+                public void onProgress(long done, long total, long records, long bytes) {
+                    display[0].onProgress(done, total, records, bytes);
+                }
+
+                @Override
+                public void onNote(String note) {
+                    err.println("note: " + note);
+                    err.flush();
+                }
+            };
             BackfillJob.Outcome outcome;
             Kbackfill.running = true;
             try {

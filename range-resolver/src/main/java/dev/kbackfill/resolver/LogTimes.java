@@ -20,10 +20,25 @@ import org.apache.kafka.common.IsolationLevel;
  * step. Where timestamps never go backwards, that is two lookups.
  *
  * <p>Only records the log still holds count: records removed by retention or compaction no longer move the clock.
+ *
+ * <p>A probe reads at most {@value #SCAN_BUDGET} offsets past ListOffsets' answer. Where that is not enough (a
+ * transactional topic whose markers, stamped by the broker's clock, are later than every record near them: the first
+ * offset at or after a time is then a marker, and no visible record at or after it may follow for a long way), the
+ * search stops at the highest timestamp it found, a lower bound, and says so ({@link Result#bounded()}).
  */
 public final class LogTimes {
 
+    /** Offsets one probe may read past ListOffsets' answer. */
+    static final int SCAN_BUDGET = 10_000;
+
     private LogTimes() {
+    }
+
+    /**
+     * @param times   per partition, the highest timestamp below its start (absent: no record below it)
+     * @param bounded the partitions whose entry is only a lower bound (a probe ran out of its budget)
+     */
+    public record Result(Map<Integer, Long> times, java.util.Set<Integer> bounded) {
     }
 
     /**
@@ -32,6 +47,18 @@ public final class LogTimes {
      */
     public static Map<Integer, Long> before(OffsetSource source, String topic, Map<Integer, Long> starts,
                                             IsolationLevel isolationLevel) {
+        return lookUp(source, topic, starts, isolationLevel, SCAN_BUDGET).times();
+    }
+
+    /** {@link #before}, saying which partitions got only a lower bound. */
+    public static Result lookUp(OffsetSource source, String topic, Map<Integer, Long> starts,
+                                IsolationLevel isolationLevel) {
+        return lookUp(source, topic, starts, isolationLevel, SCAN_BUDGET);
+    }
+
+    static Result lookUp(OffsetSource source, String topic, Map<Integer, Long> starts, IsolationLevel isolationLevel,
+                         int budget) {
+        java.util.Set<Integer> bounded = new java.util.TreeSet<>();
         Map<Integer, Long> logStarts = source.logStartOffsets(topic, starts.keySet());
         Map<Integer, Long> pending = new HashMap<>();
         starts.forEach((p, s) -> {
@@ -41,7 +68,7 @@ public final class LogTimes {
         });
         Map<Integer, Long> found = new HashMap<>();
         if (pending.isEmpty()) {
-            return found;
+            return new Result(found, bounded);
         }
         // a first answer: the record just below the start (or, past markers, the first one the log holds)
         Map<Integer, Long> justBelow = new HashMap<>();
@@ -54,8 +81,15 @@ public final class LogTimes {
                 fromLogStart.put(p, logStarts.getOrDefault(p, 0L));
             }
         });
+        Map<Integer, Long> firstUntil = new HashMap<>();
+        fromLogStart.forEach((p, from) -> firstUntil.put(p, Math.min(pending.get(p), from + budget)));
         Map<Integer, OffsetSource.TimestampedOffset> firstRetained = fromLogStart.isEmpty() ? Map.of()
-                : source.firstVisibleAtOrAfter(topic, fromLogStart, pending, Instant.ofEpochMilli(Long.MIN_VALUE / 4), isolationLevel);
+                : source.firstVisibleAtOrAfter(topic, fromLogStart, firstUntil, Instant.ofEpochMilli(Long.MIN_VALUE / 4), isolationLevel);
+        fromLogStart.forEach((p, from) -> {
+            if (!firstRetained.containsKey(p) && firstUntil.get(p) < pending.get(p)) {
+                bounded.add(p); // no visible record within the budget of the log start: nothing known below the start
+            }
+        });
         Map<Integer, long[]> search = new HashMap<>(); // per partition: {known lower bound, step, upper bound or MAX}
         pending.forEach((p, s) -> {
             OffsetSource.TimestampedOffset f = first.containsKey(p) ? first.get(p) : firstRetained.get(p);
@@ -74,18 +108,28 @@ public final class LogTimes {
                 long time = e.getKey();
                 Map<Integer, Long> ends = e.getValue();
                 Map<Integer, Long> from = new HashMap<>();
+                Map<Integer, Long> until = new HashMap<>();
                 Map<Integer, OffsetSource.TimestampedOffset> listed =
                         source.offsetsForTime(topic, ends.keySet(), Instant.ofEpochMilli(time), isolationLevel);
                 listed.forEach((p, o) -> {
                     if (o.offset() < ends.get(p)) {
                         from.put(p, o.offset());
+                        until.put(p, Math.min(ends.get(p), o.offset() + budget)); // a probe's read is bounded
                     }
                 });
                 Map<Integer, OffsetSource.TimestampedOffset> seen = from.isEmpty() ? Map.of()
-                        : source.firstVisibleAtOrAfter(topic, from, ends, Instant.ofEpochMilli(time), isolationLevel);
+                        : source.firstVisibleAtOrAfter(topic, from, until, Instant.ofEpochMilli(time), isolationLevel);
                 for (int p : ends.keySet()) {
                     long[] st = search.get(p);
                     OffsetSource.TimestampedOffset hit = seen.get(p);
+                    if (hit == null && from.containsKey(p) && until.get(p) < ends.get(p)) {
+                        // nothing visible within the budget, and the range goes on: the answer stays unknown above
+                        // what was found; stop at that lower bound
+                        found.put(p, st[0]);
+                        bounded.add(p);
+                        search.remove(p);
+                        continue;
+                    }
                     if (hit != null) {
                         st[0] = Math.max(hit.timestamp().toEpochMilli(), time); // a record at or above the probe
                         st[1] = st[2] == Long.MAX_VALUE ? saturatedDouble(st[1]) : Math.max(1, st[1]);
@@ -100,7 +144,7 @@ public final class LogTimes {
                 }
             }
         }
-        return found;
+        return new Result(found, bounded);
     }
 
     /** The next time to probe: above the lower bound by the step while no upper bound is known, else halfway. */

@@ -66,6 +66,25 @@ class LogTimesTest {
         assertThat(source.calls.stream().filter(c -> c.equals("time") || c.equals("scan"))).hasSizeLessThanOrEqualTo(3);
     }
 
+    /**
+     * A transactional topic whose markers (the broker's clock) are later than its records: a probe above the records'
+     * times meets a marker first and no visible record after it. Within the budget the answer is exact; past it the
+     * lookup stops at a lower bound it found and says so.
+     */
+    @Test
+    void markersLaterThanTheirRecordsCostAtMostTheBudgetAndAreSaidToBeABound() {
+        FakeOffsetSource source = new FakeOffsetSource("t", 1);
+        for (int i = 0; i < 50; i++) {
+            source.log(0).append(Instant.ofEpochMilli(1000 + i)).marker(Instant.ofEpochMilli(9000 + i));
+        }
+        LogTimes.Result exact = LogTimes.lookUp(source, "t", Map.of(0, 100L), IsolationLevel.READ_COMMITTED, 1000);
+        assertThat(exact.times()).containsExactly(Map.entry(0, 1049L));
+        assertThat(exact.bounded()).isEmpty();
+        LogTimes.Result bounded = LogTimes.lookUp(source, "t", Map.of(0, 100L), IsolationLevel.READ_COMMITTED, 5);
+        assertThat(bounded.bounded()).containsExactly(0);
+        assertThat(bounded.times().get(0)).isBetween(1000L, 1049L);
+    }
+
     @Test
     void aStartAtTheLogStartHasNoRecordBelowIt() {
         FakeOffsetSource source = new FakeOffsetSource("t", 1);

@@ -164,7 +164,14 @@ public final class BackfillRun {
     private List<BoundedReader.Range> ranges(Plan plan, Map<Integer, Long> starts) {
         Map<Integer, Long> before;
         try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(kafkaConfig)) {
-            before = dev.kbackfill.resolver.LogTimes.before(offsets, plan.topic(), starts, plan.request().isolationLevel());
+            dev.kbackfill.resolver.LogTimes.Result found = dev.kbackfill.resolver.LogTimes.lookUp(offsets, plan.topic(),
+                    starts, plan.request().isolationLevel());
+            before = found.times();
+            if (!found.bounded().isEmpty()) {
+                listener.onNote("the log time below the start of partition(s) " + found.bounded() + " of " + plan.topic()
+                        + " is only bounded (transaction markers later than the records near them): where producer "
+                        + "timestamps go backwards there, runs starting at other offsets may order those records apart");
+            }
         } catch (RuntimeException e) {
             java.util.SortedMap<Integer, long[]> where = new TreeMap<>();
             plan.partitions().forEach(r -> where.put(r.partition(), new long[] {starts.getOrDefault(r.partition(), r.end()), r.end()}));

@@ -11,5 +11,9 @@ public interface RunListener {
      */
     void onProgress(long done, long total, long records, long bytes);
 
+    /** Something a person should know about how the run proceeds (a note, not a failure). */
+    default void onNote(String note) {
+    }
+
     RunListener NONE = (done, total, records, bytes) -> { };
 }
