@@ -134,9 +134,35 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
     }
 
     @Override
+    public Map<Integer, TimestampedOffset> offsetsForTimes(String topic, Map<Integer, Instant> times,
+                                                           IsolationLevel isolationLevel) {
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+        times.forEach((p, t) -> request.put(new TopicPartition(topic, p), OffsetSpec.forTimestamp(t.toEpochMilli())));
+        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> answer = get(admin.listOffsets(request,
+                new ListOffsetsOptions(isolationLevel)).all(), "list the time offsets of topic " + topic);
+        Map<Integer, TimestampedOffset> result = new HashMap<>();
+        answer.forEach((tp, info) -> {
+            if (info.offset() >= 0) {
+                result.put(tp.partition(), new TimestampedOffset(info.offset(), Instant.ofEpochMilli(info.timestamp())));
+            }
+        });
+        return result;
+    }
+
+    @Override
     public Map<Integer, TimestampedOffset> firstVisibleAtOrAfter(String topic, Map<Integer, Long> fromOffsets,
                                                                  Map<Integer, Long> endOffsets, Instant time,
                                                                  IsolationLevel isolationLevel) {
+        Map<Integer, Instant> times = new HashMap<>();
+        fromOffsets.keySet().forEach(p -> times.put(p, time));
+        return firstVisibleAtOrAfter(topic, fromOffsets, endOffsets, times, isolationLevel);
+    }
+
+    @Override
+    public Map<Integer, TimestampedOffset> firstVisibleAtOrAfter(String topic, Map<Integer, Long> fromOffsets,
+                                                                 Map<Integer, Long> endOffsets, Map<Integer, Instant> times,
+                                                                 IsolationLevel isolationLevel) {
+        Instant time = times.values().stream().min(Instant::compareTo).orElse(Instant.EPOCH); // for messages
         Map<Integer, TimestampedOffset> found = new HashMap<>();
         Map<TopicPartition, Long> pending = new HashMap<>();
         fromOffsets.forEach((p, from) -> {
@@ -158,7 +184,7 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
                 for (ConsumerRecord<byte[], byte[]> r : records) {
                     TopicPartition tp = new TopicPartition(r.topic(), r.partition());
                     long end = endOffsets.get(r.partition());
-                    if (pending.containsKey(tp) && r.offset() < end && r.timestamp() >= time.toEpochMilli()) {
+                    if (pending.containsKey(tp) && r.offset() < end && r.timestamp() >= times.get(r.partition()).toEpochMilli()) {
                         found.put(r.partition(), new TimestampedOffset(r.offset(), Instant.ofEpochMilli(r.timestamp())));
                         pending.remove(tp);
                     }
@@ -213,6 +239,10 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
         // partition would help more here but starve partitions whose first batch is larger (the broker returns an
         // oversized batch only for the first partition of a response): one partition per round trip.
         config.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100_000);
+        // a check asks for what is there, not for records to arrive: a fetch that finds little (a range ending in
+        // markers, a partition read to its end) answers at once instead of waiting the default half second, which a
+        // log-time lookup (LogTimes) would pay once per probe
+        config.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
         return config;
     }
 

@@ -2,6 +2,7 @@ package dev.kbackfill.resolver;
 
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.common.IsolationLevel;
@@ -17,7 +18,7 @@ import org.apache.kafka.common.IsolationLevel;
  * exists exactly when the first visible record at or after {@code T} (ListOffsets, then checked with a group-less
  * consumer, as for time bounds) lies below {@code s}. The record just below {@code s} gives a first answer; the
  * search then doubles its step upwards from each answer and halves it back, all partitions in one request per
- * step. Where timestamps never go backwards, that is two lookups.
+ * step (each partition at its own time). Where timestamps never go backwards, that is two lookups.
  *
  * <p>Only records the log still holds count: records removed by retention or compaction no longer move the clock.
  *
@@ -98,49 +99,42 @@ public final class LogTimes {
             }
         });
         while (!search.isEmpty()) {
-            // each partition at its own time: one request per distinct time (partitions in step share one)
-            Map<Long, Map<Integer, Long>> byTime = new HashMap<>();
-            search.forEach((p, st) -> {
-                long probe = probe(st);
-                byTime.computeIfAbsent(probe, t -> new HashMap<>()).put(p, pending.get(p));
+            // every partition at its own time, all in one request (and one check pass) per step
+            Map<Integer, Instant> probes = new HashMap<>();
+            search.forEach((p, st) -> probes.put(p, Instant.ofEpochMilli(probe(st))));
+            Map<Integer, Long> from = new HashMap<>();
+            Map<Integer, Long> until = new HashMap<>();
+            Map<Integer, OffsetSource.TimestampedOffset> listed = source.offsetsForTimes(topic, probes, isolationLevel);
+            listed.forEach((p, o) -> {
+                if (o.offset() < pending.get(p)) {
+                    from.put(p, o.offset());
+                    until.put(p, Math.min(pending.get(p), o.offset() + budget)); // a probe's read is bounded
+                }
             });
-            for (Map.Entry<Long, Map<Integer, Long>> e : byTime.entrySet()) {
-                long time = e.getKey();
-                Map<Integer, Long> ends = e.getValue();
-                Map<Integer, Long> from = new HashMap<>();
-                Map<Integer, Long> until = new HashMap<>();
-                Map<Integer, OffsetSource.TimestampedOffset> listed =
-                        source.offsetsForTime(topic, ends.keySet(), Instant.ofEpochMilli(time), isolationLevel);
-                listed.forEach((p, o) -> {
-                    if (o.offset() < ends.get(p)) {
-                        from.put(p, o.offset());
-                        until.put(p, Math.min(ends.get(p), o.offset() + budget)); // a probe's read is bounded
-                    }
-                });
-                Map<Integer, OffsetSource.TimestampedOffset> seen = from.isEmpty() ? Map.of()
-                        : source.firstVisibleAtOrAfter(topic, from, until, Instant.ofEpochMilli(time), isolationLevel);
-                for (int p : ends.keySet()) {
-                    long[] st = search.get(p);
-                    OffsetSource.TimestampedOffset hit = seen.get(p);
-                    if (hit == null && from.containsKey(p) && until.get(p) < ends.get(p)) {
-                        // nothing visible within the budget, and the range goes on: the answer stays unknown above
-                        // what was found; stop at that lower bound
-                        found.put(p, st[0]);
-                        bounded.add(p);
-                        search.remove(p);
-                        continue;
-                    }
-                    if (hit != null) {
-                        st[0] = Math.max(hit.timestamp().toEpochMilli(), time); // a record at or above the probe
-                        st[1] = st[2] == Long.MAX_VALUE ? saturatedDouble(st[1]) : Math.max(1, st[1]);
-                    } else {
-                        st[2] = time; // nothing at or above the probe
-                        st[1] = 1;
-                    }
-                    if ((st[2] != Long.MAX_VALUE && st[2] - st[0] <= 1) || st[0] >= Long.MAX_VALUE - 1) {
-                        found.put(p, st[0]);
-                        search.remove(p);
-                    }
+            Map<Integer, OffsetSource.TimestampedOffset> seen = from.isEmpty() ? Map.of()
+                    : source.firstVisibleAtOrAfter(topic, from, until, probes, isolationLevel);
+            for (int p : List.copyOf(search.keySet())) {
+                long[] st = search.get(p);
+                long time = probes.get(p).toEpochMilli();
+                OffsetSource.TimestampedOffset hit = seen.get(p);
+                if (hit == null && from.containsKey(p) && until.get(p) < pending.get(p)) {
+                    // nothing visible within the budget, and the range goes on: the answer stays unknown above
+                    // what was found; stop at that lower bound
+                    found.put(p, st[0]);
+                    bounded.add(p);
+                    search.remove(p);
+                    continue;
+                }
+                if (hit != null) {
+                    st[0] = Math.max(hit.timestamp().toEpochMilli(), time); // a record at or above the probe
+                    st[1] = st[2] == Long.MAX_VALUE ? saturatedDouble(st[1]) : Math.max(1, st[1]);
+                } else {
+                    st[2] = time; // nothing at or above the probe
+                    st[1] = 1;
+                }
+                if ((st[2] != Long.MAX_VALUE && st[2] - st[0] <= 1) || st[0] >= Long.MAX_VALUE - 1) {
+                    found.put(p, st[0]);
+                    search.remove(p);
                 }
             }
         }

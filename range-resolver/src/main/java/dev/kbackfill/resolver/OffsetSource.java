@@ -49,6 +49,33 @@ public interface OffsetSource {
                                                           Map<Integer, Long> endOffsets, Instant time,
                                                           IsolationLevel isolationLevel);
 
+    /**
+     * {@link #offsetsForTime} with a time of its own per partition: a source that can ask for them in one request
+     * does so ({@link KafkaOffsetSource}); this default asks once per distinct time.
+     */
+    default Map<Integer, TimestampedOffset> offsetsForTimes(String topic, Map<Integer, Instant> times,
+                                                           IsolationLevel isolationLevel) {
+        Map<Integer, TimestampedOffset> found = new java.util.HashMap<>();
+        Map<Instant, Set<Integer>> byTime = new java.util.HashMap<>();
+        times.forEach((p, t) -> byTime.computeIfAbsent(t, x -> new java.util.HashSet<>()).add(p));
+        byTime.forEach((t, ps) -> found.putAll(offsetsForTime(topic, ps, t, isolationLevel)));
+        return found;
+    }
+
+    /**
+     * {@link #firstVisibleAtOrAfter} with a time of its own per partition: a source that can check them in one pass
+     * does so ({@link KafkaOffsetSource}); this default checks once per distinct time.
+     */
+    default Map<Integer, TimestampedOffset> firstVisibleAtOrAfter(String topic, Map<Integer, Long> fromOffsets,
+                                                                 Map<Integer, Long> endOffsets, Map<Integer, Instant> times,
+                                                                 IsolationLevel isolationLevel) {
+        Map<Integer, TimestampedOffset> found = new java.util.HashMap<>();
+        Map<Instant, Map<Integer, Long>> byTime = new java.util.HashMap<>();
+        fromOffsets.forEach((p, o) -> byTime.computeIfAbsent(times.get(p), x -> new java.util.HashMap<>()).put(p, o));
+        byTime.forEach((t, from) -> found.putAll(firstVisibleAtOrAfter(topic, from, endOffsets, t, isolationLevel)));
+        return found;
+    }
+
     /** An offset and the timestamp of the record at it. */
     record TimestampedOffset(long offset, Instant timestamp) {
     }

@@ -280,4 +280,56 @@ class RangeResolverIT {
         assertThat(plan.notes().stream().filter(n -> n.kind() == Note.Kind.COMPACTED_TOPIC).findFirst()
                 .orElseThrow().message()).contains("delete.retention.ms (PT1H)");
     }
+
+    /**
+     * The log time below a start, looked up on the broker (ListOffsets, checked by the group-less consumer, every
+     * partition at its own time in one request), equals a scan of what a read_committed reader sees: timestamps
+     * jumping back, committed and aborted transactions (markers stamped with the broker's clock, later than the
+     * records' own times), several starts per partition.
+     */
+    @Test
+    void theLogTimeBelowAStartIsTheHighestTimestampAReaderSeesBelowIt() throws Exception {
+        String topic = "rr-log-times";
+        kafka.createTopic(topic, 3, Map.of("retention.ms", "-1"));
+        java.util.Random random = new java.util.Random(5);
+        Map<Integer, java.util.List<long[]>> visible = new java.util.HashMap<>(); // per partition {offset, ts}
+        try (KafkaProducer<String, String> tx = producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "rr-tx-log-times"))) {
+            tx.initTransactions();
+            for (int batch = 0; batch < 12; batch++) {
+                tx.beginTransaction();
+                java.util.List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent = new java.util.ArrayList<>();
+                java.util.List<Long> stamps = new java.util.ArrayList<>();
+                for (int i = 0; i < 15; i++) {
+                    long ts = minute(batch * 10 + i).toEpochMilli() - (random.nextInt(3) == 0 ? random.nextInt(3_600_000) : 0);
+                    stamps.add(ts);
+                    sent.add(tx.send(new ProducerRecord<>(topic, random.nextInt(3), ts, "k", "v")));
+                }
+                tx.flush();
+                boolean commit = batch % 4 != 3;
+                if (commit) {
+                    tx.commitTransaction();
+                    for (int i = 0; i < sent.size(); i++) {
+                        var m = sent.get(i).get();
+                        visible.computeIfAbsent(m.partition(), q -> new java.util.ArrayList<>())
+                                .add(new long[] {m.offset(), stamps.get(i)});
+                    }
+                } else {
+                    tx.abortTransaction();
+                }
+            }
+        }
+        Map<Integer, Long> ends = source.endOffsets(topic, java.util.Set.of(0, 1, 2), IsolationLevel.READ_COMMITTED);
+        for (int round = 0; round < 6; round++) {
+            Map<Integer, Long> starts = new java.util.HashMap<>();
+            for (int p = 0; p < 3; p++) {
+                starts.put(p, (long) random.nextInt((int) (ends.get(p) + 1)));
+            }
+            Map<Integer, Long> expected = new java.util.HashMap<>();
+            starts.forEach((p, st) -> visible.getOrDefault(p, java.util.List.of()).stream()
+                    .filter(r -> r[0] < st).mapToLong(r -> r[1]).max().ifPresent(m -> expected.put(p, m)));
+            LogTimes.Result found = LogTimes.lookUp(source, topic, starts, IsolationLevel.READ_COMMITTED);
+            assertThat(found.bounded()).isEmpty();
+            assertThat(found.times()).as("starts %s", starts).isEqualTo(expected);
+        }
+    }
 }
