@@ -391,19 +391,32 @@ final class DeltaWaves {
         /** Per source partition, the changes whose version the key's row holds already (a replay). */
         private Map<Integer, Long> heldAlready(String view, StructType table, List<String> keys,
                                                SinkSettings.MetadataColumns meta) {
-            String target = "kbackfill_before_" + view;
+            return countAgainstTable(view, keys, meta, "JOIN", sameVersion(table, meta) + " AND NOT s." + q(TOMBSTONE));
+        }
+
+        /**
+         * Per source partition, the wave's changes (view {@code s}) that meet {@code where} against the table as it is
+         * now ({@code t}, joined on the key by {@code join}).
+         */
+        private Map<Integer, Long> countAgainstTable(String view, List<String> keys, SinkSettings.MetadataColumns meta,
+                                                     String join, String where) {
+            String target = "kbackfill_table_" + view;
             spark.read().format("delta").load(path).createOrReplaceTempView(target);
             String on = keys.stream().map(k -> "t." + q(k) + " = s." + q(k)).collect(Collectors.joining(" AND "));
-            String same = "t." + q(meta.partition()) + " = s." + q(meta.partition()) + " AND t." + q(meta.offset())
-                    + " = s." + q(meta.offset()) + (has(table, meta.topic()) ? " AND t." + q(meta.topic()) + " <=> s."
-                    + q(meta.topic()) : "") + " AND NOT s." + q(TOMBSTONE);
-            Map<Integer, Long> held = new HashMap<>();
-            for (Row r : spark.sql("SELECT s." + q(meta.partition()) + " AS p, count(*) AS n FROM " + view + " s JOIN "
-                    + target + " t ON " + on + " WHERE " + same + " GROUP BY s." + q(meta.partition())).collectAsList()) {
-                held.put((int) r.getLong(0), r.getLong(1));
+            Map<Integer, Long> counts = new HashMap<>();
+            for (Row r : spark.sql("SELECT s." + q(meta.partition()) + " AS p, count(*) AS n FROM " + view + " s " + join
+                    + " " + target + " t ON " + on + " WHERE " + where + " GROUP BY s." + q(meta.partition())).collectAsList()) {
+                counts.put((int) r.getLong(0), r.getLong(1));
             }
             spark.catalog().dropTempView(target);
-            return held;
+            return counts;
+        }
+
+        /** The key's row ({@code t}) holds the change's ({@code s}) version coordinates. */
+        private static String sameVersion(StructType table, SinkSettings.MetadataColumns meta) {
+            return "t." + q(meta.partition()) + " <=> s." + q(meta.partition()) + " AND t." + q(meta.offset())
+                    + " <=> s." + q(meta.offset()) + (has(table, meta.topic()) ? " AND t." + q(meta.topic()) + " <=> s."
+                    + q(meta.topic()) : "");
         }
 
         /** The MERGE of a wave under the conflict and tombstone modes. */
@@ -454,13 +467,8 @@ final class DeltaWaves {
          */
         private Map<Integer, Long> keptOutByMerge(String view, StructType table, List<String> keys,
                                                   SinkSettings.MetadataColumns meta) {
-            String target = "kbackfill_after_" + view;
-            spark.read().format("delta").load(path).createOrReplaceTempView(target);
-            String on = keys.stream().map(k -> "t." + q(k) + " = s." + q(k)).collect(Collectors.joining(" AND "));
             String present = "t." + q(keys.get(0)) + " IS NOT NULL";
-            String same = "t." + q(meta.partition()) + " <=> s." + q(meta.partition()) + " AND t." + q(meta.offset())
-                    + " <=> s." + q(meta.offset()) + (has(table, meta.topic()) ? " AND t." + q(meta.topic()) + " <=> s."
-                    + q(meta.topic()) : "");
+            String same = sameVersion(table, meta);
             String tomb = "s." + q(TOMBSTONE);
             String notApplied;
             if (sinkSettings.conflictMode() == ConflictMode.INSERT_ONLY) {
@@ -471,13 +479,7 @@ final class DeltaWaves {
             } else {
                 notApplied = "NOT (" + present + " AND " + same + ")";
             }
-            Map<Integer, Long> kept = new HashMap<>();
-            for (Row r : spark.sql("SELECT s." + q(meta.partition()) + " AS p, count(*) AS n FROM " + view + " s LEFT JOIN "
-                    + target + " t ON " + on + " WHERE " + notApplied + " GROUP BY s." + q(meta.partition())).collectAsList()) {
-                kept.put((int) r.getLong(0), r.getLong(1));
-            }
-            spark.catalog().dropTempView(target);
-            return kept;
+            return countAgainstTable(view, keys, meta, "LEFT JOIN", notApplied);
         }
     }
 

@@ -29,6 +29,9 @@ import org.apache.kafka.common.IsolationLevel;
  */
 public final class LogTimes {
 
+    /** A time every record's timestamp is at or after: the first visible record, whatever its time. */
+    private static final Instant ANY_TIME = Instant.ofEpochMilli(Long.MIN_VALUE / 4);
+
     /** Offsets one probe may read past ListOffsets' answer. */
     static final int SCAN_BUDGET = 10_000;
 
@@ -75,7 +78,7 @@ public final class LogTimes {
         Map<Integer, Long> justBelow = new HashMap<>();
         pending.forEach((p, s) -> justBelow.put(p, s - 1));
         Map<Integer, OffsetSource.TimestampedOffset> first =
-                source.firstVisibleAtOrAfter(topic, justBelow, pending, Instant.ofEpochMilli(Long.MIN_VALUE / 4), isolationLevel);
+                source.firstVisibleAtOrAfter(topic, justBelow, pending, ANY_TIME, isolationLevel);
         Map<Integer, Long> fromLogStart = new HashMap<>();
         pending.forEach((p, s) -> {
             if (!first.containsKey(p)) {
@@ -85,7 +88,7 @@ public final class LogTimes {
         Map<Integer, Long> firstUntil = new HashMap<>();
         fromLogStart.forEach((p, from) -> firstUntil.put(p, Math.min(pending.get(p), from + budget)));
         Map<Integer, OffsetSource.TimestampedOffset> firstRetained = fromLogStart.isEmpty() ? Map.of()
-                : source.firstVisibleAtOrAfter(topic, fromLogStart, firstUntil, Instant.ofEpochMilli(Long.MIN_VALUE / 4), isolationLevel);
+                : source.firstVisibleAtOrAfter(topic, fromLogStart, firstUntil, ANY_TIME, isolationLevel);
         fromLogStart.forEach((p, from) -> {
             if (!firstRetained.containsKey(p) && firstUntil.get(p) < pending.get(p)) {
                 bounded.add(p); // no visible record within the budget of the log start: nothing known below the start
