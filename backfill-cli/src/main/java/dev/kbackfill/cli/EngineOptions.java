@@ -3,17 +3,12 @@ package dev.kbackfill.cli;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /** How {@code run} executes: in this process (the default) or as a Spark application. */
 final class EngineOptions {
-
-    /** Options of the launch only: the Spark driver runs the command line without them. */
-    static final Set<String> LAUNCH_ONLY = Set.of("--engine", "--master", "--conf", "--deploy-mode", "--spark-spec-out",
-            "--spark-wave-partitions", "--spark-max-connections", "--plan");
 
     enum Engine { local, spark }
 
@@ -90,22 +85,5 @@ final class EngineOptions {
     /** The engine as a job's spec records it: the wave split is part of an unfinished run's shape. */
     String specName() {
         return spark() ? "spark, " + wavePartitions + " partitions per wave" : "local";
-    }
-
-    /** The command line without the options of the launch (and their values), as the Spark driver runs it. */
-    static List<String> withoutLaunchOptions(List<String> args) {
-        List<String> kept = new ArrayList<>();
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
-            String name = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
-            if (LAUNCH_ONLY.contains(name)) {
-                if (!a.contains("=")) {
-                    i++; // its value
-                }
-                continue;
-            }
-            kept.add(a);
-        }
-        return kept;
     }
 }

@@ -39,36 +39,30 @@ final class KafkaOptions {
     Map<String, String> overrides = new LinkedHashMap<>();
 
     /**
-     * The client settings: the file, then {@code -X}, then {@code --bootstrap-server} unless set there. A
-     * {@code group.id} is refused: reading never joins or commits to a group.
+     * The client settings: the file, then {@code -X}, then {@code --bootstrap-server} and the timeouts unless set
+     * there. A {@code group.id} is refused: reading never joins or commits to a group.
      */
     Map<String, Object> clientConfig() {
-        Map<String, Object> config = new HashMap<>();
-        if (commandConfig != null) {
-            Properties file = new Properties();
-            try (Reader r = Files.newBufferedReader(commandConfig)) {
-                file.load(r);
-            } catch (NoSuchFileException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "cannot read --command-config '" + commandConfig + "': no such file");
-            } catch (IOException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "cannot read --command-config '" + commandConfig + "': " + e.getMessage());
-            }
-            file.forEach((k, v) -> config.put(k.toString(), v.toString()));
-            refuseGroup(config, "--command-config " + commandConfig);
+        try {
+            return client().config();
+        } catch (dev.kbackfill.resolver.RequestException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        config.putAll(overrides);
-        refuseGroup(overrides, "-X");
-        config.putIfAbsent("bootstrap.servers", bootstrapServers);
+    }
+
+    /** The client settings as a job keeps them: the file by its path (its secrets stay in it), the rest as given. */
+    dev.kbackfill.core.run.JobDefinition.KafkaClient client() {
+        Map<String, String> defaults = new HashMap<>();
+        defaults.put("bootstrap.servers", bootstrapServers);
         // A mistyped bootstrap server should fail in seconds, not after the clients' default minute.
         long timeout = Math.max(1000, Durations.parse(spec.commandLine(), "--connect-timeout", connectTimeout, null)
                 .toMillis());
-        config.putIfAbsent("default.api.timeout.ms", Long.toString(timeout));
+        defaults.put("default.api.timeout.ms", Long.toString(timeout));
         if (timeout < 30_000) {
-            config.putIfAbsent("request.timeout.ms", Long.toString(timeout)); // not above the API timeout
+            defaults.put("request.timeout.ms", Long.toString(timeout)); // not above the API timeout
         }
-        return config;
+        return new dev.kbackfill.core.run.JobDefinition.KafkaClient(
+                java.util.Optional.ofNullable(commandConfig).map(Path::toAbsolutePath), overrides, defaults);
     }
 
     /** {@code isolation.level} from the settings: read_committed unless set otherwise. */

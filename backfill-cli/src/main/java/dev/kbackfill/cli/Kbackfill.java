@@ -99,14 +99,6 @@ public final class Kbackfill implements Runnable {
      * with an option other than help or version is a {@code run}: {@code kbackfill --topic orders --from ...}.
      */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
-        return execute(out, err, null, args);
-    }
-
-    /**
-     * Runs a {@code run} command line under an engine ({@link RunEngine}: the Spark driver), with the same options,
-     * messages and exit codes as the command line itself.
-     */
-    public static int execute(PrintWriter out, PrintWriter err, RunEngine engine, String... args) {
         if (args.length > 0 && args[0].startsWith("-") && !java.util.List.of("-h", "--help", "-V", "--version")
                 .contains(args[0])) {
             String[] withRun = new String[args.length + 1];
@@ -122,13 +114,7 @@ public final class Kbackfill implements Runnable {
             err.flush();
             return ExitCodes.BAD_INPUT;
         }
-        CommandLine cli = engine == null ? commandLine() : commandLine(new CommandLine.IFactory() {
-            @Override
-            public <K> K create(Class<K> type) throws Exception {
-                return type == RunCommand.class ? type.cast(new RunCommand(engine))
-                        : CommandLine.defaultFactory().create(type);
-            }
-        });
+        CommandLine cli = commandLine();
         cli.setDefaultValueProvider(defaults);
         cli.setOut(out);
         cli.setErr(err);
@@ -161,13 +147,14 @@ public final class Kbackfill implements Runnable {
 
     /** The exit code of a failure, as the command line reports it. */
     static int exitCodeOf(Exception e) {
-        if (e instanceof CommandLine.ParameterException || e instanceof RequestException || e instanceof SinkConfigException) {
+        if (e instanceof CommandLine.ParameterException) {
             return ExitCodes.BAD_INPUT;
         }
-        if (e instanceof JobConflictException || (e instanceof RunFailure && e.getCause() instanceof JobConflictException)) {
-            return ExitCodes.JOB_CONFLICT;
-        }
-        return ExitCodes.FAILURE;
+        return switch (dev.kbackfill.core.engine.EngineEvents.kindOf(e)) {
+            case BAD_INPUT -> ExitCodes.BAD_INPUT;
+            case CONFLICT -> ExitCodes.JOB_CONFLICT;
+            case FAILURE -> ExitCodes.FAILURE;
+        };
     }
 
     private static int failed(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {

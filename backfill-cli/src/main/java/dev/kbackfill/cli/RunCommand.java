@@ -14,9 +14,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
-import dev.kbackfill.core.record.ConfluentAvro;
 import dev.kbackfill.core.record.Format;
-import dev.kbackfill.core.registry.SchemaRegistryClient;
+import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.run.Rejects;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.run.BackfillJob;
@@ -25,7 +24,6 @@ import dev.kbackfill.core.run.PartitionStats;
 import dev.kbackfill.core.run.RunListener;
 import dev.kbackfill.core.run.RunOptions;
 import dev.kbackfill.core.run.RunSummary;
-import dev.kbackfill.core.sink.JobIdentity;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkFactory;
@@ -67,9 +65,9 @@ import picocli.CommandLine.Option;
                 "      --max-records-per-second 20000 --report last-run.json"})
 final class RunCommand implements Callable<Integer> {
 
-    static final String REGISTRY_PASSWORD_ENV = "KBACKFILL_SCHEMA_REGISTRY_PASSWORD";
-    static final String REGISTRY_TOKEN_ENV = "KBACKFILL_SCHEMA_REGISTRY_TOKEN";
-    static final String REGISTRY_TRUSTSTORE_PASSWORD_ENV = "KBACKFILL_SCHEMA_REGISTRY_TRUSTSTORE_PASSWORD";
+    static final String REGISTRY_PASSWORD_ENV = JobDefinition.REGISTRY_PASSWORD_ENV;
+    static final String REGISTRY_TOKEN_ENV = JobDefinition.REGISTRY_TOKEN_ENV;
+    static final String REGISTRY_TRUSTSTORE_PASSWORD_ENV = JobDefinition.REGISTRY_TRUSTSTORE_PASSWORD_ENV;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -89,17 +87,6 @@ final class RunCommand implements Callable<Integer> {
 
     @Mixin
     EngineOptions engineOptions;
-
-    /** The engine running this command line (the Spark driver), or null: this process runs it or launches Spark. */
-    private final RunEngine engine;
-
-    RunCommand() {
-        this(null);
-    }
-
-    RunCommand(RunEngine engine) {
-        this.engine = engine;
-    }
 
     @Option(names = "--job", paramLabel = "NAME", description = "The job name (default: the topic and a hash of the "
             + "request as typed and the sink, so the same command line is the same job).")
@@ -253,10 +240,8 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Map<String, Object> config = kafka.clientConfig();
-        if (engine == null) {
-            engineOptions.check();
-        }
-        Optional<Plan> filePlan = engine != null ? Optional.of(engine.plan()) : readPlanFile();
+        engineOptions.check();
+        Optional<Plan> filePlan = readPlanFile();
         BackfillRequest backfill = filePlan.map(Plan::request).orElseGet(() -> request.toRequest(kafka.isolationLevel(config)));
         if (report != null) {
             report.topic(backfill.topic());
@@ -265,9 +250,14 @@ final class RunCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --batch-size '" + batchSize
                     + "': expected a whole number >= 1");
         }
-        java.time.Duration retry = retryDuration();
-        RecordDecoder decoder = decoder();
-        SinkSettings settings = sink.settings(backfill.topic(), config);
+        JobDefinition definition = definition(backfill, filePlan);
+        RecordDecoder decoder = definition.decoder();
+        SinkSettings settings = definition.sinkSettings(config);
+        SparkLaunch launch = null;
+        if (engineOptions.spark()) {
+            SparkLaunch.check(definition);
+            launch = new SparkLaunch(engineOptions, out, err);
+        }
         if (sink.isDefault()) {
             err.println("no --sink given: writing to the embedded default, SQLite file "
                     + Path.of("kbackfill.db").toAbsolutePath() + ", table " + settings.table());
@@ -275,21 +265,8 @@ final class RunCommand implements Callable<Integer> {
         // the Kafka client starts and fetches the topic's metadata while the sink opens: both are most of a short
         // run's first second, and neither needs the other (a sink error still comes first)
         CompletableFuture<KafkaSide> kafkaSide = CompletableFuture.supplyAsync(() -> KafkaSide.start(config, backfill.topic()));
-        try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = rejects(config)) {
-            BackfillJob.Builder builder = jobBuilder(backfill, config, decoder, settings, rejects, retry)
-                    .engine(engine != null ? engine.name() : engineOptions.specName());
-            filePlan.ifPresent(builder::plan);
-            if (engine == null && engineOptions.spark()) {
-                SparkLaunch launch = new SparkLaunch(engineOptions, withSettingsDefaults(), out, err);
-                try {
-                    return launch.launch(target, builder.build(), sink.isKafka(), settings.conflictMode(),
-                            () -> join(kafkaSide));
-                } finally {
-                    if (launch.started() && report != null) {
-                        report.writtenByDriver();
-                    }
-                }
-            }
+        try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = definition.rejects(config)) {
+            BackfillJob.Builder builder = definition.settings(decoder, rejects);
             RunProgress[] display = {null}; // made once the sink is open: it names the job
             BackfillJob.Events events = new BackfillJob.Events() {
                 @Override
@@ -345,11 +322,15 @@ final class RunCommand implements Callable<Integer> {
                     err.flush();
                 }
             };
+            if (launch != null && engineOptions.specOut != null) {
+                return launch.writeSpec(new BackfillJob(target, builder.build(), events, listener), target, definition,
+                        backfill, () -> join(kafkaSide));
+            }
             BackfillJob.Outcome outcome;
             Kbackfill.running = true;
             try {
                 outcome = new BackfillJob(target, builder.build(), events, listener,
-                        engine != null ? engine.runner() : BackfillJob.Runner.LOCAL).run(() -> join(kafkaSide));
+                        launch != null ? launch.runner(definition) : BackfillJob.Runner.LOCAL).run(() -> join(kafkaSide));
             } finally {
                 Kbackfill.running = false;
             }
@@ -390,82 +371,15 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * The command line as typed plus the options that took their value from the environment or the settings file
-     * ({@link SettingsDefaults}): the Spark driver and its executors may run where neither is.
+     * The job as this command line defines it: every option checked, with the value it took from the command line,
+     * the environment or the settings file ({@link SettingsDefaults}), so that an engine running it elsewhere needs
+     * none of them; a plan file's plan frozen in it.
      */
-    private List<String> withSettingsDefaults() {
-        List<String> args = new java.util.ArrayList<>(spec.commandLine().getParseResult().originalArgs());
-        CommandLine.IDefaultValueProvider defaults = spec.commandLine().getDefaultValueProvider();
-        if (defaults == null) {
-            return args;
-        }
-        for (CommandLine.Model.OptionSpec o : spec.options()) {
-            try {
-                String value = defaults.defaultValue(o);
-                if (value != null && !spec.commandLine().getParseResult().hasMatchedOption(o)) {
-                    if (o.typeInfo().isBoolean()) {
-                        if (Boolean.parseBoolean(value)) {
-                            args.add(o.longestName()); // a flag
-                        }
-                    } else {
-                        args.add(o.longestName());
-                        args.add(value);
-                    }
-                }
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
-        return args;
-    }
-
-    private javax.net.ssl.SSLContext registryTls(Path trustStore) {
-        try {
-            return SchemaRegistryClient.trusting(trustStore,
-                    Optional.ofNullable(System.getenv(REGISTRY_TRUSTSTORE_PASSWORD_ENV)).orElse("").toCharArray());
-        } catch (dev.kbackfill.core.registry.RegistryException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --schema-registry-truststore '"
-                    + trustStore + "': " + e.getMessage() + " (expected a PKCS12 or JKS trust store; its password in $"
-                    + REGISTRY_TRUSTSTORE_PASSWORD_ENV + ")");
-        }
-    }
-
-    /** The registry's Authorization header: basic auth, or a bearer token from a file or the environment. */
-    private Optional<String> registryAuthorization() {
-        String token = System.getenv(REGISTRY_TOKEN_ENV);
-        if (registryTokenFile != null) {
-            try {
-                token = Files.readString(registryTokenFile).strip();
-            } catch (IOException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "cannot read --schema-registry-token-file '"
-                        + registryTokenFile + "': " + (e instanceof NoSuchFileException ? "no such file" : e.getMessage()));
-            }
-        }
-        if (token != null && !token.isBlank()) {
-            if (registryUser != null) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--schema-registry-user and a bearer token "
-                        + "(--schema-registry-token-file or $" + REGISTRY_TOKEN_ENV + ") exclude each other: use one");
-            }
-            return Optional.of(SchemaRegistryClient.bearer(token));
-        }
-        return Optional.ofNullable(registryUser).map(u -> SchemaRegistryClient.basicAuth(u,
-                Optional.ofNullable(System.getenv(REGISTRY_PASSWORD_ENV)).orElse("")));
-    }
-
-    /** The job's settings as this command line gives them (the Spark engine's tasks build theirs the same way). */
-    BackfillJob.Builder jobBuilder(BackfillRequest backfill, Map<String, Object> config, RecordDecoder decoder,
-                                   SinkSettings settings, Rejects rejects, java.time.Duration retry) {
-        BackfillJob.Builder builder = BackfillJob.Settings.builder(backfill, config)
-                .decoder(decoder, SinkOptions.split(keyFields))
-                .modes(settings.conflictMode(), settings.tombstoneMode()).rejects(rejects)
-                .options(RunOptions.DEFAULTS.withStrictTime(strictTime).withLimits(limits())).retryFor(retry);
-        if (job != null) {
-            builder.job(job);
-        }
-        if (batchSize != null) {
-            builder.batchRows(batchSize);
-        }
-        return builder;
+    JobDefinition definition(BackfillRequest backfill, Optional<Plan> filePlan) {
+        return new JobDefinition(Optional.ofNullable(job), backfill, filePlan, kafka.client(), sink.target(backfill.topic()),
+                decoding(), poison(), strictTime, limits(),
+                batchSize == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(batchSize), retryDuration(),
+                engineOptions.specName());
     }
 
     /** The run's rates and limits, checked. */
@@ -546,31 +460,35 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    RecordDecoder decoder() {
+    /** How records become rows, as the options say. */
+    JobDefinition.Decoding decoding() {
         // a topic sink copies records as they are: read bytes unless a format is asked for
         CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
         Format key = sink.isKafka() && !parsed.hasMatchedOption("--key-format") ? Format.BYTES
                 : Format.parse("--key-format", keyFormat);
         Format value = sink.isKafka() && !parsed.hasMatchedOption("--value-format") ? Format.BYTES
                 : Format.parse("--value-format", valueFormat);
-        ConfluentAvro avro = null;
+        Optional<JobDefinition.Registry> registry = Optional.empty();
         if (key == Format.AVRO || value == Format.AVRO) {
             if (registryUrl == null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), (key == Format.AVRO ? "--key-format"
                         : "--value-format") + " avro needs --schema-registry-url (a Confluent-API schema registry)");
             }
+        }
+        if (registryUrl != null) {
             if (!registryUrl.matches("https?://.+")) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "invalid --schema-registry-url '"
                         + registryUrl + "': expected http://HOST:PORT[/PATH] or https://...");
             }
-            avro = new ConfluentAvro(SchemaRegistryClient.create(registryUrl, registryAuthorization(),
-                    Optional.ofNullable(registryTrustStore).map(this::registryTls),
-                    java.time.Duration.ofSeconds(30)));
+            registry = Optional.of(new JobDefinition.Registry(registryUrl, Optional.ofNullable(registryUser),
+                    Optional.ofNullable(registryTokenFile).map(Path::toAbsolutePath),
+                    Optional.ofNullable(registryTrustStore).map(Path::toAbsolutePath)));
         }
-        return new RecordDecoder(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), avro);
+        return new JobDefinition.Decoding(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), registry);
     }
 
-    Rejects rejects(Map<String, Object> config) {
+    /** What a record that cannot be decoded does, as the options say. */
+    JobDefinition.Poison poison() {
         if (!onError.equals("fail") && !onError.equals("skip")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --on-error '" + onError
                     + "': expected fail or skip");
@@ -582,16 +500,16 @@ final class RunCommand implements Callable<Integer> {
                     throw new CommandLine.ParameterException(spec.commandLine(), "invalid --dead-letter '" + deadLetter
                             + "': expected FILE or topic:NAME with a valid topic name");
                 }
-                return Rejects.toTopic(config, topic);
+                return new JobDefinition.Poison(onError.equals("skip"), Optional.of(deadLetter));
             }
             Path file = Path.of(deadLetter).toAbsolutePath();
             if (!Files.isDirectory(file.getParent()) || Files.isDirectory(file)) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "invalid --dead-letter '" + deadLetter
                         + "': expected FILE in an existing directory, or topic:NAME");
             }
-            return Rejects.toFile(file);
+            return new JobDefinition.Poison(onError.equals("skip"), Optional.of(file.toString()));
         }
-        return onError.equals("skip") ? Rejects.skip() : Rejects.fail();
+        return new JobDefinition.Poison(onError.equals("skip"), Optional.empty());
     }
 
     private Optional<Plan> readPlanFile() {
@@ -640,14 +558,11 @@ final class RunCommand implements Callable<Integer> {
     }
 
     static void printNothingToDo(String job, JobState state, BackfillRequest request, String target, PrintWriter out) {
-        out.println("job " + job + ": run " + state.run() + " already complete for " + JobIdentity.describe(request)
-                + " into " + target + "; nothing to do");
+        out.println(dev.kbackfill.core.run.RunText.nothingToDo(job, state, request, target));
     }
 
     static void printSummary(RunSummary s, String target, PrintWriter out) {
-        out.printf(Locale.ROOT, "job %s run %d: wrote %d changes from %d records into %s in %.1f s (%.0f records/s, "
-                        + "%.1f MB/s)%n", s.job(), s.run(), s.written(), s.read(), target, s.duration().toNanos() / 1e9,
-                s.recordsPerSecond(), s.bytes() / 1e6 / Math.max(1e-3, s.duration().toNanos() / 1e9));
+        out.println(dev.kbackfill.core.run.RunText.headline(s, target));
         if (s.keptOut() > 0) {
             out.printf("%d change(s) kept out: the target holds a newer version of their key or this very one (or, "
                     + "under insert-only, the key)%n", s.keptOut());

@@ -41,13 +41,6 @@ final class RunReport {
         this.metrics = metrics;
     }
 
-    private boolean writtenByDriver;
-
-    /** The run went to a Spark application, whose driver runs this command line and writes its own report. */
-    void writtenByDriver() {
-        this.writtenByDriver = true;
-    }
-
     void topic(String name) {
         this.topic = name;
     }
@@ -80,9 +73,6 @@ final class RunReport {
 
     /** Writes the report and the metrics; either failing is a warning, never the run's failure. */
     void write(int exitCode, String error, java.io.PrintWriter err) {
-        if (writtenByDriver) {
-            return;
-        }
         Instant ended = Instant.now();
         if (metrics != null) {
             metrics.write(new RunMetrics.Facts(job, state != null ? state.plan().topic() : topic,

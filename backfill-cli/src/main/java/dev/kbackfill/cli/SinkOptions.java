@@ -3,6 +3,7 @@ package dev.kbackfill.cli;
 import java.util.List;
 import java.util.Optional;
 
+import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
@@ -13,7 +14,7 @@ final class SinkOptions {
 
     /** The embedded default: a SQLite file in the working directory. */
     static final String DEFAULT_SINK = "jdbc:sqlite:kbackfill.db";
-    static final String PASSWORD_ENV = "KBACKFILL_SINK_PASSWORD";
+    static final String PASSWORD_ENV = JobDefinition.SINK_PASSWORD_ENV;
 
     @Option(names = "--sink", paramLabel = "URL",
             description = "Where to write: jdbc:postgresql://HOST/DB, jdbc:mariadb://HOST/DB, jdbc:mysql://HOST/DB, "
@@ -78,33 +79,24 @@ final class SinkOptions {
     }
 
     SinkSettings settings(String topic, java.util.Map<String, Object> sourceConfig) {
+        return target(topic).settings(topic, sourceConfig);
+    }
+
+    /** The destination as these options give it (the password is read from $KBACKFILL_SINK_PASSWORD where used). */
+    JobDefinition.Target target(String topic) {
         String tableName = table != null ? table : tableFor(topic);
-        java.util.Map<String, Object> sinkClient = new java.util.HashMap<>();
-        if (sinkBootstrap != null || sinkCommandConfig != null) {
-            if (sinkCommandConfig != null) {
-                java.util.Properties p = new java.util.Properties();
-                try (java.io.Reader r = java.nio.file.Files.newBufferedReader(sinkCommandConfig)) {
-                    p.load(r);
-                } catch (java.io.IOException e) {
-                    throw new dev.kbackfill.resolver.RequestException("cannot read --sink-command-config '"
-                            + sinkCommandConfig + "': " + e.getMessage());
-                }
-                p.forEach((k, v) -> sinkClient.put(k.toString(), v.toString()));
-            }
-            if (sinkBootstrap != null) {
-                sinkClient.put("bootstrap.servers", sinkBootstrap);
-            }
-            sinkClient.putIfAbsent("bootstrap.servers", sourceConfig.get("bootstrap.servers"));
+        java.util.Map<String, String> client = new java.util.HashMap<>();
+        if (sinkBootstrap != null) {
+            client.put("bootstrap.servers", sinkBootstrap);
         }
         java.util.Map<String, String> properties = deltaTableProperties == null ? java.util.Map.of() : deltaTableProperties;
         if (!properties.isEmpty() && !url().startsWith("delta:")) {
             throw new dev.kbackfill.resolver.RequestException("invalid --delta-table-property '"
                     + properties.keySet().iterator().next() + "': table properties are for --sink delta:PATH only");
         }
-        return new SinkSettings(url(), tableName, Optional.ofNullable(user), Optional.ofNullable(System.getenv(PASSWORD_ENV)),
-                ConflictMode.parse(onConflict), TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(),
-                ignoreUnknownFields, SinkSettings.MetadataColumns.DEFAULT, sinkClient,
-                new SinkSettings.Source(topic, sourceConfig), properties);
+        return new JobDefinition.Target(url(), tableName, Optional.ofNullable(user), ConflictMode.parse(onConflict),
+                TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(), ignoreUnknownFields,
+                Optional.ofNullable(sinkCommandConfig).map(java.nio.file.Path::toAbsolutePath), client, properties);
     }
 
     static String tableFor(String topic) {

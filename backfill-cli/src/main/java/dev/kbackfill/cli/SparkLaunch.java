@@ -14,24 +14,32 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
+import dev.kbackfill.core.engine.EngineEvents;
+import dev.kbackfill.core.engine.SparkJobSpec;
 import dev.kbackfill.core.run.BackfillJob;
 import dev.kbackfill.core.run.JobDecision;
-import dev.kbackfill.core.run.JobPlanner;
+import dev.kbackfill.core.run.JobDefinition;
+import dev.kbackfill.core.run.PartitionStats;
+import dev.kbackfill.core.run.RunFailure;
+import dev.kbackfill.core.run.RunSummary;
+import dev.kbackfill.core.run.Transient;
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.JobIdentity;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
-import dev.kbackfill.resolver.Plan;
-import dev.kbackfill.resolver.RangeResolver;
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.RequestException;
 
 /**
- * {@code kbackfill run --engine spark}: decides what the run is (the job's stored state, a fresh plan, or nothing to
- * do) the way the job protocol does, freezes the plan into a {@link SparkJobSpec}, and runs it as a Spark
- * application in a process of its own (Spark is never on this classpath): through {@code $SPARK_HOME/bin/spark-submit}
- * when {@code SPARK_HOME} is set, otherwise through the Spark runtime the build assembles
- * ({@code engine-spark/target/spark-runtime}). The application's output streams through; its exit code is the
- * command's. The driver runs the job protocol again, under the job's lock, with the frozen plan.
+ * {@code kbackfill run --engine spark}: the job protocol runs here, as for a run in this process (decide, lock, store
+ * the run, check a stored plan against the log), and its runner is a Spark application in a process of its own
+ * (Spark is never on this classpath), started through {@code $SPARK_HOME/bin/spark-submit} when {@code SPARK_HOME}
+ * is set, otherwise through the Spark runtime the build assembles ({@code engine-spark/target/spark-runtime}). The
+ * application is given the job as a value ({@link SparkJobSpec}: the job, its frozen plan, its waves, the run this
+ * launch began) and runs exactly that run while this process holds the job's lock; it reports progress and how the
+ * run ended as {@link EngineEvents} on its output, from which this process prints, reports and picks the exit code.
+ * {@code --spark-spec-out FILE} decides the run the same way and writes the spec of a run the application's driver
+ * begins itself, under the lock, for a {@code spark-submit} of one's own.
  */
 public final class SparkLaunch {
 
@@ -40,93 +48,151 @@ public final class SparkLaunch {
     static final String DIR_ENV = "KBACKFILL_SPARK_DIR";
 
     private final EngineOptions options;
-    private final List<String> args;
     private final PrintWriter out;
     private final PrintWriter err;
 
-    SparkLaunch(EngineOptions options, List<String> args, PrintWriter out, PrintWriter err) {
+    SparkLaunch(EngineOptions options, PrintWriter out, PrintWriter err) {
         this.options = options;
-        this.args = args;
         this.out = out;
         this.err = err;
     }
 
-    /**
-     * @param conflict  the sink's conflict mode
-     * @param kafkaSink whether the sink is a topic
-     */
-    int launch(Sink target, BackfillJob.Settings settings, boolean kafkaSink, ConflictMode conflict,
-               Supplier<BackfillJob.Cluster> cluster) {
-        if (kafkaSink && conflict != ConflictMode.OVERWRITE) {
+    /** Refuses what the engine cannot run, before anything is opened (exit 2). */
+    static void check(JobDefinition job) {
+        if (job.sink().isKafka() && job.sink().conflict() != ConflictMode.OVERWRITE) {
             throw new RequestException("--engine spark with a topic sink needs --on-conflict overwrite: newer-wins and "
                     + "insert-only consult an index of the whole target topic, which every per-partition task would "
                     + "have to build; run them with --engine local");
         }
-        if (!settings.options().limits().isNone()) {
+        if (!job.limits().isNone()) {
             throw new RequestException("--max-records, --max-duration and the rate limits are not supported with "
                     + "--engine spark yet: cap a Spark run with --spark-wave-partitions and your cluster's resources, "
                     + "or run it with --engine local");
         }
-        Path dir = engineDir();
-        Path jar = dir.resolve("kbackfill-spark.jar");
+    }
+
+    /** The engine's jar, which must be built. */
+    private Path jar() {
+        Path jar = engineDir().resolve("kbackfill-spark.jar");
         if (!Files.isRegularFile(jar)) {
             throw new CliFailure("the Spark engine is not built (no " + jar + "): run 'mvn -B -q -DskipTests install' "
                     + "in the kbackfill checkout, or set " + DIR_ENV, null);
         }
-        target.open();
-        String job = settings.name().orElseGet(() -> JobIdentity.defaultName(settings.request(), target.target()));
-        target.warnings().forEach(w -> err.println("warning: " + w));
-        target.notes().forEach(n -> err.println("note: " + n));
-        Optional<JobState> stored = target.load(job);
-        Optional<Plan> planFile = settings.planFile();
-        JobDecision decision = JobPlanner.decide(job, settings.request(), settings.spec().apply(target.destination()),
-                stored, planFile, () -> JobPlanner.freshPlan(new RangeResolver(cluster.get().source()), settings.request(),
-                        stored));
-        if (decision instanceof JobDecision.AlreadyDone done) {
-            RunCommand.printNothingToDo(job, done.state(), settings.request(), target.target(), out);
-            return ExitCodes.OK;
-        }
-        Plan plan = decision.toRun().orElseThrow().plan();
-        List<String> driverArgs = new ArrayList<>(EngineOptions.withoutLaunchOptions(args));
-        if (!driverArgs.isEmpty() && !driverArgs.get(0).equals("run")) {
-            driverArgs.add(0, "run");
-        }
-        if (!driverArgs.contains("--job") && driverArgs.stream().noneMatch(a -> a.startsWith("--job="))) {
-            driverArgs.add("--job");
-            driverArgs.add(job);
-        }
-        int connections = options.maxConnections != null ? options.maxConnections
-                : target.target().startsWith("sqlite:") ? 1 : 8;
-        SparkJobSpec spec = new SparkJobSpec(job, options.specName(), plan, driverArgs,
-                SparkJobSpec.waves(plan, options.wavePartitions), connections);
-        target.close(); // the driver opens its own
-        try {
-            if (options.specOut != null) {
-                writeOwnerOnly(options.specOut, spec.toJson());
-                out.println("wrote the Spark job spec of job " + job + " to " + options.specOut + "; run it with:");
-                out.println(String.join(" ", submitCommand(dir, jar, options.specOut.toAbsolutePath(),
-                        Optional.ofNullable(System.getenv("SPARK_HOME")).orElse("$SPARK_HOME"))));
-                return ExitCodes.OK;
-            }
-            Path file = Files.createTempFile("kbackfill-spark-", ".json");
-            try {
-                writeOwnerOnly(file, spec.toJson());
-                err.println("launching job " + job + " on Spark (" + options.master + "), " + spec.waves().size()
-                        + " wave(s) of up to " + options.wavePartitions + " partition(s)");
-                err.flush();
-                return run(command(dir, jar, file));
-            } finally {
-                Files.deleteIfExists(file);
-            }
-        } catch (IOException e) {
-            throw new CliFailure("cannot write the Spark job spec: " + e.getMessage(), e);
-        }
+        return jar;
+    }
+
+    private int connections(String target) {
+        return options.maxConnections != null ? options.maxConnections : target.startsWith("sqlite:") ? 1 : 8;
     }
 
     /**
-     * Writes the spec readable by its owner only: its command line can hold the sink URL's password (the driver and
-     * the executors read it from there; Spark has no general way to hand them a secret otherwise). The file is made
-     * owner-only before anything is written into it, and an existing file is narrowed first.
+     * {@code --spark-spec-out}: decides the run as the protocol would (under the lock, nothing stored), writes the
+     * spec of it for the application's driver to begin, and prints the {@code spark-submit} command.
+     *
+     * @return the exit code
+     */
+    int writeSpec(BackfillJob protocol, Sink target, JobDefinition job, BackfillRequest request,
+                  Supplier<BackfillJob.Cluster> cluster) {
+        Path jar = jar();
+        JobDecision decision = protocol.decide(cluster);
+        if (decision instanceof JobDecision.AlreadyDone done) {
+            RunCommand.printNothingToDo(done.state().job(), done.state(), request, target.target(), out);
+            return ExitCodes.OK;
+        }
+        JobState state = decision.toRun().orElseThrow();
+        SparkJobSpec spec = new SparkJobSpec(job.withName(state.job()).withPlan(state.plan()),
+                SparkJobSpec.waves(state.plan(), options.wavePartitions), connections(target.target()), Optional.empty());
+        try {
+            writeOwnerOnly(options.specOut, spec.toJson());
+        } catch (IOException e) {
+            throw new CliFailure("cannot write the Spark job spec: " + e.getMessage(), e);
+        }
+        out.println("wrote the Spark job spec of job " + state.job() + " to " + options.specOut + "; run it with:");
+        out.println(String.join(" ", submitCommand(engineDir(), jar, options.specOut.toAbsolutePath(),
+                Optional.ofNullable(System.getenv("SPARK_HOME")).orElse("$SPARK_HOME"))));
+        return ExitCodes.OK;
+    }
+
+    /**
+     * The runner of a Spark run: it writes the spec of the run the protocol began (this process holding the job's
+     * lock meanwhile), runs the application, and returns the summary it reports; its failure is thrown as the kind
+     * it reports (bad input, a job conflict, a runtime failure, transient or not: the protocol retries the last).
+     */
+    BackfillJob.Runner runner(JobDefinition job) {
+        return (settings, sink, state, runOptions, listener) -> {
+            Path jar = jar();
+            SparkJobSpec spec = new SparkJobSpec(job.withName(state.job()).withPlan(state.plan()),
+                    SparkJobSpec.waves(state.plan(), options.wavePartitions), connections(sink.target()),
+                    Optional.of(new SparkJobSpec.Launched(state.run(), state.incarnation())));
+            try {
+                Path file = Files.createTempFile("kbackfill-spark-", ".json");
+                try {
+                    writeOwnerOnly(file, spec.toJson());
+                    err.println("launching job " + state.job() + " on Spark (" + options.master + "), "
+                            + spec.waves().size() + " wave(s) of up to " + options.wavePartitions + " partition(s)");
+                    err.flush();
+                    return outcome(run(command(engineDir(), jar, file), listener), job, state, listener);
+                } finally {
+                    Files.deleteIfExists(file);
+                }
+            } catch (IOException e) {
+                throw new CliFailure("cannot write the Spark job spec: " + e.getMessage(), e);
+            }
+        };
+    }
+
+    /**
+     * How the application said the run ended; if it said nothing, where the sink says the run stands: a success of
+     * an application whose driver's output does not come back (cluster deploy mode), or a driver that was killed.
+     */
+    private static RunSummary outcome(Ended ended, JobDefinition job, JobState began,
+                                      dev.kbackfill.core.run.RunListener listener) {
+        if (ended.last() instanceof EngineEvents.Done done) {
+            return done.summary();
+        }
+        if (ended.last() instanceof EngineEvents.Failed f) {
+            RunSummary partial = f.summary().orElse(null);
+            throw switch (f.kind()) {
+                case BAD_INPUT -> new RequestException(f.message());
+                case CONFLICT -> new dev.kbackfill.core.sink.JobConflictException(f.message());
+                case FAILURE -> new RunFailure(f.message(),
+                        f.transientFailure() ? new Transient.Reported(f.message()) : null, partial);
+            };
+        }
+        RunSummary standing = standing(job, began);
+        if (dev.kbackfill.core.run.StopRequest.requested()) {
+            return standing; // stopped on a signal: its committed waves and sub-jobs stay
+        }
+        if (ended.exitCode() == 0 && standing.left() == 0) {
+            listener.onNote("the Spark application's driver did not report to this launch (cluster deploy mode): the "
+                    + "run is complete in the sink; its counts are in the driver's output");
+            return standing;
+        }
+        java.util.SortedMap<Integer, long[]> where = new java.util.TreeMap<>();
+        standing.partitions().forEach(p -> where.put(p.partition(), new long[] {p.next(), p.end()}));
+        throw new RunFailure("the Spark application exited with code " + ended.exitCode() + " without saying how the "
+                + "run ended (see its output above); " + RunFailure.where(where), null, standing);
+    }
+
+    /** Where the began run stands in the sink (read afresh: what the application committed), nothing counted. */
+    private static RunSummary standing(JobDefinition job, JobState began) {
+        JobState now;
+        try (Sink sink = dev.kbackfill.core.sink.SinkFactory.forSettings(job.sinkSettings())) {
+            sink.openForJobs();
+            now = sink.load(began.job()).filter(s -> s.run() == began.run()).orElse(began);
+        }
+        List<PartitionStats> partitions = new ArrayList<>();
+        for (PartitionRange r : now.plan().partitions()) {
+            partitions.add(new PartitionStats(r.partition(), 0, 0, 0, 0, 0, 0, 0,
+                    now.nextOffsets().getOrDefault(r.partition(), r.start()), r.end()));
+        }
+        return new RunSummary(began.job(), began.run(), partitions, 0, 0, java.time.Duration.ZERO);
+    }
+
+    /**
+     * Writes the spec readable by its owner only: a sink URL may hold a password (the driver and the executors read
+     * it from there; Spark has no general way to hand them a secret otherwise). The file is made owner-only before
+     * anything is written into it, and an existing file is narrowed first.
      */
     static void writeOwnerOnly(Path file, String text) throws IOException {
         java.util.Set<java.nio.file.attribute.PosixFilePermission> owner =
@@ -223,15 +289,15 @@ public final class SparkLaunch {
                 .reduce((a, b) -> b);
     }
 
-    private boolean started;
-
-    /** Whether the Spark application was started: its driver then wrote the run's report and metrics. */
-    boolean started() {
-        return started;
+    /** How the application ended: its exit code and the last event that says how the run ended, if any. */
+    private record Ended(int exitCode, EngineEvents.Event last) {
     }
 
-    /** Runs the application, its output streamed through, and returns its exit code. */
-    private int run(List<String> cmd) {
+    /**
+     * Runs the application, its output streamed through, its events handed to {@code listener} (progress, notes),
+     * and returns how it ended.
+     */
+    private Ended run(List<String> cmd, dev.kbackfill.core.run.RunListener listener) {
         Process p;
         try {
             ProcessBuilder builder = new ProcessBuilder(cmd);
@@ -243,16 +309,24 @@ public final class SparkLaunch {
             throw new CliFailure("cannot start Spark (" + cmd.get(0) + "): " + e.getMessage(), e);
         }
         Kbackfill.child = p;
-        started = true;
         Thread stop = new Thread(p::destroy, "kbackfill-spark-stop");
         Runtime.getRuntime().addShutdownHook(stop);
-        Thread o = pump(p.getInputStream(), out);
+        java.util.concurrent.atomic.AtomicReference<EngineEvents.Event> last = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread o = pumpEvents(p.getInputStream(), out, event -> {
+            if (event instanceof EngineEvents.Progress pr) {
+                listener.onProgress(pr.done(), pr.total(), pr.records(), pr.bytes());
+            } else if (event instanceof EngineEvents.Note n) {
+                listener.onNote(n.text());
+            } else {
+                last.set(event);
+            }
+        });
         Thread e = pump(p.getErrorStream(), err);
         try {
             int code = p.waitFor();
             o.join();
             e.join();
-            return code;
+            return new Ended(code, last.get());
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
             p.destroy();
@@ -265,6 +339,31 @@ public final class SparkLaunch {
                 // shutting down already
             }
         }
+    }
+
+    /** Passes the application's output through line by line, except its event lines, which go to {@code events}. */
+    private static Thread pumpEvents(InputStream in, PrintWriter to, java.util.function.Consumer<EngineEvents.Event> events) {
+        Thread t = new Thread(() -> {
+            try (java.io.BufferedReader r = new java.io.BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    Optional<EngineEvents.Event> event = EngineEvents.parse(line);
+                    if (event.isPresent()) {
+                        events.accept(event.get());
+                        continue;
+                    }
+                    synchronized (to) {
+                        to.println(line);
+                        to.flush();
+                    }
+                }
+            } catch (IOException ignored) {
+                // the process ended
+            }
+        }, "kbackfill-spark-events");
+        t.setDaemon(true);
+        t.start();
+        return t;
     }
 
     private static Thread pump(InputStream in, PrintWriter to) {

@@ -13,8 +13,8 @@ import java.util.NoSuchElementException;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 
-import dev.kbackfill.cli.RunArguments;
-import dev.kbackfill.cli.SparkJobSpec;
+import dev.kbackfill.core.engine.SparkJobSpec;
+import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.DecodeException;
 import dev.kbackfill.core.record.RecordDecoder;
@@ -97,7 +97,7 @@ final class DeltaWaves {
         Plan plan = state.plan();
         String job = state.job();
         String path = sink.target().substring("delta:".length());
-        SinkSettings sinkSettings = TaskContextCache.arguments(specJson).sinkSettings(plan.topic());
+        SinkSettings sinkSettings = TaskContextCache.job(specJson).sinkSettings();
         // one incarnation's run: a reset gives the job a new incarnation, so a rerun never meets the txn versions
         // the table holds for an earlier one (Delta would skip every wave as committed)
         String appId = "kbackfill-spark-" + job + "-" + state.runId();
@@ -583,7 +583,7 @@ final class DeltaWaves {
         /** @param logTimesBefore per source partition, the log time below its range's start (the clock's start) */
         Keying(String specJson, Shapes.Filters filters, Counters counters, Map<Integer, Long> logTimesBefore,
                Iterator<Row> rows) {
-            RunArguments args = TaskContextCache.arguments(specJson);
+            JobDefinition args = TaskContextCache.job(specJson);
             this.clock = new dev.kbackfill.core.version.LogClock(logTimesBefore);
             this.rows = rows;
             this.decoder = args.decoder();
@@ -636,7 +636,7 @@ final class DeltaWaves {
 
     /** The columns of the survivors of a wave, for a table the wave creates. */
     static Iterator<RowShape.Accumulator> shapeOf(String specJson, Iterator<Raw> raws) {
-        return List.of(Shapes.accumulate(TaskContextCache.arguments(specJson).decoder(), new Iterator<SourceRecord>() {
+        return List.of(Shapes.accumulate(TaskContextCache.job(specJson).decoder(), new Iterator<SourceRecord>() {
             @Override
             public boolean hasNext() {
                 return raws.hasNext();
@@ -669,7 +669,7 @@ final class DeltaWaves {
 
         Rows(String specJson, StructType table, List<String> keys, SinkSettings.MetadataColumns meta, boolean soft,
              boolean ignoreUnknown, String path, Counters counters, Iterator<Raw> raws) {
-            RunArguments args = TaskContextCache.arguments(specJson);
+            JobDefinition args = TaskContextCache.job(specJson);
             this.raws = raws;
             this.decoder = args.decoder();
             this.rejects = args.rejects();

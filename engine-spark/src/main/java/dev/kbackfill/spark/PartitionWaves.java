@@ -14,8 +14,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import dev.kbackfill.cli.RunArguments;
-import dev.kbackfill.cli.SparkJobSpec;
+import dev.kbackfill.core.engine.SparkJobSpec;
+import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.record.RowShape;
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.run.BackfillJob;
@@ -72,7 +72,7 @@ final class PartitionWaves {
 
     RunSummary run(BackfillJob.Settings settings, Sink sink, JobState state, RunOptions options, RunListener listener) {
         // sub-jobs are read and forgotten through a sink of their own: the job's sink holds the job's state
-        try (Sink subJobs = SinkFactory.forSettings(TaskContextCache.arguments(specJson).sinkSettings(state.plan().topic()))) {
+        try (Sink subJobs = SinkFactory.forSettings(TaskContextCache.job(specJson).sinkSettings())) {
             subJobs.openForJobs();
             return run(settings, sink, subJobs, state, options, listener);
         }
@@ -255,7 +255,7 @@ final class PartitionWaves {
      */
     static Result runSubJob(String specJson, String job, String runId, int partition, Iterator<Row> rows) {
         SparkJobSpec spec = TaskContextCache.spec(specJson);
-        RunArguments args = TaskContextCache.arguments(specJson);
+        JobDefinition args = TaskContextCache.job(specJson);
         Plan plan = spec.plan();
         PartitionRange range = plan.partition(partition).orElseThrow();
         Plan sub = new Plan(plan.request(), plan.resolvedAt(), plan.fromTime(), plan.toTime(), plan.clusterId(),
@@ -264,10 +264,10 @@ final class PartitionWaves {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicReference<BackfillJob.Outcome> outcome = new AtomicReference<>();
         Thread runner = new Thread(() -> {
-            try (Sink sink = SinkFactory.forSettings(args.sinkSettings(plan.topic()));
+            try (Sink sink = SinkFactory.forSettings(args.sinkSettings());
                  Rejects rejects = args.rejects();
                  KafkaOffsetSource source = KafkaOffsetSource.create(args.kafkaConfig())) {
-                BackfillJob.Settings settings = args.jobBuilder(sub, rejects).job(subJob(job, runId, partition))
+                BackfillJob.Settings settings = args.withPlan(sub).settings(args.decoder(), rejects).job(subJob(job, runId, partition))
                         .engine(spec.engine()).retryFor(Duration.ZERO).build(); // Spark retries the task
                 outcome.set(new BackfillJob(sink, settings, BackfillJob.Events.NONE, RunListener.NONE,
                         BackfillJob.Runner.reading((p, ranges, config, allowDataLoss, stall, maxPoll) ->

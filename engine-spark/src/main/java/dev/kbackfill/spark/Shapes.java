@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import dev.kbackfill.cli.SparkJobSpec;
+import dev.kbackfill.core.engine.SparkJobSpec;
 import dev.kbackfill.core.record.DecodeException;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.record.RowShape;
@@ -71,7 +71,7 @@ final class Shapes {
                        BackfillJob.Settings settings, RunOptions options, Filters filters) {
         int tasks = Math.max(ranges.size(), spark.sparkContext().defaultParallelism());
         return KafkaRanges.read(spark, plan, ranges, settings.kafkaConfig(), options.allowDataLoss(), tasks)
-                .javaRDD().mapPartitions(rows -> List.of(accumulate(TaskContextCache.arguments(specJson).decoder(),
+                .javaRDD().mapPartitions(rows -> List.of(accumulate(TaskContextCache.job(specJson).decoder(),
                         new Iterator<SourceRecord>() {
                             @Override
                             public boolean hasNext() {

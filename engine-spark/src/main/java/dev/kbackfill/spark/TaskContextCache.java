@@ -2,14 +2,13 @@ package dev.kbackfill.spark;
 
 import java.util.concurrent.ConcurrentHashMap;
 
-import dev.kbackfill.cli.RunArguments;
-import dev.kbackfill.cli.SparkJobSpec;
+import dev.kbackfill.core.engine.SparkJobSpec;
+import dev.kbackfill.core.run.JobDefinition;
 
-/** What an executor JVM parses once per job: the spec and its command line. */
+/** What an executor JVM parses once per job: the spec, and the job it holds. */
 final class TaskContextCache {
 
     private static final ConcurrentHashMap<String, SparkJobSpec> SPECS = new ConcurrentHashMap<>();
-    private static final ConcurrentHashMap<String, RunArguments> ARGUMENTS = new ConcurrentHashMap<>();
 
     private TaskContextCache() {
     }
@@ -18,7 +17,8 @@ final class TaskContextCache {
         return SPECS.computeIfAbsent(json, SparkJobSpec::fromJson);
     }
 
-    static RunArguments arguments(String specJson) {
-        return ARGUMENTS.computeIfAbsent(specJson, j -> RunArguments.parse(spec(j).arguments()));
+    /** The job, with its name and frozen plan: what a task builds its sink, decoder and settings from. */
+    static JobDefinition job(String specJson) {
+        return spec(specJson).job();
     }
 }

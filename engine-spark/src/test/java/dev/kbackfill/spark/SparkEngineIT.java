@@ -245,7 +245,9 @@ class SparkEngineIT {
         SparkCli written = SparkCli.onSpark(kafka, List.of("--spark-spec-out", spec.toString()), "--topic",
                 "spark-submit", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table", "--sink", "delta:" + table);
         assertThat(written.exitCode()).as(written.toString()).isZero();
-        assertThat(java.nio.file.Files.readString(spec)).contains("\"kbackfill-spark-spec\" : 1").contains("\"waves\"");
+        // the job as a value (settings and frozen plan), not a command line to parse again
+        assertThat(java.nio.file.Files.readString(spec)).contains("\"kbackfill-spark-spec\" : 2").contains("\"waves\"")
+                .contains("\"kbackfill-job\" : 1").doesNotContain("\"arguments\"").doesNotContain("\"launched\"");
         // its command line may hold the sink's password: readable by its owner only
         assertThat(java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(spec)))
                 .isEqualTo("rw-------");
@@ -265,6 +267,34 @@ class SparkEngineIT {
         assertThat(process.waitFor()).as(output).isZero();
         assertThat(output).contains("wrote");
         assertThat(deltaRows(table)).hasSize(50 - 8);
+    }
+
+    /**
+     * The launch runs the job protocol and holds the job's lock for as long as Spark runs: another run of the job
+     * (here on the single-machine engine) is a job conflict meanwhile, not a second writer.
+     */
+    @Test
+    void theLaunchHoldsTheJobsLockWhileSparkRuns() throws Exception {
+        kafka.createTopic("spark-held", 2, Map.of("retention.ms", "-1"));
+        produce("spark-held", 2, 40, 2);
+        Path table = dir.resolve("held");
+        String[] request = {"--topic", "spark-held", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table",
+                "--job", "held", "--sink", "delta:" + table};
+        java.util.concurrent.CompletableFuture<SparkCli> onSpark = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> SparkCli.onSpark(kafka, List.of(), request));
+        Path lock = dev.kbackfill.core.sink.JobLockFile.beside(table, "held");
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!java.nio.file.Files.exists(lock) && !onSpark.isDone() && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(onSpark.isDone()).as("the Spark run is still starting").isFalse();
+        SparkCli meanwhile = SparkCli.run(kafka, request);
+        assertThat(meanwhile.exitCode()).as(meanwhile.toString()).isEqualTo(3);
+        assertThat(meanwhile.err()).contains("already running");
+        SparkCli done = onSpark.get();
+        assertThat(done.exitCode()).as(done.toString()).isZero();
+        assertThat(done.out()).contains("job held run 1: wrote").contains("PARTITION");
+        assertThat(deltaRows(table)).hasSize(40 - 6);
     }
 
     /**

@@ -320,14 +320,28 @@ public final class BackfillJob {
     }
 
     private Outcome locked(String job, Cluster cluster, RunLimits limits) {
+        JobDecision decision = decided(job, cluster);
+        if (decision instanceof JobDecision.AlreadyDone done) {
+            return new Outcome.NothingToDo(job, done.state());
+        }
+        JobState state = decision.toRun().orElseThrow();
+        if (!(decision instanceof JobDecision.Resume)) {
+            sink.begin(state);
+        }
+        events.starting(decision, state);
+        return new Outcome.Completed(job, decision, runner.run(settings, sink, state, options(limits), listener));
+    }
+
+    /** What a run of the job would do, decided under the lock, the plan it would run checked against the log. */
+    private JobDecision decided(String job, Cluster cluster) {
         BackfillRequest request = settings.request();
         JobSpec spec = settings.spec().apply(sink.destination());
         Optional<JobState> stored = sink.load(job);
         Optional<Plan> planFile = settings.planFile();
         JobDecision decision = JobPlanner.decide(job, request, spec, stored, planFile,
                 () -> JobPlanner.freshPlan(new RangeResolver(cluster.source()), request, stored));
-        if (decision instanceof JobDecision.AlreadyDone done) {
-            return new Outcome.NothingToDo(job, done.state());
+        if (decision instanceof JobDecision.AlreadyDone) {
+            return decision;
         }
         JobState state = decision.toRun().orElseThrow();
         boolean fresh = !(decision instanceof JobDecision.Resume) && planFile.isEmpty();
@@ -336,13 +350,74 @@ public final class BackfillJob {
             PlanCheck.check(state.plan(), cluster.source(), cluster.topic(), state.nextOffsets(),
                     settings.options().allowDataLoss());
         }
-        if (!(decision instanceof JobDecision.Resume)) {
-            sink.begin(state);
+        return decision;
+    }
+
+    private RunOptions options(RunLimits limits) {
+        return settings.options().withBatchRows(settings.batchRows().orElse(sink.defaultBatchRows())).withLimits(limits);
+    }
+
+    /**
+     * Decides what a run of the job would do, under the job's lock and with the plan checked against the log, and
+     * does nothing more (no run is stored): for a launch that hands the run to another process to start
+     * ({@code --spark-spec-out}). The sink is opened here; the caller closes it.
+     */
+    public JobDecision decide(Supplier<Cluster> cluster) {
+        sink.open();
+        String job = settings.name().orElseGet(() -> JobIdentity.defaultName(settings.request(), sink.target()));
+        events.opened(job, sink.warnings());
+        events.noted(job, sink.notes());
+        try (AutoCloseable lock = sink.lock(job)) {
+            return decided(job, cluster.get());
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
-        events.starting(decision, state);
-        RunOptions options = settings.options().withBatchRows(settings.batchRows().orElse(sink.defaultBatchRows()))
-                .withLimits(limits);
-        RunSummary summary = runner.run(settings, sink, state, options, listener);
-        return new Outcome.Completed(job, decision, summary);
+    }
+
+    /**
+     * Runs a run that a launching process began and holds the job's lock of while this one works (an engine's
+     * driver under {@code kbackfill run --engine spark}): no decision and no lock here, only a check that the sink
+     * holds that very run, unfinished, and then the runner from its stored progress. No transient retries either:
+     * the launch retries the whole. The sink is opened here; the caller closes it.
+     *
+     * @throws JobConflictException the sink holds another run or incarnation of the job, or none: the job changed
+     *                              since the launch began the run
+     */
+    public Outcome.Completed runLaunched(String job, int run, String incarnation) {
+        sink.open();
+        events.opened(job, sink.warnings());
+        events.noted(job, sink.notes());
+        AutoCloseable joined = sink.joinLock(job);
+        try {
+            Optional<JobState> stored = sink.load(job);
+            JobState state;
+            if (stored.isEmpty() && !sink.destinationExists()) {
+                // the launch's run waits for the table's first commit (a table the run creates): begun here alike
+                state = JobState.begin(job, settings.spec().apply(sink.destination()), run,
+                        settings.planFile().orElseThrow(() -> new IllegalStateException("a launched run has its plan")),
+                        incarnation);
+                sink.begin(state);
+            } else {
+                state = stored.orElseThrow(() -> new JobConflictException("job " + job + " has no stored run in "
+                        + sink.target() + ": it was reset since this run was launched"));
+                if (state.run() != run || !state.incarnation().equals(incarnation)) {
+                    throw new JobConflictException("job " + job + " in " + sink.target() + " holds run " + state.run()
+                            + " of incarnation " + state.incarnation() + ", not the run " + run + " of " + incarnation
+                            + " this application was launched for: it was reset or run elsewhere since");
+                }
+            }
+            JobDecision decision = new JobDecision.Resume(state);
+            events.starting(decision, state);
+            return new Outcome.Completed(job, decision, runner.run(settings, sink, state,
+                    options(settings.options().limits()), listener));
+        } finally {
+            try {
+                joined.close();
+            } catch (Exception e) {
+                // the run's own outcome matters
+            }
+        }
     }
 }

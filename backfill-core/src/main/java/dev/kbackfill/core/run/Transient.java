@@ -24,7 +24,8 @@ public final class Transient {
             if (t instanceof SQLTransientException || t instanceof SQLRecoverableException
                     || t instanceof RetriableException || t instanceof TransientRegistryException
                     || t instanceof java.net.ConnectException || t instanceof java.net.SocketException
-                    || t instanceof java.net.SocketTimeoutException || t instanceof java.io.EOFException) {
+                    || t instanceof java.net.SocketTimeoutException || t instanceof java.io.EOFException
+                    || t instanceof Reported) {
                 return true;
             }
             if (t instanceof SQLException sql && transientState(sql.getSQLState())) {
@@ -35,6 +36,13 @@ public final class Transient {
             }
         }
         return false;
+    }
+
+    /** A failure that another process (an engine's driver) found transient and reported as such. */
+    public static final class Reported extends RuntimeException {
+        public Reported(String message) {
+            super(message);
+        }
     }
 
     /**

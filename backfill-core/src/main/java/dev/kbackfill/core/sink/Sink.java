@@ -97,6 +97,17 @@ public interface Sink extends AutoCloseable {
      */
     AutoCloseable lock(String job);
 
+    /**
+     * Joins the lock that a launching process holds for {@code job} on this process's behalf (an engine's driver
+     * under {@code kbackfill run --engine spark}, which holds {@link #lock(String)} while the engine runs): where
+     * the lock excludes other runs (a database lock, a file lock) nothing is taken here, the launch holds it; a sink
+     * whose lock is its writer's identity (a topic's transactional id) takes that identity over, fencing the
+     * launch's idle writer.
+     */
+    default AutoCloseable joinLock(String job) {
+        return () -> { };
+    }
+
     /** The job's stored state, or empty if it never ran against this destination (or was reset). */
     Optional<JobState> load(String job);
 

@@ -318,6 +318,12 @@ final class KafkaSink implements Sink {
         };
     }
 
+    /** The job's transactional id, taken over from the launch (whose producer it fences; the launch writes nothing). */
+    @Override
+    public AutoCloseable joinLock(String job) {
+        return lock(job);
+    }
+
     @Override
     public Optional<JobState> load(String job) {
         String latest = latestStates(java.util.Set.of(job), "read the state of job " + job).get(job);

@@ -1,42 +1,75 @@
-package dev.kbackfill.cli;
+package dev.kbackfill.core.engine;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
 import dev.kbackfill.resolver.RequestException;
 
 /**
- * What a Spark run of a job is given ({@code spark-submit ... kbackfill-spark.jar --spec FILE}): the frozen plan,
- * the job's name, the engine as the job's spec records it, the command line the driver runs (sink, formats, modes,
- * Kafka settings; secrets stay in the environment), the deterministic split of the plan's partitions into waves,
- * and the cap on concurrent database writers. Versioned by {@code kbackfill-spark-spec}.
+ * What a Spark run of a job is given ({@code spark-submit ... kbackfill-spark.jar --spec FILE}): the job as a value
+ * with its name and frozen plan ({@link JobDefinition}; secrets stay in the environment and in files), the
+ * deterministic split of the plan's partitions into waves, the cap on concurrent database writers, and whether a
+ * launch holds the job's lock and began the run. Versioned by {@code kbackfill-spark-spec}.
  *
- * @param job            the job name
- * @param engine         the engine, e.g. {@code spark, 64 partitions per wave} ({@link dev.kbackfill.core.sink.JobSpec#ENGINE})
- * @param plan           the plan to run
- * @param arguments      the {@code run} command line, without the launch's own options
+ * @param job            the job, named, its plan frozen, its engine the Spark engine's spec name
  * @param waves          the plan's partitions, wave by wave; a wave's number is its index from 1
  * @param maxConnections the most database writers at once
+ * @param launched       the run a launching {@code kbackfill run --engine spark} began and holds the lock of while
+ *                       Spark runs: the driver then runs exactly it, without deciding or locking, and reports to the
+ *                       launch through {@link EngineEvents}; empty for a spec written for a {@code spark-submit} of
+ *                       one's own ({@code --spark-spec-out}), whose driver runs the job protocol itself
  */
-public record SparkJobSpec(String job, String engine, Plan plan, List<String> arguments, List<List<Integer>> waves,
-                           int maxConnections) {
+public record SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int maxConnections, Optional<Launched> launched) {
 
-    public static final int FORMAT_VERSION = 1;
+    public static final int FORMAT_VERSION = 2;
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * The run a launch began.
+     *
+     * @param run         its number
+     * @param incarnation its job's incarnation
+     */
+    public record Launched(int run, String incarnation) {
+        public Launched {
+            Objects.requireNonNull(incarnation, "incarnation");
+        }
+    }
+
     public SparkJobSpec {
-        arguments = List.copyOf(arguments);
+        Objects.requireNonNull(job, "job");
+        if (job.name().isEmpty() || job.plan().isEmpty()) {
+            throw new IllegalArgumentException("a Spark job spec needs the job's name and frozen plan");
+        }
         waves = waves.stream().map(List::copyOf).toList();
+        Objects.requireNonNull(launched, "launched");
+    }
+
+    /** The job's name. */
+    public String name() {
+        return job.name().orElseThrow();
+    }
+
+    /** The plan to run. */
+    public Plan plan() {
+        return job.plan().orElseThrow();
+    }
+
+    /** The engine as the job's spec records it, e.g. {@code spark, 64 partitions per wave}. */
+    public String engine() {
+        return job.engine();
     }
 
     /** The plan's partitions in order, {@code perWave} to a wave: the same plan always splits the same way. */
@@ -59,26 +92,19 @@ public record SparkJobSpec(String job, String engine, Plan plan, List<String> ar
     public String toJson() {
         ObjectNode root = JSON.createObjectNode();
         root.put("kbackfill-spark-spec", FORMAT_VERSION);
-        root.put("job", job);
-        root.put("engine", engine);
-        try {
-            root.set("plan", JSON.readTree(plan.toJson()));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        ArrayNode args = root.putArray("arguments");
-        arguments.forEach(args::add);
+        root.set("job", job.toNode());
         ArrayNode w = root.putArray("waves");
         waves.forEach(wave -> {
             ArrayNode a = w.addArray();
             wave.forEach(a::add);
         });
         root.put("maxConnections", maxConnections);
-        try {
-            return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        launched.ifPresent(l -> {
+            ObjectNode n = root.putObject("launched");
+            n.put("run", l.run());
+            n.put("incarnation", l.incarnation());
+        });
+        return root.toPrettyString();
     }
 
     /** @throws RequestException for a file that is not a spec of this version */
@@ -103,20 +129,23 @@ public record SparkJobSpec(String job, String engine, Plan plan, List<String> ar
             int version = root.path("kbackfill-spark-spec").asInt(-1);
             if (version != FORMAT_VERSION) {
                 throw new RequestException("invalid " + what + ": expected a kbackfill Spark job spec of "
-                        + "version " + FORMAT_VERSION + " (written by 'kbackfill run --engine spark --spark-spec-out FILE')");
+                        + "version " + FORMAT_VERSION + " (written by 'kbackfill run --engine spark --spark-spec-out FILE' "
+                        + "of this version)");
             }
-            List<String> args = new ArrayList<>();
-            root.path("arguments").forEach(a -> args.add(a.asText()));
             List<List<Integer>> waves = new ArrayList<>();
             root.path("waves").forEach(w -> {
                 List<Integer> wave = new ArrayList<>();
                 w.forEach(p -> wave.add(p.asInt()));
                 waves.add(wave);
             });
-            return new SparkJobSpec(root.path("job").asText(), root.path("engine").asText(),
-                    Plan.fromJson(root.get("plan").toString()), args, waves, root.path("maxConnections").asInt(8));
+            JsonNode l = root.path("launched");
+            Optional<Launched> launched = l.isObject()
+                    ? Optional.of(new Launched(l.path("run").asInt(), l.path("incarnation").asText()))
+                    : Optional.empty();
+            return new SparkJobSpec(JobDefinition.fromNode(root.path("job")), waves,
+                    root.path("maxConnections").asInt(8), launched);
         } catch (IOException | RuntimeException e) {
-            if (e instanceof RequestException re) {
+            if (e instanceof RequestException re && re.getMessage().startsWith("invalid " + what)) {
                 throw re;
             }
             throw new RequestException("invalid " + what + ": " + e.getMessage());
