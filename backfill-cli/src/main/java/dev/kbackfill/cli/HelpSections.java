@@ -25,7 +25,7 @@ final class HelpSections {
         s.put("Sink and job", List.of("--sink", "--table", "--sink-user", "--create-table", "--delta-table-property",
                 "--create-topic",
                 "--sink-bootstrap-server", "--sink-command-config", "--job", "--all", "--yes"));
-        s.put("Modes", List.of("--on-conflict", "--on-tombstone", "--on-error", "--dead-letter",
+        s.put("Modes", List.of("--on-conflict", "--version-field", "--on-tombstone", "--on-error", "--dead-letter",
                 "--ignore-unknown-fields"));
         s.put("Formats", List.of("--key-format", "--value-format", "--key-column", "--value-column", "--key-fields",
                 "--schema-registry-url", "--schema-registry-user", "--schema-registry-token-file",

@@ -113,6 +113,13 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--key-fields", paramLabel = "F1,F2", description = "Key rows by these value fields instead of the record key.")
     String keyFields;
 
+    @Option(names = "--version-field", paramLabel = "FIELD[:TYPE]",
+            description = "Order a key's versions by this value field first (a CDC topic's source.lsn or ts_ms, an "
+                    + "updated_at), then by the log as always; TYPE integer (default), timestamp or string; dots "
+                    + "reach into nested objects. A record without it is a poison record; a tombstone takes the field "
+                    + "of the nearest record before it in its partition. Not on --engine spark yet.")
+    String versionField;
+
     @Option(names = "--schema-registry-url", paramLabel = "URL",
             description = "A Confluent-API schema registry, for --key-format/--value-format avro.")
     String registryUrl;
@@ -484,7 +491,21 @@ final class RunCommand implements Callable<Integer> {
                     Optional.ofNullable(registryTokenFile).map(Path::toAbsolutePath),
                     Optional.ofNullable(registryTrustStore).map(Path::toAbsolutePath)));
         }
-        return new JobDefinition.Decoding(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), registry);
+        Optional<dev.kbackfill.core.version.VersionField> field = Optional.empty();
+        if (versionField != null) {
+            try {
+                field = Optional.of(dev.kbackfill.core.version.VersionField.parse(versionField));
+            } catch (RequestException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            }
+            if (value != Format.JSON && value != Format.AVRO) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--version-field reads a field of the "
+                        + "record value: it needs --value-format json or avro (a topic sink copies bytes unless told), "
+                        + "not " + value.label());
+            }
+        }
+        return new JobDefinition.Decoding(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), registry,
+                field);
     }
 
     /** What a record that cannot be decoded does, as the options say. */

@@ -15,9 +15,17 @@ import java.util.Objects;
  *                  or before it), epoch milliseconds
  * @param source    the raw record it was decoded from, for sinks that copy records as they are (the Kafka sink);
  *                  null for changes made by hand
+ * @param versionField the value of the job's version field ({@link dev.kbackfill.core.version.VersionField}), or
+ *                  null: the job has none, or a tombstone found none before it
  */
 public record Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset,
-                     long timestamp, long logTime, SourceRecord source) {
+                     long timestamp, long logTime, SourceRecord source, Comparable<?> versionField) {
+
+    /** A change without a version field. */
+    public Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset, long timestamp,
+                  long logTime, SourceRecord source) {
+        this(key, values, partition, offset, timestamp, logTime, source, null);
+    }
 
     /** A change made by hand, without its raw record, whose log time is its timestamp. */
     public Change(Map<String, Object> key, Map<String, Object> values, int partition, long offset, long timestamp) {
@@ -70,12 +78,17 @@ public record Change(Map<String, Object> key, Map<String, Object> values, int pa
 
     /** The same change without its raw record, for sinks that do not copy records: a batch holds less. */
     public Change withoutSource() {
-        return source == null ? this : new Change(key, values, partition, offset, timestamp, logTime, null);
+        return source == null ? this : new Change(key, values, partition, offset, timestamp, logTime, null, versionField);
+    }
+
+    /** The same change with {@code field} as its version field's value. */
+    public Change withVersionField(Comparable<?> field) {
+        return new Change(key, values, partition, offset, timestamp, logTime, source, field);
     }
 
     /** The change's version: its source coordinates and log time, its topic unknown (a run reads one topic). */
     public dev.kbackfill.core.version.Version version() {
-        return new dev.kbackfill.core.version.Version(null, partition, offset, timestamp, logTime);
+        return new dev.kbackfill.core.version.Version(null, partition, offset, timestamp, logTime, versionField);
     }
 
     public boolean isTombstone() {

@@ -42,6 +42,7 @@ public final class RecordDecoder {
     private final String valueColumn;
     private final List<String> keyFields;
     private final ConfluentAvro avro;
+    private final dev.kbackfill.core.version.VersionField versionField;
     /** Per decoding thread: collects a record's fields and shares field names between records of one shape. */
     private final ThreadLocal<Columns.Builder> builder = ThreadLocal.withInitial(Columns.Builder::new);
 
@@ -61,6 +62,12 @@ public final class RecordDecoder {
     /** @param avro the Avro decoder, required when either format is {@link Format#AVRO} */
     public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                          List<String> keyFields, ConfluentAvro avro) {
+        this(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, avro, null);
+    }
+
+    /** @param versionField the value field that orders versions first ({@code --version-field}), or null */
+    public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
+                         List<String> keyFields, ConfluentAvro avro, dev.kbackfill.core.version.VersionField versionField) {
         if ((keyFormat == Format.AVRO || valueFormat == Format.AVRO) && avro == null) {
             throw new IllegalArgumentException("the avro format needs a schema registry");
         }
@@ -70,6 +77,12 @@ public final class RecordDecoder {
         this.keyColumn = Objects.requireNonNull(keyColumn);
         this.valueColumn = Objects.requireNonNull(valueColumn);
         this.keyFields = List.copyOf(keyFields);
+        this.versionField = versionField;
+    }
+
+    /** The version field this decoder reads into every change that has a value, if any. */
+    public java.util.Optional<dev.kbackfill.core.version.VersionField> versionField() {
+        return java.util.Optional.ofNullable(versionField);
     }
 
     /** Whether the primary key comes from the record key alone (no {@code --key-fields}), so it decodes apart. */
@@ -103,6 +116,14 @@ public final class RecordDecoder {
     public Change decode(SourceRecord record) {
         Map<String, Object> values = record.value() == null ? null
                 : columns(record, record.value(), valueFormat, valueColumn, "value");
+        Comparable<?> version = null;
+        if (versionField != null && values != null) {
+            try {
+                version = versionField.valueOf(values);
+            } catch (IllegalArgumentException e) {
+                throw new DecodeException(record, e.getMessage(), null);
+            }
+        }
         Map<String, Object> key;
         if (keyFields.isEmpty()) {
             key = recordKey(record);
@@ -126,7 +147,8 @@ public final class RecordDecoder {
                 keyFields.forEach(values::remove);
             }
         }
-        return new Change(key, values, record.partition(), record.offset(), record.timestamp(), record);
+        return new Change(key, values, record.partition(), record.offset(), record.timestamp(), record.logTime(), record,
+                version);
     }
 
     private Map<String, Object> columns(SourceRecord record, byte[] bytes, Format format, String single,

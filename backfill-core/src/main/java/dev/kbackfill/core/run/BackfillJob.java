@@ -157,8 +157,11 @@ public final class BackfillJob {
             TombstoneMode t = tombstones;
             boolean strict = options.strictTime();
             String e = engine;
-            return new Settings(name, r, planFile, destination -> JobSpec.of(r, destination, d.keyFormat().label(),
-                    d.valueFormat().label(), fields, c, t, strict, e), kafkaConfig, decoder, rejects, tombstones,
+            return new Settings(name, r, planFile, destination -> {
+                JobSpec spec = JobSpec.of(r, destination, d.keyFormat().label(), d.valueFormat().label(), fields, c, t,
+                        strict, e);
+                return d.versionField().map(f -> spec.with(JobSpec.VERSION_FIELD, f.label())).orElse(spec);
+            }, kafkaConfig, decoder, rejects, tombstones,
                     options.withAllowDataLoss(r.allowDataLoss()), batchRows, retryFor);
         }
     }

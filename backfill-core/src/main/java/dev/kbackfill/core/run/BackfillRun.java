@@ -82,7 +82,8 @@ public final class BackfillRun {
         this.keepSource = sink.copiesSourceRecords() || !rejects.destination().isEmpty();
         // values are decoded only for the record that survives for its key; a poison record that a later record of
         // its key supersedes is then never seen, so only when poison records fail the run anyway
-        this.lazyValues = decoder.keyedByRecordKey() && rejects.failsTheRun();
+        // (and not where versions are ordered by a value field: every record's field takes part in the reduction)
+        this.lazyValues = decoder.keyedByRecordKey() && decoder.versionField().isEmpty() && rejects.failsTheRun();
     }
 
     /** What the reader hands the writer: one poll's changes and the positions after them, or the end, or a failure. */
@@ -206,6 +207,10 @@ public final class BackfillRun {
         dev.kbackfill.core.read.RecordSource reader = source.open(plan, ranges,
                 BoundedReader.withJobClientId(kafkaConfig, state.job()), options.allowDataLoss(),
                 options.stallTimeout(), Math.min(5000, options.batchRows()));
+        // a tombstone's version field: the nearest record before it with one (read back in the log where needed)
+        dev.kbackfill.core.read.FieldSeeds seeds = decoder.versionField().isEmpty() ? null
+                : new dev.kbackfill.core.read.FieldSeeds(kafkaConfig, plan.request().isolationLevel(), plan.topic(), decoder);
+        dev.kbackfill.core.version.FieldClock fields = seeds == null ? null : new dev.kbackfill.core.version.FieldClock(seeds);
         Thread readerThread = new Thread(() -> {
             try {
                 RunLimits.Throttle throttle = options.limits().throttle();
@@ -215,7 +220,7 @@ public final class BackfillRun {
                         bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
                     }
                     throttle.acquire(records.size(), bytes); // --max-records-per-second, --max-bytes-per-second
-                    queue.put(decode(records, positions, lost, bytes, from, to));
+                    queue.put(decode(records, positions, lost, bytes, from, to, fields));
                 });
                 queue.put(new End());
             } catch (InterruptedException e) {
@@ -237,6 +242,9 @@ public final class BackfillRun {
             readerThread.interrupt(); // it may wait on a full queue that nobody drains any more
             joinQuietly(readerThread);
             reader.close();
+            if (seeds != null) {
+                seeds.close();
+            }
         }
     }
 
@@ -249,8 +257,9 @@ public final class BackfillRun {
     }
 
     /** @param bytes the records' key and value bytes */
+    /** @param fields the version field's clock (records in offset order per partition), or null for none */
     private Chunk decode(List<SourceRecord> records, Map<Integer, Long> positions, Map<Integer, Long> lost, long bytes,
-                         Instant from, Instant to) {
+                         Instant from, Instant to, dev.kbackfill.core.version.FieldClock fields) {
         List<Change> changes = new ArrayList<>(records.size());
         Map<Integer, Long> read = new HashMap<>();
         Map<Integer, Long> filtered = new HashMap<>();
@@ -264,6 +273,13 @@ public final class BackfillRun {
             }
             if ((from != null && r.timestamp() < from.toEpochMilli()) || (to != null && r.timestamp() >= to.toEpochMilli())) {
                 filtered.merge(r.partition(), 1L, Long::sum);
+                if (fields != null && r.value() != null) {
+                    try {
+                        fields.stamp(decoder.decode(r)); // the field belongs to the log: filtered records move it too
+                    } catch (DecodeException e) {
+                        // a poison record carries no field
+                    }
+                }
                 continue;
             }
             if (r.value() == null && tombstoneMode == TombstoneMode.IGNORE) {
@@ -276,6 +292,9 @@ public final class BackfillRun {
                     continue;
                 }
                 Change c = decoder.decode(r);
+                if (fields != null) {
+                    c = fields.stamp(c);
+                }
                 changes.add(keepSource ? c : c.withoutSource());
             } catch (DecodeException e) {
                 if (rejects.failsTheRun()) {

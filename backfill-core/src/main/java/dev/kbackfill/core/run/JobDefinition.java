@@ -182,14 +182,23 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
      * @param valueColumn the column of a value that is not an object
      * @param keyFields   value fields keying rows instead of the record key (empty: the record key)
      * @param registry    the schema registry, for Avro
+     * @param versionField the value field that orders versions first ({@code --version-field}), if any
      */
     public record Decoding(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
-                           List<String> keyFields, Optional<Registry> registry) {
+                           List<String> keyFields, Optional<Registry> registry,
+                           Optional<dev.kbackfill.core.version.VersionField> versionField) {
         public Decoding {
             Objects.requireNonNull(keyFormat, "keyFormat");
             Objects.requireNonNull(valueFormat, "valueFormat");
             keyFields = List.copyOf(keyFields);
             Objects.requireNonNull(registry, "registry");
+            Objects.requireNonNull(versionField, "versionField");
+        }
+
+        /** Without a version field. */
+        public Decoding(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
+                        List<String> keyFields, Optional<Registry> registry) {
+            this(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, registry, Optional.empty());
         }
 
         /** The command line's default: string keys, JSON values. */
@@ -278,7 +287,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
 
     /** The sink's settings, the source's client settings being {@code sourceConfig}. */
     public SinkSettings sinkSettings(Map<String, Object> sourceConfig) {
-        return sink.settings(request.topic(), sourceConfig);
+        return sink.settings(request.topic(), sourceConfig).withVersionField(decoding.versionField());
     }
 
     /** A new decoder (with a registry client of its own where a format needs one). */
@@ -289,7 +298,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                 + "Confluent-API schema registry)")).client())
                 : null;
         return new RecordDecoder(decoding.keyFormat(), decoding.valueFormat(), decoding.keyColumn(),
-                decoding.valueColumn(), decoding.keyFields(), avro);
+                decoding.valueColumn(), decoding.keyFields(), avro, decoding.versionField().orElse(null));
     }
 
     /** A new policy for records that cannot be decoded (to close after use), with {@code sourceConfig} for a topic. */
@@ -389,6 +398,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             r.tokenFile().ifPresent(f -> reg.put("tokenFile", f.toString()));
             r.trustStore().ifPresent(f -> reg.put("trustStore", f.toString()));
         });
+        decoding.versionField().ifPresent(f -> d.put("versionField", f.label()));
         ObjectNode p = root.putObject("onError");
         p.put("skip", poison.skip());
         poison.deadLetter().ifPresent(t -> p.put("deadLetter", t));
@@ -441,7 +451,8 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                             map(s.path("client")), map(s.path("tableProperties"))),
                     new Decoding(Format.parse("keyFormat", d.path("keyFormat").asText()),
                             Format.parse("valueFormat", d.path("valueFormat").asText()), d.path("keyColumn").asText(),
-                            d.path("valueColumn").asText(), keyFields, registry),
+                            d.path("valueColumn").asText(), keyFields, registry,
+                            text(d, "versionField").map(dev.kbackfill.core.version.VersionField::parse)),
                     new Poison(p.path("skip").asBoolean(), text(p, "deadLetter")),
                     root.path("strictTime").asBoolean(),
                     new RunLimits(l.path("maxRecords").asLong(), Duration.parse(l.path("maxDuration").asText("PT0S")),

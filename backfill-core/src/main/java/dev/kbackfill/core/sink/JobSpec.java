@@ -28,6 +28,8 @@ public record JobSpec(Map<String, String> parts) {
     public static final String REQUEST = "request";
     public static final String DESTINATION = "destination";
     public static final String KEY_FORMAT = "key-format";
+    /** The version field a job orders by ({@code --version-field}); only jobs that have one have the part. */
+    public static final String VERSION_FIELD = "version-field";
     public static final String VALUE_FORMAT = "value-format";
     public static final String KEY_FIELDS = "key-fields";
     public static final String ON_CONFLICT = "on-conflict";
@@ -82,6 +84,13 @@ public record JobSpec(Map<String, String> parts) {
         return new JobSpec(p);
     }
 
+    /** This spec with one more part (a part only some jobs have, such as {@link #VERSION_FIELD}). */
+    public JobSpec with(String part, String value) {
+        Map<String, String> p = new LinkedHashMap<>(parts);
+        p.put(part, value);
+        return new JobSpec(p);
+    }
+
     public boolean isKnown() {
         return !parts.isEmpty();
     }
@@ -95,7 +104,8 @@ public record JobSpec(Map<String, String> parts) {
 
     /**
      * What differs from {@code other}, for people: {@code destination public.a, not public.b}; only parts this spec
-     * has are compared (a spec stored by an older version knows fewer).
+     * has are compared (a spec stored by an older version knows fewer), except the version field, whose absence is
+     * "none": a job cannot start or stop ordering by one.
      */
     public List<String> differences(JobSpec other) {
         List<String> diffs = new ArrayList<>();
@@ -105,6 +115,11 @@ public record JobSpec(Map<String, String> parts) {
                 diffs.add(k + " " + v + ", not " + o);
             }
         });
+        String field = parts.getOrDefault(VERSION_FIELD, "(none)");
+        String otherField = other.parts.getOrDefault(VERSION_FIELD, "(none)");
+        if (!field.equals(otherField) && (!parts.containsKey(VERSION_FIELD) || !other.parts.containsKey(VERSION_FIELD))) {
+            diffs.add(VERSION_FIELD + " " + field + ", not " + otherField);
+        }
         return diffs;
     }
 

@@ -19,11 +19,29 @@ import java.util.Optional;
  * @param clientConfig        client settings of sinks that are Kafka clients ({@code bootstrap.servers}, security)
  * @param source              what the sink may need to know of the source: its topic and client settings
  * @param tableProperties     properties of a table the sink creates ({@code --delta-table-property}), on top of its own
+ * @param versionField        the value field the job orders versions by ({@code --version-field}), if any: its
+ *                            values are kept in {@link MetadataColumns#version()}
  */
 public record SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
                            ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
                            boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
-                           Source source, Map<String, String> tableProperties) {
+                           Source source, Map<String, String> tableProperties,
+                           Optional<dev.kbackfill.core.version.VersionField> versionField) {
+
+    /** Settings without a version field. */
+    public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
+                        ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
+                        boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
+                        Source source, Map<String, String> tableProperties) {
+        this(url, table, user, password, conflictMode, tombstoneMode, createTable, ignoreUnknownFields, metadata,
+                clientConfig, source, tableProperties, Optional.empty());
+    }
+
+    /** These settings for a job that orders versions by {@code field}, or by none. */
+    public SinkSettings withVersionField(Optional<dev.kbackfill.core.version.VersionField> field) {
+        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field);
+    }
 
     /** Settings without table properties of their own. */
     public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
@@ -67,6 +85,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
         clientConfig = Map.copyOf(clientConfig);
         Objects.requireNonNull(source, "source");
         tableProperties = Map.copyOf(tableProperties);
+        Objects.requireNonNull(versionField, "versionField");
     }
 
     /**
@@ -80,6 +99,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
             required.addAll(java.util.List.of(metadata.partition(), metadata.offset(), metadata.timestamp()));
             if (!createTable) {
                 required.add(metadata.logTime()); // --create-table adds it to an existing table at the first write
+                versionField.ifPresent(f -> required.add(metadata.version())); // likewise
             }
         }
         if (tombstoneMode == TombstoneMode.SOFT_DELETE) {
@@ -103,20 +123,28 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
      * @param timestamp the source timestamp
      * @param deleted   the soft-delete flag
      * @param topic     the source topic: the version rule compares offsets only within one topic's partition
+     * @param logTime   the log time
+     * @param version   the version field's value ({@code --version-field}), where the job orders by one
      */
     public record MetadataColumns(String partition, String offset, String timestamp, String deleted, String topic,
-                                  String logTime) implements java.io.Serializable {
+                                  String logTime, String version) implements java.io.Serializable {
         public static final MetadataColumns DEFAULT = new MetadataColumns("kafka_partition", "kafka_offset",
-                "kafka_timestamp", "kafka_deleted", "kafka_topic", "kafka_log_time");
+                "kafka_timestamp", "kafka_deleted", "kafka_topic", "kafka_log_time", "kafka_version");
 
-        /** The default topic and log time columns' names. */
+        /** The default topic, log time and version columns' names. */
         public MetadataColumns(String partition, String offset, String timestamp, String deleted) {
-            this(partition, offset, timestamp, deleted, "kafka_topic", "kafka_log_time");
+            this(partition, offset, timestamp, deleted, "kafka_topic", "kafka_log_time", "kafka_version");
         }
 
-        /** The default log time column's name. */
+        /** The default log time and version columns' names. */
         public MetadataColumns(String partition, String offset, String timestamp, String deleted, String topic) {
-            this(partition, offset, timestamp, deleted, topic, "kafka_log_time");
+            this(partition, offset, timestamp, deleted, topic, "kafka_log_time", "kafka_version");
+        }
+
+        /** The default version column's name. */
+        public MetadataColumns(String partition, String offset, String timestamp, String deleted, String topic,
+                               String logTime) {
+            this(partition, offset, timestamp, deleted, topic, logTime, "kafka_version");
         }
     }
 }

@@ -49,7 +49,8 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
 
     /** The version of one of its changes: the change's coordinates in this batch's topic. */
     public dev.kbackfill.core.version.Version version(Change c) {
-        return new dev.kbackfill.core.version.Version(topic, c.partition(), c.offset(), c.timestamp(), c.logTime());
+        return new dev.kbackfill.core.version.Version(topic, c.partition(), c.offset(), c.timestamp(), c.logTime(),
+                c.versionField());
     }
 
     /** The first change whose values carry {@code field}, for messages naming where a field first appears. */

@@ -7,6 +7,9 @@ import java.util.Comparator;
  * time</em>. Versions are what reduction and every sink guard compare, by {@link #RULE}, the one version rule of
  * kbackfill (docs/semantics.md). The rule is a strict total order, lexicographic on
  * <ol>
+ *   <li>the version field, where the job orders by one ({@link VersionField}: a CDC topic's LSN, an
+ *       {@code updated_at}); a version without one is older than every version with one, and two without compare by
+ *       what follows;</li>
  *   <li>the log time: the highest record timestamp of the record's partition at or before its offset
  *       ({@link LogClock}), so it never goes down along a log even where producer timestamps do;</li>
  *   <li>then the partition, then the offset, then the topic name in ASCII order (a fixed tie-break).</li>
@@ -24,12 +27,19 @@ import java.util.Comparator;
  * @param offset    the source offset
  * @param timestamp the source record's own timestamp, epoch milliseconds
  * @param logTime   its log time, epoch milliseconds: at least {@code timestamp}
+ * @param field     its version field's value ({@link VersionField#valueOf}: a {@link Long} or a {@link String}), or
+ *                  null for none
  */
-public record Version(String topic, int partition, long offset, long timestamp, long logTime) {
+public record Version(String topic, int partition, long offset, long timestamp, long logTime, Comparable<?> field) {
+
+    /** A version without a version field. */
+    public Version(String topic, int partition, long offset, long timestamp, long logTime) {
+        this(topic, partition, offset, timestamp, logTime, null);
+    }
 
     /** A version whose log time is its timestamp: a record whose partition's earlier records are not known. */
     public Version(String topic, int partition, long offset, long timestamp) {
-        this(topic, partition, offset, timestamp, timestamp);
+        this(topic, partition, offset, timestamp, timestamp, null);
     }
 
     /** The one version rule: orders two versions of the same key, older first. */
@@ -37,7 +47,11 @@ public record Version(String topic, int partition, long offset, long timestamp, 
 
     /** Compares {@code a} with {@code b}: negative when {@code a} is older, 0 for the same version, positive when newer. */
     public static int compare(Version a, Version b) {
-        int c = Long.compare(a.logTime, b.logTime);
+        int c = compareFields(a.field, b.field);
+        if (c != 0) {
+            return c;
+        }
+        c = Long.compare(a.logTime, b.logTime);
         if (c != 0) {
             return c;
         }
@@ -52,6 +66,40 @@ public record Version(String topic, int partition, long offset, long timestamp, 
         String topicA = a.topic != null ? a.topic : b.topic;
         String topicB = b.topic != null ? b.topic : a.topic;
         return topicA == null || topicB == null ? 0 : topicA.compareTo(topicB);
+    }
+
+    /**
+     * Two version fields' order: none is older than any; values of one type by their natural order (whole numbers,
+     * or strings by Unicode code point, as SQL's binary collations compare UTF-8); values of two types (which one job
+     * never has) by their type's name.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public static int compareFields(Comparable<?> a, Comparable<?> b) {
+        if (a == null || b == null) {
+            return a == null ? (b == null ? 0 : -1) : 1;
+        }
+        if (a.getClass() != b.getClass()) {
+            return a.getClass().getName().compareTo(b.getClass().getName());
+        }
+        if (a instanceof String x) {
+            return compareCodePoints(x, (String) b);
+        }
+        return Integer.signum(((Comparable) a).compareTo(b));
+    }
+
+    private static int compareCodePoints(String a, String b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            int ca = a.codePointAt(i);
+            int cb = b.codePointAt(j);
+            if (ca != cb) {
+                return Integer.compare(ca, cb) < 0 ? -1 : 1;
+            }
+            i += Character.charCount(ca);
+            j += Character.charCount(cb);
+        }
+        return Integer.compare(a.length() - i, b.length() - j) < 0 ? -1 : (a.length() - i == b.length() - j ? 0 : 1);
     }
 
     /** The newer of two versions by {@link #RULE}; {@code null} stands for none and loses. */

@@ -191,7 +191,31 @@ public abstract class SinkContract {
      */
     @Test
     void anySplitIntoRunsAndBatchesInAnyOrderLeavesEachKeyItsNewestRecord() throws Exception {
-        java.util.Random random = new java.util.Random(31 + getClass().getSimpleName().hashCode());
+        anySplitLeavesTheNewest(false);
+    }
+
+    /** Whether this sink orders versions by a value field ({@code --version-field}); those that do not refuse it. */
+    protected boolean supportsVersionField() {
+        return false;
+    }
+
+    /** The version field the sink's settings name ({@link SinkSettings#versionField()}), for the test that uses one. */
+    protected java.util.Optional<dev.kbackfill.core.version.VersionField> versionField = java.util.Optional.empty();
+
+    /**
+     * The same property with versions ordered by a value field first ({@code --version-field}): whole numbers that
+     * often disagree with the logs' order, tombstones taking the field of the nearest record before them in their
+     * partition ({@link dev.kbackfill.core.version.FieldClock}, as every run stamps them).
+     */
+    @Test
+    void withAVersionFieldAnySplitIntoRunsAndBatchesInAnyOrderLeavesEachKeyItsNewestByTheField() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(supportsVersionField(), "the sink refuses --version-field");
+        versionField = java.util.Optional.of(dev.kbackfill.core.version.VersionField.parse("lsn"));
+        anySplitLeavesTheNewest(true);
+    }
+
+    private void anySplitLeavesTheNewest(boolean byField) throws Exception {
+        java.util.Random random = new java.util.Random(31 + getClass().getSimpleName().hashCode() + (byField ? 1 : 0));
         try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
             java.util.Map<String, String> expected = new java.util.TreeMap<>();
             long sequence = 0;
@@ -204,6 +228,8 @@ public abstract class SinkContract {
                 for (String topic : List.of(TOPIC, TOPIC + "-corrections")) {
                     for (int p = 0; p < 2; p++) {
                         List<Change> log = new java.util.ArrayList<>();
+                        dev.kbackfill.core.version.FieldClock fields = new dev.kbackfill.core.version.FieldClock(
+                                dev.kbackfill.core.version.FieldClock.Seeds.NONE);
                         long ts = T0.toEpochMilli() + random.nextInt(50);
                         long logTime = Long.MIN_VALUE;
                         int size = 1 + random.nextInt(7);
@@ -216,9 +242,12 @@ public abstract class SinkContract {
                             values.put("status", topic.length() + "-" + trial);
                             values.put("amount", null);
                             Change c = withLogTime(change(topic, key, delete ? null : values, p, o, ts), logTime);
+                            if (byField) {
+                                c = fields.stamp(delete ? c : c.withVersionField((long) random.nextInt(5)));
+                            }
                             log.add(c);
                             dev.kbackfill.core.version.Version v = new dev.kbackfill.core.version.Version(topic, p, o,
-                                    ts, logTime);
+                                    ts, logTime, c.versionField());
                             if (v.supersedes(newest.get(key))) {
                                 newest.put(key, v);
                                 deleted.put(key, delete);

@@ -157,12 +157,23 @@ final class DeltaSink implements Sink {
                 && !missing.contains(meta.logTime())) {
             missing.add(meta.logTime()); // Delta Kernel cannot add it: --create-table does not help an existing table
         }
+        if (settings.conflictMode() == ConflictMode.NEWER_WINS && settings.versionField().isPresent()
+                && schema.indexOf(meta.version()) < 0 && !missing.contains(meta.version())) {
+            missing.add(meta.version()); // likewise
+        }
         if (!missing.isEmpty()) {
+            List<String> add = new ArrayList<>();
+            if (missing.contains(meta.logTime())) {
+                add.add(meta.logTime() + " TIMESTAMP");
+            }
+            if (missing.contains(meta.version())) {
+                add.add(meta.version() + " " + (versionIsText() ? "STRING" : "BIGINT"));
+            }
             throw new SinkConfigException("the Delta table at " + path + " lacks the column(s) " + String.join(", ", missing)
                     + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
-                    + settings.tombstoneMode().label() + " need" + (missing.contains(meta.logTime())
-                    ? "; add the log time in Spark (ALTER TABLE delta.`" + path + "` ADD COLUMNS (" + meta.logTime()
-                    + " TIMESTAMP)), or use --on-conflict overwrite" : ""));
+                    + settings.tombstoneMode().label() + (settings.versionField().isPresent() ? " / --version-field" : "")
+                    + " need" + (add.isEmpty() ? "" : "; add them in Spark (ALTER TABLE delta.`" + path + "` ADD COLUMNS ("
+                    + String.join(", ", add) + ")), or use --on-conflict overwrite"));
         }
     }
 
@@ -320,6 +331,9 @@ final class DeltaSink implements Sink {
                 .add(meta.partition(), LongType.LONG, true).add(meta.offset(), LongType.LONG, true)
                 .add(meta.timestamp(), TimestampType.TIMESTAMP, true)
                 .add(meta.logTime(), TimestampType.TIMESTAMP, true);
+        if (settings.versionField().isPresent()) {
+            schema = schema.add(meta.version(), versionIsText() ? StringType.STRING : LongType.LONG, true);
+        }
         if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE) {
             schema = schema.add(meta.deleted(), BooleanType.BOOLEAN, true);
         }
@@ -465,11 +479,12 @@ final class DeltaSink implements Sink {
         }
         Ordinals ord = new Ordinals(schema.indexOf(meta.topic()), schema.indexOf(meta.partition()),
                 schema.indexOf(meta.offset()), schema.indexOf(meta.timestamp()), schema.indexOf(meta.logTime()),
-                schema.indexOf(meta.deleted()));
+                schema.indexOf(meta.deleted()), schema.indexOf(meta.version()));
         // candidate files, probed, and where each incoming key currently lives
         Scan scan = snapshot.getScanBuilder().build();
         Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.topic,
-                ord.partition, ord.offset, ord.timestamp, ord.logTime, ord.deleted)).build().getScanState(engine);
+                ord.partition, ord.offset, ord.timestamp, ord.logTime, ord.deleted, ord.version))
+                .build().getScanState(engine);
         // one file per core at a time: probing is most of a small batch's work on a large table
         List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();
         for (Row scanFile : candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
@@ -646,7 +661,14 @@ final class DeltaSink implements Sink {
     }
 
     /** Where the metadata columns sit in the table's rows (-1: the table has no such column). */
-    private record Ordinals(int topic, int partition, int offset, int timestamp, int logTime, int deleted) {
+    private record Ordinals(int topic, int partition, int offset, int timestamp, int logTime, int deleted,
+                            int version) {
+    }
+
+    /** Whether the job's version field is text (a string field), else whole numbers. */
+    private boolean versionIsText() {
+        return settings.versionField().map(f -> f.type() == dev.kbackfill.core.version.VersionField.Type.STRING)
+                .orElse(false);
     }
 
     private enum Verdict { TAKEN, KEPT_OUT, IGNORED }
@@ -672,7 +694,8 @@ final class DeltaSink implements Sink {
                     Object lt = ord.logTime >= 0 ? stored[ord.logTime] : null; // none: a row from before log times
                     Version row = new Version(ord.topic >= 0 ? (String) stored[ord.topic] : null,
                             (int) ((Number) stored[ord.partition]).longValue(), ((Number) stored[ord.offset]).longValue(),
-                            ts, lt == null ? ts : Math.floorDiv(((Number) lt).longValue(), 1000));
+                            ts, lt == null ? ts : Math.floorDiv(((Number) lt).longValue(), 1000),
+                            ord.version >= 0 ? (Comparable<?>) stored[ord.version] : null);
                     held = Version.newer(row, held);
                 }
                 return incoming.supersedes(held) ? Verdict.TAKEN : Verdict.KEPT_OUT;
@@ -694,6 +717,9 @@ final class DeltaSink implements Sink {
         }
         if (ord.logTime >= 0) {
             row[ord.logTime] = c.logTime() * 1000;
+        }
+        if (ord.version >= 0) {
+            row[ord.version] = c.versionField();
         }
     }
 

@@ -140,10 +140,13 @@ final class DeltaTombstones {
             JsonNode root = JSON.readTree(json);
             root.fields().forEachRemaining(e -> {
                 JsonNode v = e.getValue();
-                // [topic, partition, offset, timestamp, log time, recorded at]; older entries have four or five
+                // [topic, partition, offset, timestamp, log time, recorded at, version field]; older entries have
+                // four to six
                 long ts = v.get(3).asLong();
+                JsonNode f = v.size() > 6 ? v.get(6) : null;
+                Comparable<?> field = f == null || f.isNull() ? null : f.isTextual() ? f.asText() : (Comparable<?>) f.asLong();
                 entries.put(e.getKey(), new Entry(new Version(v.get(0).isNull() ? null : v.get(0).asText(),
-                        v.get(1).asInt(), v.get(2).asLong(), ts, v.size() > 4 ? v.get(4).asLong() : ts),
+                        v.get(1).asInt(), v.get(2).asLong(), ts, v.size() > 4 ? v.get(4).asLong() : ts, field),
                         v.size() > 5 ? v.get(5).asLong() : ts));
             });
             return entries;
@@ -163,6 +166,11 @@ final class DeltaTombstones {
                 a.add(v.topic());
             }
             a.add(v.partition()).add(v.offset()).add(v.timestamp()).add(v.logTime()).add(e.recordedAt());
+            if (v.field() instanceof String text) {
+                a.add(text);
+            } else if (v.field() instanceof Long number) {
+                a.add(number);
+            }
         });
         return root.toString();
     }

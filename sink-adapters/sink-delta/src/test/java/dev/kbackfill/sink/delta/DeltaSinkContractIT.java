@@ -30,7 +30,12 @@ class DeltaSinkContractIT extends SinkContract {
     @Override
     protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
         return SinkFactory.forSettings(new SinkSettings("delta:" + table(), "orders", Optional.empty(), Optional.empty(),
-                conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT));
+                conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT).withVersionField(versionField));
+    }
+
+    @Override
+    protected boolean supportsVersionField() {
+        return true;
     }
 
     @Override

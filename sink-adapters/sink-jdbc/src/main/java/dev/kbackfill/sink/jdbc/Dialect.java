@@ -31,6 +31,14 @@ interface Dialect {
     }
 
     /**
+     * A text expression compared by Unicode code point, whatever the column's character set and collation: a string
+     * version field in the newer-wins guard, as {@link dev.kbackfill.core.version.Version#compareFields} compares it.
+     */
+    default String codePointText(String expression) {
+        return exactText(expression);
+    }
+
+    /**
      * What makes a lookup of stored versions a locking read: it waits for another writer's uncommitted change of
      * those rows (a delete by another job into the same table) and reads what that writer committed, so that a
      * batch never decides on a row another transaction is removing. Empty where transactions cannot interleave.

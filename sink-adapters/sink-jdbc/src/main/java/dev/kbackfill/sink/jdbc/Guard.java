@@ -24,8 +24,17 @@ import java.util.Optional;
  * @param offset    the offset column
  * @param timestamp the timestamp column
  * @param logTime   the log time column
+ * @param version   the version field's column, where the job orders by one ({@code --version-field}): compared
+ *                  first, a NULL (none) older than any value, two NULLs equal
+ * @param versionText whether the version column holds text (compared by code point), else whole numbers
  */
-record Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime) {
+record Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime,
+             Optional<String> version, boolean versionText) {
+
+    /** A guard without a version field. */
+    Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime) {
+        this(topic, partition, offset, timestamp, logTime, Optional.empty(), false);
+    }
 
     /** A guard of a table without a topic column. */
     Guard(String partition, String offset, String timestamp, String logTime) {
@@ -33,7 +42,7 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
     }
 
     /** What a parameter of {@link #againstParameters} takes. */
-    enum Parameter { TOPIC, PARTITION, OFFSET, LOG_TIME }
+    enum Parameter { TOPIC, PARTITION, OFFSET, LOG_TIME, VERSION }
 
     /**
      * The guard as SQL, comparing the stored row (columns qualified by {@code stored}, may be empty) with the
@@ -66,14 +75,24 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
                 case PARTITION -> partition;
                 case OFFSET -> offset;
                 case LOG_TIME -> logTime;
+                case VERSION -> version.orElseThrow();
             });
             return p == Parameter.TOPIC && d != null ? d.exactText(expression) : expression;
         };
         String so = s.apply(offset);
         String sp = s.apply(partition);
         String slt = "COALESCE(" + s.apply(logTime) + ", " + s.apply(timestamp) + ")";
-        StringBuilder sql = new StringBuilder("(").append(so).append(" IS NULL OR ")
-                .append(slt).append(" < ").append(in.apply(Parameter.LOG_TIME)).append(" OR (")
+        StringBuilder sql = new StringBuilder("(").append(so).append(" IS NULL OR ");
+        if (version.isPresent()) {
+            // the version field first: none is older than any value, two nones are equal
+            java.util.function.Function<String, String> text = e -> versionText && d != null ? d.codePointText(e) : e;
+            String sv = s.apply(version.get());
+            sql.append("(").append(sv).append(" IS NULL AND ").append(in.apply(Parameter.VERSION)).append(" IS NOT NULL) OR ")
+                    .append(text.apply(sv)).append(" < ").append(text.apply(in.apply(Parameter.VERSION))).append(" OR ((")
+                    .append(text.apply(sv)).append(" = ").append(text.apply(in.apply(Parameter.VERSION))).append(" OR (")
+                    .append(sv).append(" IS NULL AND ").append(in.apply(Parameter.VERSION)).append(" IS NULL)) AND (");
+        }
+        sql.append(slt).append(" < ").append(in.apply(Parameter.LOG_TIME)).append(" OR (")
                 .append(slt).append(" = ").append(in.apply(Parameter.LOG_TIME)).append(" AND (")
                 .append(sp).append(" < ").append(in.apply(Parameter.PARTITION)).append(" OR (")
                 .append(sp).append(" = ").append(in.apply(Parameter.PARTITION)).append(" AND (")
@@ -85,7 +104,11 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
             sql.append(d == null ? storedTopic : d.exactText(storedTopic)).append(" < ")
                     .append(in.apply(Parameter.TOPIC)).append(")");
         }
-        sql.append(")))))");
+        sql.append("))))");
+        if (version.isPresent()) {
+            sql.append("))");
+        }
+        sql.append(")");
         return sql.toString();
     }
 }

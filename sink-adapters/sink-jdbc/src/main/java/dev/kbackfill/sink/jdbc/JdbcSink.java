@@ -181,8 +181,9 @@ public final class JdbcSink implements Sink {
             throw new SinkConfigException("table " + tableName + " lacks the column(s) " + String.join(", ", missing)
                     + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
                     + settings.tombstoneMode().label() + " need; add them (partition and offset BIGINT, timestamp "
-                    + "and log time of the timestamp column's type, deleted BOOLEAN), pass --create-table to let "
-                    + "kbackfill add the log time column, or use --on-conflict overwrite");
+                    + "and log time of the timestamp column's type, deleted BOOLEAN, the --version-field's BIGINT "
+                    + "or text), pass --create-table to let kbackfill add the log time and version columns, or use "
+                    + "--on-conflict overwrite");
         }
         if (table.primaryKey.isEmpty()) {
             throw new SinkConfigException("table " + tableName + " has no primary key: upserts need one on the key columns");
@@ -352,6 +353,7 @@ public final class JdbcSink implements Sink {
                 ledger.read(connection, dialect); // another job writing this table may have created it since
             }
             ensureLedger(batch);
+            ensureLedgerVersionColumn(batch);
             Map<Integer, Long> keptOut = new java.util.TreeMap<>();
             List<Change> upserts = new ArrayList<>();
             List<Change> tombstones = new ArrayList<>();
@@ -452,7 +454,7 @@ public final class JdbcSink implements Sink {
             return new java.util.HashMap<>(); // overwrite-only table: no versions to compare
         }
         return StoredVersions.lookup(connection, dialect, binder, name.quoted(dialect), keys, t.column(meta.topic()),
-                partition.get(), offset.get(), timestamp.get(), t.column(meta.logTime()),
+                partition.get(), offset.get(), timestamp.get(), t.column(meta.logTime()), t.column(meta.version()),
                 liveRows ? t.column(meta.deleted()) : Optional.empty(),
                 liveRows, changes);
     }
@@ -549,6 +551,46 @@ public final class JdbcSink implements Sink {
             }
             useTable(TargetTable.read(connection, tableName).orElseThrow());
             added.forEach(c -> checkedFields.add(c.name()));
+        }
+        ensureVersionColumn(batch);
+    }
+
+    /**
+     * A job that orders versions by a value field ({@code --version-field}) keeps each row's field in the version
+     * column: added under {@code --create-table} (whole numbers, or text for a string field), else required before
+     * anything is written; the ledger of a table gets it as kbackfill's own table.
+     */
+    private void ensureVersionColumn(WriteBatch batch) throws SQLException {
+        Change carrying = batch.changes().stream().filter(c -> c.versionField() != null).findFirst().orElse(null);
+        if (carrying == null || settings.conflictMode() != ConflictMode.NEWER_WINS) {
+            return;
+        }
+        String name = settings.metadata().version();
+        dev.kbackfill.core.record.ColumnType type = carrying.versionField() instanceof String
+                ? dev.kbackfill.core.record.ColumnType.STRING : dev.kbackfill.core.record.ColumnType.LONG;
+        if (table.column(name).isEmpty()) {
+            if (!settings.createTable()) {
+                throw new SinkConfigException("the job orders versions by --version-field, and table " + tableName
+                        + " has no column " + name + " to keep them in: add it (" + dialect.columnType(type, false)
+                        + ", NULL allowed) or pass --create-table, which adds it");
+            }
+            try {
+                TargetTable.addColumns(connection, dialect, tableName, List.of(new Column(name, type, true)));
+                connection.commit();
+            } catch (SQLException e) {
+                rollback(); // another writer of the job added it first: use theirs
+            }
+            useTable(TargetTable.read(connection, tableName).orElseThrow());
+        }
+    }
+
+    /** The ledger's version column, where the job orders by a version field (see {@link #ensureVersionColumn}). */
+    private void ensureLedgerVersionColumn(WriteBatch batch) throws SQLException {
+        Change carrying = batch.changes().stream().filter(c -> c.versionField() != null).findFirst().orElse(null);
+        if (carrying != null) {
+            ledger.ensureColumn(connection, dialect, new Column(settings.metadata().version(),
+                    carrying.versionField() instanceof String ? dev.kbackfill.core.record.ColumnType.STRING
+                            : dev.kbackfill.core.record.ColumnType.LONG, true));
         }
     }
 

@@ -56,6 +56,12 @@ final class MariaDbDialect implements Dialect {
         return "BINARY " + expression;
     }
 
+    /** Both sides in UTF-8 first (a latin1 column's bytes are not a parameter's), then byte order: code points. */
+    @Override
+    public String codePointText(String expression) {
+        return "CONVERT(" + expression + " USING utf8mb4) COLLATE utf8mb4_bin";
+    }
+
     @Override
     public String textType() {
         return "LONGTEXT";
@@ -77,9 +83,9 @@ final class MariaDbDialect implements Dialect {
             return sql.toString();
         }
         List<String> updated = new ArrayList<>(columns.stream().filter(c -> !keys.contains(c)).toList());
-        // the guard's columns last: log time, timestamp, offset, partition, topic
-        for (String c : List.of(guard.logTime(), guard.timestamp(), guard.offset(), guard.partition(),
-                guard.topic().orElse(""))) {
+        // the guard's columns last: version field, log time, timestamp, offset, partition, topic
+        for (String c : List.of(guard.version().orElse(""), guard.logTime(), guard.timestamp(), guard.offset(),
+                guard.partition(), guard.topic().orElse(""))) {
             if (updated.remove(c)) {
                 updated.add(c);
             }

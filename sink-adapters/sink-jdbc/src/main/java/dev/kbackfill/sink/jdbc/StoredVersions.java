@@ -54,7 +54,8 @@ final class StoredVersions {
     static Map<KeyIdentity, Stored> lookup(Connection c, Dialect d, Binder binder, String table,
                                           LinkedHashMap<String, TableColumn> keys, Optional<TableColumn> topic,
                                           TableColumn partition, TableColumn offset, TableColumn timestamp,
-                                          Optional<TableColumn> logTime, Optional<TableColumn> deleted,
+                                          Optional<TableColumn> logTime, Optional<TableColumn> version,
+                                          Optional<TableColumn> deleted,
                                           boolean liveRows, List<Change> changes)
             throws SQLException, Binder.Mismatch {
         Map<KeyIdentity, Stored> found = new HashMap<>();
@@ -69,6 +70,7 @@ final class StoredVersions {
                 .append(", ").append(d.quote(offset.name())).append(", ").append(d.quote(timestamp.name()))
                 .append(", ").append(deleted.map(t -> d.quote(t.name())).orElse("NULL"))
                 .append(", ").append(logTime.map(t -> d.quote(t.name())).orElse("NULL"))
+                .append(", ").append(version.map(t -> d.quote(t.name())).orElse("NULL"))
                 .append(" FROM ").append(table).append(" WHERE ");
         String keyList = keyColumns.size() == 1 ? d.quote(keyColumns.get(0).name())
                 : "(" + Sql.join(keyColumns.stream().map(TableColumn::name).toList(), d::quote) + ")";
@@ -104,8 +106,17 @@ final class StoredVersions {
                         if (lt == Long.MIN_VALUE) {
                             lt = ts;
                         }
+                        Comparable<?> field = null;
+                        if (version.isPresent() && !noVersion) {
+                            if (VersionColumns.isText(version.get())) {
+                                field = rs.getString(col + 6);
+                            } else {
+                                long f = rs.getLong(col + 6);
+                                field = rs.wasNull() ? null : f;
+                            }
+                        }
                         found.put(KeyIdentity.of(key),
-                                new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts, lt), live));
+                                new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts, lt, field), live));
                     }
                 }
             }

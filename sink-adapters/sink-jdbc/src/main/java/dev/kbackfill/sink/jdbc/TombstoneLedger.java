@@ -75,6 +75,19 @@ final class TombstoneLedger {
         }
     }
 
+    /** Adds {@code column} to the ledger where it exists and lacks it (the version field's, kbackfill's own table). */
+    void ensureColumn(Connection c, Dialect d, Column column) throws SQLException {
+        if (table != null && table.column(column.name()).isEmpty()) {
+            try {
+                TargetTable.addColumns(c, d, name, List.of(column));
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback(); // another writer added it first
+            }
+            table = TargetTable.read(c, name).orElseThrow();
+        }
+    }
+
     /**
      * Creates the ledger before its first entry, in a transaction of its own (some databases commit DDL implicitly).
      */

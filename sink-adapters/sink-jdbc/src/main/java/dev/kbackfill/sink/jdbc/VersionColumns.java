@@ -4,6 +4,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.sink.SinkSettings;
@@ -28,7 +29,7 @@ final class VersionColumns {
     List<String> present(TargetTable t) {
         List<String> names = new ArrayList<>();
         for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.logTime(),
-                meta.deleted())) {
+                meta.version(), meta.deleted())) {
             t.column(m).ifPresent(col -> names.add(col.name()));
         }
         return names;
@@ -36,8 +37,15 @@ final class VersionColumns {
 
     /** The newer-wins guard over the columns {@code t} has. */
     Guard guard(TargetTable t) {
+        Optional<TableColumn> version = t.column(meta.version());
         return new Guard(t.column(meta.topic()).map(TableColumn::name), meta.partition(), meta.offset(), meta.timestamp(),
-                meta.logTime());
+                meta.logTime(), version.map(TableColumn::name), version.map(VersionColumns::isText).orElse(false));
+    }
+
+    /** Whether a version column holds text (a string version field), else whole numbers. */
+    static boolean isText(TableColumn c) {
+        return !List.of(java.sql.Types.BIGINT, java.sql.Types.INTEGER, java.sql.Types.NUMERIC, java.sql.Types.DECIMAL,
+                java.sql.Types.SMALLINT).contains(c.jdbcType());
     }
 
     /** One column's value for a change, as COPY text. */
@@ -53,6 +61,8 @@ final class VersionColumns {
             return Binder.copyTimestamp(c.logTime(), col);
         } else if (name.equalsIgnoreCase(meta.topic())) {
             return binder.copyText(batch.topic(), col);
+        } else if (name.equalsIgnoreCase(meta.version())) {
+            return binder.copyText(c.versionField(), col);
         }
         return binder.copyText(deleted, col);
     }
@@ -72,6 +82,8 @@ final class VersionColumns {
                 binder.bindTimestamp(ps, index++, c.logTime(), col);
             } else if (name.equalsIgnoreCase(meta.topic())) {
                 binder.bind(ps, index++, batch.topic(), col);
+            } else if (name.equalsIgnoreCase(meta.version())) {
+                bindVersion(ps, index++, c, col);
             } else {
                 binder.bind(ps, index++, deleted, col);
             }
@@ -88,8 +100,28 @@ final class VersionColumns {
                 case PARTITION -> ps.setLong(index++, c.partition());
                 case OFFSET -> ps.setLong(index++, c.offset());
                 case LOG_TIME -> binder.bindTimestamp(ps, index++, c.logTime(), t.column(meta.logTime()).orElseThrow());
+                case VERSION -> bindVersion(ps, index++, c, t.column(meta.version()).orElseThrow());
             }
         }
         return index;
+    }
+
+    /** A change's version field, typed as its column is (a typed NULL where it has none: the guard tests it). */
+    private static void bindVersion(PreparedStatement ps, int index, Change c, TableColumn col) throws SQLException {
+        Object v = c.versionField();
+        if (isText(col)) {
+            if (v == null) {
+                ps.setNull(index, java.sql.Types.VARCHAR);
+            } else {
+                ps.setString(index, v.toString());
+            }
+        } else if (v == null) {
+            ps.setNull(index, java.sql.Types.BIGINT);
+        } else if (v instanceof Long l) {
+            ps.setLong(index, l);
+        } else {
+            throw new SQLException("version field value '" + v + "' is text, but column " + col.name()
+                    + " holds whole numbers: the table was made for another --version-field type");
+        }
     }
 }

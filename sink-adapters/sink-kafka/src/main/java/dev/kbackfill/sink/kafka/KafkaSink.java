@@ -431,7 +431,7 @@ final class KafkaSink implements Sink {
                     counts[2]++; // insert-only never applies tombstones
                     continue;
                 }
-                if (!allowed(r, batch)) {
+                if (!allowed(c, batch)) {
                     keptOut.merge(r.partition(), 1L, Long::sum);
                     continue;
                 }
@@ -441,6 +441,9 @@ final class KafkaSink implements Sink {
                 headers.add(TargetIndex.SOURCE_OFFSET, Long.toString(r.offset()).getBytes(StandardCharsets.UTF_8));
                 headers.add(TargetIndex.SOURCE_TIMESTAMP, Long.toString(r.timestamp()).getBytes(StandardCharsets.UTF_8));
                 headers.add(TargetIndex.SOURCE_LOG_TIME, Long.toString(r.logTime()).getBytes(StandardCharsets.UTF_8));
+                if (c.versionField() != null) {
+                    headers.add(TargetIndex.SOURCE_VERSION, TargetIndex.versionHeader(c.versionField()));
+                }
                 producer.send(new ProducerRecord<>(topic, null, r.timestamp(), r.key(), r.value(), headers));
                 written.add(c);
                 counts[tombstone ? 1 : 0]++;
@@ -457,7 +460,8 @@ final class KafkaSink implements Sink {
         if (index != null) {
             for (Change c : written) {
                 SourceRecord r = c.source();
-                index.written(r.key(), r.topic(), r.partition(), r.offset(), r.timestamp(), r.logTime(), r.value() == null);
+                index.written(r.key(), r.topic(), r.partition(), r.offset(), r.timestamp(), r.logTime(), r.value() == null,
+                        c.versionField());
             }
             index.flush();
         }
@@ -465,12 +469,13 @@ final class KafkaSink implements Sink {
     }
 
     /** Whether the target takes the record: by the version rule under newer-wins, absent keys under insert-only. */
-    private boolean allowed(SourceRecord r, WriteBatch batch) {
+    private boolean allowed(Change c, WriteBatch batch) {
+        SourceRecord r = c.source();
         return switch (settings.conflictMode()) {
             case OVERWRITE -> true;
             case INSERT_ONLY -> index.absent(r.key());
             case NEWER_WINS -> index.newerWins(r.key(), new Version(r.topic(), r.partition(), r.offset(), r.timestamp(),
-                    r.logTime()));
+                    r.logTime(), c.versionField()));
         };
     }
 

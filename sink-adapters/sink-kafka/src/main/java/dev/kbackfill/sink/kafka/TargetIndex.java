@@ -47,6 +47,26 @@ final class TargetIndex implements AutoCloseable {
     static final String SOURCE_TIMESTAMP = "kbackfill.source.timestamp";
     /** The source record's log time (the version rule's time); absent on records written before it was carried. */
     static final String SOURCE_LOG_TIME = "kbackfill.source.log-time";
+    /** The source record's version field ({@code --version-field}): {@code i:N} for whole numbers, {@code s:TEXT}. */
+    static final String SOURCE_VERSION = "kbackfill.source.version";
+
+    /** A version field's value as its header holds it. */
+    static byte[] versionHeader(Comparable<?> field) {
+        return ((field instanceof String ? "s:" : "i:") + field).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A version field's value from its header, or null (none, or a header that is not one). */
+    static Comparable<?> versionFrom(String header) {
+        if (header == null || header.length() < 2 || header.charAt(1) != ':') {
+            return null;
+        }
+        String v = header.substring(2);
+        try {
+            return header.charAt(0) == 's' ? v : header.charAt(0) == 'i' ? (Comparable<?>) Long.parseLong(v) : null;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
 
     /**
      * @param topic     the source topic (one shared instance per topic), or {@link #FOREIGN}
@@ -55,10 +75,12 @@ final class TargetIndex implements AutoCloseable {
      * @param timestamp the source timestamp, else the record's own
      * @param logTime   the source record's log time, else its timestamp
      * @param deleted   whether the key's last record is a tombstone
+     * @param field     the source record's version field, or null
      */
-    record Stamp(String topic, int partition, long offset, long timestamp, long logTime, boolean deleted) {
+    record Stamp(String topic, int partition, long offset, long timestamp, long logTime, boolean deleted,
+                 Comparable<?> field) {
         Version version() {
-            return new Version(topic, partition, offset, timestamp, logTime);
+            return new Version(topic, partition, offset, timestamp, logTime, field);
         }
     }
 
@@ -118,6 +140,7 @@ final class TargetIndex implements AutoCloseable {
         long offset = -1;
         long ts = timestamp;
         long logTime = timestamp;
+        Comparable<?> field = null;
         String header = text(headers.lastHeader(SOURCE_TOPIC));
         if (header != null) {
             try {
@@ -126,6 +149,7 @@ final class TargetIndex implements AutoCloseable {
                 ts = Long.parseLong(text(headers.lastHeader(SOURCE_TIMESTAMP)));
                 String lt = text(headers.lastHeader(SOURCE_LOG_TIME));
                 logTime = lt == null ? ts : Long.parseLong(lt);
+                field = versionFrom(text(headers.lastHeader(SOURCE_VERSION)));
                 origin = topic(header);
             } catch (NumberFormatException | NullPointerException e) {
                 origin = FOREIGN;
@@ -133,9 +157,10 @@ final class TargetIndex implements AutoCloseable {
                 offset = -1;
                 ts = timestamp;
                 logTime = timestamp;
+                field = null;
             }
         }
-        put(key, new Stamp(origin, partition, offset, ts, logTime, tombstone));
+        put(key, new Stamp(origin, partition, offset, ts, logTime, tombstone, field));
     }
 
     /** Ends a poll's worth of {@link #add} calls: on disk, they are written as one batch. */
@@ -168,7 +193,13 @@ final class TargetIndex implements AutoCloseable {
      */
     void written(byte[] key, String topic, int partition, long offset, long timestamp, long logTime,
                  boolean tombstone) {
-        put(key, new Stamp(topic(topic), partition, offset, timestamp, logTime, tombstone));
+        written(key, topic, partition, offset, timestamp, logTime, tombstone, null);
+    }
+
+    /** {@link #written}, with the source record's version field ({@code --version-field}). */
+    void written(byte[] key, String topic, int partition, long offset, long timestamp, long logTime,
+                 boolean tombstone, Comparable<?> field) {
+        put(key, new Stamp(topic(topic), partition, offset, timestamp, logTime, tombstone, field));
     }
 
     /** The shared instance of a topic name. */
@@ -239,14 +270,40 @@ final class TargetIndex implements AutoCloseable {
         stamps.clear();
     }
 
+    /** The fixed part, then the version field: nothing (none), 8 bytes (a whole number), or UTF-8 text to the end. */
     private byte[] encode(Stamp s) {
-        return ByteBuffer.allocate(ENCODED).putInt(number(s.topic())).putInt(s.partition()).putLong(s.offset())
-                .putLong(s.timestamp()).putLong(s.logTime()).put((byte) (s.deleted() ? 1 : 0)).array();
+        byte[] text = s.field() instanceof String t ? t.getBytes(StandardCharsets.UTF_8) : null;
+        int extra = s.field() == null ? 0 : 1 + (text != null ? text.length : 8);
+        ByteBuffer b = ByteBuffer.allocate(ENCODED + extra).putInt(number(s.topic())).putInt(s.partition())
+                .putLong(s.offset()).putLong(s.timestamp()).putLong(s.logTime()).put((byte) (s.deleted() ? 1 : 0));
+        if (text != null) {
+            b.put((byte) 's').put(text);
+        } else if (s.field() != null) {
+            b.put((byte) 'i').putLong((Long) s.field());
+        }
+        return b.array();
     }
 
     private Stamp decode(byte[] value) {
         ByteBuffer b = ByteBuffer.wrap(value);
-        return new Stamp(topicList.get(b.getInt()), b.getInt(), b.getLong(), b.getLong(), b.getLong(), b.get() == 1);
+        String topic = topicList.get(b.getInt());
+        int partition = b.getInt();
+        long offset = b.getLong();
+        long timestamp = b.getLong();
+        long logTime = b.getLong();
+        boolean deleted = b.get() == 1;
+        Comparable<?> field = null;
+        if (b.hasRemaining()) {
+            byte type = b.get();
+            if (type == 'i') {
+                field = b.getLong();
+            } else {
+                byte[] text = new byte[b.remaining()];
+                b.get(text);
+                field = new String(text, StandardCharsets.UTF_8);
+            }
+        }
+        return new Stamp(topic, partition, offset, timestamp, logTime, deleted, field);
     }
 
     private SinkException failure(String what, RocksDBException e) {

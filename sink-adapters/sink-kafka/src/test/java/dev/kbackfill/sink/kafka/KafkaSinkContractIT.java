@@ -66,6 +66,11 @@ class KafkaSinkContractIT extends SinkContract {
     }
 
     @Override
+    protected boolean supportsVersionField() {
+        return true;
+    }
+
+    @Override
     protected boolean softDeletes() {
         return false;
     }

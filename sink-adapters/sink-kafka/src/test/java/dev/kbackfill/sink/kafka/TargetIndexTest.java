@@ -57,14 +57,32 @@ class TargetIndexTest {
                 memory.written(key(k), "orders", 1, 5_000 + k, 9_000, 9_500, k % 7 == 0);
                 spilled.written(key(k), "orders", 1, 5_000 + k, 9_000, 9_500, k % 7 == 0);
             }
+            // and version fields (--version-field), whole numbers and text, kept on disk as in memory
+            for (int k = 200; k < 400; k++) {
+                Comparable<?> field = k % 3 == 0 ? null : k % 3 == 1 ? (Comparable<?>) (long) (k % 5) : "v\u00e9" + (k % 4);
+                memory.written(key(k), "orders", 1, 5_000 + k, 9_000, 9_500, k % 7 == 0, field);
+                spilled.written(key(k), "orders", 1, 5_000 + k, 9_000, 9_500, k % 7 == 0, field);
+            }
             assertThat(spilled.records()).isEqualTo(memory.records()).isEqualTo(3_000);
             for (int k = 0; k < 1_100; k++) {
-                Version incoming = new Version("orders", random.nextInt(3), random.nextInt(3_000), random.nextInt(4_000));
+                int f = random.nextInt(4);
+                Comparable<?> field = f == 0 ? null : f == 1 ? (Comparable<?>) (long) random.nextInt(5) : "v\u00e9" + random.nextInt(4);
+                long ts = random.nextInt(4_000);
+                Version incoming = new Version("orders", random.nextInt(3), random.nextInt(3_000), ts, ts, field);
                 assertThat(spilled.newerWins(key(k), incoming)).as("key " + k + " " + incoming)
                         .isEqualTo(memory.newerWins(key(k), incoming));
                 assertThat(spilled.absent(key(k))).as("key " + k).isEqualTo(memory.absent(key(k)));
             }
         }
+    }
+
+    @Test
+    void aVersionFieldSurvivesItsHeader() {
+        assertThat(TargetIndex.versionFrom(new String(TargetIndex.versionHeader(42L), StandardCharsets.UTF_8))).isEqualTo(42L);
+        assertThat(TargetIndex.versionFrom(new String(TargetIndex.versionHeader("a:b\u00e9"), StandardCharsets.UTF_8)))
+                .isEqualTo("a:b\u00e9");
+        assertThat(TargetIndex.versionFrom(null)).isNull();
+        assertThat(TargetIndex.versionFrom("i:x")).isNull();
     }
 
     @Test
