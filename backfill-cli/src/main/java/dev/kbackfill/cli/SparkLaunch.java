@@ -64,10 +64,6 @@ public final class SparkLaunch {
                     + "insert-only consult an index of the whole target topic, which every per-partition task would "
                     + "have to build; run them with --engine local");
         }
-        if (job.decoding().versionField().isPresent()) {
-            throw new RequestException("--version-field is not supported with --engine spark yet: run it with "
-                    + "--engine local");
-        }
         if (!job.limits().isNone()) {
             throw new RequestException("--max-records, --max-duration and the rate limits are not supported with "
                     + "--engine spark yet: cap a Spark run with --spark-wave-partitions and your cluster's resources, "

@@ -193,15 +193,11 @@ class VersionFieldIT {
         assertThat(mine.exitCode()).as(mine.out() + mine.err()).isEqualTo(2);
         assertThat(mine.err()).contains("lacks the column(s) kafka_version");
         assertThat(Orders.table(url, "mine")).isEmpty();
-        // a topic sink copies bytes unless told: the field needs a decoded value; the Spark engine does not order
-        // by a field yet
+        // a topic sink copies bytes unless told: the field needs a decoded value
         CliRun bytes = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink",
                 "kafka:vf-poison-out", "--create-topic", "--version-field", "source.lsn");
         assertThat(bytes.exitCode()).as(bytes.out() + bytes.err()).isEqualTo(2);
         assertThat(bytes.err()).contains("needs --value-format json or avro");
-        CliRun spark = CliRun.run(kafka, concat(request, "--version-field", "source.lsn", "--engine", "spark"));
-        assertThat(spark.exitCode()).as(spark.out() + spark.err()).isEqualTo(2);
-        assertThat(spark.err()).contains("--version-field is not supported with --engine spark");
         CliRun bad = CliRun.run(kafka, concat(request, "--version-field", "lsn:float"));
         assertThat(bad.exitCode()).isEqualTo(2);
         assertThat(bad.err()).contains("invalid --version-field 'lsn:float'");

@@ -192,9 +192,11 @@ final class DeltaWaves {
         final long logTime;
         final boolean tombstone;
         final Row row;
+        /** The version field's value ({@code --version-field}: a Long or a String), or null. */
+        final Comparable<?> field;
 
         Entry(String key, String topic, int partition, long offset, long timestamp, long logTime, boolean tombstone,
-              Row row) {
+              Row row, Comparable<?> field) {
             this.key = key;
             this.topic = topic;
             this.partition = partition;
@@ -203,21 +205,23 @@ final class DeltaWaves {
             this.logTime = logTime;
             this.tombstone = tombstone;
             this.row = row;
+            this.field = field;
         }
 
         Version version() {
-            return new Version(topic, partition, offset, timestamp, logTime);
+            return new Version(topic, partition, offset, timestamp, logTime, field);
         }
     }
 
     /** A ledger entry as executors get it. */
-    record Deleted(String topic, int partition, long offset, long timestamp, long logTime) implements Serializable {
+    record Deleted(String topic, int partition, long offset, long timestamp, long logTime, Serializable field)
+            implements Serializable {
         static Deleted of(Version v) {
-            return new Deleted(v.topic(), v.partition(), v.offset(), v.timestamp(), v.logTime());
+            return new Deleted(v.topic(), v.partition(), v.offset(), v.timestamp(), v.logTime(), (Serializable) v.field());
         }
 
         Version version() {
-            return new Version(topic, partition, offset, timestamp, logTime);
+            return new Version(topic, partition, offset, timestamp, logTime, (Comparable<?>) field);
         }
     }
 
@@ -425,8 +429,11 @@ final class DeltaWaves {
             ConflictMode conflict = sinkSettings.conflictMode();
             TombstoneMode tombstones = sinkSettings.tombstoneMode();
             boolean topicColumn = has(table, meta.topic());
+            boolean versionColumn = has(table, meta.version());
+            boolean versionText = versionColumn
+                    && table.apply(meta.version()).dataType() == org.apache.spark.sql.types.DataTypes.StringType;
             String guard = conflict == ConflictMode.NEWER_WINS
-                    ? " AND " + GuardSql.sparkSql(meta, topicColumn, "t.", "s.") : "";
+                    ? " AND " + GuardSql.sparkSql(meta, topicColumn, versionColumn, versionText, "t.", "s.") : "";
             String on = keys.stream().map(k -> "t." + q(k) + " = s." + q(k)).collect(Collectors.joining(" AND "));
             List<String> columns = List.of(table.fieldNames());
             String set = columns.stream().filter(c -> !keys.contains(c)).map(c -> "t." + q(c) + " = s." + q(c))
@@ -442,7 +449,8 @@ final class DeltaWaves {
             }
             if (tombstones == TombstoneMode.SOFT_DELETE) {
                 List<String> marks = new ArrayList<>(List.of(meta.deleted()));
-                for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.logTime())) {
+                for (String m : List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.logTime(),
+                        meta.version())) {
                     if (has(table, m)) {
                         marks.add(m);
                     }
@@ -525,8 +533,15 @@ final class DeltaWaves {
         final byte[] value;
         final String[] headerKeys;
         final byte[][] headerValues;
+        /** The version field's value ({@code --version-field}; a tombstone's from its partition's clock), or null. */
+        final Comparable<?> field;
 
         Raw(SourceRecord r) {
+            this(r, null);
+        }
+
+        Raw(SourceRecord r, Comparable<?> field) {
+            this.field = field;
             this.topic = r.topic();
             this.partition = r.partition();
             this.offset = r.offset();
@@ -553,7 +568,7 @@ final class DeltaWaves {
         }
 
         Version version() {
-            return new Version(topic, partition, offset, timestamp, logTime);
+            return new Version(topic, partition, offset, timestamp, logTime, field);
         }
 
         /** The newer of two records of a key, by the one version rule. */
@@ -577,6 +592,9 @@ final class DeltaWaves {
         private final Shapes.Filters filters;
         private final Counters counters;
         private final dev.kbackfill.core.version.LogClock clock;
+        /** The version field's clock for tombstones (records arrive in offset order per partition), or null. */
+        private dev.kbackfill.core.version.FieldClock fields;
+        private dev.kbackfill.core.read.FieldSeeds seeds;
         private Tuple2<String, Raw> next;
         private boolean done;
 
@@ -588,7 +606,13 @@ final class DeltaWaves {
             this.rows = rows;
             this.decoder = args.decoder();
             this.rejects = args.rejects();
-            this.lazy = decoder.keyedByRecordKey() && rejects.failsTheRun();
+            // every record's version field takes part in the reduction: values are decoded first where there is one
+            this.lazy = decoder.keyedByRecordKey() && decoder.versionField().isEmpty() && rejects.failsTheRun();
+            if (decoder.versionField().isPresent()) {
+                this.seeds = new dev.kbackfill.core.read.FieldSeeds(args.kafkaConfig(),
+                        args.request().isolationLevel(), args.request().topic(), decoder);
+                this.fields = new dev.kbackfill.core.version.FieldClock(seeds);
+            }
             this.filters = filters;
             this.counters = counters;
         }
@@ -600,6 +624,9 @@ final class DeltaWaves {
                     done = true;
                     rejects.flush(); // dead letters are durable before the wave commits
                     rejects.close();
+                    if (seeds != null) {
+                        seeds.close();
+                    }
                     break;
                 }
                 SourceRecord raw = KafkaRanges.record(rows.next());
@@ -609,11 +636,22 @@ final class DeltaWaves {
                 counters.bytes.add((r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length));
                 if (filters.filters(r)) {
                     counters.filtered.get(r.partition()).add(1);
+                    if (fields != null && r.value() != null) {
+                        try {
+                            fields.stamp(decoder.decode(r)); // the field belongs to the log: filtered records move it
+                        } catch (DecodeException e) {
+                            // a poison record carries no field
+                        }
+                    }
                     continue;
                 }
                 try {
                     Change c = lazy ? decoder.decodeKey(r) : decoder.decode(r);
-                    next = new Tuple2<>(dev.kbackfill.core.record.KeyIdentity.of(c.key()).text(), new Raw(r));
+                    if (fields != null) {
+                        c = fields.stamp(c);
+                    }
+                    next = new Tuple2<>(dev.kbackfill.core.record.KeyIdentity.of(c.key()).text(),
+                            new Raw(r, c.versionField()));
                     counters.changes.get(r.partition()).add(1);
                 } catch (DecodeException e) {
                     rejects.reject(r, e); // throws when poison records fail the run
@@ -694,9 +732,10 @@ final class DeltaWaves {
                     rejects.close();
                     break;
                 }
-                SourceRecord r = raws.next().record();
+                Raw raw = raws.next();
+                SourceRecord r = raw.record();
                 try {
-                    next = entry(decoder.decode(r), r);
+                    next = entry(decoder.decode(r), r, raw.field);
                 } catch (DecodeException | IllegalArgumentException e) {
                     RuntimeException why = e instanceof DecodeException ? e : new IllegalArgumentException(
                             "the Delta table at " + path + " cannot hold " + r.coordinates() + ": " + e.getMessage(), e);
@@ -716,7 +755,7 @@ final class DeltaWaves {
             return n;
         }
 
-        private Entry entry(Change c, SourceRecord r) {
+        private Entry entry(Change c, SourceRecord r, Comparable<?> field) {
             Object[] values = new Object[table.size() + 1];
             List<Object> physicalKey = new ArrayList<>(keys.size());
             for (String k : keys) {
@@ -763,10 +802,11 @@ final class DeltaWaves {
             set(values, meta.offset(), r.offset());
             set(values, meta.timestamp(), Instant.ofEpochMilli(r.timestamp()));
             set(values, meta.logTime(), Instant.ofEpochMilli(r.logTime()));
+            set(values, meta.version(), field);
             values[table.size()] = c.isTombstone();
             String key = DeltaEngineSupport.keyText(physicalKey);
             return new Entry(key, r.topic(), r.partition(), r.offset(), r.timestamp(), r.logTime(), c.isTombstone(),
-                    RowFactory.create(values));
+                    RowFactory.create(values), field);
         }
 
         private int index(String column) {

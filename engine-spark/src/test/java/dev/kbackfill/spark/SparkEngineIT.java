@@ -270,6 +270,63 @@ class SparkEngineIT {
     }
 
     /**
+     * {@code --version-field} on Spark: a re-partitioned CDC topic whose log order disagrees with its LSNs, with
+     * Debezium-style deletes (a delete event, then its tombstone), ends in each key's highest LSN on Delta (the
+     * range's tail on Spark first, its head on one machine after) and on PostgreSQL (the whole on Spark).
+     */
+    @Test
+    void aVersionFieldOrdersACdcTopicOnSparkAsOnOneMachine() throws Exception {
+        String topic = "spark-cdc";
+        kafka.createTopic(topic, 3, Map.of("retention.ms", "-1"));
+        Random random = new Random(17);
+        List<Object[]> history = new ArrayList<>(); // key, status (null: a delete), lsn
+        Map<String, String> expected = new TreeMap<>();
+        for (long lsn = 1; lsn <= 120; lsn++) {
+            String key = "k" + random.nextInt(10);
+            String status = random.nextInt(6) == 0 ? null : "s" + lsn;
+            history.add(new Object[] {key, status, lsn});
+            if (status == null) {
+                expected.remove(key);
+            } else {
+                expected.put(key, status);
+            }
+        }
+        for (int from = 0; from < history.size(); from += 10) {
+            java.util.Collections.shuffle(history.subList(from, Math.min(history.size(), from + 10)), random);
+        }
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            long t = T0.plusSeconds(60).toEpochMilli();
+            for (Object[] h : history) {
+                int partition = random.nextInt(3);
+                byte[] key = ((String) h[0]).getBytes(StandardCharsets.UTF_8);
+                String status = h[1] == null ? "deleted" : (String) h[1];
+                producer.send(new ProducerRecord<>(topic, partition, t++, key, ("{\"status\":\"" + status
+                        + "\",\"source\":{\"lsn\":" + h[2] + "}}").getBytes(StandardCharsets.UTF_8)));
+                if (h[1] == null) {
+                    producer.send(new ProducerRecord<>(topic, partition, t++, key, (byte[]) null));
+                }
+            }
+        }
+        Path table = dir.resolve("cdc");
+        String[] field = {"--topic", topic, "--create-table", "--version-field", "source.lsn", "--sink", "delta:" + table};
+        SparkCli tail = SparkCli.onSpark(kafka, List.of(), concat(field, "--from", "offset:15", "--to", "latest",
+                "--job", "cdc-tail"));
+        assertThat(tail.exitCode()).as(tail.toString()).isZero();
+        SparkCli head = SparkCli.run(kafka, concat(field, "--from", "earliest", "--to", "offset:15", "--job", "cdc-head"));
+        assertThat(head.exitCode()).as(head.toString()).isZero();
+        Map<String, String> lake = new TreeMap<>();
+        deltaRows(table).forEach((k, r) -> lake.put(k, String.valueOf(r.get("status"))));
+        assertThat(lake).isEqualTo(expected);
+        String url = SharedPostgres.newDatabase("spark_cdc");
+        SparkCli pg = SparkCli.onSpark(kafka, List.of(), "--topic", topic, "--from", "earliest", "--to", "latest",
+                "--create-table", "--version-field", "source.lsn", "--sink", url, "--table", "cdc", "--job", "cdc-pg");
+        assertThat(pg.exitCode()).as(pg.toString()).isZero();
+        assertThat(sqlRows(url, "cdc")).isEqualTo(expected);
+    }
+
+    /**
      * The launch runs the job protocol and holds the job's lock for as long as Spark runs: another run of the job
      * (here on the single-machine engine) is a job conflict meanwhile, not a second writer.
      */

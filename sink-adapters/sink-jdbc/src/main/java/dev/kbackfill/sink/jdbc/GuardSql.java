@@ -26,8 +26,20 @@ public final class GuardSql {
      * @param incoming    the incoming side's qualifier, e.g. {@code s.}
      */
     public static String sparkSql(SinkSettings.MetadataColumns meta, boolean topicColumn, String stored, String incoming) {
+        return sparkSql(meta, topicColumn, false, false, stored, incoming);
+    }
+
+    /**
+     * The condition, with the version field's column first where the table has one ({@code --version-field}).
+     *
+     * @param versionColumn whether the stored table has the version column
+     * @param versionText   whether it holds text (Spark compares strings by their UTF-8 bytes: by code point)
+     */
+    public static String sparkSql(SinkSettings.MetadataColumns meta, boolean topicColumn, boolean versionColumn,
+                                  boolean versionText, String stored, String incoming) {
         Guard guard = new Guard(topicColumn ? Optional.of(meta.topic()) : Optional.empty(), meta.partition(),
-                meta.offset(), meta.timestamp(), meta.logTime());
+                meta.offset(), meta.timestamp(), meta.logTime(),
+                versionColumn ? Optional.of(meta.version()) : Optional.empty(), versionText);
         return guard.sql(SPARK, stored, incoming + "%s");
     }
 
