@@ -5,6 +5,7 @@ import java.io.PrintWriter;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
+import dev.kbackfill.resolver.RequestException;
 import dev.kbackfill.sink.delta.DeltaCompaction;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -33,7 +34,8 @@ final class CompactCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--sink", required = true, paramLabel = "delta:PATH", description = "The Delta table.")
+    @Option(names = "--sink", required = true, paramLabel = "URL", description = "The Delta table (delta:PATH) to "
+            + "compact or prune, or a database (jdbc:...) whose --table's tombstone ledger to prune.")
     String sink;
 
     @Option(names = "--forget-deletes-before", paramLabel = "TIME",
@@ -103,8 +105,12 @@ final class CompactCommand implements Callable<Integer> {
     }
 
     private java.time.Instant forgetTime() {
-        dev.kbackfill.resolver.Bound b = dev.kbackfill.resolver.BoundParser.parse("--forget-deletes-before",
-                forgetBefore, java.time.ZoneOffset.UTC);
+        dev.kbackfill.resolver.Bound b;
+        try {
+            b = dev.kbackfill.resolver.BoundParser.parse("--forget-deletes-before", forgetBefore, java.time.ZoneOffset.UTC);
+        } catch (RequestException e) {
+            b = null; // the parser lists offset forms too; a time is wanted here
+        }
         if (b instanceof dev.kbackfill.resolver.Bound.AtTime t) {
             return t.instant();
         }

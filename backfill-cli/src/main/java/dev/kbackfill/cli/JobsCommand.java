@@ -16,8 +16,9 @@ import picocli.CommandLine.Option;
 
 /** {@code kbackfill jobs}: the jobs a sink holds state for, a line each. */
 @Command(name = "jobs", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
-        description = "List the jobs whose state a sink holds: run, progress and what each is bound to. The Spark "
-                + "engine's per-partition sub-jobs (JOB/pN@PLAN) are left out unless --all.",
+        description = "List the jobs whose state a sink holds: run and progress ('kbackfill status --job NAME' shows "
+                + "what one is bound to). The Spark engine's per-partition sub-jobs (JOB/pN@RUN) are left out unless "
+                + "--all.",
         customSynopsis = "kbackfill jobs --sink URL [OPTIONS]",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:listed", "1:the sink cannot be read",
                 "2:bad input"},

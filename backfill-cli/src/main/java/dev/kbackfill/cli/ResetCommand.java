@@ -17,8 +17,8 @@ import picocli.CommandLine.Option;
                 + "Rows already written stay. Needs --yes.",
         customSynopsis = "kbackfill reset --job NAME --sink URL --yes [OPTIONS]",
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:forgotten (or there was nothing to forget)", "1:the sink failed",
-                "2:bad input, or --yes missing", "3:the job is running"},
+        exitCodeList = {"0:forgotten", "1:the sink failed",
+                "2:bad input, --yes missing, or no such job in the sink", "3:the job is running"},
         footerHeading = "%nExamples:%n",
         footer = {"  kbackfill reset --job orders-hourly --sink jdbc:postgresql://db.internal/app \\",
                 "      --yes"})

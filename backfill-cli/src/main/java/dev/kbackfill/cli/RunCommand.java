@@ -94,12 +94,14 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--key-format", paramLabel = "FORMAT", defaultValue = "string",
             completionCandidates = Candidates.Formats.class,
-            description = "bytes, string (default) or json: a JSON object key gives one key column per field.")
+            description = "bytes, string (default), json or avro (Confluent-framed, with --schema-registry-url): an "
+                    + "object key gives one key column per field.")
     String keyFormat;
 
     @Option(names = "--value-format", paramLabel = "FORMAT", defaultValue = "json",
             completionCandidates = Candidates.Formats.class,
-            description = "bytes, string or json (default): a JSON object gives one column per top-level field.")
+            description = "bytes, string, json (default) or avro (Confluent-framed, with --schema-registry-url): an "
+                    + "object gives one column per top-level field.")
     String valueFormat;
 
     @Option(names = "--key-column", paramLabel = "NAME", defaultValue = "kafka_key",
@@ -117,7 +119,7 @@ final class RunCommand implements Callable<Integer> {
             description = "Order a key's versions by this value field first (a CDC topic's source.lsn or ts_ms, an "
                     + "updated_at), then by the log as always; TYPE integer (default), timestamp or string; dots "
                     + "reach into nested objects. A record without it is a poison record; a tombstone takes the field "
-                    + "of the nearest record before it in its partition. Not on --engine spark yet.")
+                    + "of the nearest record before it in its partition.")
     String versionField;
 
     @Option(names = "--schema-registry-url", paramLabel = "URL",
@@ -139,13 +141,13 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--on-error", paramLabel = "POLICY", defaultValue = "fail",
             completionCandidates = Candidates.OnError.class,
-            description = "A record that cannot be decoded: fail (default: stop, naming its partition and offset) or "
-                    + "skip (count it as rejected).")
+            description = "A record that cannot be decoded, or that the sink refuses (a value its column cannot hold): "
+                    + "fail (default: stop, naming its partition and offset) or skip (count it as rejected).")
     String onError;
 
     @Option(names = "--dead-letter", paramLabel = "FILE|topic:NAME",
-            description = "Keep records that cannot be decoded, raw, with their coordinates and the error: appended to a "
-                    + "JSON-lines FILE, or produced to a topic.")
+            description = "Keep records that cannot be decoded or that the sink refuses, raw, with their coordinates "
+                    + "and the error: appended to a JSON-lines FILE (created at the first), or produced to a topic.")
     String deadLetter;
 
     @Option(names = "--batch-size", paramLabel = "N",
@@ -199,8 +201,8 @@ final class RunCommand implements Callable<Integer> {
 
     private RunReport report;
 
-    @Option(names = "--progress", paramLabel = "MODE", defaultValue = "auto",
-            description = "auto (a live line on a terminal, else plain), plain, json or none.")
+    @Option(names = "--progress", paramLabel = "PROGRESS", defaultValue = "auto",
+            description = "auto (bar on a terminal, else plain), bar (a live line), plain, json or none.")
     RunProgress.Mode progress;
 
     @Override
@@ -219,6 +221,9 @@ final class RunCommand implements Callable<Integer> {
         report = new RunReport(reportFile == null ? null : reportFile.toAbsolutePath(),
                 metricsFile == null && metricsOtlp == null ? null
                         : new RunMetrics(metricsFile == null ? null : metricsFile.toAbsolutePath(), metricsOtlp));
+        if (job != null) {
+            report.job(job); // named in the report and the metrics even when the run is refused before it starts
+        }
         PrintWriter err = spec.commandLine().getErr();
         try {
             int code = runJob();

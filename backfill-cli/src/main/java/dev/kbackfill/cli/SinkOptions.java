@@ -30,14 +30,14 @@ final class SinkOptions {
             description = "Database user (or in the URL). The password comes from $" + PASSWORD_ENV + " or the URL.")
     String user;
 
-    @Option(names = "--on-conflict", paramLabel = "MODE", defaultValue = "newer-wins",
+    @Option(names = "--on-conflict", paramLabel = "CONFLICT", defaultValue = "newer-wins",
             completionCandidates = Candidates.Conflict.class,
             description = "newer-wins (default: never replace a row, or undo a delete, of a newer version: the same "
                     + "partition's higher offset, else the later timestamp), overwrite, insert-only (only keys the target "
                     + "has no row for).")
     String onConflict;
 
-    @Option(names = "--on-tombstone", paramLabel = "MODE", defaultValue = "delete",
+    @Option(names = "--on-tombstone", paramLabel = "TOMBSTONE", defaultValue = "delete",
             completionCandidates = Candidates.Tombstone.class,
             description = "delete (default), soft-delete (keep the row marked kafka_deleted), ignore.")
     String onTombstone;
@@ -94,9 +94,26 @@ final class SinkOptions {
             throw new dev.kbackfill.resolver.RequestException("invalid --delta-table-property '"
                     + properties.keySet().iterator().next() + "': table properties are for --sink delta:PATH only");
         }
+        if (!isKafka()) {
+            // options of a topic sink are refused elsewhere rather than ignored (--create-topic is not --create-table)
+            for (Object[] o : new Object[][] {{"--sink-bootstrap-server", sinkBootstrap},
+                    {"--sink-command-config", sinkCommandConfig}, {"--create-topic", createTopic ? "" : null}}) {
+                if (o[1] != null) {
+                    throw new dev.kbackfill.resolver.RequestException(o[0] + " is for --sink kafka:TOPIC only, not "
+                            + scheme(url()) + (o[0].equals("--create-topic")
+                            ? " (to create a table, pass --create-table)" : ""));
+                }
+            }
+        }
         return new JobDefinition.Target(url(), tableName, Optional.ofNullable(user), ConflictMode.parse(onConflict),
                 TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(), ignoreUnknownFields,
                 Optional.ofNullable(sinkCommandConfig).map(java.nio.file.Path::toAbsolutePath), client, properties);
+    }
+
+    /** The scheme part of a sink URL, for messages: {@code jdbc:postgresql:}, {@code delta:}. */
+    private static String scheme(String url) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(jdbc:[a-z0-9]+:|[a-z]+:)").matcher(url);
+        return m.find() ? m.group(1) : url;
     }
 
     static String tableFor(String topic) {

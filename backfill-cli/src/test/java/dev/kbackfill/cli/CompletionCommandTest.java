@@ -26,6 +26,32 @@ class CompletionCommandTest {
         assertThat(out).contains("_complete_kbackfill kbackfill");
     }
 
+    /**
+     * The script keeps each option's values in a variable named by the option's label: two options of a command
+     * under one label would complete with the last one's values (--on-conflict offered --progress's).
+     */
+    @Test
+    void everyOptionOfACommandCompletesItsOwnValues() {
+        String script = CliRun.of("completion", "bash").out();
+        java.util.regex.Pattern line = java.util.regex.Pattern.compile("local (\\w+)_option_args=\\((.*)\\) # (--\\S+) values");
+        java.util.Map<String, String> inFunction = new java.util.HashMap<>();
+        int checked = 0;
+        for (String l : script.lines().toList()) {
+            if (l.startsWith("function ")) {
+                inFunction.clear();
+            }
+            java.util.regex.Matcher m = line.matcher(l.strip());
+            if (m.matches()) {
+                String before = inFunction.put(m.group(1), m.group(2));
+                assertThat(before == null || before.equals(m.group(2))).as("%s shares the label %s with another "
+                        + "option of other values", m.group(3), m.group(1)).isTrue();
+                checked++;
+            }
+        }
+        assertThat(checked).isGreaterThan(5);
+        assertThat(script).contains("(\"newer-wins\" \"overwrite\" \"insert-only\") # --on-conflict values");
+    }
+
     @Test
     void anUnknownShellIsBadInput() {
         CliRun run = CliRun.of("completion", "fish");

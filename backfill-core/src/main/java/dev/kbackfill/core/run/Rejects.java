@@ -110,21 +110,27 @@ public interface Rejects extends AutoCloseable {
         }
     }
 
-    /** The dead-letter file. */
+    /** The dead-letter file, created (or opened for appending) at the first dead letter: a run without one leaves none. */
     final class FileDeadLetters implements Rejects {
         private static final ObjectMapper JSON = new ObjectMapper();
         private final Path file;
-        private final FileChannel channel;
+        private FileChannel channel;
         private boolean dirty;
 
         FileDeadLetters(Path file) {
             this.file = file;
-            try {
-                channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                        StandardOpenOption.APPEND);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot open the dead-letter file " + file, e);
+        }
+
+        private FileChannel channel() {
+            if (channel == null) {
+                try {
+                    channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                            StandardOpenOption.APPEND);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot open the dead-letter file " + file, e);
+                }
             }
+            return channel;
         }
 
         @Override
@@ -143,7 +149,7 @@ public interface Rejects extends AutoCloseable {
             }
             line.put("error", error.getMessage());
             try {
-                channel.write(java.nio.ByteBuffer.wrap((JSON.writeValueAsString(line) + "\n")
+                channel().write(java.nio.ByteBuffer.wrap((JSON.writeValueAsString(line) + "\n")
                         .getBytes(StandardCharsets.UTF_8)));
                 dirty = true;
             } catch (IOException e) {
@@ -172,7 +178,9 @@ public interface Rejects extends AutoCloseable {
         public void close() {
             try {
                 flush();
-                channel.close();
+                if (channel != null) {
+                    channel.close();
+                }
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }

@@ -33,7 +33,12 @@ public record RunLimits(long maxRecords, Duration maxDuration, long recordsPerSe
     /** Whether a run that read {@code records} records in {@code elapsedNanos} must stop after its current batch. */
     boolean reached(long records, long elapsedNanos) {
         return (maxRecords > 0 && records >= maxRecords)
-                || (!maxDuration.isZero() && elapsedNanos >= maxDuration.toNanos());
+                || (!maxDuration.isZero() && elapsedNanos >= nanos(maxDuration));
+    }
+
+    /** A duration in nanoseconds, saturated: {@code --max-duration 999999999h} is simply no limit in practice. */
+    private static long nanos(Duration d) {
+        return d.compareTo(Duration.ofNanos(Long.MAX_VALUE)) >= 0 ? Long.MAX_VALUE : d.toNanos();
     }
 
     /**
@@ -44,6 +49,7 @@ public record RunLimits(long maxRecords, Duration maxDuration, long recordsPerSe
     RunLimits remaining(long records, long elapsedNanos) {
         long records0 = maxRecords == 0 ? 0 : Math.max(1, maxRecords - records);
         Duration left = maxDuration.isZero() ? Duration.ZERO
+                : nanos(maxDuration) == Long.MAX_VALUE ? maxDuration
                 : Duration.ofNanos(Math.max(1_000_000, maxDuration.toNanos() - elapsedNanos));
         return new RunLimits(records0, left, recordsPerSecond, bytesPerSecond);
     }
@@ -67,9 +73,14 @@ public record RunLimits(long maxRecords, Duration maxDuration, long recordsPerSe
             this.bytes = bytesPerSecond == 0 ? null : bucket(bytesPerSecond);
         }
 
+        /**
+         * A token bucket of a second's worth. Its refill is at most one token a nanosecond (what the bucket can
+         * express): a rate above 10^9 a second, which no reader comes near, refills at that.
+         */
         private static Bucket bucket(long perSecond) {
+            long refill = Math.min(perSecond, 1_000_000_000L);
             return Bucket.builder().addLimit(Bandwidth.builder().capacity(perSecond)
-                    .refillGreedy(perSecond, Duration.ofSeconds(1)).build()).build();
+                    .refillGreedy(refill, Duration.ofSeconds(1)).build()).build();
         }
 
         void acquire(long recordCount, long byteCount) throws InterruptedException {

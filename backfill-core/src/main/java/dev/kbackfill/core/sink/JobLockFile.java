@@ -70,6 +70,9 @@ public final class JobLockFile {
                     }
                 };
             }
+        } catch (java.nio.file.AccessDeniedException e) {
+            throw new SinkConfigException("cannot lock job " + job + " with " + lockFile + ": permission denied on "
+                    + e.getFile() + " (the lock file lives beside " + what + "; run as a user who may write there)");
         } catch (IOException e) {
             throw new SinkException("cannot lock job " + job + " with " + lockFile + ": " + e.getMessage(), e);
         }

@@ -96,6 +96,7 @@ public final class JdbcSink implements Sink {
      */
     @Override
     public void open() {
+        checkSqliteFile();
         try {
             if (sqliteFileMissing()) {
                 if (!settings.createTable()) {
@@ -126,6 +127,33 @@ public final class JdbcSink implements Sink {
         }
     }
 
+    /**
+     * A SQLite sink must be a file that outlives the run, in a folder that exists: an in-memory database forgets
+     * everything (rows and progress) when the run ends, and a missing folder would be created by the job's lock file.
+     * Refused before anything is created.
+     */
+    private void checkSqliteFile() {
+        if (!(dialect instanceof SqliteDialect)) {
+            return;
+        }
+        String url = SinkFactory.redact(settings.url());
+        Optional<Path> file = sqliteFile(settings.url());
+        if (file.isEmpty()) {
+            throw new SinkConfigException("invalid --sink '" + url + "': an in-memory SQLite database keeps nothing "
+                    + "(rows, progress) when the run ends; expected jdbc:sqlite:FILE, e.g. jdbc:sqlite:orders.db");
+        }
+        Path f = file.get();
+        if (java.nio.file.Files.isDirectory(f)) {
+            throw new SinkConfigException("invalid --sink '" + url + "': " + f + " is a directory, not a database file; "
+                    + "expected jdbc:sqlite:FILE, e.g. jdbc:sqlite:" + f.resolve("kbackfill.db"));
+        }
+        Path folder = f.getParent();
+        if (folder != null && !java.nio.file.Files.isDirectory(folder)) {
+            throw new SinkConfigException("invalid --sink '" + url + "': folder " + folder + " does not exist; create "
+                    + "it first (kbackfill creates the database file, not its folder)");
+        }
+    }
+
     private boolean sqliteFileMissing() {
         return dialect instanceof SqliteDialect && sqliteFile(settings.url()).map(f -> !java.nio.file.Files.exists(f))
                 .orElse(false);
@@ -140,6 +168,11 @@ public final class JdbcSink implements Sink {
 
     @Override
     public void openForJobs() {
+        checkSqliteFile();
+        if (sqliteFileMissing()) {
+            throw new SinkConfigException("no such database: " + sqliteFile(settings.url()).orElseThrow()
+                    + " does not exist (a run creates it with its first job); check --sink");
+        }
         try {
             if (sqliteFileMissing()) {
                 return;

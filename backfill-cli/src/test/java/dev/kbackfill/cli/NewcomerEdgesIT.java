@@ -1,0 +1,129 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Inputs a new user tries, as they try them: each answered with exit 2 and one line naming the value, nothing
+ * created, or accepted and done; never a library's message, never data kept nowhere with exit 0.
+ */
+@Tag("kafka")
+class NewcomerEdgesIT {
+
+    private static EmbeddedKafka kafka;
+    private static final String TOPIC = "newcomer-orders";
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void broker() throws Exception {
+        kafka = SharedKafka.get();
+        kafka.createTopic(TOPIC, 2, Map.of("retention.ms", "-1"));
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            records.add(new ProducerRecord<>(TOPIC, i % 2, Instant.parse("2024-01-01T00:00:00Z").toEpochMilli() + i,
+                    ("k" + i).getBytes(StandardCharsets.UTF_8),
+                    ("{\"status\":\"s" + i + "\"}").getBytes(StandardCharsets.UTF_8)));
+        }
+        Orders.send(kafka, records, Map.of());
+    }
+
+    private static CliRun run(String... args) {
+        List<String> all = new ArrayList<>(List.of("--topic", TOPIC, "--from", "earliest", "--to", "latest"));
+        all.addAll(List.of(args));
+        return CliRun.run(kafka, all.toArray(String[]::new));
+    }
+
+    @Test
+    void anInMemorySqliteDatabaseIsRefusedItWouldKeepNothing() {
+        for (String sink : List.of("jdbc:sqlite:", "jdbc:sqlite::memory:", "jdbc:sqlite:file::memory:?cache=shared")) {
+            CliRun r = run("--sink", sink, "--create-table", "--job", "mem");
+            assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(2);
+            assertThat(r.err()).contains("in-memory SQLite database keeps nothing").contains("jdbc:sqlite:FILE");
+            assertThat(r.errLines()).hasSize(1);
+        }
+    }
+
+    @Test
+    void aSqliteFileInAMissingFolderOrADirectoryIsRefusedAndNothingIsCreated() {
+        Path missing = dir.resolve("no-such-dir");
+        CliRun r = run("--sink", "jdbc:sqlite:" + missing.resolve("x.db"), "--create-table");
+        assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(2);
+        assertThat(r.err()).contains("folder " + missing + " does not exist");
+        assertThat(missing).doesNotExist();
+        CliRun directory = run("--sink", "jdbc:sqlite:" + dir, "--create-table");
+        assertThat(directory.exitCode()).as(directory.out() + directory.err()).isEqualTo(2);
+        assertThat(directory.err()).contains(dir + " is a directory, not a database file");
+        CliRun jobs = CliRun.of("jobs", "--sink", "jdbc:sqlite:" + dir.resolve("never.db"));
+        assertThat(jobs.exitCode()).as(jobs.out() + jobs.err()).isEqualTo(2);
+        assertThat(jobs.err()).contains("no such database");
+        assertThat(dir.resolve("never.db")).doesNotExist();
+    }
+
+    @Test
+    void ratesAndDurationsBeyondAnyMachineAreAcceptedAsNoLimitAndNoDeadLetterFileIsLeftEmpty() {
+        String url = "jdbc:sqlite:" + dir.resolve("limits.db");
+        Path letters = dir.resolve("letters.jsonl");
+        CliRun r = run("--sink", url, "--create-table", "--max-bytes-per-second", "2G", "--max-records-per-second",
+                "2000000000", "--max-duration", "999999999h", "--dead-letter", letters.toString());
+        assertThat(r.exitCode()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("wrote 20 changes from 20 records");
+        assertThat(letters).as("no dead letter, no dead-letter file").doesNotExist();
+    }
+
+    @Test
+    void optionsOfATopicSinkAreRefusedWithADatabaseSinkNotIgnored() {
+        String url = "jdbc:sqlite:" + dir.resolve("options.db");
+        for (String[] extra : List.of(new String[] {"--sink-bootstrap-server", "127.0.0.1:1"},
+                new String[] {"--create-topic"}, new String[] {"--sink-command-config", dir.resolve("x").toString()})) {
+            List<String> args = new ArrayList<>(List.of("--sink", url));
+            args.addAll(List.of(extra));
+            CliRun r = run(args.toArray(String[]::new));
+            assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(2);
+            assertThat(r.err()).contains(extra[0] + " is for --sink kafka:TOPIC only, not jdbc:sqlite:");
+        }
+        assertThat(dir.resolve("options.db")).doesNotExist();
+    }
+
+    @Test
+    void aRefusedRunNamesItsJobInTheReportAndTheMetrics() throws Exception {
+        Path report = dir.resolve("r.json");
+        Path metrics = dir.resolve("m.prom");
+        CliRun r = CliRun.run(kafka, "--topic", TOPIC, "--from", "offset:x", "--to", "latest", "--job", "cont",
+                "--sink", "jdbc:sqlite:" + dir.resolve("report.db"), "--report", report.toString(), "--metrics-file",
+                metrics.toString());
+        assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(2);
+        assertThat(Files.readString(report)).contains("\"job\" : \"cont\"").contains("\"exitCode\" : 2");
+        assertThat(Files.readString(metrics)).contains("job=\"cont\"");
+    }
+
+    @Test
+    void compactAndResetSayWhatTheyAccept() throws Exception {
+        CliRun compact = CliRun.of("compact", "--sink", "delta:" + dir.resolve("lake"), "--forget-deletes-before",
+                "garbage");
+        assertThat(compact.exitCode()).isEqualTo(2);
+        assertThat(compact.err()).contains("expected a time").doesNotContain("offset:N");
+        String url = "jdbc:sqlite:" + dir.resolve("reset.db");
+        assertThat(run("--sink", url, "--create-table", "--job", "there").exitCode()).isZero();
+        CliRun reset = CliRun.of("reset", "--job", "nope", "--sink", url, "--yes");
+        assertThat(reset.exitCode()).isEqualTo(2);
+        assertThat(reset.err()).contains("no job named 'nope'");
+        assertThat(CliRun.of("reset", "--help").out()).contains("no such job").doesNotContain("nothing to forget");
+    }
+}
