@@ -113,6 +113,28 @@ class NewcomerEdgesIT {
         assertThat(Files.readString(metrics)).contains("job=\"cont\"");
     }
 
+    /**
+     * An unreachable cluster on the first contact says so, naming it, within the connect timeout, and says that the
+     * run retries (for --retry-for); the sink's cluster is held to the same connect timeout (it waited the clients'
+     * default minute).
+     */
+    @Test
+    void anUnreachableClusterIsNamedWithinTheConnectTimeoutAndTheRetryIsSaid() {
+        long started = System.nanoTime();
+        CliRun r = CliRun.of("run", "--bootstrap-server", "127.0.0.1:1", "--connect-timeout", "1s", "--retry-for", "5s",
+                "--progress", "none", "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--sink",
+                "jdbc:sqlite:" + dir.resolve("down.db"), "--create-table");
+        assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(1);
+        assertThat(r.err()).contains("retrying in 1 s (attempt 2, --retry-for 5s)")
+                .contains("no answer from the cluster at 127.0.0.1:1 within 1 s");
+        CliRun sink = run("--sink", "kafka:newcomer-out", "--create-topic", "--sink-bootstrap-server", "127.0.0.1:1",
+                "--connect-timeout", "1s", "--retry-for", "0");
+        assertThat(sink.exitCode()).as(sink.out() + sink.err()).isEqualTo(1);
+        assertThat(sink.errLines()).hasSize(1);
+        // not a timed test: a bound far above the settings, far below the clients' default minute each
+        assertThat((System.nanoTime() - started) / 1e9).isLessThan(45);
+    }
+
     @Test
     void compactAndResetSayWhatTheyAccept() throws Exception {
         CliRun compact = CliRun.of("compact", "--sink", "delta:" + dir.resolve("lake"), "--forget-deletes-before",

@@ -166,6 +166,12 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                 clientFile.ifPresent(f -> sinkClient.putAll(properties("--sink-command-config", f)));
                 sinkClient.putAll(client);
                 sinkClient.putIfAbsent("bootstrap.servers", sourceConfig.get("bootstrap.servers"));
+                // --connect-timeout holds for the sink's cluster too: an unreachable one fails in seconds, not a minute
+                for (String timeout : List.of("default.api.timeout.ms", "request.timeout.ms")) {
+                    if (sourceConfig.containsKey(timeout)) {
+                        sinkClient.putIfAbsent(timeout, sourceConfig.get(timeout));
+                    }
+                }
             }
             return new SinkSettings(url, table, user, Optional.ofNullable(System.getenv(SINK_PASSWORD_ENV)), conflict,
                     tombstones, createTable, ignoreUnknownFields, SinkSettings.MetadataColumns.DEFAULT, sinkClient,

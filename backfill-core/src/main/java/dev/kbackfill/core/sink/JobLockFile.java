@@ -7,6 +7,8 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A job's run lock as an OS file lock, for sinks on a local filesystem (SQLite files, local Delta tables): the
@@ -35,10 +37,24 @@ public final class JobLockFile {
      */
     public static AutoCloseable acquire(Path lockFile, String job, String what) {
         try {
-            Files.createDirectories(lockFile.toAbsolutePath().getParent());
+            // folders the lock needs and that do not exist yet (a new table's): removed again on release when
+            // nothing else came into them, so a run that fails before its first batch leaves nothing behind
+            List<Path> created = new ArrayList<>();
+            for (Path d = lockFile.toAbsolutePath().getParent(); d != null && !Files.exists(d); d = d.getParent()) {
+                created.add(d);
+            }
             for (int attempt = 0; ; attempt++) {
+                Files.createDirectories(lockFile.toAbsolutePath().getParent());
                 Object before = fileKey(lockFile);
-                FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                FileChannel channel;
+                try {
+                    channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                } catch (java.nio.file.NoSuchFileException e) {
+                    if (attempt < 20) {
+                        continue; // another run removed the folder it had made, between our making and our open
+                    }
+                    throw e;
+                }
                 Object opened = fileKey(lockFile);
                 FileLock lock;
                 try {
@@ -67,6 +83,7 @@ public final class JobLockFile {
                     } finally {
                         held.release();
                         channel.close();
+                        removeIfEmpty(created);
                     }
                 };
             }
@@ -75,6 +92,17 @@ public final class JobLockFile {
                     + e.getFile() + " (the lock file lives beside " + what + "; run as a user who may write there)");
         } catch (IOException e) {
             throw new SinkException("cannot lock job " + job + " with " + lockFile + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Removes {@code folders} (innermost first) while they are empty; stops at the first that is not. */
+    private static void removeIfEmpty(List<Path> folders) {
+        for (Path d : folders) {
+            try {
+                Files.deleteIfExists(d);
+            } catch (IOException e) {
+                return; // not empty (the table was created there, or another run's lock): it stays
+            }
         }
     }
 
