@@ -36,7 +36,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = "Start an embedded Kafka broker, fill a sample 'orders' topic with a day of data (2024-01-01), "
-                + "plan the backfill of 06:00 to 12:00, run it into the default sink (table demo_orders of the SQLite "
+                + "plan a backfill of six of its hours (from 06:00 to 12:00), run it into the default sink (table demo_orders of the SQLite "
                 + "file ./kbackfill.db), show a few rows, and stop. Needs no services; --bootstrap-server and --sink "
                 + "point it at real ones instead.",
         exitCodeListHeading = "%nExit codes:%n",

@@ -31,7 +31,7 @@ final class KafkaOptions {
 
     @Option(names = "--connect-timeout", paramLabel = "DURATION", defaultValue = "30s",
             description = "How long to wait for an answer from the cluster before failing, naming the bootstrap "
-                    + "servers (default: ${DEFAULT-VALUE}; the clients' default.api.timeout.ms).")
+                    + "servers (default: ${DEFAULT-VALUE}; the clients'%ndefault.api.timeout.ms).")
     String connectTimeout;
 
     @Option(names = "-X", paramLabel = "KEY=VALUE",

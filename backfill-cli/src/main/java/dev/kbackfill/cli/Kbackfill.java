@@ -35,8 +35,8 @@ import picocli.CommandLine.Command;
                 "      --sink jdbc:postgresql://db.internal/app",
                 "  kbackfill status --job orders-hourly --sink jdbc:postgresql://db.internal/app",
                 "%nSettings: every option also from $KBACKFILL_<OPTION> (KBACKFILL_SINK_USER) or the properties file "
-                        + "$KBACKFILL_CONFIG (default ~/.config/kbackfill/kbackfill.properties); flags win. "
-                        + "Secrets only from the environment or files.",
+                        + "$KBACKFILL_CONFIG; flags win. Secrets only from the environment or files.",
+                "$KBACKFILL_CONFIG defaults to ~/.config/kbackfill/kbackfill.properties.",
                 "See 'kbackfill COMMAND --help', README.md and docs/."})
 public final class Kbackfill implements Runnable {
 

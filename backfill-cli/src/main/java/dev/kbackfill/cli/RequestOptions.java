@@ -15,9 +15,10 @@ final class RequestOptions {
     String topic;
 
     @Option(names = "--from", paramLabel = "BOUND",
-            description = "Where the range starts (inclusive): earliest or -2, latest or -1, offset:N, "
-                    + "2024-01-01, 2024-01-01T12:00:00Z, 2024-01-01T12:00 (in --zone), epoch millis "
-                    + "(1704067200000), now-1d, -2h, -P1D, or Spark JSON {\"TOPIC\":{\"0\":23,\"1\":-2}}.")
+            description = {"Where the range starts (inclusive): earliest or -2, latest or -1, offset:N,",
+                    "2024-01-01, 2024-01-01T12:00:00Z,", "2024-01-01T12:00 (in --zone),",
+                    "epoch millis (1704067200000), now-1d, -2h, -P1D,",
+                    "or Spark JSON {\"TOPIC\":{\"0\":23,\"1\":-2}}."})
     String from;
 
     @Option(names = "--to", paramLabel = "BOUND",
@@ -25,7 +26,7 @@ final class RequestOptions {
     String to;
 
     @Option(names = "--zone", paramLabel = "ZONE", defaultValue = "UTC",
-            description = "Zone of dates and local date-times (default: ${DEFAULT-VALUE}), e.g. Europe/Paris.")
+            description = "Zone of dates and local date-times (default: ${DEFAULT-VALUE}), for example Europe/Paris.")
     String zone;
 
     @Option(names = "--partitions", paramLabel = "LIST",

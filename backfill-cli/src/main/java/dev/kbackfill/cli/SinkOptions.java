@@ -17,9 +17,10 @@ final class SinkOptions {
     static final String PASSWORD_ENV = JobDefinition.SINK_PASSWORD_ENV;
 
     @Option(names = "--sink", paramLabel = "URL",
-            description = "Where to write: jdbc:postgresql://HOST/DB, jdbc:mariadb://HOST/DB, jdbc:mysql://HOST/DB, "
-                    + "jdbc:sqlite:FILE, jdbc:h2:..., delta:PATH (a Delta table), kafka:TOPIC (a compacted topic) "
-                    + "(default: the SQLite file ./kbackfill.db, table created).")
+            description = {"Where to write:", "jdbc:postgresql://HOST/DB,", "jdbc:mariadb://HOST/DB,",
+                    "jdbc:mysql://HOST/DB, jdbc:sqlite:FILE,", "jdbc:h2:..., delta:PATH (a Delta table),",
+                    "kafka:TOPIC (a compacted topic)",
+                    "(default: the SQLite file ./kbackfill.db, table created)."})
     String sink;
 
     @Option(names = "--table", paramLabel = "TABLE", description = "The table (default: the topic name, with "
@@ -48,7 +49,7 @@ final class SinkOptions {
 
     @Option(names = "--delta-table-property", paramLabel = "KEY=VALUE",
             description = "With --sink delta:PATH: a property of the table --create-table creates, over kbackfill's "
-                    + "(repeatable), e.g. delta.enableDeletionVectors=false for readers without deletion vectors.")
+                    + "(repeatable), for example%ndelta.enableDeletionVectors=false for readers without deletion vectors.")
     java.util.Map<String, String> deltaTableProperties;
 
     @Option(names = "--ignore-unknown-fields", description = "Skip value fields that have no column instead of failing.")

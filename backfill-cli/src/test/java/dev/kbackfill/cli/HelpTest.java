@@ -50,6 +50,47 @@ class HelpTest {
         assertThat(help.indexOf("--from=BOUND")).isBetween(help.indexOf("Range:"), help.indexOf("Sink and job:"));
     }
 
+    /**
+     * Help wraps at spaces only as far as people can tell: picocli breaks lines where Java's line breaker may, after
+     * '.', ':' and '-' too, which cut "12:00", "kbackfill.properties" and "e.g." in two. A token of the help's own
+     * text (its descriptions, footers, option descriptions) that holds such a character must not be found split
+     * over two lines.
+     */
+    @Test
+    void noLineOfHelpSplitsAWordAtItsPunctuation() {
+        java.util.regex.Pattern inner = java.util.regex.Pattern.compile("[^\\s]*[A-Za-z0-9][.:-][A-Za-z0-9][^\\s]*");
+        List<String> split = new ArrayList<>();
+        commands().forEach((name, cli) -> {
+            CommandLine.Model.CommandSpec spec = cli.getCommandSpec();
+            List<String> texts = new ArrayList<>(List.of(spec.usageMessage().description()));
+            texts.addAll(List.of(spec.usageMessage().footer()));
+            spec.options().forEach(o -> texts.addAll(List.of(o.description())));
+            spec.subcommands().values().forEach(c -> texts.addAll(List.of(c.getCommandSpec().usageMessage().description())));
+            java.util.Set<String> tokens = new java.util.HashSet<>();
+            texts.forEach(t -> {
+                java.util.regex.Matcher m = inner.matcher(t);
+                while (m.find()) {
+                    tokens.add(m.group());
+                }
+            });
+            List<String> lines = cli.getUsageMessage().lines().toList();
+            for (int i = 0; i + 1 < lines.size(); i++) {
+                String a = lines.get(i);
+                String b = lines.get(i + 1).strip();
+                if (a.isBlank() || b.isEmpty() || !a.matches(".*\\S[.:-]$")) {
+                    continue;
+                }
+                String head = a.substring(a.lastIndexOf(' ') + 1);
+                String tail = b.split("\\s+")[0];
+                if (tokens.stream().anyMatch(t -> t.contains(head + tail) || (head + tail).startsWith(t)
+                        && t.length() > head.length())) {
+                    split.add(name + ": '" + head + "' / '" + tail + "'");
+                }
+            }
+        });
+        assertThat(split).as("reword these so the line breaks at a space").isEmpty();
+    }
+
     @Test
     void everyCommandShowsExamplesAndExitCodesWithinEightyColumns() {
         commands().forEach((name, cli) -> {

@@ -76,6 +76,30 @@ class NewcomerEdgesIT {
         assertThat(dir.resolve("never.db")).doesNotExist();
     }
 
+    /**
+     * A folder the run may not write in names the cause. The tests run as root, which no permission stops: an
+     * immutable folder ({@code chattr +i}) refuses root too; where chattr cannot, the test is skipped.
+     */
+    @Test
+    void aFolderThatCannotBeWrittenNamesPermissionDenied() throws Exception {
+        Path locked = Files.createDirectory(dir.resolve("immutable"));
+        boolean immutable;
+        try {
+            immutable = new ProcessBuilder("chattr", "+i", locked.toString()).redirectErrorStream(true).start()
+                    .waitFor() == 0;
+        } catch (java.io.IOException e) {
+            immutable = false; // no chattr
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(immutable, "chattr +i is not available here");
+        try {
+            CliRun r = run("--sink", "jdbc:sqlite:" + locked.resolve("x.db"), "--create-table");
+            assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(2);
+            assertThat(r.err()).contains("permission denied on " + locked);
+        } finally {
+            new ProcessBuilder("chattr", "-i", locked.toString()).start().waitFor();
+        }
+    }
+
     @Test
     void ratesAndDurationsBeyondAnyMachineAreAcceptedAsNoLimitAndNoDeadLetterFileIsLeftEmpty() {
         String url = "jdbc:sqlite:" + dir.resolve("limits.db");
@@ -131,6 +155,7 @@ class NewcomerEdgesIT {
                 "--connect-timeout", "1s", "--retry-for", "0");
         assertThat(sink.exitCode()).as(sink.out() + sink.err()).isEqualTo(1);
         assertThat(sink.errLines()).hasSize(1);
+        assertThat(sink.err()).contains("127.0.0.1:1").contains("within 1 s");
         // not a timed test: a bound far above the settings, far below the clients' default minute each
         assertThat((System.nanoTime() - started) / 1e9).isLessThan(45);
     }

@@ -23,4 +23,18 @@ public final class ClientConfigs {
         });
         return out;
     }
+
+    /**
+     * Why a call to a cluster failed, for people: a timeout names the cluster's bootstrap servers and how long it
+     * was given ({@code default.api.timeout.ms}: {@code --connect-timeout}); anything else its own message.
+     */
+    public static String why(Map<String, ?> config, Throwable cause) {
+        if (cause instanceof org.apache.kafka.common.errors.TimeoutException) {
+            Object timeout = config.get("default.api.timeout.ms");
+            long seconds = (timeout == null ? 60_000 : Long.parseLong(timeout.toString())) / 1000;
+            return "no answer from the cluster at " + config.get("bootstrap.servers") + " within " + seconds
+                    + " s (is it reachable from here, with these security settings?)";
+        }
+        return cause.getClass().getSimpleName() + ": " + cause.getMessage();
+    }
 }

@@ -30,7 +30,6 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -302,12 +301,6 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
     }
 
     private ResolutionException failure(String action, Throwable cause) {
-        Object timeout = clientConfig.getOrDefault(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000);
-        String why = cause instanceof TimeoutException
-                ? "no answer from the cluster at " + clientConfig.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG)
-                        + " within " + Long.parseLong(timeout.toString()) / 1000 + " s (is it reachable from here, "
-                        + "with these security settings?)"
-                : cause.getClass().getSimpleName() + ": " + cause.getMessage();
-        return new ResolutionException("could not " + action + ": " + why, cause);
+        return new ResolutionException("could not " + action + ": " + ClientConfigs.why(clientConfig, cause), cause);
     }
 }

@@ -88,11 +88,20 @@ public final class JobLockFile {
                 };
             }
         } catch (java.nio.file.AccessDeniedException e) {
-            throw new SinkConfigException("cannot lock job " + job + " with " + lockFile + ": permission denied on "
-                    + e.getFile() + " (the lock file lives beside " + what + "; run as a user who may write there)");
+            throw denied(job, lockFile, e.getFile(), what);
+        } catch (java.nio.file.FileSystemException e) {
+            if (e.getReason() != null && e.getReason().contains("not permitted")) {
+                throw denied(job, lockFile, e.getFile(), what); // EPERM: an immutable folder, a read-only mount
+            }
+            throw new SinkException("cannot lock job " + job + " with " + lockFile + ": " + e.getMessage(), e);
         } catch (IOException e) {
             throw new SinkException("cannot lock job " + job + " with " + lockFile + ": " + e.getMessage(), e);
         }
+    }
+
+    private static SinkConfigException denied(String job, Path lockFile, String file, String what) {
+        return new SinkConfigException("cannot lock job " + job + " with " + lockFile + ": permission denied on "
+                + file + " (the lock file lives beside " + what + "; run as a user who may write there)");
     }
 
     /** Removes {@code folders} (innermost first) while they are empty; stops at the first that is not. */

@@ -179,7 +179,7 @@ final class KafkaSink implements Sink {
             String targetCluster = admin.describeCluster().clusterId().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
             sameCluster = settings.clientConfig().isEmpty() || sourceClusterId().equals(targetCluster);
         } catch (ExecutionException e) {
-            throw new SinkException("cannot reach " + config.get("bootstrap.servers") + ": " + e.getCause().getMessage(),
+            throw new SinkException("cannot reach the sink's cluster: " + ClientConfigs.why(config, e.getCause()),
                     e.getCause());
         } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
             throw new SinkException("cannot reach " + config.get("bootstrap.servers") + ": " + e, e);
