@@ -103,7 +103,7 @@ final class Orders {
         return expected;
     }
 
-    private static String statusOf(String json) {
+    static String statusOf(String json) {
         int i = json.indexOf("\"status\":\"") + 10;
         return json.substring(i, json.indexOf('"', i));
     }

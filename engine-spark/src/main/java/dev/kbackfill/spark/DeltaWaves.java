@@ -636,12 +636,8 @@ final class DeltaWaves {
                 counters.bytes.add((r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length));
                 if (filters.filters(r)) {
                     counters.filtered.get(r.partition()).add(1);
-                    if (fields != null && r.value() != null) {
-                        try {
-                            fields.stamp(decoder.decode(r)); // the field belongs to the log: filtered records move it
-                        } catch (DecodeException e) {
-                            // a poison record carries no field
-                        }
+                    if (fields != null) {
+                        fields.passed(r, decoder);
                     }
                     continue;
                 }

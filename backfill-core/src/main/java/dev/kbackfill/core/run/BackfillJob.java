@@ -306,10 +306,7 @@ public final class BackfillJob {
 
     /** One pass of the protocol: open, lock, then the rest; a transient failure anywhere is retried whole. */
     private Outcome once(Supplier<Cluster> cluster, RunLimits limits) {
-        sink.open();
-        String job = settings.name().orElseGet(() -> JobIdentity.defaultName(settings.request(), sink.target()));
-        events.opened(job, sink.warnings());
-        events.noted(job, sink.notes());
+        String job = open(settings.name());
         AutoCloseable lock = sink.lock(job);
         try {
             return locked(job, cluster.get(), limits);
@@ -320,6 +317,15 @@ public final class BackfillJob {
                 // the run's own outcome matters; a lock whose connection died is released by the database
             }
         }
+    }
+
+    /** Opens the sink and tells what it found; returns the job's name ({@code name}, or the one derived). */
+    private String open(Optional<String> name) {
+        sink.open();
+        String job = name.orElseGet(() -> JobIdentity.defaultName(settings.request(), sink.target()));
+        events.opened(job, sink.warnings());
+        events.noted(job, sink.notes());
+        return job;
     }
 
     private Outcome locked(String job, Cluster cluster, RunLimits limits) {
@@ -366,10 +372,7 @@ public final class BackfillJob {
      * ({@code --spark-spec-out}). The sink is opened here; the caller closes it.
      */
     public JobDecision decide(Supplier<Cluster> cluster) {
-        sink.open();
-        String job = settings.name().orElseGet(() -> JobIdentity.defaultName(settings.request(), sink.target()));
-        events.opened(job, sink.warnings());
-        events.noted(job, sink.notes());
+        String job = open(settings.name());
         try (AutoCloseable lock = sink.lock(job)) {
             return decided(job, cluster.get());
         } catch (RuntimeException e) {
@@ -389,9 +392,7 @@ public final class BackfillJob {
      *                              since the launch began the run
      */
     public Outcome.Completed runLaunched(String job, int run, String incarnation) {
-        sink.open();
-        events.opened(job, sink.warnings());
-        events.noted(job, sink.notes());
+        open(Optional.of(job));
         AutoCloseable joined = sink.joinLock(job);
         try {
             Optional<JobState> stored = sink.load(job);

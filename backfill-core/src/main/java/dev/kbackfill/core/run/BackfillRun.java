@@ -273,12 +273,8 @@ public final class BackfillRun {
             }
             if ((from != null && r.timestamp() < from.toEpochMilli()) || (to != null && r.timestamp() >= to.toEpochMilli())) {
                 filtered.merge(r.partition(), 1L, Long::sum);
-                if (fields != null && r.value() != null) {
-                    try {
-                        fields.stamp(decoder.decode(r)); // the field belongs to the log: filtered records move it too
-                    } catch (DecodeException e) {
-                        // a poison record carries no field
-                    }
+                if (fields != null) {
+                    fields.passed(r, decoder);
                 }
                 continue;
             }

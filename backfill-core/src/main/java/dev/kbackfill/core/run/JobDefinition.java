@@ -349,17 +349,6 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                 batchRows, retryFor, engine);
     }
 
-    public JobDefinition withEngine(String engine) {
-        return new JobDefinition(name, request, plan, kafka, sink, decoding, poison, strictTime, limits, batchRows,
-                retryFor, engine);
-    }
-
-    /** This job, another run's limits and retries (e.g. none of either for an engine's task). */
-    public JobDefinition withLimits(RunLimits limits, Duration retryFor) {
-        return new JobDefinition(name, request, plan, kafka, sink, decoding, poison, strictTime, limits, batchRows,
-                retryFor, engine);
-    }
-
     /** The value as JSON; it needs a plan (a request alone is resolved where it is run, not where it is written). */
     public String toJson() {
         return toNode().toPrettyString();

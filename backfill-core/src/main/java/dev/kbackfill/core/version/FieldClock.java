@@ -51,6 +51,21 @@ public final class FieldClock {
         return c.withVersionField(forTombstone(c.partition(), c.offset()));
     }
 
+    /**
+     * A record the run filters out (outside the time window) in offset order: the field belongs to the log, so it
+     * moves the clock as any record does; one that cannot be decoded carries no field.
+     */
+    public void passed(dev.kbackfill.core.record.SourceRecord r, dev.kbackfill.core.record.RecordDecoder decoder) {
+        if (r.value() == null) {
+            return;
+        }
+        try {
+            stamp(decoder.decode(r));
+        } catch (dev.kbackfill.core.record.DecodeException e) {
+            // a poison record carries no field
+        }
+    }
+
     /** The field a tombstone of {@code partition} at {@code offset} takes, or null. */
     public Comparable<?> forTombstone(int partition, long offset) {
         Map.Entry<Long, Comparable<?>> seen = last.get(partition);

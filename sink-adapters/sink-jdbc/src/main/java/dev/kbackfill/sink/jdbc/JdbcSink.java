@@ -594,21 +594,20 @@ public final class JdbcSink implements Sink {
      * anything is written; the ledger of a table gets it as kbackfill's own table.
      */
     private void ensureVersionColumn(WriteBatch batch) throws SQLException {
-        Change carrying = batch.changes().stream().filter(c -> c.versionField() != null).findFirst().orElse(null);
-        if (carrying == null || settings.conflictMode() != ConflictMode.NEWER_WINS) {
+        Optional<Column> column = versionColumn(batch);
+        if (column.isEmpty() || settings.conflictMode() != ConflictMode.NEWER_WINS) {
             return;
         }
-        String name = settings.metadata().version();
-        dev.kbackfill.core.record.ColumnType type = carrying.versionField() instanceof String
-                ? dev.kbackfill.core.record.ColumnType.STRING : dev.kbackfill.core.record.ColumnType.LONG;
+        String name = column.get().name();
         if (table.column(name).isEmpty()) {
             if (!settings.createTable()) {
                 throw new SinkConfigException("the job orders versions by --version-field, and table " + tableName
-                        + " has no column " + name + " to keep them in: add it (" + dialect.columnType(type, false)
-                        + ", NULL allowed) or pass --create-table, which adds it");
+                        + " has no column " + name + " to keep them in: add it ("
+                        + dialect.columnType(column.get().type(), false) + ", NULL allowed) or pass --create-table, "
+                        + "which adds it");
             }
             try {
-                TargetTable.addColumns(connection, dialect, tableName, List.of(new Column(name, type, true)));
+                TargetTable.addColumns(connection, dialect, tableName, List.of(column.get()));
                 connection.commit();
             } catch (SQLException e) {
                 rollback(); // another writer of the job added it first: use theirs
@@ -619,12 +618,17 @@ public final class JdbcSink implements Sink {
 
     /** The ledger's version column, where the job orders by a version field (see {@link #ensureVersionColumn}). */
     private void ensureLedgerVersionColumn(WriteBatch batch) throws SQLException {
-        Change carrying = batch.changes().stream().filter(c -> c.versionField() != null).findFirst().orElse(null);
-        if (carrying != null) {
-            ledger.ensureColumn(connection, dialect, new Column(settings.metadata().version(),
-                    carrying.versionField() instanceof String ? dev.kbackfill.core.record.ColumnType.STRING
-                            : dev.kbackfill.core.record.ColumnType.LONG, true));
+        Optional<Column> column = versionColumn(batch);
+        if (column.isPresent()) {
+            ledger.ensureColumn(connection, dialect, column.get());
         }
+    }
+
+    /** The version field's column, typed by the values a batch carries (text, or whole numbers), if it carries any. */
+    private Optional<Column> versionColumn(WriteBatch batch) {
+        return batch.changes().stream().filter(c -> c.versionField() != null).findFirst()
+                .map(c -> new Column(settings.metadata().version(), c.versionField() instanceof String
+                        ? dev.kbackfill.core.record.ColumnType.STRING : dev.kbackfill.core.record.ColumnType.LONG, true));
     }
 
     private List<String> keyColumns(WriteBatch batch) {
