@@ -57,6 +57,9 @@ final class CompactCommand implements Callable<Integer> {
             description = "Rows per written file batch (default: ${DEFAULT-VALUE}).")
     int rowsPerFile;
 
+    @picocli.CommandLine.Mixin
+    LakeStorageOptions storage = new LakeStorageOptions();
+
     @Override
     public Integer call() throws IOException {
         if (forgetBefore != null) {
@@ -71,7 +74,7 @@ final class CompactCommand implements Callable<Integer> {
                     + "': expected a whole number >= 1");
         }
         PrintWriter out = spec.commandLine().getOut();
-        DeltaCompaction.Result r = DeltaCompaction.compact(sink.substring("delta:".length()),
+        DeltaCompaction.Result r = DeltaCompaction.compact(sink.substring("delta:".length()), storage(),
                 Optional.ofNullable(keyColumns).map(SinkOptions::split), rowsPerFile);
         if (r.filesRewritten() == 0) {
             out.printf("%s: %d data file(s), nothing to compact%n", sink, r.filesBefore());
@@ -83,17 +86,22 @@ final class CompactCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
+    /** The filesystem settings, checked as run checks them (no credentials on the command line). */
+    private java.util.Map<String, Object> storage() {
+        return settings().clientConfig();
+    }
+
+    private dev.kbackfill.core.sink.SinkSettings settings() {
+        return storage.settings(sink, table == null ? "unused" : table, user, java.util.Map.of());
+    }
+
     private int forget() {
         java.time.Instant before = forgetTime();
         if (sink.startsWith("jdbc:") && table == null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--forget-deletes-before with a JDBC --sink "
                     + "needs --table: the ledger is the table's own (TABLE_kbackfill_deletes)");
         }
-        dev.kbackfill.core.sink.SinkSettings settings = new dev.kbackfill.core.sink.SinkSettings(sink,
-                table == null ? "unused" : table, Optional.ofNullable(user),
-                Optional.ofNullable(System.getenv(SinkOptions.PASSWORD_ENV)),
-                dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, false,
-                false, dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT);
+        dev.kbackfill.core.sink.SinkSettings settings = settings();
         try (dev.kbackfill.core.sink.Sink target = dev.kbackfill.core.sink.SinkFactory.forSettings(settings)) {
             target.openForJobs();
             long n = target.forgetDeletesBefore(before);

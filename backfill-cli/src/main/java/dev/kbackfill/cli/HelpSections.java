@@ -24,7 +24,7 @@ final class HelpSections {
         s.put("Range", List.of("--from", "--to", "--zone", "--strict-time", "--allow-data-loss"));
         s.put("Sink and job", List.of("--sink", "--table", "--sink-user", "--create-table", "--delta-table-property",
                 "--create-topic",
-                "--sink-bootstrap-server", "--sink-command-config", "--job", "--all", "--yes"));
+                "--sink-bootstrap-server", "--sink-command-config", "--sink-property", "--job", "--all", "--yes"));
         s.put("Modes", List.of("--on-conflict", "--version-field", "--on-tombstone", "--on-error", "--dead-letter",
                 "--ignore-unknown-fields"));
         s.put("Formats", List.of("--key-format", "--value-format", "--key-column", "--value-column", "--key-fields",

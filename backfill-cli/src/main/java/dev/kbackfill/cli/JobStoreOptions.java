@@ -15,13 +15,12 @@ final class JobStoreOptions {
             + SinkOptions.PASSWORD_ENV + " or the URL.")
     String user;
 
+    @picocli.CommandLine.Mixin
+    LakeStorageOptions storage = new LakeStorageOptions();
+
     /** @param kafkaConfig the cluster of a {@code kafka:} sink ({@code --bootstrap-server}) */
     dev.kbackfill.core.sink.SinkSettings settings(java.util.Map<String, Object> kafkaConfig) {
-        return new dev.kbackfill.core.sink.SinkSettings(sink == null ? SinkOptions.DEFAULT_SINK : sink,
-                table == null ? "kbackfill_jobs" : table, java.util.Optional.ofNullable(user),
-                java.util.Optional.ofNullable(System.getenv(SinkOptions.PASSWORD_ENV)),
-                dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, true, false,
-                dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT, java.util.Map.of(),
-                new dev.kbackfill.core.sink.SinkSettings.Source("", kafkaConfig));
+        return storage.settings(sink == null ? SinkOptions.DEFAULT_SINK : sink, table == null ? "kbackfill_jobs" : table,
+                user, kafkaConfig);
     }
 }

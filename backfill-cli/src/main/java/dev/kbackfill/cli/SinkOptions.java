@@ -64,8 +64,16 @@ final class SinkOptions {
     String sinkBootstrap;
 
     @Option(names = "--sink-command-config", paramLabel = "FILE",
-            description = "With --sink-bootstrap-server: a properties file of client settings for that cluster.")
+            description = "A properties file of the sink's client settings, read where the sink opens and never "
+                    + "stored with the job: with --sink-bootstrap-server that cluster's, with --sink delta:PATH the "
+                    + "filesystem's (fs.s3a.* with credentials).")
     java.nio.file.Path sinkCommandConfig;
+
+    @Option(names = "--sink-property", paramLabel = "KEY=VALUE",
+            description = "With --sink delta:PATH: a setting of the table's filesystem (repeatable), for "
+                    + "example%nfs.s3a.endpoint=http://minio:9000; no credentials (those come from the environment, "
+                    + "AWS's default chain or --sink-command-config).")
+    java.util.Map<String, String> sinkProperties;
 
     boolean isKafka() {
         return url().startsWith("kafka:");
@@ -90,6 +98,14 @@ final class SinkOptions {
         if (sinkBootstrap != null) {
             client.put("bootstrap.servers", sinkBootstrap);
         }
+        if (sinkProperties != null && !sinkProperties.isEmpty()) {
+            if (!url().startsWith("delta:")) {
+                throw new dev.kbackfill.resolver.RequestException("invalid --sink-property '"
+                        + sinkProperties.keySet().iterator().next() + "': sink properties are for --sink delta:PATH "
+                        + "only (a topic sink on another cluster takes --sink-command-config)");
+            }
+            client.putAll(sinkProperties);
+        }
         java.util.Map<String, String> properties = deltaTableProperties == null ? java.util.Map.of() : deltaTableProperties;
         if (!properties.isEmpty() && !url().startsWith("delta:")) {
             throw new dev.kbackfill.resolver.RequestException("invalid --delta-table-property '"
@@ -98,9 +114,11 @@ final class SinkOptions {
         if (!isKafka()) {
             // options of a topic sink are refused elsewhere rather than ignored (--create-topic is not --create-table)
             for (Object[] o : new Object[][] {{"--sink-bootstrap-server", sinkBootstrap},
-                    {"--sink-command-config", sinkCommandConfig}, {"--create-topic", createTopic ? "" : null}}) {
+                    {"--sink-command-config", url().startsWith("delta:") ? null : sinkCommandConfig},
+                    {"--create-topic", createTopic ? "" : null}}) {
                 if (o[1] != null) {
-                    throw new dev.kbackfill.resolver.RequestException(o[0] + " is for --sink kafka:TOPIC only, not "
+                    throw new dev.kbackfill.resolver.RequestException(o[0] + " is for --sink kafka:TOPIC"
+                            + (o[0].equals("--sink-command-config") ? " and delta:PATH" : "") + " only, not "
                             + scheme(url()) + (o[0].equals("--create-topic")
                             ? " (to create a table, pass --create-table)" : ""));
                 }

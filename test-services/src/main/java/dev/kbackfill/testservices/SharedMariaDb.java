@@ -64,16 +64,7 @@ public final class SharedMariaDb {
                     "--pid-file=" + dir.resolve("mysqld.pid"), "--skip-name-resolve", "--innodb-buffer-pool-size=64M",
                     "--innodb-log-file-size=48M", "--max-connections=100")
                     .redirectErrorStream(true).redirectOutput(dir.resolve("server.log").toFile()).start();
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                process.destroy();
-                try {
-                    process.waitFor(20, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                process.destroyForcibly();
-                deleteRecursively(dir);
-            }, "shared-mariadb-shutdown"));
+            ServiceProcesses.stopAtExit(process, "shared-mariadb", 20, () -> deleteRecursively(dir));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (!accepts(p)) {
                 if (!process.isAlive() || System.nanoTime() > deadline) {

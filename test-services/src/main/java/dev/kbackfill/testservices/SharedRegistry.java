@@ -97,15 +97,7 @@ public final class SharedRegistry {
                     "-Xmx384m", "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
                     "-Dquarkus.log.level=WARN", "-jar", jar.toString()))
                     .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                process.destroy();
-                try {
-                    process.waitFor(10, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                process.destroyForcibly();
-            }, "shared-registry-shutdown"));
+            ServiceProcesses.stopAtExit(process, "shared-registry", 10, () -> { });
             String base = "http://127.0.0.1:" + port + "/apis/ccompat/v7";
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
             while (true) {

@@ -132,8 +132,10 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
      * @param tombstones          {@code --on-tombstone}
      * @param createTable         create the table (or topic) when absent
      * @param ignoreUnknownFields skip value fields that have no column
-     * @param clientFile          a topic sink's client settings file ({@code --sink-command-config})
-     * @param client              a topic sink's client settings given one by one ({@code --sink-bootstrap-server})
+     * @param clientFile          the sink's client settings file ({@code --sink-command-config}): a topic sink's
+     *                            cluster, a Delta table's filesystem; read where the sink opens, never part of the job
+     * @param client              the sink's client settings given one by one ({@code --sink-bootstrap-server}, a
+     *                            Delta table's {@code --sink-property}); never secrets
      * @param tableProperties     properties of a table the sink creates
      */
     public record Target(String url, String table, Optional<String> user, ConflictMode conflict,
@@ -148,7 +150,18 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             Objects.requireNonNull(clientFile, "clientFile");
             client = Map.copyOf(client);
             tableProperties = Map.copyOf(tableProperties);
+            for (String key : client.keySet()) {
+                if (SECRET_KEY.matcher(key).find()) {
+                    throw new RequestException("invalid --sink-property '" + key + "': it looks like a credential, "
+                            + "and a job's settings are stored with it; put it in a --sink-command-config FILE (read "
+                            + "where the sink opens) or in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)");
+                }
+            }
         }
+
+        /** Setting names that hold credentials: they stay out of the job's stored value. */
+        private static final java.util.regex.Pattern SECRET_KEY = java.util.regex.Pattern.compile(
+                "(?i)(secret|password|token|jaas|session|access\\.key|credential(?!s?\\.provider))");
 
         /** Whether the destination is a topic. */
         public boolean isKafka() {
@@ -162,9 +175,9 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
          */
         public SinkSettings settings(String topic, Map<String, Object> sourceConfig) {
             Map<String, Object> sinkClient = new HashMap<>();
-            if (clientFile.isPresent() || !client.isEmpty()) {
-                clientFile.ifPresent(f -> sinkClient.putAll(properties("--sink-command-config", f)));
-                sinkClient.putAll(client);
+            clientFile.ifPresent(f -> sinkClient.putAll(properties("--sink-command-config", f)));
+            sinkClient.putAll(client);
+            if (isKafka() && !sinkClient.isEmpty()) {
                 sinkClient.putIfAbsent("bootstrap.servers", sourceConfig.get("bootstrap.servers"));
                 // --connect-timeout holds for the sink's cluster too: an unreachable one fails in seconds, not a minute
                 for (String timeout : List.of("default.api.timeout.ms", "request.timeout.ms")) {

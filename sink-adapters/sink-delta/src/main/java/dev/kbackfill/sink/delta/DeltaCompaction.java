@@ -23,8 +23,8 @@ import io.delta.kernel.utils.CloseableIterable;
 /**
  * Rewrites a table's data files into key-sorted ones in one commit whose removes and adds say
  * {@code dataChange=false}: the rows do not change, so streaming readers do not read them again; rows marked in
- * deletion vectors are left out, so the vectors go too. Run it between backfills (the single-writer rule holds for
- * compaction too). It reads the whole table into memory: for tables that fit the heap.
+ * deletion vectors are left out, so the vectors go too. Its commit is refused, not lost, when a run commits meanwhile
+ * (conditional puts on S3, the log store's atomic rename elsewhere). It reads the whole table into memory: for tables that fit the heap.
  */
 public final class DeltaCompaction {
 
@@ -40,7 +40,17 @@ public final class DeltaCompaction {
      * @param rowsPerFile rows per written file batch
      */
     public static Result compact(String path, Optional<List<String>> keyColumns, int rowsPerFile) throws IOException {
-        Engine engine = DefaultEngine.create(DeltaFiles.hadoopConfiguration());
+        return compact(path, java.util.Map.of(), keyColumns, rowsPerFile);
+    }
+
+    /**
+     * @param storage    the filesystem's settings ({@code --sink-property}, {@code --sink-command-config})
+     * @param keyColumns the key columns; defaults to those recorded when kbackfill created the table
+     * @param rowsPerFile rows per written file batch
+     */
+    public static Result compact(String path, java.util.Map<String, ?> storage, Optional<List<String>> keyColumns,
+                                 int rowsPerFile) throws IOException {
+        Engine engine = DefaultEngine.create(DeltaFiles.hadoopConfiguration(storage));
         Snapshot snapshot;
         try {
             snapshot = TableManager.loadSnapshot(path).build(engine);
@@ -82,7 +92,15 @@ public final class DeltaCompaction {
                 .withMaxRetries(0).build(engine);
         List<Row> adds = DeltaFiles.write(engine, txn, schema, rows, rowsPerFile);
         adds.forEach(a -> actions.add(NoDataChange.of(a)));
-        var result = txn.commit(engine, CloseableIterable.inMemoryIterable(KernelInternals.iterator(actions)));
+        io.delta.kernel.TransactionCommitResult result;
+        try {
+            result = txn.commit(engine, CloseableIterable.inMemoryIterable(KernelInternals.iterator(actions)));
+        } catch (io.delta.kernel.exceptions.ConcurrentWriteException
+                 | io.delta.kernel.exceptions.MaxCommitRetryLimitReachedException e) {
+            // a run (or another compaction) committed since this one read the table: its rows would be lost
+            throw new dev.kbackfill.core.sink.SinkException("another writer committed to " + path + " while it was "
+                    + "being compacted; nothing was committed (the rewritten files are unreferenced); compact again", e);
+        }
         for (PostCommitHook hook : result.getPostCommitHooks()) {
             hook.threadSafeInvoke(engine);
         }

@@ -40,9 +40,28 @@ final class DeltaFiles {
      * uncompressed by default; Snappy, what Spark writes, made the benchmark's files 3x smaller at no measurable cost.
      */
     static Configuration hadoopConfiguration() {
+        return hadoopConfiguration(java.util.Map.of());
+    }
+
+    /**
+     * The Hadoop settings with the sink's own on top ({@code --sink-property}, {@code --sink-command-config}: the
+     * filesystem's, such as {@code fs.s3a.endpoint}), and the Delta log on S3 written with conditional puts
+     * ({@link ConditionalPutLogStore}) unless a log store is named for the scheme.
+     */
+    static Configuration hadoopConfiguration(java.util.Map<String, ?> settings) {
         Configuration conf = new Configuration();
+        settings.forEach((k, v) -> conf.set(k, String.valueOf(v)));
         if (conf.get("parquet.compression") == null) {
             conf.set("parquet.compression", "SNAPPY");
+        }
+        for (String scheme : java.util.List.of("s3a", "s3")) {
+            String key = "io.delta.kernel.logStore." + scheme + ".impl";
+            if (conf.get(key) == null) {
+                conf.set(key, ConditionalPutLogStore.class.getName());
+            }
+        }
+        if (conf.get("fs.s3.impl") == null) {
+            conf.set("fs.s3.impl", ConditionalWrites.S3A); // s3:// as S3A, as Spark on EMR and Databricks spell it
         }
         return conf;
     }

@@ -66,8 +66,11 @@ import org.roaringbitmap.RoaringBitmap;
  * changes, not the files it touches. On other tables each touched file is copied without them (copy-on-write),
  * streamed batch by batch. Memory follows the batch, not the table.
  *
- * <p>Single writer: Kernel does not check what a concurrent writer read, so one job writes a table at a time (a
- * lock file beside a local table enforces it) and commits are never retried automatically.
+ * <p>Single writer per job: a lock file beside a local table, a lease object in S3 ({@link ObjectStoreLease}). Kernel
+ * does not check what a concurrent writer read, so a commit is never retried blindly: one refused because another
+ * writer (another job, {@code kbackfill compact}) committed first is planned again from the table as it is then. On
+ * S3 the log's commits are conditional puts ({@link ConditionalPutLogStore}), so of two writers of one version one is
+ * refused, never lost.
  */
 final class DeltaSink implements Sink {
 
@@ -80,6 +83,8 @@ final class DeltaSink implements Sink {
     private final SinkSettings.MetadataColumns meta;
     private Engine engine;
     private Configuration hadoop;
+    /** The job's lease on a table in S3 while this sink holds it; checked before every commit. */
+    private volatile ObjectStoreLease lease;
     private JobState pending;
     private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The table as the last commit of this sink left it: one writer per table, so no log replay per batch. */
@@ -179,7 +184,7 @@ final class DeltaSink implements Sink {
 
     @Override
     public void openForJobs() {
-        hadoop = DeltaFiles.hadoopConfiguration();
+        hadoop = DeltaFiles.hadoopConfiguration(settings.clientConfig());
         engine = DefaultEngine.create(hadoop);
     }
 
@@ -197,7 +202,21 @@ final class DeltaSink implements Sink {
     @Override
     public AutoCloseable lock(String job) {
         Optional<Path> local = localPath();
-        return local.isEmpty() ? () -> { } : JobLockFile.acquire(JobLockFile.beside(local.get(), job), job, target());
+        if (local.isPresent()) {
+            return JobLockFile.acquire(JobLockFile.beside(local.get(), job), job, target());
+        }
+        if (hadoop == null) {
+            openForJobs();
+        }
+        if (!ObjectStoreLease.applies(path, hadoop)) {
+            return () -> { }; // gs://, abfss://, hdfs://: their log stores make commits atomic; no job lock there
+        }
+        ObjectStoreLease taken = ObjectStoreLease.acquire(path, hadoop, job);
+        lease = taken;
+        return () -> {
+            lease = null;
+            taken.close();
+        };
     }
 
     private Optional<Path> localPath() {
@@ -919,6 +938,10 @@ final class DeltaSink implements Sink {
     }
 
     private void doCommit(Transaction txn, List<Row> actions, String job) {
+        ObjectStoreLease held = lease;
+        if (held != null) {
+            held.check();
+        }
         try {
             TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(
                     KernelInternals.iterator(actions)));

@@ -24,7 +24,12 @@ public final class DeltaTableRows {
     }
 
     public static List<Map<String, Object>> rows(String path) throws Exception {
-        Engine engine = DefaultEngine.create(new Configuration());
+        return rows(path, Map.of());
+    }
+
+    /** The rows of a table whose filesystem needs {@code storage} settings ({@code fs.s3a.endpoint}, ...). */
+    public static List<Map<String, Object>> rows(String path, Map<String, ?> storage) throws Exception {
+        Engine engine = DefaultEngine.create(DeltaFiles.hadoopConfiguration(storage));
         Snapshot snapshot = TableManager.loadSnapshot(path).build(engine);
         Scan scan = snapshot.getScanBuilder().build();
         Row scanState = scan.getScanState(engine);
@@ -72,7 +77,12 @@ public final class DeltaTableRows {
 
     /** The table's latest version. */
     public static long version(String path) {
-        Engine engine = DefaultEngine.create(new Configuration());
+        return version(path, Map.of());
+    }
+
+    /** The latest version of a table whose filesystem needs {@code storage} settings. */
+    public static long version(String path, Map<String, ?> storage) {
+        Engine engine = DefaultEngine.create(DeltaFiles.hadoopConfiguration(storage));
         return TableManager.loadSnapshot(path).build(engine).getVersion();
     }
 }

@@ -45,8 +45,13 @@ class DeltaSinkContractIT extends SinkContract {
 
     /** A Delta table's rows in the contract's form, read with Kernel's scan. */
     static List<String> rows(String table) throws Exception {
+        return rows(table, Map.of());
+    }
+
+    /** The same for a table whose filesystem needs {@code storage} settings. */
+    static List<String> rows(String table, Map<String, ?> storage) throws Exception {
         List<String> out = new ArrayList<>();
-        for (Map<String, Object> r : DeltaTableRows.rows(table)) {
+        for (Map<String, Object> r : DeltaTableRows.rows(table, storage)) {
             BigDecimal amount = (BigDecimal) r.get("amount");
             out.add(r.get("kafka_key") + "=" + r.get("status") + "/" + (amount == null ? null
                     : amount.stripTrailingZeros().toPlainString()) + "@" + r.get("kafka_partition") + ":"
