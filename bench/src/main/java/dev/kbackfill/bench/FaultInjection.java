@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kbackfill.sink.delta.DeltaTableRows;
+import dev.kbackfill.testservices.SharedS3;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -104,7 +105,7 @@ public final class FaultInjection {
         load();
         startPostgres();
         if (only.equals("all") || only.equals("sigkill")) {
-            for (String sink : List.of("sqlite", "postgres", "delta", "kafka")) {
+            for (String sink : List.of("sqlite", "postgres", "delta", "s3", "kafka")) {
                 sigkills(sink, kills);
             }
         }
@@ -116,7 +117,13 @@ public final class FaultInjection {
             brokerRestart();
         }
         if (only.equals("all") || only.equals("concurrent")) {
-            twoRunsAtOnce();
+            twoRunsAtOnce(List.of("sqlite", "s3", "kafka"));
+            compactDuringARun();
+        }
+        if (only.equals("s3")) { // the Delta table in S3 alone: kills, two runs of one job, compact during a run
+            sigkills("s3", kills);
+            twoRunsAtOnce(List.of("s3"));
+            compactDuringARun();
         }
         if (only.equals("all") || only.equals("retention")) {
             retention();
@@ -266,8 +273,8 @@ public final class FaultInjection {
                 out.lines().filter(l -> l.startsWith("retrying")).count() + " retries said");
     }
 
-    private void twoRunsAtOnce() throws Exception {
-        for (String sink : List.of("sqlite", "kafka")) {
+    private void twoRunsAtOnce(List<String> sinks) throws Exception {
+        for (String sink : sinks) {
             Target t = target(sink, "concurrent");
             Process a = kbackfill(t, "--retry-for", "0");
             Thread.sleep(300);
@@ -278,6 +285,52 @@ public final class FaultInjection {
             report(sink + " two runs of one job at once", 1, t, exit, "exits " + ea + " and " + eb
                     + (sink.equals("kafka") ? " (the second fences the first)" : " (the second is refused, exit 3)"));
         }
+    }
+
+    /**
+     * {@code kbackfill compact} on a Delta table, local and in S3, again and again while a run writes it in small
+     * batches: neither may lose the other's commits (a compaction that lost the race fails, "compact again").
+     */
+    private void compactDuringARun() throws Exception {
+        for (String sink : List.of("delta", "s3")) {
+            Target t = target(sink, "compact");
+            Process run = kbackfill(t, "--retry-for", "0", "--batch-size", "500");
+            int compactions = 0;
+            int refused = 0;
+            while (run.isAlive()) {
+                Process c = start(compactArgs(t));
+                int exit = c.waitFor(5, TimeUnit.MINUTES) ? c.exitValue() : -1;
+                String out = drain(c);
+                if (exit == 0) {
+                    compactions++;
+                } else if (out.contains("compact again")) {
+                    refused++;
+                } else if (out.contains("no Delta table")) {
+                    Thread.sleep(200); // the run has not created it yet
+                } else {
+                    System.out.println("#   compact exit " + exit + ": " + out.lines().reduce((a, b) -> b).orElse(""));
+                }
+            }
+            int exit = run.waitFor(1, TimeUnit.MINUTES) ? run.exitValue() : -1;
+            drain(run);
+            if (exit != 0) {
+                exit = complete(t, "--retry-for", "0");
+            }
+            report(sink + " compact again and again during a run", compactions + refused, t, exit, compactions
+                    + " compactions committed, " + refused + " refused (another writer committed first)");
+        }
+    }
+
+    /** {@code compact} with the target's filesystem options (not the run's lease setting, which it does not take). */
+    private static List<String> compactArgs(Target t) {
+        List<String> args = new ArrayList<>(List.of("compact", "--sink", t.url()));
+        List<String> o = t.options();
+        for (int i = 0; i + 1 < o.size(); i += 2) {
+            if (!o.get(i + 1).startsWith("kbackfill.")) {
+                args.addAll(List.of(o.get(i), o.get(i + 1)));
+            }
+        }
+        return args;
     }
 
     /**
@@ -425,7 +478,27 @@ public final class FaultInjection {
 
     // ---------------------------------------------------------------- sinks and checks
 
-    private record Target(String sink, String url, String job, String reference) {
+    /** @param options the sink's own options (a Delta table in S3: its endpoint and credentials file) */
+    private record Target(String sink, String url, String job, String reference, List<String> options) {
+        Target(String sink, String url, String job, String reference) {
+            this(sink, url, job, reference, List.of());
+        }
+    }
+
+    /**
+     * A Delta table in S3 (S3Proxy): the endpoint through --sink-property, the credentials through a
+     * --sink-command-config file, and a 3 s lease, so that the run after a SIGKILL finds the killed run's lease
+     * expired instead of waiting out the default minute.
+     */
+    private Target s3(String job) throws IOException {
+        Path credentials = work.resolve("s3.properties");
+        Files.writeString(credentials, "fs.s3a.access.key=" + SharedS3.ACCESS_KEY + "\nfs.s3a.secret.key="
+                + SharedS3.SECRET_KEY + "\n");
+        List<String> options = new ArrayList<>(List.of("--sink-command-config", credentials.toString(),
+                "--sink-property", "kbackfill.lock.lease.ms=3000"));
+        SharedS3.standard().s3aEndpointSettings().forEach((k, v) -> options.addAll(List.of("--sink-property", k + "=" + v)));
+        return new Target("s3", "delta:s3a://" + SharedS3.standard().newBucket() + "/" + job, job, null,
+                List.copyOf(options));
     }
 
     private Target target(String sink, String fault) throws Exception {
@@ -442,6 +515,7 @@ public final class FaultInjection {
                         null);
             }
             case "delta" -> new Target(sink, "delta:" + work.resolve(job), job, null);
+            case "s3" -> s3(job);
             case "kafka" -> new Target(sink, "kafka:" + job, job, null);
             default -> throw new IllegalArgumentException(sink);
         };
@@ -455,6 +529,7 @@ public final class FaultInjection {
             args.addAll(List.of("--batch-size", "2000"));
         }
         args.add(t.sink().equals("kafka") ? "--create-topic" : "--create-table");
+        args.addAll(t.options());
         args.addAll(List.of(extra));
         return start(args);
     }
@@ -525,9 +600,10 @@ public final class FaultInjection {
                 }
                 return dup;
             }
-            case "delta" -> {
+            case "delta", "s3" -> {
                 long dup = 0;
-                for (Map<String, Object> r : DeltaTableRows.rows(t.url().substring("delta:".length()))) {
+                for (Map<String, Object> r : DeltaTableRows.rows(t.url().substring("delta:".length()),
+                        t.sink().equals("s3") ? SharedS3.standard().s3aSettings() : Map.of())) {
                     if (rows.put((String) r.get("kafka_key"), (String) r.get("status")) != null) {
                         dup++;
                     }
