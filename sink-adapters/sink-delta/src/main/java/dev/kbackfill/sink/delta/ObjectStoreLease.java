@@ -174,6 +174,8 @@ final class ObjectStoreLease implements AutoCloseable {
                 return;
             }
             stamp(until);
+        } catch (JobConflictException e) {
+            lost = "another run took it over as it was renewed";
         } catch (IOException | RuntimeException e) {
             if (System.currentTimeMillis() >= heldUntil) {
                 lost = "it could not be renewed before it expired (" + e.getMessage() + ")";
