@@ -74,7 +74,7 @@ final class CompactCommand implements Callable<Integer> {
                     + "': expected a whole number >= 1");
         }
         PrintWriter out = spec.commandLine().getOut();
-        DeltaCompaction.Result r = DeltaCompaction.compact(sink.substring("delta:".length()), storage(),
+        DeltaCompaction.Result r = DeltaCompaction.compact(sink.substring("delta:".length()), settings().clientConfig(),
                 Optional.ofNullable(keyColumns).map(SinkOptions::split), rowsPerFile);
         if (r.filesRewritten() == 0) {
             out.printf("%s: %d data file(s), nothing to compact%n", sink, r.filesBefore());
@@ -86,11 +86,7 @@ final class CompactCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    /** The filesystem settings, checked as run checks them (no credentials on the command line). */
-    private java.util.Map<String, Object> storage() {
-        return settings().clientConfig();
-    }
-
+    /** The sink with its filesystem settings, checked as run checks them (no credentials on the command line). */
     private dev.kbackfill.core.sink.SinkSettings settings() {
         return storage.settings(sink, table == null ? "unused" : table, user, java.util.Map.of());
     }

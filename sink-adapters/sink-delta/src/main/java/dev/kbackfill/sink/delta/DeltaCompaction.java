@@ -23,8 +23,9 @@ import io.delta.kernel.utils.CloseableIterable;
 /**
  * Rewrites a table's data files into key-sorted ones in one commit whose removes and adds say
  * {@code dataChange=false}: the rows do not change, so streaming readers do not read them again; rows marked in
- * deletion vectors are left out, so the vectors go too. Its commit is refused, not lost, when a run commits meanwhile
- * (conditional puts on S3, the log store's atomic rename elsewhere). It reads the whole table into memory: for tables that fit the heap.
+ * deletion vectors are left out, so the vectors go too. Its commit is refused, not lost, when a run commits
+ * meanwhile (on S3 a conditional put; elsewhere the log store refuses a version that exists). It reads the whole
+ * table into memory: for tables that fit the heap.
  */
 public final class DeltaCompaction {
 

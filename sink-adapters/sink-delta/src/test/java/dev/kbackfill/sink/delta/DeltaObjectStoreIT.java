@@ -60,6 +60,11 @@ class DeltaObjectStoreIT {
         return m;
     }
 
+    /** The filesystem of the table at {@code path}, as the sink reaches it. */
+    private static FileSystem fs(String path, Map<String, String> storage) throws java.io.IOException {
+        return new org.apache.hadoop.fs.Path(path).getFileSystem(DeltaFiles.hadoopConfiguration(storage));
+    }
+
     private Sink sink(String path, Map<String, String> storage) {
         Sink s = SinkFactory.forSettings(new SinkSettings("delta:" + path, "orders", Optional.empty(), Optional.empty(),
                 ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false, SinkSettings.MetadataColumns.DEFAULT,
@@ -130,7 +135,7 @@ class DeltaObjectStoreIT {
         try (Sink again = sink(table, storage); AutoCloseable lock = again.lock("job")) {
             assertThat(again.load("job")).isPresent();
         }
-        FileSystem fs = new org.apache.hadoop.fs.Path(table).getFileSystem(DeltaFiles.hadoopConfiguration(storage));
+        FileSystem fs = fs(table, storage);
         assertThat(fs.exists(new org.apache.hadoop.fs.Path(table + "/_kbackfill/locks/job.lease")))
                 .as("released, nothing left behind").isFalse();
     }
@@ -138,7 +143,7 @@ class DeltaObjectStoreIT {
     @Test
     void theLeaseOfARunThatDiedExpiresAndTheNextRunTakesItOver() throws Exception {
         Map<String, String> storage = storage(SharedS3.standard());
-        FileSystem fs = new org.apache.hadoop.fs.Path(table).getFileSystem(DeltaFiles.hadoopConfiguration(storage));
+        FileSystem fs = fs(table, storage);
         org.apache.hadoop.fs.Path lease = new org.apache.hadoop.fs.Path(table + "/_kbackfill/locks/job.lease");
         // what a run killed with SIGKILL leaves: its lease, last renewed until a second ago
         long expired = System.currentTimeMillis() - 1_000;
@@ -161,7 +166,7 @@ class DeltaObjectStoreIT {
     @Test
     void aRunWhoseLeaseWasTakenOverCommitsNothingMore() throws Exception {
         Map<String, String> storage = storage(SharedS3.standard(), ObjectStoreLease.LEASE_MS, "1500");
-        FileSystem fs = new org.apache.hadoop.fs.Path(table).getFileSystem(DeltaFiles.hadoopConfiguration(storage));
+        FileSystem fs = fs(table, storage);
         try (Sink s = sink(table, storage); AutoCloseable lock = s.lock("job")) {
             s.begin(JobState.begin("job", "fingerprint", 1, DeltaSinkIT.plan()));
             s.write(DeltaSinkIT.batch(1, Map.of(0, 1L), DeltaSinkIT.row("a", "created", "1", 0, 0)));
@@ -214,7 +219,7 @@ class DeltaObjectStoreIT {
                     .hasMessageContaining("does not honour conditional writes")
                     .hasMessageContaining("one commit would be lost");
         }
-        FileSystem fs = new org.apache.hadoop.fs.Path(path).getFileSystem(DeltaFiles.hadoopConfiguration(storage));
+        FileSystem fs = fs(path, storage);
         assertThat(fs.listFiles(new org.apache.hadoop.fs.Path(path).getParent().getParent(), true).hasNext())
                 .as("nothing written").isFalse();
     }
