@@ -10,6 +10,8 @@ public final class ExitCodes {
     public static final int BAD_INPUT = 2;
     /** Job conflict: a different plan under the same job name, or the job is already running. */
     public static final int JOB_CONFLICT = 3;
+    /** {@code verify}: the target does not hold the range's final state (a key missing, extra, stale or different). */
+    public static final int DISAGREES = 4;
 
     private ExitCodes() {
     }

@@ -19,13 +19,14 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "kbackfill", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         subcommands = {RunCommand.class, PlanCommand.class, StatusCommand.class, JobsCommand.class, ResetCommand.class, CompactCommand.class,
-                DemoCommand.class, CompletionCommand.class,
+                VerifyCommand.class, DemoCommand.class, CompletionCommand.class,
                 CommandLine.HelpCommand.class},
         description = "Replay a chosen slice of a Kafka topic into a destination, exactly once, without touching "
                 + "the live pipeline.",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done", "1:runtime failure (the message says where it stopped)",
                 "2:bad input (nothing was read or written)", "3:job conflict",
+                "4:verify: the target disagrees with the range",
                 "130:stopped on SIGINT at a batch boundary (a rerun resumes)",
                 "143:stopped on SIGTERM at a batch boundary (a rerun resumes)"},
         footerHeading = "%nExamples:%n",

@@ -14,7 +14,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
-import dev.kbackfill.core.record.Format;
 import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.run.Rejects;
 import dev.kbackfill.core.record.RecordDecoder;
@@ -92,52 +91,8 @@ final class RunCommand implements Callable<Integer> {
             + "request as typed and the sink, so the same command line is the same job).")
     String job;
 
-    @Option(names = "--key-format", paramLabel = "FORMAT", defaultValue = "string",
-            completionCandidates = Candidates.Formats.class,
-            description = "bytes, string (default), json or avro (Confluent-framed, with --schema-registry-url): an "
-                    + "object key gives one key column per field.")
-    String keyFormat;
-
-    @Option(names = "--value-format", paramLabel = "FORMAT", defaultValue = "json",
-            completionCandidates = Candidates.Formats.class,
-            description = "bytes, string, json (default) or avro (Confluent-framed, with --schema-registry-url): an "
-                    + "object gives one column per top-level field.")
-    String valueFormat;
-
-    @Option(names = "--key-column", paramLabel = "NAME", defaultValue = "kafka_key",
-            description = "Column of a key that is not a JSON object (default: ${DEFAULT-VALUE}).")
-    String keyColumn;
-
-    @Option(names = "--value-column", paramLabel = "NAME", defaultValue = "value",
-            description = "Column of a value that is not a JSON object (default: ${DEFAULT-VALUE}).")
-    String valueColumn;
-
-    @Option(names = "--key-fields", paramLabel = "F1,F2", description = "Key rows by these value fields instead of the record key.")
-    String keyFields;
-
-    @Option(names = "--version-field", paramLabel = "FIELD[:TYPE]",
-            description = "Order a key's versions by this value field first (a CDC topic's source.lsn or ts_ms, an "
-                    + "updated_at), then by the log as always; TYPE integer (default), timestamp or string; dots "
-                    + "reach into nested objects. A record without it is a poison record; a tombstone takes the field "
-                    + "of the nearest record before it in its partition.")
-    String versionField;
-
-    @Option(names = "--schema-registry-url", paramLabel = "URL",
-            description = "A Confluent-API schema registry, for --key-format/--value-format avro.")
-    String registryUrl;
-
-    @Option(names = "--schema-registry-user", paramLabel = "USER",
-            description = "Registry basic-auth user; the password comes from $" + REGISTRY_PASSWORD_ENV + ".")
-    String registryUser;
-
-    @Option(names = "--schema-registry-token-file", paramLabel = "FILE",
-            description = "A bearer token for the registry, read from FILE (or from $" + REGISTRY_TOKEN_ENV + ").")
-    Path registryTokenFile;
-
-    @Option(names = "--schema-registry-truststore", paramLabel = "FILE",
-            description = "Trust the https registry's certificate through this trust store (PKCS12 or JKS; its "
-                    + "password from $" + REGISTRY_TRUSTSTORE_PASSWORD_ENV + "), e.g. for a private CA.")
-    Path registryTrustStore;
+    @Mixin
+    DecodingOptions decodingOptions;
 
     @Option(names = "--on-error", paramLabel = "POLICY", defaultValue = "fail",
             completionCandidates = Candidates.OnError.class,
@@ -474,43 +429,7 @@ final class RunCommand implements Callable<Integer> {
 
     /** How records become rows, as the options say. */
     JobDefinition.Decoding decoding() {
-        // a topic sink copies records as they are: read bytes unless a format is asked for
-        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
-        Format key = sink.isKafka() && !parsed.hasMatchedOption("--key-format") ? Format.BYTES
-                : Format.parse("--key-format", keyFormat);
-        Format value = sink.isKafka() && !parsed.hasMatchedOption("--value-format") ? Format.BYTES
-                : Format.parse("--value-format", valueFormat);
-        Optional<JobDefinition.Registry> registry = Optional.empty();
-        if (key == Format.AVRO || value == Format.AVRO) {
-            if (registryUrl == null) {
-                throw new CommandLine.ParameterException(spec.commandLine(), (key == Format.AVRO ? "--key-format"
-                        : "--value-format") + " avro needs --schema-registry-url (a Confluent-API schema registry)");
-            }
-        }
-        if (registryUrl != null) {
-            if (!registryUrl.matches("https?://.+")) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "invalid --schema-registry-url '"
-                        + registryUrl + "': expected http://HOST:PORT[/PATH] or https://...");
-            }
-            registry = Optional.of(new JobDefinition.Registry(registryUrl, Optional.ofNullable(registryUser),
-                    Optional.ofNullable(registryTokenFile).map(Path::toAbsolutePath),
-                    Optional.ofNullable(registryTrustStore).map(Path::toAbsolutePath)));
-        }
-        Optional<dev.kbackfill.core.version.VersionField> field = Optional.empty();
-        if (versionField != null) {
-            try {
-                field = Optional.of(dev.kbackfill.core.version.VersionField.parse(versionField));
-            } catch (RequestException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-            }
-            if (value != Format.JSON && value != Format.AVRO) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--version-field reads a field of the "
-                        + "record value: it needs --value-format json or avro (a topic sink copies bytes unless told), "
-                        + "not " + value.label());
-            }
-        }
-        return new JobDefinition.Decoding(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), registry,
-                field);
+        return decodingOptions.decoding(spec.commandLine(), sink.isKafka());
     }
 
     /** What a record that cannot be decoded does, as the options say. */

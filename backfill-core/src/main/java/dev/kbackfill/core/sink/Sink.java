@@ -151,6 +151,16 @@ public interface Sink extends AutoCloseable {
         throw new SinkConfigException("this sink cannot list its jobs");
     }
 
+    /**
+     * Reads back what the target holds for the keys of a range, for {@code kbackfill verify}: read-only, no lock, no
+     * job state touched. Call after {@link #openForJobs()} (the target must exist).
+     *
+     * @throws SinkConfigException where the sink cannot be verified
+     */
+    default dev.kbackfill.core.verify.TargetLookup verifier() {
+        throw new SinkConfigException("this sink cannot be verified");
+    }
+
     /** Forgets the job's plan and progress (not the rows written); returns whether there was a job. */
     boolean reset(String job);
 

@@ -288,6 +288,14 @@ final class DeltaSink implements Sink {
         return true;
     }
 
+    /** Reads the table's latest snapshot back, probing only the files that may hold the range's keys. */
+    @Override
+    public dev.kbackfill.core.verify.TargetLookup verifier() {
+        Snapshot snapshot = snapshot().orElseThrow(() -> new SinkConfigException("no Delta table at " + path
+                + ": nothing to verify"));
+        return new DeltaTargetLookup(this, engine, snapshot, meta, path);
+    }
+
     @Override
     public boolean destinationExists() {
         return snapshot().isPresent();
@@ -496,9 +504,7 @@ final class DeltaSink implements Sink {
                 throw refused(c, e);
             }
         }
-        Ordinals ord = new Ordinals(schema.indexOf(meta.topic()), schema.indexOf(meta.partition()),
-                schema.indexOf(meta.offset()), schema.indexOf(meta.timestamp()), schema.indexOf(meta.logTime()),
-                schema.indexOf(meta.deleted()), schema.indexOf(meta.version()));
+        Ordinals ord = Ordinals.of(schema, meta);
         // candidate files, probed, and where each incoming key currently lives
         Scan scan = snapshot.getScanBuilder().build();
         Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.topic,
@@ -680,8 +686,33 @@ final class DeltaSink implements Sink {
     }
 
     /** Where the metadata columns sit in the table's rows (-1: the table has no such column). */
-    private record Ordinals(int topic, int partition, int offset, int timestamp, int logTime, int deleted,
-                            int version) {
+    record Ordinals(int topic, int partition, int offset, int timestamp, int logTime, int deleted,
+                    int version) {
+        /** Where the metadata columns {@code meta} names sit in {@code schema}. */
+        static Ordinals of(StructType schema, SinkSettings.MetadataColumns meta) {
+            return new Ordinals(schema.indexOf(meta.topic()), schema.indexOf(meta.partition()),
+                    schema.indexOf(meta.offset()), schema.indexOf(meta.timestamp()), schema.indexOf(meta.logTime()),
+                    schema.indexOf(meta.deleted()), schema.indexOf(meta.version()));
+        }
+
+        /** The version a stored row carries, or null for a row no backfill wrote. */
+        Version version(Object[] stored) {
+            if (offset < 0 || partition < 0 || timestamp < 0 || stored[offset] == null) {
+                return null;
+            }
+            long ts = Math.floorDiv(((Number) stored[timestamp]).longValue(), 1000);
+            Object lt = logTime >= 0 ? stored[logTime] : null; // none: a row from before log times
+            return new Version(topic >= 0 ? (String) stored[topic] : null,
+                    (int) ((Number) stored[partition]).longValue(), ((Number) stored[offset]).longValue(),
+                    ts, lt == null ? ts : Math.floorDiv(((Number) lt).longValue(), 1000),
+                    version >= 0 ? (Comparable<?>) stored[version] : null);
+        }
+
+        /** Whether a column is one of these metadata columns. */
+        boolean isMetadata(int ordinal) {
+            return ordinal == topic || ordinal == partition || ordinal == offset || ordinal == timestamp
+                    || ordinal == logTime || ordinal == deleted || ordinal == version;
+        }
     }
 
     /** Whether the job's version field is text (a string field), else whole numbers. */
@@ -708,14 +739,8 @@ final class DeltaSink implements Sink {
                 return stored == null ? Verdict.TAKEN : Verdict.KEPT_OUT;
             default:
                 Version held = deletedAt;
-                if (stored != null && ord.offset >= 0 && stored[ord.offset] != null) {
-                    long ts = Math.floorDiv(((Number) stored[ord.timestamp]).longValue(), 1000);
-                    Object lt = ord.logTime >= 0 ? stored[ord.logTime] : null; // none: a row from before log times
-                    Version row = new Version(ord.topic >= 0 ? (String) stored[ord.topic] : null,
-                            (int) ((Number) stored[ord.partition]).longValue(), ((Number) stored[ord.offset]).longValue(),
-                            ts, lt == null ? ts : Math.floorDiv(((Number) lt).longValue(), 1000),
-                            ord.version >= 0 ? (Comparable<?>) stored[ord.version] : null);
-                    held = Version.newer(row, held);
+                if (stored != null) {
+                    held = Version.newer(ord.version(stored), held);
                 }
                 return incoming.supersedes(held) ? Verdict.TAKEN : Verdict.KEPT_OUT;
         }
@@ -743,7 +768,7 @@ final class DeltaSink implements Sink {
     }
 
     /** A row holding the change's key: each key value in the column of its name, whatever order the key came in. */
-    private Object[] keyRow(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
+    static Object[] keyRow(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
         Object[] row = new Object[schema.length()];
         for (int ord : keyOrdinals) {
             String name = schema.at(ord).getName();
@@ -772,7 +797,7 @@ final class DeltaSink implements Sink {
         return row;
     }
 
-    private List<Object> key(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
+    static List<Object> key(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
         return keyOf(keyRow(c, schema, keyOrdinals), keyOrdinals);
     }
 
@@ -844,7 +869,7 @@ final class DeltaSink implements Sink {
      * whose [min, max] contains at least one incoming key. Strings compare in UTF-8 byte order, as Delta's
      * statistics do; a long string bound may be truncated, so it never prunes.
      */
-    private List<Row> candidateFiles(Scan scan, StructType schema, int firstKey, java.util.Set<List<Object>> keys)
+    List<Row> candidateFiles(Scan scan, StructType schema, int firstKey, java.util.Set<List<Object>> keys)
             throws IOException {
         io.delta.kernel.types.FieldMetadata fm = schema.at(firstKey).getMetadata();
         String column = fm.contains("delta.columnMapping.physicalName")

@@ -372,6 +372,26 @@ public final class JdbcSink implements Sink {
         }
     }
 
+    /** Reads the table and its ledger back without writing; the table must exist. */
+    @Override
+    public dev.kbackfill.core.verify.TargetLookup verifier() {
+        try {
+            if (connection == null) {
+                throw new SinkConfigException("table " + tableName + " does not exist in " + SinkFactory.redact(
+                        settings.url()) + " (no such file): nothing to verify");
+            }
+            TargetTable t = TargetTable.read(connection, tableName).orElseThrow(() -> new SinkConfigException("table "
+                    + tableName + " does not exist in " + SinkFactory.redact(settings.url()) + ": nothing to verify"));
+            Optional<TargetTable> deletes = TargetTable.read(connection, ledger.name());
+            connection.rollback();
+            Dialect d = baseDialect instanceof MergeDialect
+                    ? new MergeDialect(c -> t.column(c).map(TableColumn::castType).orElse("VARCHAR")) : dialect;
+            return new JdbcTargetLookup(connection, d, binder, tableName, t, ledger.name(), deletes, settings.metadata());
+        } catch (SQLException e) {
+            throw new SinkException("cannot read " + target() + ": " + e.getMessage(), e);
+        }
+    }
+
     @Override
     public boolean destinationExists() {
         return table != null;

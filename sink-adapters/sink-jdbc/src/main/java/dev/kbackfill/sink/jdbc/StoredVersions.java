@@ -35,7 +35,10 @@ final class StoredVersions {
      * @param version the version of the record that wrote the key; null for a row no backfill wrote
      * @param live    whether the key holds a value (false: soft-deleted, or a tombstone ledger entry)
      */
-    record Stored(Version version, boolean live) {
+    record Stored(Version version, boolean live, Map<String, Object> values) {
+        Stored(Version version, boolean live) {
+            this(version, live, Map.of());
+        }
     }
 
     private StoredVersions() {
@@ -58,6 +61,23 @@ final class StoredVersions {
                                           Optional<TableColumn> deleted,
                                           boolean liveRows, List<Change> changes)
             throws SQLException, Binder.Mismatch {
+        return lookup(c, d, binder, table, keys, topic, Optional.of(partition), Optional.of(offset),
+                Optional.of(timestamp), logTime, version, deleted, liveRows, changes, new LinkedHashMap<>(), true);
+    }
+
+    /**
+     * The same, also reading {@code values} (by field name), without the locking read where {@code locking} is
+     * false (verification); a table without version columns ({@code partition} empty) gives rows without versions.
+     */
+    static Map<KeyIdentity, Stored> lookup(Connection c, Dialect d, Binder binder, String table,
+                                          LinkedHashMap<String, TableColumn> keys, Optional<TableColumn> topic,
+                                          Optional<TableColumn> partition, Optional<TableColumn> offset,
+                                          Optional<TableColumn> timestamp,
+                                          Optional<TableColumn> logTime, Optional<TableColumn> version,
+                                          Optional<TableColumn> deleted,
+                                          boolean liveRows, List<Change> changes,
+                                          LinkedHashMap<String, TableColumn> values, boolean locking)
+            throws SQLException, Binder.Mismatch {
         Map<KeyIdentity, Stored> found = new HashMap<>();
         if (changes.isEmpty()) {
             return found;
@@ -66,8 +86,12 @@ final class StoredVersions {
         List<TableColumn> keyColumns = new ArrayList<>(keys.values());
         StringBuilder select = new StringBuilder("SELECT ");
         keyColumns.forEach(k -> select.append(d.quote(k.name())).append(", "));
-        select.append(topic.map(t -> d.quote(t.name())).orElse("NULL")).append(", ").append(d.quote(partition.name()))
-                .append(", ").append(d.quote(offset.name())).append(", ").append(d.quote(timestamp.name()))
+        boolean versioned = partition.isPresent() && offset.isPresent() && timestamp.isPresent();
+        values.values().forEach(v -> select.append(d.quote(v.name())).append(", "));
+        select.append(topic.map(t -> d.quote(t.name())).orElse("NULL")).append(", ")
+                .append(versioned ? d.quote(partition.get().name()) : "NULL")
+                .append(", ").append(versioned ? d.quote(offset.get().name()) : "NULL")
+                .append(", ").append(versioned ? d.quote(timestamp.get().name()) : "NULL")
                 .append(", ").append(deleted.map(t -> d.quote(t.name())).orElse("NULL"))
                 .append(", ").append(logTime.map(t -> d.quote(t.name())).orElse("NULL"))
                 .append(", ").append(version.map(t -> d.quote(t.name())).orElse("NULL"))
@@ -79,7 +103,7 @@ final class StoredVersions {
         for (int from = 0; from < changes.size(); from += perQuery) {
             List<Change> chunk = changes.subList(from, Math.min(changes.size(), from + perQuery));
             String sql = select + keyList + " IN (" + String.join(", ", java.util.Collections.nCopies(chunk.size(), tuple))
-                    + ")" + d.lockingRead();
+                    + ")" + (locking ? d.lockingRead() : "");
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 int index = 1;
                 for (Change change : chunk) {
@@ -93,12 +117,16 @@ final class StoredVersions {
                         for (int k = 0; k < fields.size(); k++) {
                             key.put(fields.get(k), keyValue(rs, k + 1, d));
                         }
+                        Map<String, Object> stored = new LinkedHashMap<>();
                         int col = fields.size() + 1;
+                        for (Map.Entry<String, TableColumn> v : values.entrySet()) {
+                            stored.put(v.getKey(), plainValue(rs, col++, v.getValue(), d));
+                        }
                         String storedTopic = rs.getString(col);
                         long p = rs.getLong(col + 1);
                         long o = rs.getLong(col + 2);
                         boolean noVersion = rs.wasNull(); // a row no backfill wrote: it holds no version
-                        long ts = noVersion ? 0 : epochMillis(rs, col + 3, timestamp, d);
+                        long ts = noVersion ? 0 : epochMillis(rs, col + 3, timestamp.get(), d);
                         boolean flag = rs.getBoolean(col + 4);
                         boolean live = liveRows && !flag;
                         // a row written before rows carried their log time counts with its timestamp (as the guard)
@@ -116,7 +144,8 @@ final class StoredVersions {
                             }
                         }
                         found.put(KeyIdentity.of(key),
-                                new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts, lt, field), live));
+                                new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts, lt, field), live,
+                                        stored));
                     }
                 }
             }
@@ -149,6 +178,45 @@ final class StoredVersions {
             return new java.math.BigDecimal(b);
         }
         return v;
+    }
+
+    /**
+     * A stored value in plain Java types for verification ({@link dev.kbackfill.core.verify.Values}): whole numbers,
+     * decimals, doubles, booleans, text, bytes, instants (a timestamp column, whatever the database), dates, times.
+     */
+    static Object plainValue(ResultSet rs, int index, TableColumn column, Dialect d) throws SQLException {
+        switch (column.jdbcType()) {
+            case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> {
+                long millis = epochMillis(rs, index, column, d);
+                return millis == Long.MIN_VALUE ? null : Instant.ofEpochMilli(millis);
+            }
+            case Types.REAL -> {
+                float f = rs.getFloat(index);
+                return rs.wasNull() ? null : (Object) f;
+            }
+            case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB -> {
+                return rs.getBytes(index);
+            }
+            default -> {
+                Object v = rs.getObject(index);
+                if (v == null) {
+                    return null;
+                }
+                if (v instanceof java.sql.Date date) {
+                    return date.toLocalDate();
+                }
+                if (v instanceof java.sql.Time t) {
+                    return t.toLocalTime();
+                }
+                if (v instanceof java.sql.Clob clob) {
+                    return clob.getSubString(1, (int) clob.length());
+                }
+                if (v instanceof Number || v instanceof Boolean || v instanceof String || v instanceof byte[]) {
+                    return v;
+                }
+                return rs.getString(index); // json, jsonb, uuid and other driver objects: their text
+            }
+        }
     }
 
     /** The stored record timestamp in epoch milliseconds, from whatever type the column has. */

@@ -160,6 +160,65 @@ final class KafkaSink implements Sink {
         }
     }
 
+    /**
+     * Reads the target topic once (read-committed), keeping per key its last record's version and value digest: a
+     * reader of the compacted topic sees that record. A record kbackfill did not write has only its timestamp as
+     * version; values compare by their bytes, as the sink copies them.
+     */
+    @Override
+    public dev.kbackfill.core.verify.TargetLookup verifier() {
+        TargetIndex idx;
+        try {
+            TopicDescription target = describe(admin, topic);
+            if (target == null) {
+                throw new SinkConfigException("topic " + topic + " does not exist at " + config.get("bootstrap.servers")
+                        + ": nothing to verify");
+            }
+            idx = buildIndex(target, true);
+        } catch (ExecutionException e) {
+            throw new SinkException("cannot read topic " + topic + " at " + config.get("bootstrap.servers") + ": "
+                    + e.getCause().getMessage(), e.getCause());
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw new SinkException("cannot read topic " + topic + " at " + config.get("bootstrap.servers") + ": " + e, e);
+        }
+        return new dev.kbackfill.core.verify.TargetLookup() {
+            @Override
+            public Map<dev.kbackfill.core.record.KeyIdentity, dev.kbackfill.core.verify.TargetRow> lookup(
+                    List<Change> expected, dev.kbackfill.core.record.RowShape shape, String sourceTopic) {
+                Map<dev.kbackfill.core.record.KeyIdentity, dev.kbackfill.core.verify.TargetRow> found = new HashMap<>();
+                for (Change c : expected) {
+                    if (c.source() == null || c.source().key() == null) {
+                        continue;
+                    }
+                    TargetIndex.Stamp s = idx.stamp(c.source().key());
+                    if (s == null) {
+                        continue;
+                    }
+                    dev.kbackfill.core.version.Version v = s.version();
+                    if (v.topic() != null && v.topic().isEmpty()) {
+                        v = new dev.kbackfill.core.version.Version(null, v.partition(), v.offset(), v.timestamp(),
+                                v.logTime(), v.field());
+                    }
+                    found.put(dev.kbackfill.core.record.KeyIdentity.of(c.key()), s.deleted()
+                            ? dev.kbackfill.core.verify.TargetRow.deleted(v)
+                            : dev.kbackfill.core.verify.TargetRow.live(v, Map.of(), c.isTombstone()
+                            || s.digest() == TargetIndex.digest(c.source().value()) ? List.of() : List.of("(value bytes)")));
+                }
+                return found;
+            }
+
+            @Override
+            public long rowsRead() {
+                return idx.records();
+            }
+
+            @Override
+            public void close() {
+                idx.close();
+            }
+        };
+    }
+
     @Override
     public void openForJobs() {
         admin = Admin.create(adminOnly(config));
@@ -252,13 +311,20 @@ final class KafkaSink implements Sink {
 
     private TargetIndex buildIndex(TopicDescription target) throws InterruptedException, ExecutionException,
             java.util.concurrent.TimeoutException {
+        return buildIndex(target, false);
+    }
+
+    /** @param digests keep each key's value digest ({@link TargetIndex#digest}), for verification */
+    private TargetIndex buildIndex(TopicDescription target, boolean digests) throws InterruptedException,
+            ExecutionException, java.util.concurrent.TimeoutException {
         TargetIndex idx = new TargetIndex(indexMemoryKeys(), Path.of(System.getProperty("java.io.tmpdir")));
         List<BoundedReader.Range> ranges = ranges(target.partitions().stream().map(p -> p.partition()).toList(), topic);
         try (BoundedReader reader = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
                 Duration.ofMinutes(2))) {
             reader.read((records, positions, lost) -> {
                 for (SourceRecord r : records) {
-                    idx.add(r.key(), r.value() == null, r.timestamp(), r.headers());
+                    idx.add(r.key(), r.value() == null, r.timestamp(), r.headers(),
+                            digests ? TargetIndex.digest(r.value()) : 0);
                 }
                 idx.flush();
             });

@@ -78,7 +78,12 @@ final class TargetIndex implements AutoCloseable {
      * @param field     the source record's version field, or null
      */
     record Stamp(String topic, int partition, long offset, long timestamp, long logTime, boolean deleted,
-                 Comparable<?> field) {
+                 Comparable<?> field, long digest) {
+        Stamp(String topic, int partition, long offset, long timestamp, long logTime, boolean deleted,
+              Comparable<?> field) {
+            this(topic, partition, offset, timestamp, logTime, deleted, field, 0);
+        }
+
         Version version() {
             return new Version(topic, partition, offset, timestamp, logTime, field);
         }
@@ -87,7 +92,17 @@ final class TargetIndex implements AutoCloseable {
     /** The origin of a record kbackfill did not write: only its timestamp is known. */
     static final String FOREIGN = "";
 
-    private static final int ENCODED = 4 + 4 + 8 + 8 + 8 + 1;
+    private static final int ENCODED = 4 + 4 + 8 + 8 + 8 + 1 + 8;
+
+    /** A value's digest, for verification: its length and its CRC-32C (0 for none). */
+    static long digest(byte[] value) {
+        if (value == null) {
+            return 0;
+        }
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(value);
+        return ((long) value.length + 1) << 32 | crc.getValue();
+    }
 
     private final long memoryKeys;
     private final Path spillParent;
@@ -131,6 +146,11 @@ final class TargetIndex implements AutoCloseable {
 
     /** Records what a target record says about its key (records arrive in offset order per partition). */
     void add(byte[] key, boolean tombstone, long timestamp, Headers headers) {
+        add(key, tombstone, timestamp, headers, 0);
+    }
+
+    /** {@link #add}, with the {@link #digest} of the record's value (verification). */
+    void add(byte[] key, boolean tombstone, long timestamp, Headers headers, long digest) {
         if (key == null) {
             return;
         }
@@ -160,7 +180,12 @@ final class TargetIndex implements AutoCloseable {
                 field = null;
             }
         }
-        put(key, new Stamp(origin, partition, offset, ts, logTime, tombstone, field));
+        put(key, new Stamp(origin, partition, offset, ts, logTime, tombstone, field, digest));
+    }
+
+    /** What the index holds for a key, or null. */
+    Stamp stamp(byte[] key) {
+        return get(key);
     }
 
     /** Ends a poll's worth of {@link #add} calls: on disk, they are written as one batch. */
@@ -275,7 +300,8 @@ final class TargetIndex implements AutoCloseable {
         byte[] text = s.field() instanceof String t ? t.getBytes(StandardCharsets.UTF_8) : null;
         int extra = s.field() == null ? 0 : 1 + (text != null ? text.length : 8);
         ByteBuffer b = ByteBuffer.allocate(ENCODED + extra).putInt(number(s.topic())).putInt(s.partition())
-                .putLong(s.offset()).putLong(s.timestamp()).putLong(s.logTime()).put((byte) (s.deleted() ? 1 : 0));
+                .putLong(s.offset()).putLong(s.timestamp()).putLong(s.logTime()).put((byte) (s.deleted() ? 1 : 0))
+                .putLong(s.digest());
         if (text != null) {
             b.put((byte) 's').put(text);
         } else if (s.field() != null) {
@@ -292,6 +318,7 @@ final class TargetIndex implements AutoCloseable {
         long timestamp = b.getLong();
         long logTime = b.getLong();
         boolean deleted = b.get() == 1;
+        long digest = b.getLong();
         Comparable<?> field = null;
         if (b.hasRemaining()) {
             byte type = b.get();
@@ -303,7 +330,7 @@ final class TargetIndex implements AutoCloseable {
                 field = new String(text, StandardCharsets.UTF_8);
             }
         }
-        return new Stamp(topic, partition, offset, timestamp, logTime, deleted, field);
+        return new Stamp(topic, partition, offset, timestamp, logTime, deleted, field, digest);
     }
 
     private SinkException failure(String what, RocksDBException e) {

@@ -1,0 +1,283 @@
+package dev.kbackfill.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kbackfill.core.run.JobDefinition;
+import dev.kbackfill.core.run.RunLimits;
+import dev.kbackfill.core.sink.JobSpec;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.verify.Verdict;
+import dev.kbackfill.core.verify.Verification;
+import dev.kbackfill.core.verify.VerifyReport;
+import dev.kbackfill.core.version.Version;
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.resolver.RequestException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code kbackfill verify}: whether a target holds exactly the final state of a range, key by key. */
+@Command(name = "verify", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        description = {"Check that a target holds, for every key of a range, the range's final state: reads the range "
+                + "as a run does (the same decoding, key identity and version rule), reads back what the target "
+                + "holds for those keys, and sorts each key into matching, missing, extra, stale, newer or different. "
+                + "Writes nothing; works on targets kbackfill never wrote.",
+                "Results go to stdout, notes to stderr."},
+        customSynopsis = {"kbackfill verify --job NAME --sink URL [OPTIONS]",
+                "       kbackfill verify --topic TOPIC --from BOUND --to BOUND --sink URL [OPTIONS]",
+                "       kbackfill verify --plan FILE --sink URL [OPTIONS]"},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:the target agrees (every key matching, or newer)",
+                "1:runtime failure (the source or the target could not be read)",
+                "2:bad input (nothing was read)",
+                "4:the target disagrees: some key is missing, extra, stale or different"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill verify --job orders-hourly --sink jdbc:postgresql://db.internal/app",
+                "  kbackfill verify --topic orders --from 2024-01-01 --to 2024-01-02 \\",
+                "      --sink delta:/data/lake/orders --format json --samples 100"})
+final class VerifyCommand implements Callable<Integer> {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Mixin
+    RequestOptions request;
+
+    @Option(names = "--plan", paramLabel = "FILE", description = "Verify the ranges of a plan written by "
+            + "'kbackfill plan --out FILE' instead of --topic/--from/--to.")
+    Path planFile;
+
+    @Option(names = "--job", paramLabel = "NAME", description = "Verify the plan of the job's latest run, as stored "
+            + "in the sink (the options must decode as the job's runs do: its formats, key fields and modes).")
+    String job;
+
+    @Mixin
+    SinkOptions sink;
+
+    @Mixin
+    KafkaOptions kafka;
+
+    @Mixin
+    DecodingOptions decodingOptions;
+
+    @Option(names = "--strict-time", description = "As the run was given: judge only records whose timestamp lies in [from, to).")
+    boolean strictTime;
+
+    @Option(names = "--samples", paramLabel = "N", defaultValue = "10",
+            description = "Keys shown per class that is not matching, with their source coordinates and the "
+                    + "target's values (default: ${DEFAULT-VALUE}).")
+    int samples;
+
+    enum Format { table, json }
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table",
+            description = "table (default) or json: one JSON document (counts per class, samples, records read, "
+                    + "lost, rejected, target rows read), for scripts and go/no-go checks.")
+    Format format;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        if (samples < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --samples '" + samples
+                    + "': expected a whole number >= 0");
+        }
+        Map<String, Object> config = kafka.clientConfig();
+        Optional<JobState> stored = Optional.empty();
+        Plan plan;
+        if (job != null) {
+            if (request.given() || planFile != null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--job verifies the plan its latest run "
+                        + "stored: drop --topic, --from, --to, --partitions and --plan, or drop --job to verify a range");
+            }
+            stored = Optional.of(loadJob(config));
+            plan = stored.get().plan();
+        } else if (planFile != null) {
+            if (request.given()) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--plan cannot be combined with --topic, --from, --to or --partitions: the plan file holds them");
+            }
+            plan = readPlan();
+        } else {
+            BackfillRequest backfill = request.toRequest(kafka.isolationLevel(config));
+            try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(config)) {
+                plan = new dev.kbackfill.resolver.RangeResolver(offsets).resolve(backfill);
+            }
+        }
+        JobDefinition definition = definition(plan);
+        Verification verification = Verification.of(definition, Verification.Options.DEFAULTS.withSamples(samples));
+        try (Sink target = SinkFactory.forSettings(definition.sinkSettings(config))) {
+            target.openForJobs();
+            if (stored.isPresent()) {
+                checkSpec(stored.get(), definition, target);
+            }
+            err.println("verifying " + plan.totalSpan() + " offsets of " + plan.topic() + " against " + target.target());
+            err.flush();
+            VerifyReport report = verification.verify(plan, target);
+            if (format == Format.json) {
+                out.println(json(report, stored.map(JobState::job).orElse(null), target.target()));
+            } else {
+                print(report, target.target(), out);
+            }
+            out.flush();
+            return report.agrees() ? ExitCodes.OK : ExitCodes.DISAGREES;
+        }
+    }
+
+    private JobDefinition definition(Plan plan) {
+        return new JobDefinition(Optional.ofNullable(job), plan.request(), Optional.of(plan), kafka.client(),
+                sink.target(plan.topic()), decodingOptions.decoding(spec.commandLine(), sink.isKafka()),
+                JobDefinition.Poison.FAIL, strictTime, RunLimits.NONE, java.util.OptionalInt.empty(),
+                java.time.Duration.ZERO, JobSpec.LOCAL);
+    }
+
+    /** The job's stored state; its table is the one --table names, else the one its topic gives. */
+    private JobState loadJob(Map<String, Object> config) {
+        String topicHint = request.topic != null ? request.topic : "kbackfill_jobs";
+        try (Sink store = SinkFactory.forSettings(sink.target(topicHint).settings(topicHint, config))) {
+            store.openForJobs();
+            return store.load(job).orElseThrow(() -> new RequestException("no job named '" + job + "' in "
+                    + store.target().replaceFirst(", table .*", "") + "; 'kbackfill jobs' lists the jobs there"));
+        }
+    }
+
+    /** A job is verified as its runs decoded: the same formats, key fields, modes and version field. */
+    private void checkSpec(JobState state, JobDefinition definition, Sink target) {
+        if (!state.spec().isKnown()) {
+            return;
+        }
+        JobSpec mine = definition.settings(definition.decoder(), dev.kbackfill.core.run.Rejects.fail()).build().spec()
+                .apply(target.destination());
+        List<String> differences = mine.differences(state.spec()).stream()
+                .filter(d -> !d.startsWith(JobSpec.REQUEST + " ") && !d.startsWith(JobSpec.STRICT_TIME + " ")).toList();
+        if (!differences.isEmpty()) {
+            throw new RequestException("job '" + state.job() + "' was run otherwise: " + String.join("; ", differences)
+                    .replace(", not ", " here, the job's runs had ") + "; pass the options its runs were given");
+        }
+    }
+
+    private Plan readPlan() {
+        try {
+            return Plan.fromJson(Files.readString(planFile));
+        } catch (NoSuchFileException e) {
+            throw new RequestException("cannot read --plan '" + planFile + "': no such file");
+        } catch (IOException e) {
+            throw new RequestException("cannot read --plan '" + planFile + "': " + e.getMessage());
+        }
+    }
+
+    static void print(VerifyReport r, String target, PrintWriter out) {
+        out.printf("%s: %d keys of %s judged against %s%n", r.agrees() ? "AGREES" : "DISAGREES", r.keys(), r.topic(),
+                target);
+        out.printf("%-10s  %10s%n", "CLASS", "KEYS");
+        for (Verdict v : Verdict.values()) {
+            out.printf("%-10s  %10d%n", v.label(), r.count(v));
+        }
+        out.printf("records read %d, filtered %d, not decodable %d (not judged), lost to retention %d (not judged); "
+                + "target rows read %d%s; %.1f s%n", r.read(), r.filtered(), r.rejected(), r.lost(), r.rowsRead(),
+                r.spilled() ? "; keys folded on disk" : "", r.elapsed().toMillis() / 1000.0);
+        if (r.count(Verdict.NEWER) > 0) {
+            out.printf("%d key(s) newer: the target holds a later version than the range's last (a later run or "
+                    + "another job wrote it)%n", r.count(Verdict.NEWER));
+        }
+        r.samples().forEach((v, list) -> list.forEach(s -> out.println(sampleLine(s))));
+    }
+
+    static String sampleLine(VerifyReport.Sample s) {
+        StringBuilder line = new StringBuilder("  ").append(s.verdict().label()).append(' ').append(s.key())
+                .append(": range ends in ").append(s.tombstone() ? "a delete" : "a value").append(" at partition ")
+                .append(s.partition()).append(" offset ").append(s.offset()).append(" (")
+                .append(java.time.Instant.ofEpochMilli(s.timestamp())).append(')');
+        if (s.held() != null) {
+            line.append("; target holds ").append(describe(s.held()));
+        } else if (s.target().isEmpty()) {
+            line.append("; target has no row");
+        }
+        if (!s.differing().isEmpty()) {
+            line.append("; differs in ").append(String.join(", ", s.differing())).append(": expected ");
+            line.append(pick(s.expected(), s.differing())).append(", target ").append(pick(s.target(), s.differing()));
+        } else if (!s.target().isEmpty()) {
+            line.append("; target values ").append(s.target());
+        }
+        return line.toString();
+    }
+
+    private static Map<String, Object> pick(Map<String, Object> values, List<String> fields) {
+        Map<String, Object> picked = new java.util.LinkedHashMap<>();
+        fields.forEach(f -> picked.put(f, values.get(f)));
+        return picked;
+    }
+
+    static String describe(Version v) {
+        if (v.partition() < 0) {
+            return "a record of another writer at " + java.time.Instant.ofEpochMilli(v.timestamp());
+        }
+        return "partition " + v.partition() + " offset " + v.offset() + (v.topic() == null || v.topic().isEmpty() ? ""
+                : " of " + v.topic()) + (v.field() == null ? "" : " version " + v.field());
+    }
+
+    static String json(VerifyReport r, String job, String target) {
+        ObjectMapper mapper = new ObjectMapper();
+        ObjectNode root = mapper.createObjectNode();
+        if (job != null) {
+            root.put("job", job);
+        }
+        root.put("topic", r.topic());
+        root.put("target", target);
+        root.put("agrees", r.agrees());
+        root.put("keys", r.keys());
+        ObjectNode counts = root.putObject("counts");
+        r.counts().forEach((v, n) -> counts.put(v.label(), n));
+        root.put("read", r.read()).put("filtered", r.filtered()).put("rejected", r.rejected()).put("lost", r.lost())
+                .put("targetRowsRead", r.rowsRead()).put("spilled", r.spilled())
+                .put("seconds", r.elapsed().toMillis() / 1000.0);
+        ArrayNode samples = root.putArray("samples");
+        r.samples().forEach((v, list) -> list.forEach(s -> {
+            ObjectNode o = samples.addObject();
+            o.put("class", v.label()).put("key", s.key()).put("partition", s.partition()).put("offset", s.offset())
+                    .put("timestamp", s.timestamp()).put("tombstone", s.tombstone());
+            o.set("expected", values(mapper, s.expected()));
+            if (s.held() != null) {
+                Version h = s.held();
+                o.putObject("held").put("topic", h.topic()).put("partition", h.partition()).put("offset", h.offset())
+                        .put("timestamp", h.timestamp()).put("field", h.field() == null ? null : h.field().toString());
+            }
+            o.set("target", values(mapper, s.target()));
+            ArrayNode differing = o.putArray("differing");
+            s.differing().forEach(differing::add);
+        }));
+        return root.toString();
+    }
+
+    private static ObjectNode values(ObjectMapper mapper, Map<String, Object> values) {
+        ObjectNode o = mapper.createObjectNode();
+        values.forEach((k, v) -> {
+            if (v == null) {
+                o.putNull(k);
+            } else if (v instanceof Number || v instanceof Boolean) {
+                o.set(k, mapper.valueToTree(v));
+            } else if (v instanceof byte[] b) {
+                o.put(k, java.util.Base64.getEncoder().encodeToString(b));
+            } else {
+                o.put(k, v.toString());
+            }
+        });
+        return o;
+    }
+}

@@ -1,0 +1,260 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import dev.kbackfill.testservices.SharedMariaDb;
+import dev.kbackfill.testservices.SharedPostgres;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code kbackfill verify} after a backfill into each database: the target agrees (exit 0); after rows are changed
+ * by SQL, each change lands in its class (different, missing, stale, extra, newer), named with its key and source
+ * coordinates (exit 4); a range partly past retention reports the lost records, not missing keys; only the range's
+ * keys move, however large the table; bad input is exit 2 in one line.
+ */
+@Tag("kafka")
+@Tag("verify")
+class VerifyIT {
+
+    private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static EmbeddedKafka kafka;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void broker() {
+        kafka = SharedKafka.get();
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(String topic, int partition, String key, String value, long second) {
+        return new ProducerRecord<>(topic, partition, T0.plusSeconds(second).toEpochMilli(),
+                key.getBytes(StandardCharsets.UTF_8), value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** 20 keys over 2 partitions, three updates each; k00018 and k00019 end in a delete. */
+    private static List<Orders.Produced> fill(String topic) throws Exception {
+        kafka.createTopic(topic, 2, Map.of("retention.ms", "-1"));
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int u = 0; u < 3; u++) {
+            for (int k = 0; k < 20; k++) {
+                String key = String.format("k%05d", k);
+                records.add(record(topic, k % 2, key, Orders.json(key, u), u * 100L + k));
+            }
+        }
+        records.add(record(topic, 0, "k00018", null, 400));
+        records.add(record(topic, 1, "k00019", null, 401));
+        return Orders.send(kafka, records, Map.of());
+    }
+
+    private static CliRun verify(String... args) {
+        List<String> all = new ArrayList<>(List.of("verify", "--bootstrap-server", kafka.bootstrapServers()));
+        all.addAll(List.of(args));
+        return CliRun.of(all.toArray(String[]::new));
+    }
+
+    private static void sql(String url, String... statements) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            for (String statement : statements) {
+                s.execute(statement);
+            }
+        }
+    }
+
+    private static JsonNode json(CliRun run) throws Exception {
+        return JSON.readTree(run.out());
+    }
+
+    @Test
+    void sqliteAgreesAfterABackfillAndNamesEveryKeyChangedBySql() throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("v.db");
+        classesOnOneDatabase("verify-sqlite", url);
+    }
+
+    @Test
+    @Tag("postgres")
+    void postgresAgreesAfterABackfillAndNamesEveryKeyChangedBySql() throws Exception {
+        classesOnOneDatabase("verify-pg", SharedPostgres.newDatabase("verify_pg"));
+    }
+
+    @Test
+    @Tag("mariadb")
+    void mariadbAgreesAfterABackfillAndNamesEveryKeyChangedBySql() throws Exception {
+        classesOnOneDatabase("verify-maria", SharedMariaDb.newDatabase("verify_maria"));
+    }
+
+    private void classesOnOneDatabase(String topic, String url) throws Exception {
+        List<Orders.Produced> produced = fill(topic);
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders"};
+        CliRun run = CliRun.run(kafka, concat(range, "--create-table", "--job", "j-" + topic));
+        assertThat(run.exitCode()).as(run.err()).isZero();
+
+        CliRun agrees = verify(concat(range, "--format", "json"));
+        assertThat(agrees.exitCode()).as(agrees.out() + agrees.err()).isZero();
+        JsonNode ok = json(agrees);
+        assertThat(ok.path("agrees").asBoolean()).isTrue();
+        assertThat(ok.path("counts").path("matching").asLong()).isEqualTo(20);
+        assertThat(ok.path("read").asLong()).isEqualTo(62);
+        // the job's own stored plan, by name
+        CliRun byJob = verify("--job", "j-" + topic, "--sink", url, "--table", "orders");
+        assertThat(byJob.exitCode()).as(byJob.out() + byJob.err()).isZero();
+        assertThat(byJob.out()).startsWith("AGREES: 20 keys");
+
+        Orders.Produced last3 = lastOf(produced, "k00003");
+        Orders.Produced first5 = produced.stream().filter(p -> p.key().equals("k00005")).findFirst().orElseThrow();
+        sql(url,
+                "UPDATE orders SET status = 'by-hand' WHERE kafka_key = 'k00003'",
+                "DELETE FROM orders WHERE kafka_key = 'k00004'",
+                "UPDATE orders SET kafka_offset = " + first5.offset() + ", status = 's0' WHERE kafka_key = 'k00005'",
+                "UPDATE orders SET kafka_offset = kafka_offset + 1000 WHERE kafka_key = 'k00006'",
+                "INSERT INTO orders (kafka_key, status, n, amount, kafka_partition, kafka_offset, kafka_timestamp, "
+                        + "kafka_topic, kafka_log_time) SELECT 'k00018', 'zombie', n, amount, kafka_partition, 0, "
+                        + "kafka_timestamp, kafka_topic, kafka_log_time FROM orders WHERE kafka_key = 'k00000'");
+        CliRun differs = verify(concat(range, "--format", "json"));
+        assertThat(differs.exitCode()).as(differs.out() + differs.err()).isEqualTo(ExitCodes.DISAGREES);
+        JsonNode bad = json(differs);
+        assertThat(bad.path("agrees").asBoolean()).isFalse();
+        JsonNode counts = bad.path("counts");
+        assertThat(counts.path("different").asLong()).isEqualTo(1);
+        assertThat(counts.path("missing").asLong()).isEqualTo(1);
+        assertThat(counts.path("stale").asLong()).isEqualTo(1);
+        assertThat(counts.path("newer").asLong()).isEqualTo(1);
+        assertThat(counts.path("extra").asLong()).isEqualTo(1);
+        assertThat(counts.path("matching").asLong()).isEqualTo(15);
+        JsonNode different = sample(bad, "different");
+        assertThat(different.path("key").asText()).contains("k00003");
+        assertThat(different.path("partition").asInt()).isEqualTo(last3.partition());
+        assertThat(different.path("offset").asLong()).isEqualTo(last3.offset());
+        assertThat(different.path("differing").get(0).asText()).isEqualTo("status");
+        assertThat(different.path("target").path("status").asText()).isEqualTo("by-hand");
+        assertThat(different.path("expected").path("status").asText()).isEqualTo("s2");
+        assertThat(sample(bad, "missing").path("key").asText()).contains("k00004");
+        assertThat(sample(bad, "stale").path("held").path("offset").asLong()).isEqualTo(first5.offset());
+        assertThat(sample(bad, "extra").path("tombstone").asBoolean()).isTrue();
+
+        CliRun table = verify(range);
+        assertThat(table.exitCode()).isEqualTo(ExitCodes.DISAGREES);
+        assertThat(table.out()).startsWith("DISAGREES: 20 keys")
+                .contains("different {kafka_key=k00003}: range ends in a value at partition " + last3.partition()
+                        + " offset " + last3.offset())
+                .contains("differs in status: expected {status=s2}, target {status=by-hand}")
+                .contains("missing {kafka_key=k00004}").contains("target has no row");
+    }
+
+    private static Orders.Produced lastOf(List<Orders.Produced> produced, String key) {
+        Orders.Produced last = null;
+        for (Orders.Produced p : produced) {
+            if (p.key().equals(key)) {
+                last = p;
+            }
+        }
+        return last;
+    }
+
+    private static JsonNode sample(JsonNode report, String verdict) {
+        for (JsonNode s : report.path("samples")) {
+            if (s.path("class").asText().equals(verdict)) {
+                return s;
+            }
+        }
+        throw new AssertionError("no " + verdict + " sample in " + report);
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        List<String> all = new ArrayList<>(List.of(a));
+        all.addAll(List.of(b));
+        return all.toArray(String[]::new);
+    }
+
+    @Test
+    void aRangePartlyPastRetentionReportsTheLostRecordsNotMissingKeys() throws Exception {
+        String topic = "verify-retention";
+        fill(topic);
+        String url = "jdbc:sqlite:" + dir.resolve("r.db");
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders"};
+        assertThat(CliRun.run(kafka, concat(range, "--create-table")).exitCode()).isZero();
+        Path plan = dir.resolve("plan.json");
+        CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", topic, "--from",
+                "earliest", "--to", "latest", "--out", plan.toString());
+        assertThat(planned.exitCode()).as(planned.err()).isZero();
+        // the first 10 records of partition 0 go: the plan still starts at 0
+        try (var admin = kafka.admin()) {
+            admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(10))).all().get();
+        }
+        CliRun v = verify("--plan", plan.toString(), "--sink", url, "--table", "orders", "--format", "json");
+        assertThat(v.exitCode()).as(v.out() + v.err()).isZero();
+        JsonNode r = json(v);
+        assertThat(r.path("lost").asLong()).isEqualTo(10);
+        assertThat(r.path("counts").path("missing").asLong()).isZero();
+        assertThat(r.path("counts").path("matching").asLong()).isEqualTo(20);
+    }
+
+    @Test
+    void onlyTheRangesKeysAreReadFromATableFarLargerThanTheRange() throws Exception {
+        String topic = "verify-large";
+        fill(topic);
+        String url = "jdbc:sqlite:" + dir.resolve("l.db");
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders"};
+        assertThat(CliRun.run(kafka, concat(range, "--create-table")).exitCode()).isZero();
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            for (int i = 0; i < 20_000; i++) {
+                s.addBatch("INSERT INTO orders (kafka_key, status, kafka_partition, kafka_offset, kafka_timestamp) "
+                        + "VALUES ('other" + i + "', 'x', 0, " + i + ", '2023-01-01 00:00:00.000')");
+            }
+            s.executeBatch();
+            c.commit();
+        }
+        CliRun v = verify(concat(range, "--format", "json"));
+        assertThat(v.exitCode()).as(v.out() + v.err()).isZero();
+        JsonNode r = json(v);
+        assertThat(r.path("counts").path("matching").asLong()).isEqualTo(20);
+        assertThat(r.path("targetRowsRead").asLong()).isLessThanOrEqualTo(20);
+    }
+
+    @Test
+    void badInputIsExitTwoInOneLine() throws Exception {
+        String topic = "verify-bad";
+        fill(topic);
+        String url = "jdbc:sqlite:" + dir.resolve("b.db");
+        CliRun noTable = verify("--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url);
+        assertThat(noTable.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(noTable.err().strip().lines()).hasSize(1);
+        assertThat(noTable.err()).contains("does not exist");
+        CliRun both = verify("--job", "x", "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url);
+        assertThat(both.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(both.err()).contains("--job verifies the plan its latest run stored");
+        CliRun insertOnly = verify("--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--on-conflict", "insert-only");
+        assertThat(insertOnly.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(insertOnly.err().strip().lines()).hasSize(1);
+        assertThat(insertOnly.err()).contains("insert-only");
+        CliRun samples = verify("--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--samples", "-1");
+        assertThat(samples.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(samples.err()).contains("invalid --samples '-1'");
+        CliRun bound = verify("--topic", topic, "--from", "yesterdayish", "--to", "latest", "--sink", url);
+        assertThat(bound.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(bound.err()).doesNotContain("Exception").doesNotContain("\tat ");
+    }
+}

@@ -1,0 +1,280 @@
+package dev.kbackfill.core.verify;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.KeyIdentity;
+import dev.kbackfill.core.record.RecordDecoder;
+import dev.kbackfill.core.record.Reduction;
+import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
+
+/**
+ * The final state of every key of a range, folded by the run loop itself: a {@link Sink} that a
+ * {@link dev.kbackfill.core.run.BackfillRun} writes into, so that verification reads, filters, decodes, stamps
+ * version fields and reduces exactly as a run does, and keeps per key the change that the one version rule keeps
+ * ({@link Reduction#isLater}).
+ *
+ * <p>Memory stays bounded whatever the range: up to {@code memoryKeys} keys are held in memory; past that, every
+ * change goes to one of several bucket files on disk by the hash of its key (its raw record, its log time and its
+ * version field), and {@link #forEachChunk} folds one bucket at a time, each holding a fraction of the keys.
+ */
+public final class RangeFold implements Sink {
+
+    private final RecordDecoder decoder;
+    private final long memoryKeys;
+    private final int buckets;
+    private final Path spillParent;
+    private final Map<KeyIdentity, Change> held = new HashMap<>();
+    private Path spillDir;
+    private DataOutputStream[] spills;
+    private long spilled;
+    private String topic = "";
+
+    /**
+     * @param decoder       decodes spilled records again when their bucket is folded
+     * @param memoryKeys    keys held in memory before spilling
+     * @param records       the records of the range at most (sizes the buckets so that each fits in memory)
+     * @param spillParent   where bucket files go (a temporary directory of its own is made in it)
+     */
+    public RangeFold(RecordDecoder decoder, long memoryKeys, long records, Path spillParent) {
+        this.decoder = decoder;
+        this.memoryKeys = Math.max(1, memoryKeys);
+        this.buckets = (int) Math.max(2, Math.min(4096, records / this.memoryKeys * 2 + 1));
+        this.spillParent = spillParent;
+    }
+
+    /** Whether the fold went to disk. */
+    public boolean spilled() {
+        return spills != null || spillDir != null;
+    }
+
+    /** The changes written to bucket files. */
+    public long spilledChanges() {
+        return spilled;
+    }
+
+    @Override
+    public boolean copiesSourceRecords() {
+        return true; // a spilled change is its raw record, decoded again when its bucket is folded
+    }
+
+    @Override
+    public int defaultBatchRows() {
+        return 5_000;
+    }
+
+    @Override
+    public String target() {
+        return "the range's final state";
+    }
+
+    @Override
+    public String destination() {
+        return "";
+    }
+
+    @Override
+    public void open() {
+    }
+
+    @Override
+    public AutoCloseable lock(String job) {
+        return () -> { };
+    }
+
+    @Override
+    public Optional<JobState> load(String job) {
+        return Optional.empty();
+    }
+
+    @Override
+    public void begin(JobState state) {
+        topic = state.plan().topic();
+    }
+
+    @Override
+    public WriteResult write(WriteBatch batch) {
+        for (Change c : batch.changes()) {
+            if (spills == null) {
+                held.merge(KeyIdentity.of(c.key()), c, (before, now) -> Reduction.isLater(now, before) ? now : before);
+                if (held.size() > memoryKeys) {
+                    startSpilling();
+                }
+            } else {
+                spill(c);
+            }
+        }
+        return new WriteResult(batch.changes().size(), 0, 0);
+    }
+
+    private void startSpilling() {
+        try {
+            spillDir = Files.createTempDirectory(spillParent, "kbackfill-verify-");
+            spills = new DataOutputStream[buckets];
+            for (int b = 0; b < buckets; b++) {
+                spills[b] = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(bucket(b)), 1 << 14));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot spill the range's keys to disk in " + spillParent + ": "
+                    + e.getMessage(), e);
+        }
+        held.values().forEach(this::spill);
+        held.clear();
+    }
+
+    private Path bucket(int b) {
+        return spillDir.resolve("bucket-" + b);
+    }
+
+    private int bucketOf(KeyIdentity key) {
+        int h = key.hashCode() * 0x9E3779B9;
+        return Math.floorMod(h ^ (h >>> 16), buckets);
+    }
+
+    private void spill(Change c) {
+        SourceRecord r = c.source();
+        if (r == null) {
+            throw new IllegalStateException("a change without its raw record cannot be spilled");
+        }
+        DataOutputStream out = spills[bucketOf(KeyIdentity.of(c.key()))];
+        try {
+            out.writeInt(r.partition());
+            out.writeLong(r.offset());
+            out.writeLong(r.timestamp());
+            out.writeLong(r.logTime());
+            bytes(out, r.key());
+            bytes(out, r.value());
+            Comparable<?> field = c.versionField();
+            if (field == null) {
+                out.writeByte(0);
+            } else if (field instanceof Long l) {
+                out.writeByte(1);
+                out.writeLong(l);
+            } else {
+                out.writeByte(2);
+                out.writeUTF(field.toString());
+            }
+            spilled++;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot spill the range's keys to disk in " + spillDir + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private static void bytes(DataOutputStream out, byte[] b) throws IOException {
+        if (b == null) {
+            out.writeInt(-1);
+        } else {
+            out.writeInt(b.length);
+            out.write(b);
+        }
+    }
+
+    private static byte[] bytes(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return null;
+        }
+        byte[] b = new byte[n];
+        in.readFully(b);
+        return b;
+    }
+
+    /**
+     * Hands over the final change of every key, values decoded, in chunks of at most {@code chunk} keys: the keys
+     * held in memory, or one bucket after another, each folded on its own.
+     */
+    public void forEachChunk(int chunk, Consumer<List<Change>> judge) {
+        if (spills == null) {
+            emit(new ArrayList<>(held.values()), chunk, judge);
+            held.clear();
+            return;
+        }
+        try {
+            for (DataOutputStream out : spills) {
+                out.close();
+            }
+            spills = null;
+            for (int b = 0; b < buckets; b++) {
+                Map<KeyIdentity, Change> fold = new HashMap<>();
+                try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(bucket(b)), 1 << 14))) {
+                    while (true) {
+                        int partition;
+                        try {
+                            partition = in.readInt();
+                        } catch (EOFException end) {
+                            break;
+                        }
+                        long offset = in.readLong();
+                        long timestamp = in.readLong();
+                        long logTime = in.readLong();
+                        byte[] key = bytes(in);
+                        byte[] value = bytes(in);
+                        byte kind = in.readByte();
+                        Comparable<?> field = kind == 0 ? null : kind == 1 ? (Comparable<?>) in.readLong() : in.readUTF();
+                        SourceRecord r = new SourceRecord(topic, partition, offset, timestamp, logTime, key, value,
+                                new org.apache.kafka.common.header.internals.RecordHeaders());
+                        Change c = decoder.decode(r).withVersionField(field);
+                        fold.merge(KeyIdentity.of(c.key()), c, (before, now) -> Reduction.isLater(now, before) ? now : before);
+                    }
+                }
+                Files.deleteIfExists(bucket(b));
+                emit(new ArrayList<>(fold.values()), chunk, judge);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the range's keys back from " + spillDir + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void emit(List<Change> changes, int chunk, Consumer<List<Change>> judge) {
+        for (int from = 0; from < changes.size(); from += chunk) {
+            judge.accept(changes.subList(from, Math.min(changes.size(), from + chunk)));
+        }
+    }
+
+    @Override
+    public boolean reset(String job) {
+        return false;
+    }
+
+    @Override
+    public void close() {
+        held.clear();
+        if (spills != null) {
+            for (DataOutputStream out : spills) {
+                try {
+                    out.close();
+                } catch (IOException ignored) {
+                    // deleted below
+                }
+            }
+            spills = null;
+        }
+        if (spillDir != null) {
+            try (var files = Files.walk(spillDir)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            } catch (IOException ignored) {
+                // a temporary directory
+            }
+            spillDir = null;
+        }
+    }
+}

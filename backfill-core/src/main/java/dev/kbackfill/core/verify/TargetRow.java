@@ -1,0 +1,52 @@
+package dev.kbackfill.core.verify;
+
+import java.util.List;
+import java.util.Map;
+
+import dev.kbackfill.core.version.Version;
+
+/**
+ * What a target holds for one key, as a sink reads it back for verification.
+ *
+ * @param live      whether the key holds a value (false: a soft-deleted row, or only a delete the sink's tombstone
+ *                  ledger recorded)
+ * @param version   the version of the record that wrote the row (for a deleted key: of its delete), or null where the
+ *                  target keeps none (a table no backfill wrote, one without metadata columns)
+ * @param deletedAt the version of a delete the tombstone ledger holds for the key, or null
+ * @param values    the row's values by field name, in the sink's canonical form, for people (samples); empty where
+ *                  the target keeps none (a topic: its record's bytes)
+ * @param differing the value fields whose stored value is not the expected one, by the sink's column types (empty
+ *                  for a deleted key)
+ */
+public record TargetRow(boolean live, Version version, Version deletedAt, Map<String, Object> values,
+                        List<String> differing) {
+
+    public TargetRow {
+        values = values == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(values));
+        differing = List.copyOf(differing);
+    }
+
+    /** A row holding a value. */
+    public static TargetRow live(Version version, Map<String, Object> values, List<String> differing) {
+        return new TargetRow(true, version, null, values, differing);
+    }
+
+    /** A key deleted at {@code version}: a soft-deleted row, or an entry of the tombstone ledger. */
+    public static TargetRow deleted(Version version) {
+        return new TargetRow(false, null, version, Map.of(), List.of());
+    }
+
+    /** What two lookups of one key (the table, its ledger) say together: a live row, else the newer delete. */
+    public static TargetRow merge(TargetRow a, TargetRow b) {
+        if (a == null || b == null) {
+            return a == null ? b : a;
+        }
+        if (a.live() != b.live()) {
+            TargetRow live = a.live() ? a : b;
+            TargetRow dead = a.live() ? b : a;
+            return new TargetRow(true, live.version(), Version.newer(live.deletedAt(), dead.deletedAt()), live.values(),
+                    live.differing());
+        }
+        return a.live() ? a : deleted(Version.newer(a.deletedAt(), b.deletedAt()));
+    }
+}

@@ -1,0 +1,166 @@
+package dev.kbackfill.core.verify;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.KeyIdentity;
+import dev.kbackfill.core.record.RecordDecoder;
+import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.core.run.BackfillRun;
+import dev.kbackfill.core.run.JobDefinition;
+import dev.kbackfill.core.run.Rejects;
+import dev.kbackfill.core.run.RunListener;
+import dev.kbackfill.core.run.RunOptions;
+import dev.kbackfill.core.run.RunSummary;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.version.Version;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.resolver.RequestException;
+
+/**
+ * Proves that a target holds exactly the final state of a range: reads the range as a run does (the same reader,
+ * decoder, filters, version fields and reduction, through {@link RangeFold}), then asks the sink what it holds for
+ * those keys ({@link Sink#verifier()}) and sorts every key into a {@link Verdict}. Writes nothing, takes no lock,
+ * touches no job state; the target may be one kbackfill never wrote.
+ *
+ * <pre>{@code
+ * JobDefinition job = ...;                         // what `kbackfill run` parses its options into
+ * try (Sink sink = SinkFactory.forSettings(job.sinkSettings())) {
+ *     sink.openForJobs();
+ *     VerifyReport report = Verification.of(job, Verification.Options.DEFAULTS).verify(plan, sink);
+ *     if (!report.agrees()) { ... report.samples() ... }
+ * }
+ * }</pre>
+ */
+public final class Verification {
+
+    /**
+     * @param samples    keys kept per class for people
+     * @param memoryKeys keys of the range folded in memory before the fold spills to disk
+     * @param spillTo    where the fold spills
+     */
+    public record Options(int samples, long memoryKeys, Path spillTo) {
+        public Options {
+            if (samples < 0) {
+                throw new IllegalArgumentException("samples must be >= 0");
+            }
+            Objects.requireNonNull(spillTo, "spillTo");
+        }
+
+        /** 10 samples per class; an eighth of the heap for the fold (about 2 KB a key); the temporary directory. */
+        public static final Options DEFAULTS = new Options(10, heapKeys(Runtime.getRuntime().maxMemory()),
+                Path.of(System.getProperty("java.io.tmpdir")));
+
+        /** Keys the fold holds in memory within a heap of {@code maxHeap} bytes. */
+        public static long heapKeys(long maxHeap) {
+            return Math.max(1_000, maxHeap / 8 / 2048);
+        }
+
+        public Options withSamples(int n) {
+            return new Options(n, memoryKeys, spillTo);
+        }
+
+        public Options withMemoryKeys(long keys) {
+            return new Options(samples, keys, spillTo);
+        }
+    }
+
+    private final Map<String, Object> kafkaConfig;
+    private final RecordDecoder decoder;
+    private final TombstoneMode tombstones;
+    private final ConflictMode conflict;
+    private final boolean strictTime;
+    private final Options options;
+
+    /**
+     * @param kafkaConfig the source's client settings
+     * @param decoder     decodes as the job's runs do
+     * @param tombstones  the job's {@code --on-tombstone}
+     * @param conflict    the job's {@code --on-conflict}: newer-wins and overwrite can be verified
+     * @param strictTime  the job's {@code --strict-time}
+     * @throws RequestException for {@code insert-only}, whose target keeps each key's first record, not its last
+     */
+    public Verification(Map<String, Object> kafkaConfig, RecordDecoder decoder, TombstoneMode tombstones,
+                        ConflictMode conflict, boolean strictTime, Options options) {
+        if (conflict == ConflictMode.INSERT_ONLY) {
+            throw new RequestException("invalid --on-conflict 'insert-only' for verify: an insert-only target keeps "
+                    + "whatever a key held first, not a range's final state; verify newer-wins or overwrite jobs");
+        }
+        this.kafkaConfig = Map.copyOf(kafkaConfig);
+        this.decoder = decoder;
+        this.tombstones = tombstones;
+        this.conflict = conflict;
+        this.strictTime = strictTime;
+        this.options = options;
+    }
+
+    /** Verification of the job's target, with the job's source, decoding and modes. */
+    public static Verification of(JobDefinition job, Options options) {
+        return new Verification(job.kafkaConfig(), job.decoder(), job.sink().tombstones(), job.sink().conflict(),
+                job.strictTime(), options);
+    }
+
+    /** Verifies {@code plan}'s ranges against what {@code sink} (open) holds. */
+    public VerifyReport verify(Plan plan, Sink sink) {
+        try (TargetLookup target = sink.verifier()) {
+            return verify(plan, target);
+        }
+    }
+
+    /** Verifies {@code plan}'s ranges against {@code target}. */
+    public VerifyReport verify(Plan plan, TargetLookup target) {
+        long started = System.nanoTime();
+        long records = plan.partitions().stream().mapToLong(r -> r.end() - r.start()).sum();
+        RunOptions run = RunOptions.DEFAULTS.withBatchRows(5_000).withStrictTime(strictTime).withAllowDataLoss(true);
+        try (RangeFold fold = new RangeFold(decoder, options.memoryKeys(), records, options.spillTo())) {
+            JobState state = JobState.begin("verify", "verify", 1, plan);
+            fold.begin(state);
+            RunSummary summary = new BackfillRun(kafkaConfig, decoder, fold, tombstones, run, RunListener.NONE,
+                    Rejects.skip()).execute(state);
+            Map<Verdict, Long> counts = new EnumMap<>(Verdict.class);
+            Map<Verdict, List<VerifyReport.Sample>> samples = new EnumMap<>(Verdict.class);
+            String topic = plan.topic();
+            fold.forEachChunk(target.keysPerLookup(), chunk -> {
+                Map<KeyIdentity, TargetRow> held = target.lookup(chunk, RowShape.of(chunk), topic);
+                for (Change c : chunk) {
+                    TargetRow row = held.get(KeyIdentity.of(c.key()));
+                    Verdict v = Verdict.judge(c, version(c, topic), row);
+                    counts.merge(v, 1L, Long::sum);
+                    if (v != Verdict.MATCHING) {
+                        List<VerifyReport.Sample> list = samples.computeIfAbsent(v, x -> new ArrayList<>());
+                        if (list.size() < options.samples()) {
+                            list.add(sample(c, v, row));
+                        }
+                    }
+                }
+            });
+            return new VerifyReport(topic, counts, samples, summary.read(), summary.filtered(), summary.rejected(),
+                    summary.lost(), target.rowsRead(), fold.spilled(), Duration.ofNanos(System.nanoTime() - started));
+        }
+    }
+
+    /** A change's version in the range's topic, as a run's batch gives it ({@link dev.kbackfill.core.sink.WriteBatch#version}). */
+    private static Version version(Change c, String topic) {
+        return new Version(topic, c.partition(), c.offset(), c.timestamp(), c.logTime(), c.versionField());
+    }
+
+    private static VerifyReport.Sample sample(Change c, Verdict v, TargetRow row) {
+        Version held = row == null ? null : row.live() ? row.version() : row.deletedAt();
+        return new VerifyReport.Sample(KeyIdentity.of(c.key()).toString(), v, c.partition(), c.offset(), c.timestamp(),
+                c.isTombstone(), c.values() == null ? Map.of() : c.values(), held,
+                row == null ? Map.of() : row.values(), row == null ? List.of() : row.differing());
+    }
+
+    public ConflictMode conflict() {
+        return conflict;
+    }
+}

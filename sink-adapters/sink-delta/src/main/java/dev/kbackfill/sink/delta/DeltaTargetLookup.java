@@ -1,0 +1,198 @@
+package dev.kbackfill.sink.delta;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.Column;
+import dev.kbackfill.core.record.KeyIdentity;
+import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.verify.TargetLookup;
+import dev.kbackfill.core.verify.TargetRow;
+import dev.kbackfill.core.version.Version;
+import io.delta.kernel.Scan;
+import io.delta.kernel.Snapshot;
+import io.delta.kernel.data.Row;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.types.DataType;
+import io.delta.kernel.types.DateType;
+import io.delta.kernel.types.StructType;
+import io.delta.kernel.types.TimestampNTZType;
+import io.delta.kernel.types.TimestampType;
+
+/**
+ * What a Delta table holds for the keys of a verified range, from one snapshot (the latest when verification
+ * starts): per chunk of keys, the data files whose statistics may hold one of them are probed as a write probes them
+ * (key columns first, a whole row only for a wanted key), and the tombstone ledger is consulted. Values compare in
+ * the table's physical form: each expected value is converted by the column's type exactly as the sink writes it.
+ */
+final class DeltaTargetLookup implements TargetLookup {
+
+    private final DeltaSink sink;
+    private final Engine engine;
+    private final Snapshot snapshot;
+    private final StructType schema;
+    private final DeltaSink.Ordinals ord;
+    private final String path;
+    private final DeltaTombstones ledger;
+    private final boolean ledgered;
+    private final AtomicLong rows = new AtomicLong();
+
+    DeltaTargetLookup(DeltaSink sink, Engine engine, Snapshot snapshot, SinkSettings.MetadataColumns meta, String path) {
+        this.sink = sink;
+        this.engine = engine;
+        this.snapshot = snapshot;
+        this.schema = snapshot.getSchema();
+        this.ord = DeltaSink.Ordinals.of(schema, meta);
+        this.path = path;
+        this.ledger = new DeltaTombstones(snapshot);
+        this.ledgered = ledger.holdsAny();
+    }
+
+    @Override
+    public int keysPerLookup() {
+        return 200_000; // every chunk probes the files its keys may be in: fewer, larger chunks read less
+    }
+
+    @Override
+    public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, RowShape shape, String topic) {
+        int[] keyOrdinals = new int[shape.keyColumns().size()];
+        for (int k = 0; k < keyOrdinals.length; k++) {
+            Column c = shape.keyColumns().get(k);
+            keyOrdinals[k] = schema.indexOf(c.name());
+            if (keyOrdinals[k] < 0) {
+                throw new SinkConfigException("the Delta table at " + path + " has no column for key field '" + c.name()
+                        + "'; check --key-fields");
+            }
+        }
+        Map<List<Object>, Change> incoming = new HashMap<>();
+        for (Change c : expected) {
+            try {
+                incoming.put(DeltaSink.key(c, schema, keyOrdinals), c);
+            } catch (DeltaTypes.Mismatch e) {
+                // a key the table cannot hold has no row in it
+            }
+        }
+        Map<KeyIdentity, TargetRow> found = new HashMap<>();
+        if (incoming.isEmpty()) {
+            return found;
+        }
+        try {
+            Scan scan = snapshot.getScanBuilder().build();
+            Row scanState = scan.getScanState(engine);
+            List<Callable<List<Object[]>>> probes = new ArrayList<>();
+            for (Row scanFile : sink.candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
+                probes.add(() -> {
+                    List<Object[]> hits = new ArrayList<>();
+                    DeltaFiles.scan(engine, scanState, scanFile, schema, keyOrdinals, incoming::containsKey,
+                            (position, row) -> hits.add(row));
+                    return hits;
+                });
+            }
+            for (List<Object[]> hits : DeltaFiles.each(probes, Runtime.getRuntime().availableProcessors())) {
+                for (Object[] row : hits) {
+                    rows.incrementAndGet();
+                    Change c = incoming.get(DeltaSink.keyOf(row, keyOrdinals));
+                    if (c == null) {
+                        continue;
+                    }
+                    Version version = ord.version(row);
+                    boolean live = ord.deleted() < 0 || !Boolean.TRUE.equals(row[ord.deleted()]);
+                    found.merge(KeyIdentity.of(c.key()), live ? live(c, row, version, keyOrdinals)
+                            : TargetRow.deleted(version), TargetRow::merge);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the Delta table at " + path + ": " + e.getMessage(), e);
+        }
+        if (ledgered) {
+            incoming.forEach((key, c) -> {
+                Version deleted = ledger.deleted(DeltaTombstones.keyText(key));
+                if (deleted != null) {
+                    found.merge(KeyIdentity.of(c.key()), TargetRow.deleted(deleted), TargetRow::merge);
+                }
+            });
+        }
+        return found;
+    }
+
+    /** A live row: its values for people, and the fields whose stored value is not the expected one's physical form. */
+    private TargetRow live(Change c, Object[] row, Version version, int[] keyOrdinals) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        List<String> differing = new ArrayList<>();
+        for (int i = 0; i < schema.length(); i++) {
+            if (ord.isMetadata(i) || contains(keyOrdinals, i)) {
+                continue;
+            }
+            String name = schema.at(i).getName();
+            DataType type = schema.at(i).getDataType();
+            values.put(name, readable(row[i], type));
+            if (c.values() == null || !c.values().containsKey(name)) {
+                continue;
+            }
+            try {
+                if (!samePhysical(DeltaTypes.physical(c.values().get(name), type, name), row[i])) {
+                    differing.add(name);
+                }
+            } catch (DeltaTypes.Mismatch e) {
+                differing.add(name);
+            }
+        }
+        return TargetRow.live(version, values, differing);
+    }
+
+    private static boolean contains(int[] ordinals, int i) {
+        for (int o : ordinals) {
+            if (o == i) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean samePhysical(Object expected, Object stored) {
+        if (expected instanceof byte[] a && stored instanceof byte[] b) {
+            return java.util.Arrays.equals(a, b);
+        }
+        if (expected instanceof BigDecimal a && stored instanceof BigDecimal b) {
+            return a.compareTo(b) == 0;
+        }
+        if (expected instanceof Number a && stored instanceof Number b && (a instanceof Double || b instanceof Double)) {
+            return Double.compare(a.doubleValue(), b.doubleValue()) == 0;
+        }
+        return Objects.equals(expected, stored);
+    }
+
+    /** A physical value as people read it: timestamps as instants, dates as dates. */
+    private static Object readable(Object v, DataType type) {
+        if (v == null) {
+            return null;
+        }
+        if (type instanceof TimestampType || type instanceof TimestampNTZType) {
+            long micros = ((Number) v).longValue();
+            return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000), Math.floorMod(micros, 1_000_000) * 1_000L);
+        }
+        if (type instanceof DateType) {
+            return LocalDate.ofEpochDay(((Number) v).longValue());
+        }
+        return v;
+    }
+
+    @Override
+    public long rowsRead() {
+        return rows.get();
+    }
+}
