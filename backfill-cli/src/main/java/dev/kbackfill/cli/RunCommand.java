@@ -51,6 +51,7 @@ import picocli.CommandLine.Option;
                 "1:runtime failure (the message says where each partition stands; a rerun resumes)",
                 "2:bad input (nothing was read or written)",
                 "3:job conflict (the job is running, or was created with another spec)",
+                "4:--verify: the run finished, and the target does not hold the final state of its plan",
                 "130:stopped on SIGINT at a batch boundary (a rerun resumes)",
                 "143:stopped on SIGTERM at a batch boundary (a rerun resumes)"},
         footerHeading = "%nExamples:%n",
@@ -138,6 +139,11 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--max-bytes-per-second", paramLabel = "N",
             description = "Read at most N bytes of keys and values per second; K, M and G multiply by 1000 (10M).")
     String bytesPerSecond;
+
+    @Option(names = "--verify", description = "After the run (or when there is nothing to do), verify that the sink "
+            + "holds the final state of the run's plan, as 'kbackfill verify --job' does: the summary and --report "
+            + "say what it found; exit 4 if the target disagrees.")
+    boolean verifyAfter;
 
     @Option(names = "--report", paramLabel = "FILE",
             description = "Write a JSON report of the run to FILE (job, run, outcome, exit code, plan, per-partition "
@@ -235,6 +241,7 @@ final class RunCommand implements Callable<Integer> {
         try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = definition.rejects(config)) {
             BackfillJob.Builder builder = definition.settings(decoder, rejects);
             RunProgress[] display = {null}; // made once the sink is open: it names the job
+            JobState[] started = {null}; // the run's state, whose plan --verify checks
             BackfillJob.Events events = new BackfillJob.Events() {
                 @Override
                 public void opened(String name, List<String> warnings) {
@@ -261,6 +268,7 @@ final class RunCommand implements Callable<Integer> {
 
                 @Override
                 public void starting(JobDecision decision, JobState state) {
+                    started[0] = state;
                     if (report != null) {
                         report.starting(state);
                     }
@@ -306,7 +314,7 @@ final class RunCommand implements Callable<Integer> {
                     report.nothingToDo(nothing.state());
                 }
                 printNothingToDo(nothing.job(), nothing.state(), backfill, target.target(), out);
-                return ExitCodes.OK;
+                return verifyAfter ? verify(definition, nothing.state(), target, out, err) : ExitCodes.OK;
             }
             RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
             if (report != null) {
@@ -330,11 +338,35 @@ final class RunCommand implements Callable<Integer> {
                         + (rejects.destination().isEmpty() ? "skipped (--on-error skip)"
                         : "written to " + rejects.destination()));
             }
+            if (verifyAfter) {
+                if (left > 0) {
+                    err.println("not verified: this run stopped with " + left + " offsets left (--verify checks a "
+                            + "finished run; the next run verifies when it finishes)");
+                    return ExitCodes.OK;
+                }
+                return verify(definition, started[0], target, out, err);
+            }
             return ExitCodes.OK;
         } finally {
             // stopped before the run took it (a sink error, a held lock): closing twice is harmless
             kafkaSide.thenAccept(KafkaSide::close);
         }
+    }
+
+    /** {@code --verify}: the finished run's plan against what the sink now holds. */
+    private int verify(JobDefinition definition, JobState state, Sink target, PrintWriter out, PrintWriter err) {
+        err.println("verifying job " + state.job() + " run " + state.run() + ": " + state.plan().totalSpan()
+                + " offsets of " + state.plan().topic() + " against " + target.target());
+        err.flush();
+        dev.kbackfill.core.verify.VerifyReport v = dev.kbackfill.core.verify.Verification.of(definition,
+                dev.kbackfill.core.verify.Verification.Options.DEFAULTS).verify(state.plan(), target);
+        if (report != null) {
+            report.verified(v);
+        }
+        out.print("verify: ");
+        VerifyCommand.print(v, target.target(), out);
+        out.flush();
+        return v.agrees() ? ExitCodes.OK : ExitCodes.DISAGREES;
     }
 
     /**

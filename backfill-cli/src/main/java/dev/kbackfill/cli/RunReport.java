@@ -34,6 +34,7 @@ final class RunReport {
     private JobState state;
     private RunSummary summary;
     private String outcome = "failed";
+    private dev.kbackfill.core.verify.VerifyReport verified;
 
     /** A report written to {@code file} and/or as {@code metrics} (either may be null). */
     RunReport(Path file, RunMetrics metrics) {
@@ -64,6 +65,14 @@ final class RunReport {
         this.summary = s;
         this.outcome = s.left() == 0 ? "completed"
                 : dev.kbackfill.core.run.StopRequest.requested() ? "stopped-on-signal" : "stopped-at-limit";
+    }
+
+    /** The run's own verification ({@code run --verify}). */
+    void verified(dev.kbackfill.core.verify.VerifyReport v) {
+        this.verified = v;
+        if (!v.agrees()) {
+            this.outcome = "verify-disagrees";
+        }
     }
 
     void failed(RunSummary partial) {
@@ -98,6 +107,13 @@ final class RunReport {
         root.put("startedAt", started.toString());
         root.put("endedAt", ended.toString());
         root.put("seconds", Duration.between(started, ended).toMillis() / 1000.0);
+        if (verified != null) {
+            ObjectNode v = root.putObject("verify");
+            v.put("agrees", verified.agrees()).put("keys", verified.keys()).put("lost", verified.lost())
+                    .put("rejected", verified.rejected()).put("seconds", verified.elapsed().toMillis() / 1000.0);
+            ObjectNode counts = v.putObject("counts");
+            verified.counts().forEach((verdict, n) -> counts.put(verdict.label(), n));
+        }
         if (state != null) {
             ObjectNode plan = root.putObject("plan");
             plan.put("topic", state.plan().topic());

@@ -85,7 +85,7 @@ final class VerifyCommand implements Callable<Integer> {
 
     enum Format { table, json }
 
-    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table",
+    @Option(names = "--format", paramLabel = "OUTPUT", defaultValue = "table",
             description = "table (default) or json: one JSON document (counts per class, samples, records read, "
                     + "lost, rejected, target rows read), for scripts and go/no-go checks.")
     Format format;

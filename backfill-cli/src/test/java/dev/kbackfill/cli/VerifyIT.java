@@ -188,6 +188,81 @@ class VerifyIT {
     }
 
     @Test
+    @Tag("delta")
+    void deltaAgreesAfterABackfillTellsAnotherJobsNewerRowsApartAndNamesRowsRewrittenOtherwise() throws Exception {
+        String topic = "verify-delta";
+        fill(topic);
+        String table = dir.resolve("lake").toString();
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", "delta:" + table};
+        CliRun run = CliRun.run(kafka, concat(range, "--create-table"));
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        CliRun agrees = verify(concat(range, "--format", "json"));
+        assertThat(agrees.exitCode()).as(agrees.out() + agrees.err()).isZero();
+        assertThat(json(agrees).path("counts").path("matching").asLong()).isEqualTo(20);
+
+        // a second job fills the same table from a topic of corrections, later in time: newer, not a disagreement
+        String corrections = "verify-delta-corrections";
+        kafka.createTopic(corrections, 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record(corrections, 0, "k00001", "{\"status\":\"fixed\"}", 10_000),
+                record(corrections, 0, "k00002", "{\"status\":\"fixed\"}", 10_001)), Map.of());
+        CliRun fix = CliRun.run(kafka, "--topic", corrections, "--from", "earliest", "--to", "latest", "--sink",
+                "delta:" + table);
+        assertThat(fix.exitCode()).as(fix.err()).isZero();
+        // a third writes older records over two keys with --on-conflict overwrite: those rows are stale
+        String old = "verify-delta-old";
+        kafka.createTopic(old, 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record(old, 0, "k00007", "{\"status\":\"ancient\"}", -10_000),
+                record(old, 0, "k00008", "{\"status\":\"ancient\"}", -10_001)), Map.of());
+        CliRun overwrite = CliRun.run(kafka, "--topic", old, "--from", "earliest", "--to", "latest", "--sink",
+                "delta:" + table, "--on-conflict", "overwrite");
+        assertThat(overwrite.exitCode()).as(overwrite.err()).isZero();
+
+        CliRun after = verify(concat(range, "--format", "json"));
+        assertThat(after.exitCode()).as(after.out() + after.err()).isEqualTo(ExitCodes.DISAGREES);
+        JsonNode r = json(after);
+        assertThat(r.path("counts").path("newer").asLong()).isEqualTo(2);
+        assertThat(r.path("counts").path("stale").asLong()).isEqualTo(2);
+        assertThat(r.path("counts").path("matching").asLong()).isEqualTo(16);
+        JsonNode stale = sample(r, "stale");
+        assertThat(stale.path("held").path("topic").asText()).isEqualTo(old);
+        assertThat(stale.path("target").path("status").asText()).isEqualTo("ancient");
+    }
+
+    @Test
+    void aTopicSinkAgreesAfterABackfillAndJudgesRecordsProducedIntoItByOthers() throws Exception {
+        String topic = "verify-topic";
+        fill(topic);
+        String target = "verify-topic-target";
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", "kafka:" + target};
+        CliRun run = CliRun.run(kafka, concat(range, "--create-topic"));
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        CliRun agrees = verify(concat(range, "--format", "json"));
+        assertThat(agrees.exitCode()).as(agrees.out() + agrees.err()).isZero();
+        JsonNode ok = json(agrees);
+        assertThat(ok.path("counts").path("matching").asLong()).isEqualTo(20);
+        assertThat(ok.path("targetRowsRead").asLong()).isEqualTo(20);
+
+        // other producers write into the target: a later record, an earlier one, a later and an earlier delete
+        List<ProducerRecord<byte[], byte[]>> others = new ArrayList<>();
+        others.add(new ProducerRecord<>(target, (Integer) null, T0.plusSeconds(9_000).toEpochMilli(), bytes("k00001"), bytes("{}")));
+        others.add(new ProducerRecord<>(target, (Integer) null, T0.minusSeconds(9_000).toEpochMilli(), bytes("k00002"), bytes("{}")));
+        others.add(new ProducerRecord<>(target, (Integer) null, T0.plusSeconds(9_000).toEpochMilli(), bytes("k00003"), (byte[]) null));
+        others.add(new ProducerRecord<>(target, (Integer) null, T0.minusSeconds(9_000).toEpochMilli(), bytes("k00004"), (byte[]) null));
+        Orders.send(kafka, others, Map.of());
+        CliRun after = verify(concat(range, "--format", "json"));
+        assertThat(after.exitCode()).as(after.out() + after.err()).isEqualTo(ExitCodes.DISAGREES);
+        JsonNode counts = json(after).path("counts");
+        assertThat(counts.path("newer").asLong()).isEqualTo(2);
+        assertThat(counts.path("stale").asLong()).isEqualTo(1);
+        assertThat(counts.path("missing").asLong()).isEqualTo(1);
+        assertThat(counts.path("matching").asLong()).isEqualTo(16);
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
     void aRangePartlyPastRetentionReportsTheLostRecordsNotMissingKeys() throws Exception {
         String topic = "verify-retention";
         fill(topic);
@@ -208,6 +283,33 @@ class VerifyIT {
         assertThat(r.path("lost").asLong()).isEqualTo(10);
         assertThat(r.path("counts").path("missing").asLong()).isZero();
         assertThat(r.path("counts").path("matching").asLong()).isEqualTo(20);
+    }
+
+    @Test
+    void aRunWithVerifyChecksItsOwnResultAndSaysSoInTheSummaryAndTheReport() throws Exception {
+        String topic = "verify-run";
+        fill(topic);
+        String url = "jdbc:sqlite:" + dir.resolve("run.db");
+        Path report = dir.resolve("report.json");
+        String[] args = {"--topic", topic, "--from", "earliest", "--to", "2024-01-02", "--sink", url, "--table",
+                "orders", "--create-table", "--job", "verified", "--verify", "--report", report.toString()};
+        CliRun run = CliRun.run(kafka, args);
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        assertThat(run.out()).contains("job verified run 1: wrote").contains("verify: AGREES: 20 keys");
+        JsonNode r = JSON.readTree(report.toFile());
+        assertThat(r.path("outcome").asText()).isEqualTo("completed");
+        assertThat(r.path("verify").path("agrees").asBoolean()).isTrue();
+        assertThat(r.path("verify").path("counts").path("matching").asLong()).isEqualTo(20);
+
+        sql(url, "UPDATE orders SET status = 'by-hand' WHERE kafka_key = 'k00011'");
+        CliRun again = CliRun.run(kafka, args);
+        assertThat(again.exitCode()).as(again.out() + again.err()).isEqualTo(ExitCodes.DISAGREES);
+        assertThat(again.out()).contains("nothing to do").contains("verify: DISAGREES")
+                .contains("different {kafka_key=k00011}");
+        r = JSON.readTree(report.toFile());
+        assertThat(r.path("outcome").asText()).isEqualTo("verify-disagrees");
+        assertThat(r.path("exitCode").asInt()).isEqualTo(ExitCodes.DISAGREES);
+        assertThat(r.path("verify").path("counts").path("different").asLong()).isEqualTo(1);
     }
 
     @Test

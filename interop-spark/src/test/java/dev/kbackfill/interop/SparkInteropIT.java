@@ -197,4 +197,27 @@ class SparkInteropIT {
         assertThat(spark.read().format("delta").load(table.toString()).where("kafka_key = 'k0007'")
                 .select("status").first().getString(0)).isEqualTo("s" + LAST.get("k0007"));
     }
+
+    @Test
+    @Order(7)
+    void verifyAgreesWithTheTableAndNamesTheRowsSparkChanged() throws Exception {
+        String[] verify = {ROOT.resolve("bin/kbackfill").toString(), "verify", "--topic", "spark-orders", "--from",
+                "earliest", "--to", "2024-01-02", "--sink", "delta:" + table, "--bootstrap-server", bootstrap};
+        Process agrees = new ProcessBuilder(verify).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(agrees.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(agrees.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        assertThat(agrees.exitValue()).as(out).isZero();
+        assertThat(out).startsWith("AGREES: " + KEYS + " keys");
+        // commits written by Spark: one row's value changed in place (its version columns kept), one row deleted
+        spark.sql("UPDATE delta.`" + table + "` SET status = 'by-spark' WHERE kafka_key = 'k0003'");
+        spark.sql("DELETE FROM delta.`" + table + "` WHERE kafka_key = 'k0004'");
+        Process differs = new ProcessBuilder(verify).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        out = new String(differs.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(differs.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        assertThat(differs.exitValue()).as(out).isEqualTo(4);
+        assertThat(out).startsWith("DISAGREES: " + KEYS + " keys")
+                .contains("different {kafka_key=k0003}").contains("differs in status: expected {status=s"
+                        + LAST.get("k0003") + "}, target {status=by-spark}")
+                .contains("missing {kafka_key=k0004}");
+    }
 }

@@ -291,8 +291,12 @@ final class DeltaSink implements Sink {
     /** Reads the table's latest snapshot back, probing only the files that may hold the range's keys. */
     @Override
     public dev.kbackfill.core.verify.TargetLookup verifier() {
-        Snapshot snapshot = snapshot().orElseThrow(() -> new SinkConfigException("no Delta table at " + path
-                + ": nothing to verify"));
+        Snapshot snapshot;
+        try {
+            snapshot = TableManager.loadSnapshot(path).build(engine); // the latest, whoever committed it
+        } catch (TableNotFoundException e) {
+            throw new SinkConfigException("no Delta table at " + path + ": nothing to verify");
+        }
         return new DeltaTargetLookup(this, engine, snapshot, meta, path);
     }
 

@@ -1,0 +1,218 @@
+package dev.kbackfill.core.verify;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.Format;
+import dev.kbackfill.core.record.KeyIdentity;
+import dev.kbackfill.core.record.RecordDecoder;
+import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.version.Version;
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.resolver.KafkaOffsetSource;
+import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.resolver.RangeResolver;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Verification folds a range to the same final state whatever its memory budget: seeded random records (repeated
+ * keys, deletes, producer timestamps going backwards) over three partitions of a real topic, random sub-ranges of
+ * them, a target that holds the model's final state with seeded corruptions of every kind, verified with budgets
+ * from one key (every key spilled to disk) to all of them in memory: every key judged once, the classes exactly the
+ * corruptions made. The model is computed apart from the run loop: per key, the newest record by the version rule.
+ * The target is an in-memory lookup (the seam under test is the fold and the judgement, not a database).
+ */
+@Tag("kafka")
+class VerificationPropertyIT {
+
+    private static EmbeddedKafka kafka;
+
+    @TempDir
+    Path spill;
+
+    @BeforeAll
+    static void broker() {
+        kafka = SharedKafka.get();
+    }
+
+    /** A produced record with its coordinates and its log time. */
+    record Rec(String key, String value, int partition, long offset, long timestamp, long logTime) {
+        Version version(String topic) {
+            return new Version(topic, partition, offset, timestamp, logTime);
+        }
+    }
+
+    @Test
+    void everyBudgetJudgesEveryKeyOnceIntoTheClassesOfTheCorruptions() throws Exception {
+        for (long seed = 1; seed <= 4; seed++) {
+            check(seed);
+        }
+    }
+
+    private void check(long seed) throws Exception {
+        Random random = new Random(seed);
+        String topic = "verify-property-" + seed;
+        kafka.createTopic(topic, 3, Map.of("retention.ms", "-1"));
+        int keys = 20 + random.nextInt(60);
+        List<Rec> produced = produce(topic, random, keys, 300 + random.nextInt(500));
+        Plan full;
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(kafka.clientConfig())) {
+            full = new RangeResolver(source).resolve(BackfillRequest.builder(topic).from("earliest").to("latest").build());
+        }
+        // a random sub-range of every partition
+        List<PartitionRange> ranges = new ArrayList<>();
+        for (PartitionRange r : full.partitions()) {
+            long start = r.start() + (r.span() == 0 ? 0 : random.nextInt((int) (r.span() / 3) + 1));
+            long end = r.end() - (r.end() - start == 0 ? 0 : random.nextInt((int) ((r.end() - start) / 3) + 1));
+            ranges.add(new PartitionRange(r.partition(), start, end, r.logStart(), r.logEnd(), java.util.Optional.empty(),
+                    List.of()));
+        }
+        Plan plan = new Plan(full.request(), full.resolvedAt(), full.fromTime(), full.toTime(), full.clusterId(),
+                full.topicId(), full.timestampType(), ranges, List.of());
+        Map<String, Rec> last = new HashMap<>();
+        for (Rec r : produced) {
+            PartitionRange range = plan.partition(r.partition()).orElseThrow();
+            if (r.offset() >= range.start() && r.offset() < range.end()) {
+                last.merge(r.key(), r, (a, b) -> Version.compare(b.version(topic), a.version(topic)) > 0 ? b : a);
+            }
+        }
+        // the target: the model's final state, corrupted key by key
+        Map<String, TargetRow> target = new HashMap<>();
+        Map<Verdict, Long> corrupted = new EnumMap<>(Verdict.class);
+        for (Rec r : last.values()) {
+            Version v = r.version(topic);
+            Version older = new Version(topic, r.partition(), r.offset() - 1, r.timestamp(), r.logTime());
+            Version newer = new Version(topic, r.partition(), r.offset() + 1_000, r.timestamp(), r.logTime());
+            int dice = random.nextInt(10);
+            Verdict made;
+            if (r.value() == null) {
+                made = dice == 0 ? Verdict.EXTRA : Verdict.MATCHING;
+                if (made == Verdict.EXTRA) {
+                    target.put(r.key(), TargetRow.live(older, Map.of("n", 1L), List.of()));
+                } else if (dice < 5) {
+                    target.put(r.key(), TargetRow.deleted(v)); // a ledger entry, or nothing at all
+                }
+            } else {
+                made = switch (dice) {
+                    case 0 -> Verdict.MISSING;
+                    case 1 -> Verdict.STALE;
+                    case 2 -> Verdict.DIFFERENT;
+                    case 3 -> Verdict.NEWER;
+                    default -> Verdict.MATCHING;
+                };
+                long n = Long.parseLong(r.value().replaceAll("\\D", ""));
+                switch (made) {
+                    case MISSING -> { }
+                    case STALE -> target.put(r.key(), TargetRow.live(older, Map.of("n", n), List.of()));
+                    case DIFFERENT -> target.put(r.key(), TargetRow.live(v, Map.of("n", n + 1), List.of()));
+                    case NEWER -> target.put(r.key(), TargetRow.live(newer, Map.of("n", n + 1), List.of()));
+                    default -> target.put(r.key(), TargetRow.live(v, Map.of("n", n), List.of()));
+                }
+            }
+            corrupted.merge(made, 1L, Long::sum);
+        }
+        RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
+        for (long budget : new long[] {1, 2, 7, 50, 1_000_000}) {
+            Verification verification = new Verification(kafka.clientConfig(), decoder, TombstoneMode.DELETE,
+                    ConflictMode.NEWER_WINS, false, new Verification.Options(3, budget, spill));
+            InMemoryTarget lookup = new InMemoryTarget(target);
+            VerifyReport report = verification.verify(plan, lookup);
+            assertThat(report.keys()).as("seed %d budget %d", seed, budget).isEqualTo(last.size());
+            assertThat(lookup.asked).as("every key asked once").isEqualTo(last.size());
+            for (Verdict v : Verdict.values()) {
+                assertThat(report.count(v)).as("seed %d budget %d %s", seed, budget, v)
+                        .isEqualTo(corrupted.getOrDefault(v, 0L));
+            }
+            assertThat(report.spilled()).isEqualTo(budget < last.size());
+            assertThat(report.read()).isEqualTo(plan.totalSpan());
+            report.samples().forEach((v, list) -> assertThat(list).hasSizeLessThanOrEqualTo(3));
+        }
+    }
+
+    /** The target's rows by key, with the fields whose value differs from the expected change's. */
+    private static final class InMemoryTarget implements TargetLookup {
+        final Map<String, TargetRow> rows;
+        long asked;
+
+        InMemoryTarget(Map<String, TargetRow> rows) {
+            this.rows = rows;
+        }
+
+        @Override
+        public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, RowShape shape, String topic) {
+            Map<KeyIdentity, TargetRow> found = new HashMap<>();
+            for (Change c : expected) {
+                asked++;
+                TargetRow row = rows.get((String) c.key().get("kafka_key"));
+                if (row != null) {
+                    found.put(KeyIdentity.of(c.key()), row.live() ? TargetRow.live(row.version(), row.values(),
+                            Values.differing(c.values(), row.values())) : row);
+                }
+            }
+            return found;
+        }
+
+        @Override
+        public long rowsRead() {
+            return rows.size();
+        }
+
+        @Override
+        public int keysPerLookup() {
+            return 13;
+        }
+    }
+
+    /** Records over {@code keys} keys, a tenth of them deletes, timestamps stepping back one time in four. */
+    private static List<Rec> produce(String topic, Random random, int keys, int count) throws Exception {
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        long[] clock = {1_700_000_000_000L, 1_700_000_000_000L, 1_700_000_000_000L};
+        for (int i = 0; i < count; i++) {
+            int p = random.nextInt(3);
+            clock[p] += random.nextInt(4) == 0 ? -random.nextInt(5_000) : random.nextInt(3_000);
+            String key = "k" + random.nextInt(keys);
+            String value = random.nextInt(10) == 0 ? null : "{\"n\":" + i + "}";
+            records.add(new ProducerRecord<>(topic, p, clock[p], key.getBytes(StandardCharsets.UTF_8),
+                    value == null ? null : value.getBytes(StandardCharsets.UTF_8)));
+        }
+        List<Rec> produced = new ArrayList<>();
+        Map<Integer, Long> logTime = new HashMap<>();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(kafka.clientConfig(), new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            List<java.util.concurrent.Future<RecordMetadata>> sent = new ArrayList<>();
+            records.forEach(r -> sent.add(producer.send(r)));
+            producer.flush();
+            for (int i = 0; i < records.size(); i++) {
+                RecordMetadata m = sent.get(i).get();
+                ProducerRecord<byte[], byte[]> r = records.get(i);
+                long lt = Math.max(logTime.getOrDefault(m.partition(), Long.MIN_VALUE), r.timestamp());
+                logTime.put(m.partition(), lt);
+                produced.add(new Rec(new String(r.key(), StandardCharsets.UTF_8),
+                        r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8), m.partition(),
+                        m.offset(), r.timestamp(), lt));
+            }
+        }
+        return produced;
+    }
+}
