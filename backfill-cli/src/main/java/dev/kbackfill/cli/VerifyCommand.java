@@ -123,7 +123,7 @@ final class VerifyCommand implements Callable<Integer> {
         JobDefinition definition = definition(plan);
         Verification verification = Verification.of(definition, Verification.Options.DEFAULTS.withSamples(samples));
         try (Sink target = SinkFactory.forSettings(definition.sinkSettings(config))) {
-            target.openForJobs();
+            target.openForVerify();
             if (stored.isPresent()) {
                 checkSpec(stored.get(), definition, target);
             }
@@ -165,7 +165,7 @@ final class VerifyCommand implements Callable<Integer> {
         JobSpec mine = definition.settings(definition.decoder(), dev.kbackfill.core.run.Rejects.fail()).build().spec()
                 .apply(target.destination());
         List<String> differences = mine.differences(state.spec()).stream()
-                .filter(d -> !d.startsWith(JobSpec.REQUEST + " ") && !d.startsWith(JobSpec.STRICT_TIME + " ")).toList();
+                .filter(d -> !d.startsWith(JobSpec.REQUEST + " ")).toList();
         if (!differences.isEmpty()) {
             throw new RequestException("job '" + state.job() + "' was run otherwise: " + String.join("; ", differences)
                     .replace(", not ", " here, the job's runs had ") + "; pass the options its runs were given");

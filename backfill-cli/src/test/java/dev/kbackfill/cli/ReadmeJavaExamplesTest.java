@@ -83,4 +83,12 @@ class ReadmeJavaExamplesTest {
         assertThat(testExample("backfill-cli/src/test/java/dev/kbackfill/cli/JobLibraryExampleIT.java"))
                 .isEqualTo(replaced(readme, replacements));
     }
+
+    @Test
+    void theVerifyExampleIsTheCodeVerifyLibraryExampleITRuns() throws IOException {
+        List<String> readme = readmeJavaBlocks().stream().filter(b -> b.stream().anyMatch(l -> l.contains(
+                "verification.verify(plan, sink)"))).findFirst().orElseThrow();
+        assertThat(testExample("backfill-cli/src/test/java/dev/kbackfill/cli/VerifyLibraryExampleIT.java"))
+                .isEqualTo(replaced(readme, Map.of("VerifyReport report = ", "report = ")));
+    }
 }

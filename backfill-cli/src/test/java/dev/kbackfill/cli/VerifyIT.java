@@ -93,7 +93,7 @@ class VerifyIT {
     }
 
     @Test
-    @Tag("postgres")
+    @Tag("postgresql")
     void postgresAgreesAfterABackfillAndNamesEveryKeyChangedBySql() throws Exception {
         classesOnOneDatabase("verify-pg", SharedPostgres.newDatabase("verify_pg"));
     }
@@ -120,6 +120,11 @@ class VerifyIT {
         CliRun byJob = verify("--job", "j-" + topic, "--sink", url, "--table", "orders");
         assertThat(byJob.exitCode()).as(byJob.out() + byJob.err()).isZero();
         assertThat(byJob.out()).startsWith("AGREES: 20 keys");
+        // a job is verified as its runs decoded: another mode is bad input, named
+        CliRun otherMode = verify("--job", "j-" + topic, "--sink", url, "--table", "orders", "--on-tombstone",
+                "soft-delete");
+        assertThat(otherMode.exitCode()).as(otherMode.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(otherMode.err()).contains("on-tombstone soft-delete here, the job's runs had delete");
 
         Orders.Produced last3 = lastOf(produced, "k00003");
         Orders.Produced first5 = produced.stream().filter(p -> p.key().equals("k00005")).findFirst().orElseThrow();
@@ -212,7 +217,8 @@ class VerifyIT {
         String old = "verify-delta-old";
         kafka.createTopic(old, 1, Map.of("retention.ms", "-1"));
         Orders.send(kafka, List.of(record(old, 0, "k00007", "{\"status\":\"ancient\"}", -10_000),
-                record(old, 0, "k00008", "{\"status\":\"ancient\"}", -10_001)), Map.of());
+                record(old, 0, "k00008", "{\"status\":\"ancient\"}", -10_001),
+                record(old, 0, "k00019", "{\"status\":\"ancient\"}", -10_002)), Map.of());
         CliRun overwrite = CliRun.run(kafka, "--topic", old, "--from", "earliest", "--to", "latest", "--sink",
                 "delta:" + table, "--on-conflict", "overwrite");
         assertThat(overwrite.exitCode()).as(overwrite.err()).isZero();
@@ -222,7 +228,8 @@ class VerifyIT {
         JsonNode r = json(after);
         assertThat(r.path("counts").path("newer").asLong()).isEqualTo(2);
         assertThat(r.path("counts").path("stale").asLong()).isEqualTo(2);
-        assertThat(r.path("counts").path("matching").asLong()).isEqualTo(16);
+        assertThat(r.path("counts").path("extra").asLong()).isEqualTo(1); // k00019 ends in a delete: back as a row
+        assertThat(r.path("counts").path("matching").asLong()).isEqualTo(15);
         JsonNode stale = sample(r, "stale");
         assertThat(stale.path("held").path("topic").asText()).isEqualTo(old);
         assertThat(stale.path("target").path("status").asText()).isEqualTo("ancient");
@@ -231,7 +238,7 @@ class VerifyIT {
     @Test
     void aTopicSinkAgreesAfterABackfillAndJudgesRecordsProducedIntoItByOthers() throws Exception {
         String topic = "verify-topic";
-        fill(topic);
+        List<Orders.Produced> produced = fill(topic);
         String target = "verify-topic-target";
         String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", "kafka:" + target};
         CliRun run = CliRun.run(kafka, concat(range, "--create-topic"));
@@ -248,6 +255,17 @@ class VerifyIT {
         others.add(new ProducerRecord<>(target, (Integer) null, T0.minusSeconds(9_000).toEpochMilli(), bytes("k00002"), bytes("{}")));
         others.add(new ProducerRecord<>(target, (Integer) null, T0.plusSeconds(9_000).toEpochMilli(), bytes("k00003"), (byte[]) null));
         others.add(new ProducerRecord<>(target, (Integer) null, T0.minusSeconds(9_000).toEpochMilli(), bytes("k00004"), (byte[]) null));
+        others.add(new ProducerRecord<>(target, (Integer) null, T0.minusSeconds(9_000).toEpochMilli(), bytes("k00018"),
+                bytes("{}")));
+        // a record that claims the source record of k00005's last version, with other bytes
+        Orders.Produced last5 = lastOf(produced, "k00005");
+        ProducerRecord<byte[], byte[]> forged = new ProducerRecord<>(target, (Integer) null, last5.timestamp(),
+                bytes("k00005"), bytes("{\"status\":\"forged\"}"));
+        forged.headers().add("kbackfill.source.topic", bytes(topic))
+                .add("kbackfill.source.partition", bytes(String.valueOf(last5.partition())))
+                .add("kbackfill.source.offset", bytes(String.valueOf(last5.offset())))
+                .add("kbackfill.source.timestamp", bytes(String.valueOf(last5.timestamp())));
+        others.add(forged);
         Orders.send(kafka, others, Map.of());
         CliRun after = verify(concat(range, "--format", "json"));
         assertThat(after.exitCode()).as(after.out() + after.err()).isEqualTo(ExitCodes.DISAGREES);
@@ -255,11 +273,58 @@ class VerifyIT {
         assertThat(counts.path("newer").asLong()).isEqualTo(2);
         assertThat(counts.path("stale").asLong()).isEqualTo(1);
         assertThat(counts.path("missing").asLong()).isEqualTo(1);
-        assertThat(counts.path("matching").asLong()).isEqualTo(16);
+        assertThat(counts.path("different").asLong()).isEqualTo(1);
+        assertThat(counts.path("extra").asLong()).isEqualTo(1);
+        assertThat(counts.path("matching").asLong()).isEqualTo(14);
     }
 
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aTableAnotherToolWroteIsJudgedByItsValuesAndNothingIsCreatedInIt() throws Exception {
+        String topic = "verify-foreign";
+        List<Orders.Produced> produced = fill(topic);
+        String url = "jdbc:sqlite:" + dir.resolve("foreign.db");
+        // a sink connector's table: the key and the fields, no metadata columns, no job tables
+        sql(url, "CREATE TABLE orders (kafka_key TEXT PRIMARY KEY, status TEXT, n BIGINT, amount NUMERIC)");
+        try (Connection c = DriverManager.getConnection(url);
+             var ps = c.prepareStatement("INSERT INTO orders VALUES (?, ?, ?, ?)")) {
+            for (int k = 0; k < 18; k++) {
+                String key = String.format("k%05d", k);
+                ps.setString(1, key);
+                ps.setString(2, k == 5 ? "s1" : Orders.statusOf(lastOf(produced, key).value()));
+                ps.setLong(3, 2);
+                ps.setBigDecimal(4, new java.math.BigDecimal("2.02"));
+                if (k != 6) {
+                    ps.executeUpdate();
+                }
+            }
+        }
+        CliRun v = verify("--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders",
+                "--format", "json");
+        assertThat(v.exitCode()).as(v.out() + v.err()).isEqualTo(ExitCodes.DISAGREES);
+        JsonNode counts = json(v).path("counts");
+        assertThat(counts.path("matching").asLong()).isEqualTo(16 + 2); // and the two keys that end in a delete
+        assertThat(counts.path("different").asLong()).isEqualTo(1);
+        assertThat(counts.path("missing").asLong()).isEqualTo(1);
+        assertThat(Orders.count(url, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'kbackfill%'")).isZero();
+    }
+
+    @Test
+    void aKeyWhoseLastRecordCannotBeDecodedIsCountedNotJudged() throws Exception {
+        String topic = "verify-poison";
+        fill(topic);
+        String url = "jdbc:sqlite:" + dir.resolve("p.db");
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders"};
+        assertThat(CliRun.run(kafka, concat(range, "--create-table")).exitCode()).isZero();
+        Orders.send(kafka, List.of(record(topic, 0, "k00010", "{not json", 500)), Map.of());
+        CliRun v = verify(concat(range, "--format", "json"));
+        assertThat(v.exitCode()).as(v.out() + v.err()).isZero();
+        JsonNode r = json(v);
+        assertThat(r.path("rejected").asLong()).isEqualTo(1);
+        assertThat(r.path("counts").path("matching").asLong()).isEqualTo(19);
     }
 
     @Test

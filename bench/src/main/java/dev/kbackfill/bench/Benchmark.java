@@ -119,6 +119,9 @@ public final class Benchmark {
             if (only.equals("all") || only.equals("growth")) {
                 growth();
             }
+            if (only.equals("all") || only.equals("verify")) {
+                verification();
+            }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
                 System.out.println("serving topic " + TOPIC + " at " + bootstrap + " until end of input");
@@ -607,6 +610,98 @@ public final class Benchmark {
         System.out.println();
     }
 
+    /**
+     * Verification (issue 19), each figure beside the backfill it checks, all in {@code -Xmx256m}: the whole topic
+     * into PostgreSQL, then {@code kbackfill verify} of the same range against that table; a Delta table of 10x
+     * RECORDS rows (every key once), a backfill touching 1% of its keys (in {@code -Xmx512m}: one 100,000-row Delta
+     * batch outgrows 256 MB), then the verify of that 1% range. Wall time and peak RSS of every process; every verify
+     * must say AGREES.
+     */
+    private void verification() throws Exception {
+        Map<String, String> small = Map.of("KBACKFILL_JAVA_OPTS", "-Xmx256m " + System.getProperty("bench.verifyJavaOpts", ""));
+        System.out.println("== verify: a backfill, then kbackfill verify of its range (verify in -Xmx256m), wall time and peak RSS");
+        System.out.printf("%-6s %-48s %10s %12s %8s%n", "round", "run", "seconds", "records/s", "RSS MB");
+        String url = SharedPostgres.newDatabase("bench_verify");
+        boolean postgres = !"delta".equals(System.getProperty("bench.verifyOnly"));
+        for (int r = 1; postgres && r <= rounds; r++) {
+            reset(url);
+            double run = kbackfillPostgres(url, "bench-verify", small, r, "kbackfill run into PostgreSQL");
+            Measured v = measure(List.of(root.resolve("bin/kbackfill").toString(), "verify", "--topic", TOPIC, "--from",
+                    "earliest", "--to", "latest", "--sink", url, "--table", "bench_orders", "--bootstrap-server",
+                    bootstrap), small);
+            agrees(v);
+            row(r, "kbackfill verify of that range", v.seconds(), v.peakRssKb());
+            System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx%n", r, "verify / backfill (target <= 1)", v.seconds() / run);
+        }
+        int n = 10 * (records / PARTITIONS * PARTITIONS);
+        String base = "verify-table";
+        Map<String, String> retained = Map.of("retention.ms", "-1");
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            List<NewTopic> topics = new ArrayList<>(List.of(new NewTopic(base, PARTITIONS, (short) 1).configs(retained)));
+            for (int r = 1; r <= rounds; r++) {
+                topics.add(new NewTopic(base + "-touch-" + r, PARTITIONS, (short) 1).configs(retained));
+            }
+            admin.createTopics(topics).all().get();
+            Thread.sleep(2000);
+        }
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 20,
+                ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024, ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        java.util.Random random = new java.util.Random(19);
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < n; i++) {
+                p.send(new ProducerRecord<>(base, i % PARTITIONS, T0.plusSeconds(i).toEpochMilli(), key(i, n), json(i, n)));
+            }
+            for (int r = 1; r <= rounds; r++) {
+                int[] touched = random.ints(0, n).distinct().limit(n / 100).toArray();
+                for (int j = 0; j < touched.length; j++) {
+                    int update = touched[j] + n * r; // the same key, a later version
+                    p.send(new ProducerRecord<>(base + "-touch-" + r, null, T0.plusSeconds((long) n * r + j).toEpochMilli(),
+                            key(update, n), json(update, n)));
+                }
+            }
+            p.flush();
+        }
+        Path dir = Files.createTempDirectory("kbackfill-bench-verify");
+        String table = dir.resolve("table").toString();
+        Measured create = measure(kbackfillDelta(base, "latest", table, "create"), Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g"));
+        System.out.printf(Locale.ROOT, "%-6s %-48s %10.2f %12.0f %8d%n", "-", "kbackfill, Delta table of " + n + " rows",
+                create.seconds(), n / create.seconds(), create.peakRssKb() / 1024);
+        for (int r = 1; r <= rounds; r++) {
+            String touch = base + "-touch-" + r;
+            // the backfill in the heap docs/sinks/delta.md asks for at this size (its 250,000-row batch), its verify in
+            // -Xmx256m
+            Measured run = measure(kbackfillDelta(touch, "latest", table, "touch-" + r), Map.of("KBACKFILL_JAVA_OPTS",
+                    "-Xmx512m"));
+            Measured v = measure(List.of(root.resolve("bin/kbackfill").toString(), "verify", "--topic", touch, "--from",
+                    "earliest", "--to", "latest", "--sink", "delta:" + table, "--bootstrap-server", bootstrap), small);
+            agrees(v);
+            System.out.printf(Locale.ROOT, "%-6d %-48s %10.2f %12.0f %8d%n", r, "kbackfill, 1% of the table (-Xmx512m)",
+                    run.seconds(), n / 100 / run.seconds(), run.peakRssKb() / 1024);
+            System.out.printf(Locale.ROOT, "%-6d %-48s %10.2f %12.0f %8d%n", r, "kbackfill verify of that 1%",
+                    v.seconds(), n / 100 / v.seconds(), v.peakRssKb() / 1024);
+            System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx%n", r, "verify / backfill (target < 2)",
+                    v.seconds() / run.seconds());
+            String extra = System.getProperty("bench.verifyExtraOpts");
+            if (extra != null) {
+                // the same verify with other settings (a memory budget, say), beside the default
+                Measured w = measure(List.of(root.resolve("bin/kbackfill").toString(), "verify", "--topic", touch,
+                        "--from", "earliest", "--to", "latest", "--sink", "delta:" + table, "--bootstrap-server",
+                        bootstrap), Map.of("KBACKFILL_JAVA_OPTS", "-Xmx256m " + extra));
+                agrees(w);
+                System.out.printf(Locale.ROOT, "%-6d %-48s %10.2f %12.0f %8d%n", r, "verify, " + extra, w.seconds(),
+                        n / 100 / w.seconds(), w.peakRssKb() / 1024);
+            }
+        }
+        exec(List.of("rm", "-rf", dir.toString()), Map.of());
+        System.out.println();
+    }
+
+    private static void agrees(Measured verify) {
+        if (!verify.out().startsWith("AGREES")) {
+            throw new IllegalStateException("verify did not agree: " + verify.out());
+        }
+    }
+
     /** The whole topic's startingOffsets and endingOffsets JSON, from {@code kbackfill plan --format spark}. */
     private List<String> sparkOffsets(String topic) throws Exception {
         String offsets = exec(List.of(root.resolve("bin/kbackfill").toString(), "plan", "--topic", topic, "--from",
@@ -777,13 +872,18 @@ public final class Benchmark {
     }
 
     private static String exec(List<String> command, Map<String, String> env) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD);
+        Path err = Files.createTempFile("kbackfill-bench", ".err");
+        ProcessBuilder pb = new ProcessBuilder(command).redirectError(err.toFile());
         pb.environment().putAll(env);
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (p.waitFor() != 0) {
+        int code = p.waitFor();
+        List<String> errLines = Files.readAllLines(err);
+        Files.delete(err);
+        if (code != 0) {
             throw new IllegalStateException(String.join(" ", command.subList(0, Math.min(3, command.size())))
-                    + " failed: " + out);
+                    + " failed (exit " + code + "): " + out + String.join("\n",
+                    errLines.subList(Math.max(0, errLines.size() - 20), errLines.size())));
         }
         return out;
     }

@@ -83,7 +83,9 @@ public final class BackfillRun {
         // values are decoded only for the record that survives for its key; a poison record that a later record of
         // its key supersedes is then never seen, so only when poison records fail the run anyway
         // (and not where versions are ordered by a value field: every record's field takes part in the reduction)
-        this.lazyValues = decoder.keyedByRecordKey() && decoder.versionField().isEmpty() && rejects.failsTheRun();
+        // (a sink that decodes values itself, later, never needs them here)
+        this.lazyValues = decoder.keyedByRecordKey() && decoder.versionField().isEmpty()
+                && (rejects.failsTheRun() || !sink.needsValues());
     }
 
     /** What the reader hands the writer: one poll's changes and the positions after them, or the end, or a failure. */
@@ -470,7 +472,7 @@ public final class BackfillRun {
 
     /** Decodes the values of the changes reduced undecoded. */
     private List<Change> decodeValues(List<Change> reduced) {
-        if (!lazyValues) {
+        if (!lazyValues || !sink.needsValues()) {
             return reduced;
         }
         List<Change> decoded = new ArrayList<>(reduced.size());

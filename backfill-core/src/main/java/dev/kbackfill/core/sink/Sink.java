@@ -64,6 +64,14 @@ public interface Sink extends AutoCloseable {
     }
 
     /**
+     * Whether batches must carry decoded values; false for a sink that keeps raw records and decodes what it needs
+     * later (verification's fold): the run then decodes keys only, where the key is the record key.
+     */
+    default boolean needsValues() {
+        return true;
+    }
+
+    /**
      * Whether the destination exists, after {@link #open()}: false only where {@code --create-table} will create it
      * from the columns of the first batch written (an engine that writes from several tasks creates it first, with a
      * batch of no changes and the columns of every record).
@@ -152,8 +160,16 @@ public interface Sink extends AutoCloseable {
     }
 
     /**
+     * Connects for verification only: nothing is created or changed (no job tables, no job topic), the target need
+     * not have been written by kbackfill. By default {@link #openForJobs()}.
+     */
+    default void openForVerify() {
+        openForJobs();
+    }
+
+    /**
      * Reads back what the target holds for the keys of a range, for {@code kbackfill verify}: read-only, no lock, no
-     * job state touched. Call after {@link #openForJobs()} (the target must exist).
+     * job state touched. Call after {@link #openForVerify()} or {@link #open()} (the target must exist).
      *
      * @throws SinkConfigException where the sink cannot be verified
      */

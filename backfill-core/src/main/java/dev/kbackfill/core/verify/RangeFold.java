@@ -46,6 +46,7 @@ public final class RangeFold implements Sink {
     private Path spillDir;
     private DataOutputStream[] spills;
     private long spilled;
+    private long undecodable;
     private String topic = "";
 
     /**
@@ -57,7 +58,7 @@ public final class RangeFold implements Sink {
     public RangeFold(RecordDecoder decoder, long memoryKeys, long records, Path spillParent) {
         this.decoder = decoder;
         this.memoryKeys = Math.max(1, memoryKeys);
-        this.buckets = (int) Math.max(2, Math.min(4096, records / this.memoryKeys * 2 + 1));
+        this.buckets = (int) Math.max(2, Math.min(4096, records / this.memoryKeys + 1));
         this.spillParent = spillParent;
     }
 
@@ -74,6 +75,17 @@ public final class RangeFold implements Sink {
     @Override
     public boolean copiesSourceRecords() {
         return true; // a spilled change is its raw record, decoded again when its bucket is folded
+    }
+
+    /** Values are decoded when a key is judged, for the surviving change of each key only. */
+    @Override
+    public boolean needsValues() {
+        return false;
+    }
+
+    /** Keys whose final change could not be decoded: not judged. */
+    public long undecodable() {
+        return undecodable;
     }
 
     @Override
@@ -114,7 +126,11 @@ public final class RangeFold implements Sink {
     public WriteResult write(WriteBatch batch) {
         for (Change c : batch.changes()) {
             if (spills == null) {
-                held.merge(KeyIdentity.of(c.key()), c, (before, now) -> Reduction.isLater(now, before) ? now : before);
+                // held without its decoded values (its raw record stays): a key costs half the memory, and its values
+                // are decoded again when it is judged
+                Change compact = !c.isDecoded() || c.isTombstone() || c.source() == null ? c
+                        : Change.undecoded(c.key(), c.source()).withVersionField(c.versionField());
+                held.merge(KeyIdentity.of(c.key()), compact, (before, now) -> Reduction.isLater(now, before) ? now : before);
                 if (held.size() > memoryKeys) {
                     startSpilling();
                 }
@@ -204,8 +220,19 @@ public final class RangeFold implements Sink {
      */
     public void forEachChunk(int chunk, Consumer<List<Change>> judge) {
         if (spills == null) {
-            emit(new ArrayList<>(held.values()), chunk, judge);
+            List<Change> all = new ArrayList<>(held.values());
             held.clear();
+            for (int from = 0; from < all.size(); from += chunk) {
+                List<Change> part = new ArrayList<>(Math.min(chunk, all.size() - from));
+                for (int i = from; i < Math.min(all.size(), from + chunk); i++) {
+                    Change c = decoded(all.get(i));
+                    if (c != null) {
+                        part.add(c);
+                    }
+                    all.set(i, null); // judged keys leave memory as their chunk goes
+                }
+                judge.accept(part);
+            }
             return;
         }
         try {
@@ -213,6 +240,7 @@ public final class RangeFold implements Sink {
                 out.close();
             }
             spills = null;
+            boolean keyOnly = decoder.keyedByRecordKey();
             for (int b = 0; b < buckets; b++) {
                 Map<KeyIdentity, Change> fold = new HashMap<>();
                 try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(bucket(b)), 1 << 14))) {
@@ -232,15 +260,41 @@ public final class RangeFold implements Sink {
                         Comparable<?> field = kind == 0 ? null : kind == 1 ? (Comparable<?>) in.readLong() : in.readUTF();
                         SourceRecord r = new SourceRecord(topic, partition, offset, timestamp, logTime, key, value,
                                 new org.apache.kafka.common.header.internals.RecordHeaders());
-                        Change c = decoder.decode(r).withVersionField(field);
+                        // the key alone where it is the record key: values are decoded for the survivor only
+                        Change c = keyOnly ? decoder.decodeKey(r).withVersionField(field)
+                                : decoder.decode(r).withVersionField(field);
                         fold.merge(KeyIdentity.of(c.key()), c, (before, now) -> Reduction.isLater(now, before) ? now : before);
                     }
                 }
                 Files.deleteIfExists(bucket(b));
-                emit(new ArrayList<>(fold.values()), chunk, judge);
+                List<Change> survivors = new ArrayList<>(fold.size());
+                for (Change c : fold.values()) {
+                    Change d = decoded(c);
+                    if (d != null) {
+                        survivors.add(d);
+                    }
+                }
+                fold.clear();
+                emit(survivors, chunk, judge);
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the range's keys back from " + spillDir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The change with its values decoded from its raw record, as a run decodes them; null for a record whose value
+     * cannot be decoded (a poison record: a run fails on it, skips it or keeps it aside; its key is not judged).
+     */
+    private Change decoded(Change c) {
+        if (c.isDecoded()) {
+            return c;
+        }
+        try {
+            return decoder.decode(c.source()).withVersionField(c.versionField());
+        } catch (dev.kbackfill.core.record.DecodeException e) {
+            undecodable++;
+            return null;
         }
     }
 

@@ -35,7 +35,7 @@ import dev.kbackfill.resolver.RequestException;
  * <pre>{@code
  * JobDefinition job = ...;                         // what `kbackfill run` parses its options into
  * try (Sink sink = SinkFactory.forSettings(job.sinkSettings())) {
- *     sink.openForJobs();
+ *     sink.openForVerify();
  *     VerifyReport report = Verification.of(job, Verification.Options.DEFAULTS).verify(plan, sink);
  *     if (!report.agrees()) { ... report.samples() ... }
  * }
@@ -56,13 +56,16 @@ public final class Verification {
             Objects.requireNonNull(spillTo, "spillTo");
         }
 
-        /** 10 samples per class; an eighth of the heap for the fold (about 2 KB a key); the temporary directory. */
-        public static final Options DEFAULTS = new Options(10, heapKeys(Runtime.getRuntime().maxMemory()),
-                Path.of(System.getProperty("java.io.tmpdir")));
+        /**
+         * 10 samples per class; a quarter of the heap for the fold (about 1 KB a key; the system property
+         * {@code kbackfill.verify.memoryKeys} sets the number of keys, for tuning); the temporary directory.
+         */
+        public static final Options DEFAULTS = new Options(10, Long.getLong("kbackfill.verify.memoryKeys",
+                heapKeys(Runtime.getRuntime().maxMemory())), Path.of(System.getProperty("java.io.tmpdir")));
 
         /** Keys the fold holds in memory within a heap of {@code maxHeap} bytes. */
         public static long heapKeys(long maxHeap) {
-            return Math.max(1_000, maxHeap / 8 / 2048);
+            return Math.max(1_000, maxHeap / 4 / 1024);
         }
 
         public Options withSamples(int n) {
@@ -143,7 +146,8 @@ public final class Verification {
                     }
                 }
             });
-            return new VerifyReport(topic, counts, samples, summary.read(), summary.filtered(), summary.rejected(),
+            return new VerifyReport(topic, counts, samples, summary.read(), summary.filtered(),
+                    summary.rejected() + fold.undecodable(),
                     summary.lost(), target.rowsRead(), fold.spilled(), Duration.ofNanos(System.nanoTime() - started));
         }
     }

@@ -185,6 +185,22 @@ public final class JdbcSink implements Sink {
         }
     }
 
+    /** Connects without touching the job tables (an earlier version's are not upgraded here). */
+    @Override
+    public void openForVerify() {
+        checkSqliteFile();
+        if (sqliteFileMissing()) {
+            throw new SinkConfigException("no such database: " + sqliteFile(settings.url()).orElseThrow()
+                    + " does not exist: nothing to verify; check --sink");
+        }
+        try {
+            connection = connect();
+        } catch (SQLException e) {
+            close();
+            throw new SinkException("cannot open " + target() + ": " + e.getMessage(), e);
+        }
+    }
+
     private Connection connect() throws SQLException {
         Properties props = new Properties();
         settings.user().ifPresent(u -> props.setProperty("user", u));

@@ -219,6 +219,12 @@ final class KafkaSink implements Sink {
         };
     }
 
+    /** An admin client only: the job topic is not created. */
+    @Override
+    public void openForVerify() {
+        admin = Admin.create(adminOnly(config));
+    }
+
     @Override
     public void openForJobs() {
         admin = Admin.create(adminOnly(config));
