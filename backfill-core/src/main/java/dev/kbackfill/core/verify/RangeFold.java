@@ -46,7 +46,6 @@ public final class RangeFold implements Sink {
     private Path spillDir;
     private DataOutputStream[] spills;
     private long spilled;
-    private long undecodable;
     private String topic = "";
 
     /**
@@ -81,11 +80,6 @@ public final class RangeFold implements Sink {
     @Override
     public boolean needsValues() {
         return false;
-    }
-
-    /** Keys whose final change could not be decoded: not judged. */
-    public long undecodable() {
-        return undecodable;
     }
 
     @Override
@@ -128,8 +122,8 @@ public final class RangeFold implements Sink {
             if (spills == null) {
                 // held without its decoded values (its raw record stays): a key costs half the memory, and its values
                 // are decoded again when it is judged
-                Change compact = !c.isDecoded() || c.isTombstone() || c.source() == null ? c
-                        : Change.undecoded(c.key(), c.source()).withVersionField(c.versionField());
+                Change compact = c.source() == null ? c
+                        : Change.undecoded(c.key(), withoutHeaders(c.source())).withVersionField(c.versionField());
                 held.merge(KeyIdentity.of(c.key()), compact, (before, now) -> Reduction.isLater(now, before) ? now : before);
                 if (held.size() > memoryKeys) {
                     startSpilling();
@@ -139,6 +133,20 @@ public final class RangeFold implements Sink {
             }
         }
         return new WriteResult(batch.changes().size(), 0, 0);
+    }
+
+    /** Headers take no part in decoding: a held record drops them. */
+    private static final org.apache.kafka.common.header.internals.RecordHeaders NO_HEADERS = noHeaders();
+
+    private static org.apache.kafka.common.header.internals.RecordHeaders noHeaders() {
+        org.apache.kafka.common.header.internals.RecordHeaders h = new org.apache.kafka.common.header.internals.RecordHeaders();
+        h.setReadOnly();
+        return h;
+    }
+
+    private static SourceRecord withoutHeaders(SourceRecord r) {
+        return new SourceRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), r.logTime(), r.key(), r.value(),
+                NO_HEADERS);
     }
 
     private void startSpilling() {
@@ -215,23 +223,19 @@ public final class RangeFold implements Sink {
     }
 
     /**
-     * Hands over the final change of every key, values decoded, in chunks of at most {@code chunk} keys: the keys
-     * held in memory, or one bucket after another, each folded on its own.
+     * Hands over the final change of every key, in chunks of at most {@code chunk} keys: the keys held in memory, or
+     * one bucket after another, each folded on its own. Values may be undecoded: {@link #decoded} decodes them.
      */
     public void forEachChunk(int chunk, Consumer<List<Change>> judge) {
         if (spills == null) {
             List<Change> all = new ArrayList<>(held.values());
             held.clear();
             for (int from = 0; from < all.size(); from += chunk) {
-                List<Change> part = new ArrayList<>(Math.min(chunk, all.size() - from));
-                for (int i = from; i < Math.min(all.size(), from + chunk); i++) {
-                    Change c = decoded(all.get(i));
-                    if (c != null) {
-                        part.add(c);
-                    }
+                int to = Math.min(all.size(), from + chunk);
+                judge.accept(new ArrayList<>(all.subList(from, to)));
+                for (int i = from; i < to; i++) {
                     all.set(i, null); // judged keys leave memory as their chunk goes
                 }
-                judge.accept(part);
             }
             return;
         }
@@ -259,21 +263,15 @@ public final class RangeFold implements Sink {
                         byte kind = in.readByte();
                         Comparable<?> field = kind == 0 ? null : kind == 1 ? (Comparable<?>) in.readLong() : in.readUTF();
                         SourceRecord r = new SourceRecord(topic, partition, offset, timestamp, logTime, key, value,
-                                new org.apache.kafka.common.header.internals.RecordHeaders());
-                        // the key alone where it is the record key: values are decoded for the survivor only
-                        Change c = keyOnly ? decoder.decodeKey(r).withVersionField(field)
+                                NO_HEADERS);
+                        // the key alone where it is the record key: values are decoded when judged
+                        Change c = keyOnly && value != null ? decoder.decodeKey(r).withVersionField(field)
                                 : decoder.decode(r).withVersionField(field);
                         fold.merge(KeyIdentity.of(c.key()), c, (before, now) -> Reduction.isLater(now, before) ? now : before);
                     }
                 }
                 Files.deleteIfExists(bucket(b));
-                List<Change> survivors = new ArrayList<>(fold.size());
-                for (Change c : fold.values()) {
-                    Change d = decoded(c);
-                    if (d != null) {
-                        survivors.add(d);
-                    }
-                }
+                List<Change> survivors = new ArrayList<>(fold.values());
                 fold.clear();
                 emit(survivors, chunk, judge);
             }
@@ -286,14 +284,13 @@ public final class RangeFold implements Sink {
      * The change with its values decoded from its raw record, as a run decodes them; null for a record whose value
      * cannot be decoded (a poison record: a run fails on it, skips it or keeps it aside; its key is not judged).
      */
-    private Change decoded(Change c) {
+    public Change decoded(Change c) {
         if (c.isDecoded()) {
             return c;
         }
         try {
             return decoder.decode(c.source()).withVersionField(c.versionField());
         } catch (dev.kbackfill.core.record.DecodeException e) {
-            undecodable++;
             return null;
         }
     }

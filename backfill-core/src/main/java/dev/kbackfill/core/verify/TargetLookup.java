@@ -5,7 +5,6 @@ import java.util.Map;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.KeyIdentity;
-import dev.kbackfill.core.record.RowShape;
 
 /**
  * How a sink reads back what its target holds for the keys of a verified range ({@link
@@ -16,11 +15,21 @@ public interface TargetLookup extends AutoCloseable {
     /**
      * What the target holds for each of these keys; a key it has neither a row nor a recorded delete for is left out.
      *
-     * @param expected the range's final change of each key (distinct keys), values decoded
-     * @param shape    their columns ({@link RowShape#of})
+     * @param expected the range's final change of each key (distinct keys), keys decoded; values may not be
+     *                 (held raw, to keep memory small): ask {@code values}
      * @param topic    the range's topic, the versions' topic
+     * @param values   the decoded values of one of {@code expected} (null for a delete, or for a value that cannot be
+     *                 decoded, which is not judged): call it only for keys the target holds a live row for
      */
-    Map<KeyIdentity, TargetRow> lookup(List<Change> expected, RowShape shape, String topic);
+    Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
+                                       java.util.function.Function<Change, Map<String, Object>> values);
+
+    /** The key fields of {@code expected}, in first-seen order (a record key's fields may vary record by record). */
+    static List<String> keyFields(List<Change> expected) {
+        java.util.LinkedHashSet<String> fields = new java.util.LinkedHashSet<>();
+        expected.forEach(c -> fields.addAll(c.key().keySet()));
+        return List.copyOf(fields);
+    }
 
     /** Rows (or records) read from the target so far: what verification moved. */
     long rowsRead();

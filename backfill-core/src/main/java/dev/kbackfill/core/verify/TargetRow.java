@@ -14,7 +14,8 @@ import dev.kbackfill.core.version.Version;
  *                  target keeps none (a table no backfill wrote, one without metadata columns)
  * @param deletedAt the version of a delete the tombstone ledger holds for the key, or null
  * @param values    the row's values by field name, in the sink's canonical form, for people (samples); empty where
- *                  the target keeps none (a topic: its record's bytes)
+ *                  the target keeps none (a topic: its record's bytes), and may be left empty for a row that holds
+ *                  the expected version and values (a matching row shows none)
  * @param differing the value fields whose stored value is not the expected one, by the sink's column types (empty
  *                  for a deleted key)
  */
@@ -22,13 +23,22 @@ public record TargetRow(boolean live, Version version, Version deletedAt, Map<St
                         List<String> differing) {
 
     public TargetRow {
-        values = values == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(values));
+        values = values == null ? Map.of() : java.util.Collections.unmodifiableMap(values);
         differing = List.copyOf(differing);
     }
 
     /** A row holding a value. */
     public static TargetRow live(Version version, Map<String, Object> values, List<String> differing) {
         return new TargetRow(true, version, null, values, differing);
+    }
+
+    /**
+     * A row holding a value, judged against the range's change of version {@code expected}: its values are kept for
+     * people only where it does not match (a matching row shows none, and holds no memory).
+     */
+    public static TargetRow live(Version version, Version expected, Map<String, Object> values, List<String> differing) {
+        boolean matching = differing.isEmpty() && (version == null || Version.compare(version, expected) == 0);
+        return new TargetRow(true, version, null, matching ? Map.of() : values, differing);
     }
 
     /** A key deleted at {@code version}: a soft-deleted row, or an entry of the tombstone ledger. */

@@ -11,7 +11,6 @@ import java.util.Objects;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.KeyIdentity;
 import dev.kbackfill.core.record.RecordDecoder;
-import dev.kbackfill.core.record.RowShape;
 import dev.kbackfill.core.run.BackfillRun;
 import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.run.Rejects;
@@ -132,9 +131,20 @@ public final class Verification {
             Map<Verdict, Long> counts = new EnumMap<>(Verdict.class);
             Map<Verdict, List<VerifyReport.Sample>> samples = new EnumMap<>(Verdict.class);
             String topic = plan.topic();
+            long[] undecodable = {0};
+            java.util.function.Function<Change, Map<String, Object>> values = c -> {
+                Change d = fold.decoded(c);
+                return d == null ? null : d.values();
+            };
             fold.forEachChunk(target.keysPerLookup(), chunk -> {
-                Map<KeyIdentity, TargetRow> held = target.lookup(chunk, RowShape.of(chunk), topic);
-                for (Change c : chunk) {
+                Map<KeyIdentity, TargetRow> held = target.lookup(chunk, topic, values);
+                for (Change compact : chunk) {
+                    // decoded one key at a time: a chunk holds raw records, not decoded values
+                    Change c = fold.decoded(compact);
+                    if (c == null) {
+                        undecodable[0]++; // its value cannot be decoded: counted, not judged
+                        continue;
+                    }
                     TargetRow row = held.get(KeyIdentity.of(c.key()));
                     Verdict v = Verdict.judge(c, version(c, topic), row);
                     counts.merge(v, 1L, Long::sum);
@@ -147,13 +157,13 @@ public final class Verification {
                 }
             });
             return new VerifyReport(topic, counts, samples, summary.read(), summary.filtered(),
-                    summary.rejected() + fold.undecodable(),
+                    summary.rejected() + undecodable[0],
                     summary.lost(), target.rowsRead(), fold.spilled(), Duration.ofNanos(System.nanoTime() - started));
         }
     }
 
     /** A change's version in the range's topic, as a run's batch gives it ({@link dev.kbackfill.core.sink.WriteBatch#version}). */
-    private static Version version(Change c, String topic) {
+    public static Version version(Change c, String topic) {
         return new Version(topic, c.partition(), c.offset(), c.timestamp(), c.logTime(), c.versionField());
     }
 

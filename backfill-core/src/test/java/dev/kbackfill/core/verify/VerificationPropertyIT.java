@@ -15,7 +15,6 @@ import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Format;
 import dev.kbackfill.core.record.KeyIdentity;
 import dev.kbackfill.core.record.RecordDecoder;
-import dev.kbackfill.core.record.RowShape;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.version.Version;
@@ -160,14 +159,16 @@ class VerificationPropertyIT {
         }
 
         @Override
-        public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, RowShape shape, String topic) {
+        public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
+                                                  java.util.function.Function<Change, Map<String, Object>> values) {
             Map<KeyIdentity, TargetRow> found = new HashMap<>();
             for (Change c : expected) {
                 asked++;
                 TargetRow row = rows.get((String) c.key().get("kafka_key"));
                 if (row != null) {
-                    found.put(KeyIdentity.of(c.key()), row.live() ? TargetRow.live(row.version(), row.values(),
-                            Values.differing(c.values(), row.values())) : row);
+                    found.put(KeyIdentity.of(c.key()), row.live() ? TargetRow.live(row.version(),
+                            Verification.version(c, topic), row.values(), Values.differing(values.apply(c), row.values()))
+                            : row);
                 }
             }
             return found;

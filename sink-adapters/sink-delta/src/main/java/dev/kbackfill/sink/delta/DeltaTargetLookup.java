@@ -15,13 +15,12 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.kbackfill.core.record.Change;
-import dev.kbackfill.core.record.Column;
 import dev.kbackfill.core.record.KeyIdentity;
-import dev.kbackfill.core.record.RowShape;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.verify.TargetLookup;
 import dev.kbackfill.core.verify.TargetRow;
+import dev.kbackfill.core.verify.Verification;
 import dev.kbackfill.core.version.Version;
 import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
@@ -68,14 +67,15 @@ final class DeltaTargetLookup implements TargetLookup {
     }
 
     @Override
-    public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, RowShape shape, String topic) {
-        int[] keyOrdinals = new int[shape.keyColumns().size()];
+    public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
+                                              java.util.function.Function<Change, Map<String, Object>> values) {
+        List<String> keyFields = TargetLookup.keyFields(expected);
+        int[] keyOrdinals = new int[keyFields.size()];
         for (int k = 0; k < keyOrdinals.length; k++) {
-            Column c = shape.keyColumns().get(k);
-            keyOrdinals[k] = schema.indexOf(c.name());
+            keyOrdinals[k] = schema.indexOf(keyFields.get(k));
             if (keyOrdinals[k] < 0) {
-                throw new SinkConfigException("the Delta table at " + path + " has no column for key field '" + c.name()
-                        + "'; check --key-fields");
+                throw new SinkConfigException("the Delta table at " + path + " has no column for key field '"
+                        + keyFields.get(k) + "'; check --key-fields");
             }
         }
         Map<List<Object>, Change> incoming = new HashMap<>();
@@ -111,8 +111,8 @@ final class DeltaTargetLookup implements TargetLookup {
                     }
                     Version version = ord.version(row);
                     boolean live = ord.deleted() < 0 || !Boolean.TRUE.equals(row[ord.deleted()]);
-                    found.merge(KeyIdentity.of(c.key()), live ? live(c, row, version, keyOrdinals)
-                            : TargetRow.deleted(version), TargetRow::merge);
+                    found.merge(KeyIdentity.of(c.key()), live ? live(values.apply(c), row, version,
+                            Verification.version(c, topic), keyOrdinals) : TargetRow.deleted(version), TargetRow::merge);
                 }
             }
         } catch (IOException e) {
@@ -130,7 +130,7 @@ final class DeltaTargetLookup implements TargetLookup {
     }
 
     /** A live row: its values for people, and the fields whose stored value is not the expected one's physical form. */
-    private TargetRow live(Change c, Object[] row, Version version, int[] keyOrdinals) {
+    private TargetRow live(Map<String, Object> want, Object[] row, Version version, Version expected, int[] keyOrdinals) {
         Map<String, Object> values = new LinkedHashMap<>();
         List<String> differing = new ArrayList<>();
         for (int i = 0; i < schema.length(); i++) {
@@ -140,18 +140,18 @@ final class DeltaTargetLookup implements TargetLookup {
             String name = schema.at(i).getName();
             DataType type = schema.at(i).getDataType();
             values.put(name, readable(row[i], type));
-            if (c.values() == null || !c.values().containsKey(name)) {
+            if (want == null || !want.containsKey(name)) {
                 continue;
             }
             try {
-                if (!samePhysical(DeltaTypes.physical(c.values().get(name), type, name), row[i])) {
+                if (!samePhysical(DeltaTypes.physical(want.get(name), type, name), row[i])) {
                     differing.add(name);
                 }
             } catch (DeltaTypes.Mismatch e) {
                 differing.add(name);
             }
         }
-        return TargetRow.live(version, values, differing);
+        return TargetRow.live(version, expected, values, differing);
     }
 
     private static boolean contains(int[] ordinals, int i) {

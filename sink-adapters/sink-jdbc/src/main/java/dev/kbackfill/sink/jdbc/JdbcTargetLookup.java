@@ -9,15 +9,14 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.kbackfill.core.record.Change;
-import dev.kbackfill.core.record.Column;
 import dev.kbackfill.core.record.KeyIdentity;
-import dev.kbackfill.core.record.RowShape;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.verify.TargetLookup;
 import dev.kbackfill.core.verify.TargetRow;
 import dev.kbackfill.core.verify.Values;
+import dev.kbackfill.core.verify.Verification;
 
 /**
  * What a table holds for the keys of a verified range: one read-only statement per thousand keys (no locking
@@ -50,29 +49,38 @@ final class JdbcTargetLookup implements TargetLookup {
     }
 
     @Override
-    public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, RowShape shape, String topic) {
+    public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
+                                              java.util.function.Function<Change, Map<String, Object>> expectedValues) {
         Map<KeyIdentity, TargetRow> found = new HashMap<>();
         if (expected.isEmpty()) {
             return found;
         }
         Map<KeyIdentity, Change> byKey = new HashMap<>();
         expected.forEach(c -> byKey.put(KeyIdentity.of(c.key()), c));
+        List<String> keyFields = TargetLookup.keyFields(expected);
         try {
+            // every column but the key and the metadata, by column name: the range's fields are matched to them
             LinkedHashMap<String, TableColumn> values = new LinkedHashMap<>();
-            for (Column v : shape.valueColumns()) {
-                table.column(v.name()).filter(col -> !isMetadata(col.name())).ifPresent(col -> values.put(v.name(), col));
+            for (TableColumn col : table.columns()) {
+                if (!isMetadata(col.name()) && keyFields.stream().noneMatch(col.name()::equalsIgnoreCase)) {
+                    values.put(col.name(), col);
+                }
             }
-            Map<KeyIdentity, StoredVersions.Stored> stored = read(table, name, expected, shape, true, values);
+            Map<KeyIdentity, StoredVersions.Stored> stored = read(table, name, expected, keyFields, true, values);
             rows += stored.size();
             stored.forEach((key, s) -> {
                 Change c = byKey.get(key);
-                found.put(key, s.live()
-                        ? TargetRow.live(s.version(), s.values(), c == null ? List.of() : Values.differing(c.values(), s.values()))
-                        : TargetRow.deleted(s.version()));
+                if (c == null || !s.live()) {
+                    found.put(key, TargetRow.deleted(s.version()));
+                    return;
+                }
+                Map<String, Object> want = expectedValues.apply(c);
+                found.put(key, TargetRow.live(s.version(), Verification.version(c, topic), s.values(),
+                        want == null ? List.of() : differing(want, s.values(), keyFields)));
             });
             if (ledger.isPresent()) {
-                Map<KeyIdentity, StoredVersions.Stored> deletes = read(ledger.get(), ledgerName, expected, shape, false,
-                        new LinkedHashMap<>());
+                Map<KeyIdentity, StoredVersions.Stored> deletes = read(ledger.get(), ledgerName, expected, keyFields,
+                        false, new LinkedHashMap<>());
                 rows += deletes.size();
                 deletes.forEach((key, s) -> found.merge(key, TargetRow.deleted(s.version()), TargetRow::merge));
             }
@@ -86,19 +94,32 @@ final class JdbcTargetLookup implements TargetLookup {
         }
     }
 
+    /** The expected fields whose column holds another value (fields without a column are not judged). */
+    private List<String> differing(Map<String, Object> want, Map<String, Object> stored, List<String> keyFields) {
+        List<String> differ = new java.util.ArrayList<>();
+        want.forEach((field, value) -> {
+            if (keyFields.contains(field)) {
+                return;
+            }
+            table.column(field).filter(col -> stored.containsKey(col.name()))
+                    .filter(col -> !Values.same(value, stored.get(col.name()))).ifPresent(col -> differ.add(field));
+        });
+        return differ;
+    }
+
     private boolean isMetadata(String column) {
         return List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.logTime(), meta.version(),
                 meta.deleted()).stream().anyMatch(column::equalsIgnoreCase);
     }
 
     private Map<KeyIdentity, StoredVersions.Stored> read(TargetTable t, TableName n, List<Change> expected,
-                                                         RowShape shape, boolean liveRows,
+                                                         List<String> keyFields, boolean liveRows,
                                                          LinkedHashMap<String, TableColumn> values)
             throws SQLException, Binder.Mismatch {
         LinkedHashMap<String, TableColumn> keys = new LinkedHashMap<>();
-        for (Column k : shape.keyColumns()) {
-            keys.put(k.name(), t.column(k.name()).orElseThrow(() -> new SinkConfigException("table " + n
-                    + " has no column for key field '" + k.name() + "'; check --key-fields and --table")));
+        for (String k : keyFields) {
+            keys.put(k, t.column(k).orElseThrow(() -> new SinkConfigException("table " + n
+                    + " has no column for key field '" + k + "'; check --key-fields and --table")));
         }
         return StoredVersions.lookup(connection, dialect, binder, n.quoted(dialect), keys, t.column(meta.topic()),
                 t.column(meta.partition()), t.column(meta.offset()), t.column(meta.timestamp()), t.column(meta.logTime()),

@@ -31,6 +31,11 @@ final class TargetTable {
     }
 
     /** The column for a field: the exact name, else the only one equal ignoring case. */
+    /** Every column, in the table's order. */
+    java.util.Collection<TableColumn> columns() {
+        return java.util.Collections.unmodifiableCollection(columns.values());
+    }
+
     Optional<TableColumn> column(String field) {
         return Optional.ofNullable(columns.get(field.toLowerCase(Locale.ROOT)));
     }

@@ -184,7 +184,8 @@ final class KafkaSink implements Sink {
         return new dev.kbackfill.core.verify.TargetLookup() {
             @Override
             public Map<dev.kbackfill.core.record.KeyIdentity, dev.kbackfill.core.verify.TargetRow> lookup(
-                    List<Change> expected, dev.kbackfill.core.record.RowShape shape, String sourceTopic) {
+                    List<Change> expected, String sourceTopic,
+                    java.util.function.Function<Change, Map<String, Object>> values) {
                 Map<dev.kbackfill.core.record.KeyIdentity, dev.kbackfill.core.verify.TargetRow> found = new HashMap<>();
                 for (Change c : expected) {
                     if (c.source() == null || c.source().key() == null) {
