@@ -90,8 +90,9 @@ class SparkEngineIT {
         SparkCli single = SparkCli.run(kafka, concat(request, "--sink", "delta:" + local));
         assertThat(single.exitCode()).as(single.toString()).isZero();
         SparkCli first = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "2"),
-                concat(request, "--sink", "delta:" + spark));
+                concat(request, "--sink", "delta:" + spark, "--verify"));
         assertThat(first.exitCode()).as(first.toString()).isZero();
+        assertThat(first.out()).contains("verify: AGREES: 200 keys"); // the run verified the MERGEs' table
         assertThat(deltaRows(spark)).isEqualTo(deltaRows(local));
         long version = DeltaTableRows.version(spark.toString());
         SparkCli second = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "2"),
@@ -115,6 +116,11 @@ class SparkEngineIT {
         assertThat(spark.exitCode()).as(spark.toString()).isZero();
         assertThat(spark.out()).contains("job pg-on-spark run 1: wrote");
         assertThat(sqlRows(url, "spark_rows")).isEqualTo(sqlRows(url, "local_rows")).hasSize(300 - 43);
+        // a job the engine ran verifies by name as any other: its sub-jobs' rows are its rows
+        SparkCli verified = SparkCli.command(kafka, "verify", "--job", "pg-on-spark", "--sink", url, "--table",
+                "spark_rows");
+        assertThat(verified.exitCode()).as(verified.toString()).isZero();
+        assertThat(verified.out()).startsWith("AGREES: 300 keys");
         // the job's own progress is complete and its sub-jobs are gone
         SparkCli status = SparkCli.status(kafka, "--job", "pg-on-spark", "--sink", url, "--table", "spark_rows");
         assertThat(status.out()).contains("complete").contains("engine spark, 3 partitions per wave");

@@ -32,15 +32,22 @@ import dev.kbackfill.core.sink.WriteResult;
  * version fields and reduces exactly as a run does, and keeps per key the change that the one version rule keeps
  * ({@link Reduction#isLater}).
  *
- * <p>Memory stays bounded whatever the range: up to {@code memoryKeys} keys are held in memory; past that, every
+ * <p>Memory stays bounded whatever the range: keys are held in memory up to a budget of bytes (their raw records
+ * and about {@value #BYTES_PER_KEY} bytes of objects each) or of keys, whichever comes first; past that, every
  * change goes to one of several bucket files on disk by the hash of its key (its raw record, its log time and its
  * version field), and {@link #forEachChunk} folds one bucket at a time, each holding a fraction of the keys.
  */
 public final class RangeFold implements Sink {
 
     private final RecordDecoder decoder;
+    /** What a held key costs beyond its raw record's bytes: its identity, change, record and map entry objects. */
+    static final int BYTES_PER_KEY = 600;
+
     private final long memoryKeys;
-    private final int buckets;
+    private final long memoryBytes;
+    private final long records;
+    private int buckets;
+    private long heldBytes;
     private final Path spillParent;
     private final Map<KeyIdentity, Change> held = new HashMap<>();
     private Path spillDir;
@@ -50,14 +57,17 @@ public final class RangeFold implements Sink {
 
     /**
      * @param decoder       decodes spilled records again when their bucket is folded
-     * @param memoryKeys    keys held in memory before spilling
+     * @param memoryKeys    keys held in memory at most before spilling
+     * @param memoryBytes   bytes held in memory at most before spilling ({@link #BYTES_PER_KEY} a key, and its raw
+     *                      record)
      * @param records       the records of the range at most (sizes the buckets so that each fits in memory)
      * @param spillParent   where bucket files go (a temporary directory of its own is made in it)
      */
-    public RangeFold(RecordDecoder decoder, long memoryKeys, long records, Path spillParent) {
+    public RangeFold(RecordDecoder decoder, long memoryKeys, long memoryBytes, long records, Path spillParent) {
         this.decoder = decoder;
         this.memoryKeys = Math.max(1, memoryKeys);
-        this.buckets = (int) Math.max(2, Math.min(4096, records / this.memoryKeys + 1));
+        this.memoryBytes = Math.max(1, memoryBytes);
+        this.records = records;
         this.spillParent = spillParent;
     }
 
@@ -124,8 +134,12 @@ public final class RangeFold implements Sink {
                 // are decoded again when it is judged
                 Change compact = c.source() == null ? c
                         : Change.undecoded(c.key(), withoutHeaders(c.source())).withVersionField(c.versionField());
-                held.merge(KeyIdentity.of(c.key()), compact, (before, now) -> Reduction.isLater(now, before) ? now : before);
-                if (held.size() > memoryKeys) {
+                Change before = held.get(KeyIdentity.of(c.key()));
+                if (before == null || Reduction.isLater(compact, before)) {
+                    held.put(KeyIdentity.of(c.key()), compact);
+                    heldBytes += bytes(compact) - (before == null ? 0 : bytes(before));
+                }
+                if (held.size() > memoryKeys || heldBytes > memoryBytes) {
                     startSpilling();
                 }
             } else {
@@ -149,7 +163,15 @@ public final class RangeFold implements Sink {
                 NO_HEADERS);
     }
 
+    private static long bytes(Change c) {
+        SourceRecord r = c.source();
+        return BYTES_PER_KEY + (r == null ? 0 : (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length));
+    }
+
     private void startSpilling() {
+        // buckets so that each holds about half of what fits in memory, at the keys' size so far
+        long fits = Math.max(1, Math.min(memoryKeys, memoryBytes / Math.max(1, heldBytes / Math.max(1, held.size()))));
+        buckets = (int) Math.max(2, Math.min(4096, 2 * records / fits + 1));
         try {
             spillDir = Files.createTempDirectory(spillParent, "kbackfill-verify-");
             spills = new DataOutputStream[buckets];
@@ -162,6 +184,7 @@ public final class RangeFold implements Sink {
         }
         held.values().forEach(this::spill);
         held.clear();
+        heldBytes = 0;
     }
 
     private Path bucket(int b) {

@@ -43,11 +43,12 @@ import dev.kbackfill.resolver.RequestException;
 public final class Verification {
 
     /**
-     * @param samples    keys kept per class for people
-     * @param memoryKeys keys of the range folded in memory before the fold spills to disk
-     * @param spillTo    where the fold spills
+     * @param samples     keys kept per class for people
+     * @param memoryKeys  keys of the range folded in memory at most before the fold spills to disk
+     * @param memoryBytes bytes the fold holds in memory at most (raw records and their objects) before it spills
+     * @param spillTo     where the fold spills
      */
-    public record Options(int samples, long memoryKeys, Path spillTo) {
+    public record Options(int samples, long memoryKeys, long memoryBytes, Path spillTo) {
         public Options {
             if (samples < 0) {
                 throw new IllegalArgumentException("samples must be >= 0");
@@ -55,24 +56,30 @@ public final class Verification {
             Objects.requireNonNull(spillTo, "spillTo");
         }
 
-        /**
-         * 10 samples per class; a quarter of the heap for the fold (about 1 KB a key; the system property
-         * {@code kbackfill.verify.memoryKeys} sets the number of keys, for tuning); the temporary directory.
-         */
-        public static final Options DEFAULTS = new Options(10, Long.getLong("kbackfill.verify.memoryKeys",
-                heapKeys(Runtime.getRuntime().maxMemory())), Path.of(System.getProperty("java.io.tmpdir")));
+        /** Options holding at most {@code memoryKeys} keys in memory, of any size. */
+        public Options(int samples, long memoryKeys, Path spillTo) {
+            this(samples, memoryKeys, Long.MAX_VALUE, spillTo);
+        }
 
-        /** Keys the fold holds in memory within a heap of {@code maxHeap} bytes. */
-        public static long heapKeys(long maxHeap) {
-            return Math.max(1_000, maxHeap / 4 / 1024);
+        /**
+         * 10 samples per class; two fifths of the heap for the fold's keys (a key costs its raw record and about 600
+         * bytes; the system property {@code kbackfill.verify.memoryKeys} caps their number, for tuning); the
+         * temporary directory.
+         */
+        public static final Options DEFAULTS = new Options(10, Long.getLong("kbackfill.verify.memoryKeys", Long.MAX_VALUE),
+                heapBytes(Runtime.getRuntime().maxMemory()), Path.of(System.getProperty("java.io.tmpdir")));
+
+        /** The bytes the fold holds in memory within a heap of {@code maxHeap} bytes. */
+        public static long heapBytes(long maxHeap) {
+            return Math.max(1L << 20, maxHeap / 5 * 2);
         }
 
         public Options withSamples(int n) {
-            return new Options(n, memoryKeys, spillTo);
+            return new Options(n, memoryKeys, memoryBytes, spillTo);
         }
 
         public Options withMemoryKeys(long keys) {
-            return new Options(samples, keys, spillTo);
+            return new Options(samples, keys, memoryBytes, spillTo);
         }
     }
 
@@ -123,7 +130,8 @@ public final class Verification {
         long started = System.nanoTime();
         long records = plan.partitions().stream().mapToLong(r -> r.end() - r.start()).sum();
         RunOptions run = RunOptions.DEFAULTS.withBatchRows(5_000).withStrictTime(strictTime).withAllowDataLoss(true);
-        try (RangeFold fold = new RangeFold(decoder, options.memoryKeys(), records, options.spillTo())) {
+        try (RangeFold fold = new RangeFold(decoder, options.memoryKeys(), options.memoryBytes(), records,
+                options.spillTo())) {
             JobState state = JobState.begin("verify", "verify", 1, plan);
             fold.begin(state);
             RunSummary summary = new BackfillRun(kafkaConfig, decoder, fold, tombstones, run, RunListener.NONE,

@@ -132,9 +132,13 @@ class VerificationPropertyIT {
             corrupted.merge(made, 1L, Long::sum);
         }
         RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
-        for (long budget : new long[] {1, 2, 7, 50, 1_000_000}) {
+        // budgets of keys, from one to all of them, and of bytes (about ten keys' worth)
+        long[][] budgets = {{1, Long.MAX_VALUE}, {2, Long.MAX_VALUE}, {7, Long.MAX_VALUE}, {50, Long.MAX_VALUE},
+                {1_000_000, Long.MAX_VALUE}, {Long.MAX_VALUE, 6_500}};
+        for (long[] b : budgets) {
+            long budget = b[0] == Long.MAX_VALUE ? 10 : b[0];
             Verification verification = new Verification(kafka.clientConfig(), decoder, TombstoneMode.DELETE,
-                    ConflictMode.NEWER_WINS, false, new Verification.Options(3, budget, spill));
+                    ConflictMode.NEWER_WINS, false, new Verification.Options(3, b[0], b[1], spill));
             InMemoryTarget lookup = new InMemoryTarget(target);
             VerifyReport report = verification.verify(plan, lookup);
             assertThat(report.keys()).as("seed %d budget %d", seed, budget).isEqualTo(last.size());

@@ -168,16 +168,8 @@ public final class JdbcSink implements Sink {
 
     @Override
     public void openForJobs() {
-        checkSqliteFile();
-        if (sqliteFileMissing()) {
-            throw new SinkConfigException("no such database: " + sqliteFile(settings.url()).orElseThrow()
-                    + " does not exist (a run creates it with its first job); check --sink");
-        }
+        connectToExisting(" does not exist (a run creates it with its first job); check --sink");
         try {
-            if (sqliteFileMissing()) {
-                return;
-            }
-            connection = connect();
             openJobTables();
         } catch (SQLException e) {
             close();
@@ -188,10 +180,14 @@ public final class JdbcSink implements Sink {
     /** Connects without touching the job tables (an earlier version's are not upgraded here). */
     @Override
     public void openForVerify() {
+        connectToExisting(" does not exist: nothing to verify; check --sink");
+    }
+
+    /** Connects to a database that must exist (a SQLite file is not created); {@code missing} ends the message. */
+    private void connectToExisting(String missing) {
         checkSqliteFile();
         if (sqliteFileMissing()) {
-            throw new SinkConfigException("no such database: " + sqliteFile(settings.url()).orElseThrow()
-                    + " does not exist: nothing to verify; check --sink");
+            throw new SinkConfigException("no such database: " + sqliteFile(settings.url()).orElseThrow() + missing);
         }
         try {
             connection = connect();
