@@ -100,6 +100,13 @@ class DeltaOnS3IT {
         assertThat(c.exitCode()).as(c.out() + c.err()).isZero();
         assertThat(c.out()).contains("key-sorted");
         assertThat(rows()).isEqualTo(written);
+        // verify reads the job's plan and the table back from S3, with the same storage options
+        List<String> verify = new ArrayList<>(List.of("verify", "--job", "s3job", "--bootstrap-server",
+                kafka.bootstrapServers()));
+        verify.addAll(sink());
+        CliRun v = CliRun.of(verify.toArray(String[]::new));
+        assertThat(v.exitCode()).as(v.out() + v.err()).isZero();
+        assertThat(v.out()).startsWith("AGREES: 20 keys");
     }
 
     @Test
