@@ -83,6 +83,11 @@ final class VerifyCommand implements Callable<Integer> {
                     + "target's values (default: ${DEFAULT-VALUE}).")
     int samples;
 
+    @Option(names = "--progress", paramLabel = "PROGRESS", defaultValue = "auto",
+            description = "auto (bar on a terminal, else plain), bar, plain, json or none: how far the read of the "
+                    + "range is, on stderr.")
+    RunProgress.Mode progress;
+
     enum Format { table, json }
 
     @Option(names = "--format", paramLabel = "OUTPUT", defaultValue = "table",
@@ -129,7 +134,21 @@ final class VerifyCommand implements Callable<Integer> {
             }
             err.println("verifying " + plan.totalSpan() + " offsets of " + plan.topic() + " against " + target.target());
             err.flush();
-            VerifyReport report = verification.verify(plan, target);
+            RunProgress display = new RunProgress(err, progress, stored.map(JobState::job).orElse("verify " + plan.topic()));
+            VerifyReport report = verification.verify(plan, target, new dev.kbackfill.core.run.RunListener() {
+                @Override
+                public void onProgress(long done, long total, long records, long bytes) {
+                    display.onProgress(done, total, records, bytes);
+                }
+
+                @Override
+                public void onNote(String note) {
+                    if (progress != RunProgress.Mode.none) {
+                        err.println("note: " + note);
+                        err.flush();
+                    }
+                }
+            });
             if (format == Format.json) {
                 out.println(json(report, stored.map(JobState::job).orElse(null), target.target()));
             } else {

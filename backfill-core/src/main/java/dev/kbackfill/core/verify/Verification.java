@@ -120,13 +120,26 @@ public final class Verification {
 
     /** Verifies {@code plan}'s ranges against what {@code sink} (open) holds. */
     public VerifyReport verify(Plan plan, Sink sink) {
+        return verify(plan, sink, RunListener.NONE);
+    }
+
+    /** Verifies {@code plan}'s ranges against what {@code sink} (open) holds, telling {@code listener} how far it is. */
+    public VerifyReport verify(Plan plan, Sink sink, RunListener listener) {
         try (TargetLookup target = sink.verifier()) {
-            return verify(plan, target);
+            return verify(plan, target, listener);
         }
     }
 
     /** Verifies {@code plan}'s ranges against {@code target}. */
     public VerifyReport verify(Plan plan, TargetLookup target) {
+        return verify(plan, target, RunListener.NONE);
+    }
+
+    /**
+     * Verifies {@code plan}'s ranges against {@code target}, telling {@code listener} how far the read of the range
+     * is ({@link RunListener#onProgress}) and when the keys are judged ({@link RunListener#onNote}).
+     */
+    public VerifyReport verify(Plan plan, TargetLookup target, RunListener listener) {
         long started = System.nanoTime();
         long records = plan.partitions().stream().mapToLong(r -> r.end() - r.start()).sum();
         RunOptions run = RunOptions.DEFAULTS.withBatchRows(5_000).withStrictTime(strictTime).withAllowDataLoss(true);
@@ -134,8 +147,10 @@ public final class Verification {
                 options.spillTo())) {
             JobState state = JobState.begin("verify", "verify", 1, plan);
             fold.begin(state);
-            RunSummary summary = new BackfillRun(kafkaConfig, decoder, fold, tombstones, run, RunListener.NONE,
+            RunSummary summary = new BackfillRun(kafkaConfig, decoder, fold, tombstones, run, listener,
                     Rejects.skip()).execute(state);
+            listener.onNote("read " + summary.read() + " records of " + plan.topic() + (fold.spilled()
+                    ? " (their keys folded on disk)" : "") + "; judging their keys against the target");
             Map<Verdict, Long> counts = new EnumMap<>(Verdict.class);
             Map<Verdict, List<VerifyReport.Sample>> samples = new EnumMap<>(Verdict.class);
             String topic = plan.topic();
