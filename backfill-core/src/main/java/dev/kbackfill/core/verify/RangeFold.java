@@ -51,6 +51,10 @@ public final class RangeFold implements Sink {
     private final Path spillParent;
     private final Map<KeyIdentity, Change> held = new HashMap<>();
     private Path spillDir;
+    /** Given the key fields at the first spill, the target's join key of a change, or null to bucket by identity. */
+    private java.util.function.Function<List<String>, java.util.function.Function<Change, String>> joinFor = f -> null;
+    private java.util.function.Function<Change, String> joinKey;
+    private long[] bloom;
     private DataOutputStream[] spills;
     private long spilled;
     private String topic = "";
@@ -69,6 +73,14 @@ public final class RangeFold implements Sink {
         this.memoryBytes = Math.max(1, memoryBytes);
         this.records = records;
         this.spillParent = spillParent;
+    }
+
+    /**
+     * Buckets spilled keys by the join key {@code joinFor} gives for the range's key fields (a target read in one
+     * pass), so that the target's rows can be streamed into the same buckets ({@link #streamTarget}).
+     */
+    public void joinOn(java.util.function.Function<List<String>, java.util.function.Function<Change, String>> joinFor) {
+        this.joinFor = joinFor;
     }
 
     /** Whether the fold went to disk. */
@@ -169,6 +181,11 @@ public final class RangeFold implements Sink {
     }
 
     private void startSpilling() {
+        joinKey = joinFor.apply(dev.kbackfill.core.verify.TargetLookup.keyFields(new ArrayList<>(held.values())));
+        if (joinKey != null) {
+            // a Bloom filter of the join keys, 10 bits a record, at most 16 MB: what the target streams through
+            bloom = new long[(int) Math.max(16, Math.min(1L << 21, records * 10 / 64 + 1))];
+        }
         // buckets so that each holds about half of what fits in memory, at the keys' size so far
         long fits = Math.max(1, Math.min(memoryKeys, memoryBytes / Math.max(1, heldBytes / Math.max(1, held.size()))));
         buckets = (int) Math.max(2, Math.min(4096, 2 * records / fits + 1));
@@ -191,9 +208,114 @@ public final class RangeFold implements Sink {
         return spillDir.resolve("bucket-" + b);
     }
 
-    private int bucketOf(KeyIdentity key) {
-        int h = key.hashCode() * 0x9E3779B9;
+    private int bucketOf(Change c) {
+        if (joinKey != null) {
+            String k = joinKey.apply(c);
+            if (k != null) {
+                addToBloom(k);
+            }
+            return bucketOfJoin(k == null ? "" : k);
+        }
+        int h = KeyIdentity.of(c.key()).hashCode() * 0x9E3779B9;
         return Math.floorMod(h ^ (h >>> 16), buckets);
+    }
+
+    private int bucketOfJoin(String k) {
+        int h = k.hashCode() * 0x9E3779B9;
+        return Math.floorMod(h ^ (h >>> 16), buckets);
+    }
+
+    private static long[] hashes(String k) {
+        long h1 = 0x9E3779B97F4A7C15L;
+        long h2 = 0xC2B2AE3D27D4EB4FL;
+        for (int i = 0; i < k.length(); i++) {
+            h1 = (h1 ^ k.charAt(i)) * 0x100000001B3L;
+            h2 = Long.rotateLeft(h2 ^ k.charAt(i), 31) * 0x9E3779B97F4A7C15L;
+        }
+        return new long[] {h1 ^ (h1 >>> 29), h2 ^ (h2 >>> 32)};
+    }
+
+    private void addToBloom(String k) {
+        long[] h = hashes(k);
+        long bits = (long) bloom.length * 64;
+        for (int i = 0; i < 7; i++) {
+            long bit = Math.floorMod(h[0] + i * h[1], bits);
+            bloom[(int) (bit >>> 6)] |= 1L << (bit & 63);
+        }
+    }
+
+    private boolean mayHold(String k) {
+        long[] h = hashes(k);
+        long bits = (long) bloom.length * 64;
+        for (int i = 0; i < 7; i++) {
+            long bit = Math.floorMod(h[0] + i * h[1], bits);
+            if ((bloom[(int) (bit >>> 6)] & (1L << (bit & 63))) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether the spilled keys are bucketed by a target's join key ({@link #joinOn}). */
+    public boolean joined() {
+        return joinKey != null;
+    }
+
+    /**
+     * Streams the target's rows that may hold a spilled key into target bucket files beside the fold's, once; read
+     * back per bucket by {@link #forEachChunk}'s bucket number ({@link #targetRows}).
+     */
+    public void streamTarget(dev.kbackfill.core.verify.TargetLookup.Scan scan) {
+        DataOutputStream[] out = new DataOutputStream[buckets];
+        try {
+            for (int b = 0; b < buckets; b++) {
+                out[b] = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(targetBucket(b)), 1 << 14));
+            }
+            scan.rows(this::mayHold, (k, row) -> {
+                try {
+                    DataOutputStream o = out[bucketOfJoin(k)];
+                    bytes(o, k.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    bytes(o, row);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            for (DataOutputStream o : out) {
+                o.close();
+            }
+        } catch (IOException | UncheckedIOException e) {
+            throw new UncheckedIOException("cannot spill the target's rows to disk in " + spillDir + ": "
+                    + e.getMessage(), e instanceof IOException io ? io : ((UncheckedIOException) e).getCause());
+        }
+    }
+
+    /** The target's rows streamed into bucket {@code b}, by join key. */
+    public Map<String, List<byte[]>> targetRows(int b) {
+        Map<String, List<byte[]>> rows = new HashMap<>();
+        Path file = targetBucket(b);
+        if (!Files.exists(file)) {
+            return rows;
+        }
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 14))) {
+            while (true) {
+                byte[] k;
+                try {
+                    k = bytes(in);
+                } catch (EOFException end) {
+                    break;
+                }
+                rows.computeIfAbsent(new String(k, java.nio.charset.StandardCharsets.UTF_8), x -> new ArrayList<>(1))
+                        .add(bytes(in));
+            }
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the target's rows back from " + spillDir + ": " + e.getMessage(), e);
+        }
+        return rows;
+    }
+
+    private Path targetBucket(int b) {
+        return spillDir.resolve("target-" + b);
     }
 
     private void spill(Change c) {
@@ -201,7 +323,7 @@ public final class RangeFold implements Sink {
         if (r == null) {
             throw new IllegalStateException("a change without its raw record cannot be spilled");
         }
-        DataOutputStream out = spills[bucketOf(KeyIdentity.of(c.key()))];
+        DataOutputStream out = spills[bucketOf(c)];
         try {
             out.writeInt(r.partition());
             out.writeLong(r.offset());
@@ -250,12 +372,17 @@ public final class RangeFold implements Sink {
      * one bucket after another, each folded on its own. Values may be undecoded: {@link #decoded} decodes them.
      */
     public void forEachChunk(int chunk, Consumer<List<Change>> judge) {
+        forEachChunk(chunk, (bucket, part) -> judge.accept(part));
+    }
+
+    /** {@link #forEachChunk}, with each chunk's bucket number (-1 for keys held in memory). */
+    public void forEachChunk(int chunk, java.util.function.BiConsumer<Integer, List<Change>> judge) {
         if (spills == null) {
             List<Change> all = new ArrayList<>(held.values());
             held.clear();
             for (int from = 0; from < all.size(); from += chunk) {
                 int to = Math.min(all.size(), from + chunk);
-                judge.accept(new ArrayList<>(all.subList(from, to)));
+                judge.accept(-1, new ArrayList<>(all.subList(from, to)));
                 for (int i = from; i < to; i++) {
                     all.set(i, null); // judged keys leave memory as their chunk goes
                 }
@@ -296,7 +423,8 @@ public final class RangeFold implements Sink {
                 Files.deleteIfExists(bucket(b));
                 List<Change> survivors = new ArrayList<>(fold.values());
                 fold.clear();
-                emit(survivors, chunk, judge);
+                int bucket = b;
+                emit(survivors, joinKey != null ? Integer.MAX_VALUE : chunk, part -> judge.accept(bucket, part));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the range's keys back from " + spillDir + ": " + e.getMessage(), e);

@@ -31,6 +31,37 @@ public interface TargetLookup extends AutoCloseable {
         return List.copyOf(fields);
     }
 
+    /**
+     * A target better read in one pass than key by key (a Delta table, whose files hold keys in no order), for a
+     * range whose keys outgrew memory: the range's keys are bucketed on disk by the target's own join key, the
+     * target's rows that may hold one of them are streamed once into the same buckets, and each bucket is judged
+     * from its rows. Empty (the default): looked up by key, a bucket at a time.
+     *
+     * @param keyFields the range's key fields
+     */
+    default java.util.Optional<Scan> scan(List<String> keyFields) {
+        return java.util.Optional.empty();
+    }
+
+    /** A target read in one pass ({@link #scan}). */
+    interface Scan {
+        /**
+         * The target's identity of a change's key: equal exactly where the target holds the two keys in one row;
+         * null where the target cannot hold the key (it has no row for it).
+         */
+        String joinKey(Change c);
+
+        /** Streams, once, every row (live or deleted) whose join key {@code wanted} may hold: its join key and the row. */
+        void rows(java.util.function.Predicate<String> wanted, java.util.function.BiConsumer<String, byte[]> out);
+
+        /**
+         * What the target holds for these keys, from the rows streamed for them ({@code rows} by join key), as
+         * {@link #lookup} answers.
+         */
+        Map<KeyIdentity, TargetRow> judge(List<Change> expected, Map<String, List<byte[]>> rows, String topic,
+                                          java.util.function.Function<Change, Map<String, Object>> values);
+    }
+
     /** Rows (or records) read from the target so far: what verification moved. */
     long rowsRead();
 

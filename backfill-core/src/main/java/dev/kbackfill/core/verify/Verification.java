@@ -147,6 +147,12 @@ public final class Verification {
                 options.spillTo())) {
             JobState state = JobState.begin("verify", "verify", 1, plan);
             fold.begin(state);
+            // a target read in one pass: keys that go to disk are bucketed by its join key
+            java.util.Optional<TargetLookup.Scan>[] scan = new java.util.Optional[] {java.util.Optional.empty()};
+            fold.joinOn(keyFields -> {
+                scan[0] = target.scan(keyFields);
+                return scan[0].<java.util.function.Function<Change, String>>map(s -> s::joinKey).orElse(null);
+            });
             RunSummary summary = new BackfillRun(kafkaConfig, decoder, fold, tombstones, run, listener,
                     Rejects.skip()).execute(state);
             listener.onNote("read " + summary.read() + " records of " + plan.topic() + (fold.spilled()
@@ -159,8 +165,15 @@ public final class Verification {
                 Change d = fold.decoded(c);
                 return d == null ? null : d.values();
             };
-            fold.forEachChunk(target.keysPerLookup(), chunk -> {
-                Map<KeyIdentity, TargetRow> held = target.lookup(chunk, topic, values);
+            long[] streamed = {0};
+            if (fold.joined()) {
+                listener.onNote("reading the target once for the keys that went to disk");
+                fold.streamTarget((TargetLookup.Scan) new CountingScan(scan[0].get(), streamed));
+            }
+            fold.forEachChunk(target.keysPerLookup(), (bucket, chunk) -> {
+                Map<KeyIdentity, TargetRow> held = bucket >= 0 && fold.joined()
+                        ? scan[0].get().judge(chunk, fold.targetRows(bucket), topic, values)
+                        : target.lookup(chunk, topic, values);
                 for (Change compact : chunk) {
                     // decoded one key at a time: a chunk holds raw records, not decoded values
                     Change c = fold.decoded(compact);
@@ -181,7 +194,30 @@ public final class Verification {
             });
             return new VerifyReport(topic, counts, samples, summary.read(), summary.filtered(),
                     summary.rejected() + undecodable[0],
-                    summary.lost(), target.rowsRead(), fold.spilled(), Duration.ofNanos(System.nanoTime() - started));
+                    summary.lost(), target.rowsRead() + streamed[0], fold.spilled(),
+                    Duration.ofNanos(System.nanoTime() - started));
+        }
+    }
+
+    /** A scan that counts the rows it streams: what verification moved. */
+    private record CountingScan(TargetLookup.Scan scan, long[] rows) implements TargetLookup.Scan {
+        @Override
+        public String joinKey(Change c) {
+            return scan.joinKey(c);
+        }
+
+        @Override
+        public void rows(java.util.function.Predicate<String> wanted, java.util.function.BiConsumer<String, byte[]> out) {
+            scan.rows(wanted, (k, row) -> {
+                rows[0]++;
+                out.accept(k, row);
+            });
+        }
+
+        @Override
+        public Map<KeyIdentity, TargetRow> judge(List<Change> expected, Map<String, List<byte[]>> rows, String topic,
+                                                 java.util.function.Function<Change, Map<String, Object>> values) {
+            return scan.judge(expected, rows, topic, values);
         }
     }
 

@@ -22,7 +22,7 @@ import dev.kbackfill.core.verify.TargetLookup;
 import dev.kbackfill.core.verify.TargetRow;
 import dev.kbackfill.core.verify.Verification;
 import dev.kbackfill.core.version.Version;
-import io.delta.kernel.Scan;
+
 import io.delta.kernel.Snapshot;
 import io.delta.kernel.data.Row;
 import io.delta.kernel.engine.Engine;
@@ -69,15 +69,7 @@ final class DeltaTargetLookup implements TargetLookup {
     @Override
     public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
                                               java.util.function.Function<Change, Map<String, Object>> values) {
-        List<String> keyFields = TargetLookup.keyFields(expected);
-        int[] keyOrdinals = new int[keyFields.size()];
-        for (int k = 0; k < keyOrdinals.length; k++) {
-            keyOrdinals[k] = schema.indexOf(keyFields.get(k));
-            if (keyOrdinals[k] < 0) {
-                throw new SinkConfigException("the Delta table at " + path + " has no column for key field '"
-                        + keyFields.get(k) + "'; check --key-fields");
-            }
-        }
+        int[] keyOrdinals = keyOrdinals(TargetLookup.keyFields(expected));
         Map<List<Object>, Change> incoming = new HashMap<>();
         for (Change c : expected) {
             try {
@@ -91,7 +83,7 @@ final class DeltaTargetLookup implements TargetLookup {
             return found;
         }
         try {
-            Scan scan = snapshot.getScanBuilder().build();
+            io.delta.kernel.Scan scan = snapshot.getScanBuilder().build();
             Row scanState = scan.getScanState(engine);
             List<Callable<List<Object[]>>> probes = new ArrayList<>();
             for (Row scanFile : sink.candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
@@ -106,27 +98,122 @@ final class DeltaTargetLookup implements TargetLookup {
                 for (Object[] row : hits) {
                     rows.incrementAndGet();
                     Change c = incoming.get(DeltaSink.keyOf(row, keyOrdinals));
-                    if (c == null) {
-                        continue;
+                    if (c != null) {
+                        found.merge(KeyIdentity.of(c.key()), rowOf(c, row, topic, keyOrdinals, values), TargetRow::merge);
                     }
-                    Version version = ord.version(row);
-                    boolean live = ord.deleted() < 0 || !Boolean.TRUE.equals(row[ord.deleted()]);
-                    found.merge(KeyIdentity.of(c.key()), live ? live(values.apply(c), row, version,
-                            Verification.version(c, topic), keyOrdinals) : TargetRow.deleted(version), TargetRow::merge);
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the Delta table at " + path + ": " + e.getMessage(), e);
         }
-        if (ledgered) {
-            incoming.forEach((key, c) -> {
-                Version deleted = ledger.deleted(DeltaTombstones.keyText(key));
-                if (deleted != null) {
-                    found.merge(KeyIdentity.of(c.key()), TargetRow.deleted(deleted), TargetRow::merge);
-                }
-            });
-        }
+        incoming.forEach((key, c) -> ledgered(key, c, found));
         return found;
+    }
+
+    /** A stored row of the key of {@code c}, judged against it. */
+    private TargetRow rowOf(Change c, Object[] row, String topic, int[] keyOrdinals,
+                            java.util.function.Function<Change, Map<String, Object>> values) {
+        Version version = ord.version(row);
+        boolean live = ord.deleted() < 0 || !Boolean.TRUE.equals(row[ord.deleted()]);
+        return live ? live(values.apply(c), row, version, Verification.version(c, topic), keyOrdinals)
+                : TargetRow.deleted(version);
+    }
+
+    /** Adds the delete the tombstone ledger holds for the key (its physical values), if any. */
+    private void ledgered(List<Object> key, Change c, Map<KeyIdentity, TargetRow> found) {
+        if (ledgered) {
+            Version deleted = ledger.deleted(DeltaTombstones.keyText(key));
+            if (deleted != null) {
+                found.merge(KeyIdentity.of(c.key()), TargetRow.deleted(deleted), TargetRow::merge);
+            }
+        }
+    }
+
+    private int[] keyOrdinals(List<String> keyFields) {
+        int[] keyOrdinals = new int[keyFields.size()];
+        for (int k = 0; k < keyOrdinals.length; k++) {
+            keyOrdinals[k] = schema.indexOf(keyFields.get(k));
+            if (keyOrdinals[k] < 0) {
+                throw new SinkConfigException("the Delta table at " + path + " has no column for key field '"
+                        + keyFields.get(k) + "'; check --key-fields");
+            }
+        }
+        return keyOrdinals;
+    }
+
+    /**
+     * One pass over every data file (a range's keys in no order prune none), the key columns of every row read and
+     * the whole row kept only for a key the range may hold; each bucket then judged from its rows as a probe would.
+     */
+    @Override
+    public java.util.Optional<Scan> scan(List<String> keyFields) {
+        int[] keyOrdinals = keyOrdinals(keyFields);
+        return java.util.Optional.of(new Scan() {
+            @Override
+            public String joinKey(Change c) {
+                try {
+                    return joinText(DeltaSink.key(c, schema, keyOrdinals));
+                } catch (DeltaTypes.Mismatch e) {
+                    return null; // a key the table cannot hold has no row in it
+                }
+            }
+
+            @Override
+            public void rows(java.util.function.Predicate<String> wanted, java.util.function.BiConsumer<String, byte[]> out) {
+                try {
+                    io.delta.kernel.Scan scan = snapshot.getScanBuilder().build();
+                    Row scanState = scan.getScanState(engine);
+                    for (Row scanFile : DeltaFiles.scanFiles(engine, scan)) {
+                        DeltaFiles.scan(engine, scanState, scanFile, schema, keyOrdinals, k -> wanted.test(joinText(k)),
+                                (position, row) -> out.accept(joinText(DeltaSink.keyOf(row, keyOrdinals)), RowCodec.encode(row)));
+                    }
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot read the Delta table at " + path + ": " + e.getMessage(), e);
+                }
+            }
+
+            @Override
+            public Map<KeyIdentity, TargetRow> judge(List<Change> expected, Map<String, List<byte[]>> streamed,
+                                                     String topic,
+                                                     java.util.function.Function<Change, Map<String, Object>> values) {
+                Map<KeyIdentity, TargetRow> found = new HashMap<>();
+                for (Change c : expected) {
+                    List<Object> key;
+                    try {
+                        key = DeltaSink.key(c, schema, keyOrdinals);
+                    } catch (DeltaTypes.Mismatch e) {
+                        continue;
+                    }
+                    for (byte[] encoded : streamed.getOrDefault(joinText(key), List.of())) {
+                        rows.incrementAndGet();
+                        found.merge(KeyIdentity.of(c.key()), rowOf(c, RowCodec.decode(encoded), topic, keyOrdinals,
+                                values), TargetRow::merge);
+                    }
+                    ledgered(key, c, found);
+                }
+                return found;
+            }
+        });
+    }
+
+    /** A key's physical values as one text, equal exactly when the values are (types told apart). */
+    static String joinText(List<Object> key) {
+        StringBuilder sb = new StringBuilder();
+        for (Object v : key) {
+            if (v == null) {
+                sb.append('n');
+            } else if (v instanceof java.nio.ByteBuffer b) {
+                byte[] bytes = new byte[b.remaining()];
+                b.duplicate().get(bytes);
+                sb.append('b').append(java.util.Base64.getEncoder().encodeToString(bytes));
+            } else if (v instanceof BigDecimal d) {
+                sb.append('d').append(d.signum() == 0 ? "0" : d.stripTrailingZeros().toPlainString());
+            } else {
+                sb.append(v.getClass().getSimpleName().charAt(0)).append(v);
+            }
+            sb.append('\u0000');
+        }
+        return sb.toString();
     }
 
     /** A live row: its values for people, and the fields whose stored value is not the expected one's physical form. */
