@@ -43,10 +43,15 @@ final class TargetTable {
     /** Reads the table's description, trying the name as given, then lower and upper case (unquoted folding). */
     static Optional<TargetTable> read(Connection c, TableName table) throws SQLException {
         DatabaseMetaData md = c.getMetaData();
+        // MariaDB and MySQL call a database a catalog: without one, the metadata calls answer for a table of that
+        // name in every database of the server (another job's tables, in another database, taken for these)
+        String product = md.getDatabaseProductName().toLowerCase(Locale.ROOT);
+        boolean catalogs = product.contains("mariadb") || product.contains("mysql");
+        String catalog = catalogs ? table.schema().orElse(c.getCatalog()) : null;
         for (String n : List.of(table.name(), table.name().toLowerCase(Locale.ROOT), table.name().toUpperCase(Locale.ROOT))) {
-            String schema = table.schema().orElse(null);
+            String schema = catalogs ? null : table.schema().orElse(null);
             Map<String, TableColumn> cols = new LinkedHashMap<>();
-            try (ResultSet rs = md.getColumns(null, schema, n, null)) {
+            try (ResultSet rs = md.getColumns(catalog, schema, n, null)) {
                 while (rs.next()) {
                     String col = rs.getString("COLUMN_NAME");
                     cols.put(col.toLowerCase(Locale.ROOT), new TableColumn(col, rs.getInt("DATA_TYPE"),
@@ -57,7 +62,7 @@ final class TargetTable {
                 continue;
             }
             TreeMap<Short, String> pk = new TreeMap<>();
-            try (ResultSet rs = md.getPrimaryKeys(null, schema, n)) {
+            try (ResultSet rs = md.getPrimaryKeys(catalog, schema, n)) {
                 while (rs.next()) {
                     pk.put(rs.getShort("KEY_SEQ"), rs.getString("COLUMN_NAME"));
                 }
