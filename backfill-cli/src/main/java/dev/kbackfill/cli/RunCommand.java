@@ -314,7 +314,7 @@ final class RunCommand implements Callable<Integer> {
                     report.nothingToDo(nothing.state());
                 }
                 printNothingToDo(nothing.job(), nothing.state(), backfill, target.target(), out);
-                return verifyAfter ? verify(definition, nothing.state(), target, out, err) : ExitCodes.OK;
+                return verifyAfter ? verify(definition, decoder, nothing.state(), target, out, err) : ExitCodes.OK;
             }
             RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
             if (report != null) {
@@ -344,7 +344,7 @@ final class RunCommand implements Callable<Integer> {
                             + "finished run; the next run verifies when it finishes)");
                     return ExitCodes.OK;
                 }
-                return verify(definition, started[0], target, out, err);
+                return verify(definition, decoder, started[0], target, out, err);
             }
             return ExitCodes.OK;
         } finally {
@@ -353,12 +353,13 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** {@code --verify}: the finished run's plan against what the sink now holds. */
-    private int verify(JobDefinition definition, JobState state, Sink target, PrintWriter out, PrintWriter err) {
+    /** {@code --verify}: the finished run's plan against what the sink now holds, decoding with the run's decoder. */
+    private int verify(JobDefinition definition, RecordDecoder decoder, JobState state, Sink target, PrintWriter out,
+                       PrintWriter err) {
         err.println("verifying job " + state.job() + " run " + state.run() + ": " + state.plan().totalSpan()
                 + " offsets of " + state.plan().topic() + " against " + target.target());
         err.flush();
-        dev.kbackfill.core.verify.VerifyReport v = dev.kbackfill.core.verify.Verification.of(definition,
+        dev.kbackfill.core.verify.VerifyReport v = dev.kbackfill.core.verify.Verification.of(definition, decoder,
                 dev.kbackfill.core.verify.Verification.Options.DEFAULTS).verify(state.plan(), target);
         if (report != null) {
             report.verified(v);

@@ -126,11 +126,12 @@ final class VerifyCommand implements Callable<Integer> {
             }
         }
         JobDefinition definition = definition(plan);
-        Verification verification = Verification.of(definition, Verification.Options.DEFAULTS.withSamples(samples));
+        dev.kbackfill.core.record.RecordDecoder decoder = definition.decoder(); // one registry client, one schema cache
+        Verification verification = Verification.of(definition, decoder, Verification.Options.DEFAULTS.withSamples(samples));
         try (Sink target = SinkFactory.forSettings(definition.sinkSettings(config))) {
             target.openForVerify();
             if (stored.isPresent()) {
-                checkSpec(stored.get(), definition, target);
+                checkSpec(stored.get(), definition, decoder, target);
             }
             err.println("verifying " + plan.totalSpan() + " offsets of " + plan.topic() + " against " + target.target());
             err.flush();
@@ -177,11 +178,12 @@ final class VerifyCommand implements Callable<Integer> {
     }
 
     /** A job is verified as its runs decoded: the same formats, key fields, modes and version field. */
-    private void checkSpec(JobState state, JobDefinition definition, Sink target) {
+    private void checkSpec(JobState state, JobDefinition definition, dev.kbackfill.core.record.RecordDecoder decoder,
+                           Sink target) {
         if (!state.spec().isKnown()) {
             return;
         }
-        JobSpec mine = definition.settings(definition.decoder(), dev.kbackfill.core.run.Rejects.fail()).build().spec()
+        JobSpec mine = definition.settings(decoder, dev.kbackfill.core.run.Rejects.fail()).build().spec()
                 .apply(target.destination());
         List<String> differences = mine.differences(state.spec()).stream()
                 .filter(d -> !d.startsWith(JobSpec.REQUEST + " ")).toList();

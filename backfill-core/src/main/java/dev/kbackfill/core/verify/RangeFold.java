@@ -56,7 +56,6 @@ public final class RangeFold implements Sink {
     private java.util.function.Function<Change, String> joinKey;
     private long[] bloom;
     private DataOutputStream[] spills;
-    private long spilled;
     private String topic = "";
 
     /**
@@ -86,11 +85,6 @@ public final class RangeFold implements Sink {
     /** Whether the fold went to disk. */
     public boolean spilled() {
         return spills != null || spillDir != null;
-    }
-
-    /** The changes written to bucket files. */
-    public long spilledChanges() {
-        return spilled;
     }
 
     @Override
@@ -146,9 +140,10 @@ public final class RangeFold implements Sink {
                 // are decoded again when it is judged
                 Change compact = c.source() == null ? c
                         : Change.undecoded(c.key(), withoutHeaders(c.source())).withVersionField(c.versionField());
-                Change before = held.get(KeyIdentity.of(c.key()));
+                KeyIdentity key = KeyIdentity.of(c.key());
+                Change before = held.get(key);
                 if (before == null || Reduction.isLater(compact, before)) {
-                    held.put(KeyIdentity.of(c.key()), compact);
+                    held.put(key, compact);
                     heldBytes += bytes(compact) - (before == null ? 0 : bytes(before));
                 }
                 if (held.size() > memoryKeys || heldBytes > memoryBytes) {
@@ -216,12 +211,15 @@ public final class RangeFold implements Sink {
             }
             return bucketOfJoin(k == null ? "" : k);
         }
-        int h = KeyIdentity.of(c.key()).hashCode() * 0x9E3779B9;
-        return Math.floorMod(h ^ (h >>> 16), buckets);
+        return bucketOfHash(KeyIdentity.of(c.key()).hashCode());
     }
 
     private int bucketOfJoin(String k) {
-        int h = k.hashCode() * 0x9E3779B9;
+        return bucketOfHash(k.hashCode());
+    }
+
+    private int bucketOfHash(int hash) {
+        int h = hash * 0x9E3779B9;
         return Math.floorMod(h ^ (h >>> 16), buckets);
     }
 
@@ -235,20 +233,25 @@ public final class RangeFold implements Sink {
         return new long[] {h1 ^ (h1 >>> 29), h2 ^ (h2 >>> 32)};
     }
 
-    private void addToBloom(String k) {
+    /** The Bloom filter's 7 bit positions for {@code k}. */
+    private long[] bits(String k) {
         long[] h = hashes(k);
-        long bits = (long) bloom.length * 64;
-        for (int i = 0; i < 7; i++) {
-            long bit = Math.floorMod(h[0] + i * h[1], bits);
+        long size = (long) bloom.length * 64;
+        long[] bits = new long[7];
+        for (int i = 0; i < bits.length; i++) {
+            bits[i] = Math.floorMod(h[0] + i * h[1], size);
+        }
+        return bits;
+    }
+
+    private void addToBloom(String k) {
+        for (long bit : bits(k)) {
             bloom[(int) (bit >>> 6)] |= 1L << (bit & 63);
         }
     }
 
     private boolean mayHold(String k) {
-        long[] h = hashes(k);
-        long bits = (long) bloom.length * 64;
-        for (int i = 0; i < 7; i++) {
-            long bit = Math.floorMod(h[0] + i * h[1], bits);
+        for (long bit : bits(k)) {
             if ((bloom[(int) (bit >>> 6)] & (1L << (bit & 63))) == 0) {
                 return false;
             }
@@ -263,10 +266,11 @@ public final class RangeFold implements Sink {
 
     /**
      * Streams the target's rows that may hold a spilled key into target bucket files beside the fold's, once; read
-     * back per bucket by {@link #forEachChunk}'s bucket number ({@link #targetRows}).
+     * back per bucket by {@link #forEachChunk}'s bucket number ({@link #targetRows}). Returns the rows streamed.
      */
-    public void streamTarget(dev.kbackfill.core.verify.TargetLookup.Scan scan) {
+    public long streamTarget(dev.kbackfill.core.verify.TargetLookup.Scan scan) {
         DataOutputStream[] out = new DataOutputStream[buckets];
+        long[] rows = {0};
         try {
             for (int b = 0; b < buckets; b++) {
                 out[b] = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(targetBucket(b)), 1 << 14));
@@ -276,6 +280,7 @@ public final class RangeFold implements Sink {
                     DataOutputStream o = out[bucketOfJoin(k)];
                     bytes(o, k.getBytes(java.nio.charset.StandardCharsets.UTF_8));
                     bytes(o, row);
+                    rows[0]++;
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
@@ -283,6 +288,7 @@ public final class RangeFold implements Sink {
             for (DataOutputStream o : out) {
                 o.close();
             }
+            return rows[0];
         } catch (IOException | UncheckedIOException e) {
             throw new UncheckedIOException("cannot spill the target's rows to disk in " + spillDir + ": "
                     + e.getMessage(), e instanceof IOException io ? io : ((UncheckedIOException) e).getCause());
@@ -341,7 +347,6 @@ public final class RangeFold implements Sink {
                 out.writeByte(2);
                 out.writeUTF(field.toString());
             }
-            spilled++;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot spill the range's keys to disk in " + spillDir + ": "
                     + e.getMessage(), e);
@@ -415,7 +420,7 @@ public final class RangeFold implements Sink {
                         SourceRecord r = new SourceRecord(topic, partition, offset, timestamp, logTime, key, value,
                                 NO_HEADERS);
                         // the key alone where it is the record key: values are decoded when judged
-                        Change c = keyOnly && value != null ? decoder.decodeKey(r).withVersionField(field)
+                        Change c = keyOnly ? decoder.decodeKey(r).withVersionField(field)
                                 : decoder.decode(r).withVersionField(field);
                         fold.merge(KeyIdentity.of(c.key()), c, (before, now) -> Reduction.isLater(now, before) ? now : before);
                     }

@@ -86,7 +86,6 @@ public final class Verification {
     private final Map<String, Object> kafkaConfig;
     private final RecordDecoder decoder;
     private final TombstoneMode tombstones;
-    private final ConflictMode conflict;
     private final boolean strictTime;
     private final Options options;
 
@@ -107,14 +106,18 @@ public final class Verification {
         this.kafkaConfig = Map.copyOf(kafkaConfig);
         this.decoder = decoder;
         this.tombstones = tombstones;
-        this.conflict = conflict;
         this.strictTime = strictTime;
         this.options = options;
     }
 
     /** Verification of the job's target, with the job's source, decoding and modes. */
     public static Verification of(JobDefinition job, Options options) {
-        return new Verification(job.kafkaConfig(), job.decoder(), job.sink().tombstones(), job.sink().conflict(),
+        return of(job, job.decoder(), options);
+    }
+
+    /** Verification of the job's target decoding with {@code decoder} (one built from the job already). */
+    public static Verification of(JobDefinition job, RecordDecoder decoder, Options options) {
+        return new Verification(job.kafkaConfig(), decoder, job.sink().tombstones(), job.sink().conflict(),
                 job.strictTime(), options);
     }
 
@@ -148,10 +151,10 @@ public final class Verification {
             JobState state = JobState.begin("verify", "verify", 1, plan);
             fold.begin(state);
             // a target read in one pass: keys that go to disk are bucketed by its join key
-            java.util.Optional<TargetLookup.Scan>[] scan = new java.util.Optional[] {java.util.Optional.empty()};
+            java.util.concurrent.atomic.AtomicReference<TargetLookup.Scan> scan = new java.util.concurrent.atomic.AtomicReference<>();
             fold.joinOn(keyFields -> {
-                scan[0] = target.scan(keyFields);
-                return scan[0].<java.util.function.Function<Change, String>>map(s -> s::joinKey).orElse(null);
+                scan.set(target.scan(keyFields).orElse(null));
+                return scan.get() == null ? null : scan.get()::joinKey;
             });
             RunSummary summary = new BackfillRun(kafkaConfig, decoder, fold, tombstones, run, listener,
                     Rejects.skip()).execute(state);
@@ -161,23 +164,29 @@ public final class Verification {
             Map<Verdict, List<VerifyReport.Sample>> samples = new EnumMap<>(Verdict.class);
             String topic = plan.topic();
             long[] undecodable = {0};
+            // the raw changes whose values the target's lookup decoded: a key is decoded once, not again to judge it
+            java.util.Set<Change> decodable = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
             java.util.function.Function<Change, Map<String, Object>> values = c -> {
                 Change d = fold.decoded(c);
+                if (d != null) {
+                    decodable.add(c);
+                }
                 return d == null ? null : d.values();
             };
-            long[] streamed = {0};
+            long streamed = 0;
             if (fold.joined()) {
                 listener.onNote("reading the target once for the keys that went to disk");
-                fold.streamTarget((TargetLookup.Scan) new CountingScan(scan[0].get(), streamed));
+                streamed = fold.streamTarget(scan.get());
             }
             fold.forEachChunk(target.keysPerLookup(), (bucket, chunk) -> {
+                decodable.clear();
                 Map<KeyIdentity, TargetRow> held = bucket >= 0 && fold.joined()
-                        ? scan[0].get().judge(chunk, fold.targetRows(bucket), topic, values)
+                        ? scan.get().judge(chunk, fold.targetRows(bucket), topic, values)
                         : target.lookup(chunk, topic, values);
-                for (Change compact : chunk) {
-                    // decoded one key at a time: a chunk holds raw records, not decoded values
-                    Change c = fold.decoded(compact);
-                    if (c == null) {
+                for (Change c : chunk) {
+                    // a chunk holds raw records: a value the lookup did not decode is decoded here, one key at a
+                    // time, to know that it can be (its key's state cannot be told otherwise)
+                    if (!c.isDecoded() && !decodable.contains(c) && fold.decoded(c) == null) {
                         undecodable[0]++; // its value cannot be decoded: counted, not judged
                         continue;
                     }
@@ -187,37 +196,15 @@ public final class Verification {
                     if (v != Verdict.MATCHING) {
                         List<VerifyReport.Sample> list = samples.computeIfAbsent(v, x -> new ArrayList<>());
                         if (list.size() < options.samples()) {
-                            list.add(sample(c, v, row));
+                            list.add(sample(fold.decoded(c), v, row));
                         }
                     }
                 }
             });
             return new VerifyReport(topic, counts, samples, summary.read(), summary.filtered(),
                     summary.rejected() + undecodable[0],
-                    summary.lost(), target.rowsRead() + streamed[0], fold.spilled(),
+                    summary.lost(), target.rowsRead() + streamed, fold.spilled(),
                     Duration.ofNanos(System.nanoTime() - started));
-        }
-    }
-
-    /** A scan that counts the rows it streams: what verification moved. */
-    private record CountingScan(TargetLookup.Scan scan, long[] rows) implements TargetLookup.Scan {
-        @Override
-        public String joinKey(Change c) {
-            return scan.joinKey(c);
-        }
-
-        @Override
-        public void rows(java.util.function.Predicate<String> wanted, java.util.function.BiConsumer<String, byte[]> out) {
-            scan.rows(wanted, (k, row) -> {
-                rows[0]++;
-                out.accept(k, row);
-            });
-        }
-
-        @Override
-        public Map<KeyIdentity, TargetRow> judge(List<Change> expected, Map<String, List<byte[]>> rows, String topic,
-                                                 java.util.function.Function<Change, Map<String, Object>> values) {
-            return scan.judge(expected, rows, topic, values);
         }
     }
 
@@ -231,9 +218,5 @@ public final class Verification {
         return new VerifyReport.Sample(KeyIdentity.of(c.key()).toString(), v, c.partition(), c.offset(), c.timestamp(),
                 c.isTombstone(), c.values() == null ? Map.of() : c.values(), held,
                 row == null ? Map.of() : row.values(), row == null ? List.of() : row.differing());
-    }
-
-    public ConflictMode conflict() {
-        return conflict;
     }
 }

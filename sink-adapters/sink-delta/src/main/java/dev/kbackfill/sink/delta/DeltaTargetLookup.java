@@ -196,7 +196,11 @@ final class DeltaTargetLookup implements TargetLookup {
         });
     }
 
-    /** A key's physical values as one text, equal exactly when the values are (types told apart). */
+    /**
+     * A key's physical values as one text, equal exactly when the values are (types told apart). Not
+     * {@link DeltaTombstones#keyText}: that is the ledger's stored form (a JSON array built per key), and this one
+     * is computed for every row of the table in one pass.
+     */
     static String joinText(List<Object> key) {
         StringBuilder sb = new StringBuilder();
         for (Object v : key) {

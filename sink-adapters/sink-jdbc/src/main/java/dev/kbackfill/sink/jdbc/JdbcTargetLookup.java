@@ -94,17 +94,19 @@ final class JdbcTargetLookup implements TargetLookup {
         }
     }
 
-    /** The expected fields whose column holds another value (fields without a column are not judged). */
+    /**
+     * The expected fields whose column holds another value ({@link Values#differing}): the stored values, by column
+     * name, as the fields they hold (fields without a column, and the key, are not judged).
+     */
     private List<String> differing(Map<String, Object> want, Map<String, Object> stored, List<String> keyFields) {
-        List<String> differ = new java.util.ArrayList<>();
-        want.forEach((field, value) -> {
-            if (keyFields.contains(field)) {
-                return;
+        Map<String, Object> byField = new HashMap<>();
+        want.keySet().forEach(field -> {
+            if (!keyFields.contains(field)) {
+                table.column(field).filter(col -> stored.containsKey(col.name()))
+                        .ifPresent(col -> byField.put(field, stored.get(col.name())));
             }
-            table.column(field).filter(col -> stored.containsKey(col.name()))
-                    .filter(col -> !Values.same(value, stored.get(col.name()))).ifPresent(col -> differ.add(field));
         });
-        return differ;
+        return Values.differing(want, byField);
     }
 
     private boolean isMetadata(String column) {
