@@ -2,17 +2,17 @@ package dev.kbackfill.cli;
 
 import picocli.CommandLine.Option;
 
-/** A Delta table's filesystem settings, for the commands that reach a table without running a job. */
+/** A lake table's filesystem and catalog settings, for the commands that reach a table without running a job. */
 final class LakeStorageOptions {
 
     @Option(names = "--sink-property", paramLabel = "KEY=VALUE",
-            description = "With --sink delta:PATH: a setting of the table's filesystem (repeatable), as for "
-                    + "run, for example%nfs.s3a.endpoint=URL")
+            description = "With --sink delta:... or iceberg:...: a setting of the table's filesystem or catalog "
+                    + "(repeatable), as for run, for example%nfs.s3a.endpoint=URL")
     java.util.Map<String, String> properties;
 
     @Option(names = "--sink-command-config", paramLabel = "FILE",
-            description = "With --sink delta:PATH: a properties file of the filesystem's settings (fs.s3a.* with "
-                    + "credentials), as for run.")
+            description = "With --sink delta:... or iceberg:...: a properties file of settings of the "
+                    + "filesystem and catalog, credentials among them, as for run.")
     java.nio.file.Path file;
 
     /**
@@ -21,9 +21,9 @@ final class LakeStorageOptions {
      */
     dev.kbackfill.core.sink.SinkSettings settings(String url, String table, String user,
                                                   java.util.Map<String, Object> kafkaConfig) {
-        if (!url.startsWith("delta:") && (properties != null || file != null)) {
-            throw new dev.kbackfill.resolver.RequestException((properties != null ? "--sink-property"
-                    : "--sink-command-config") + " is for --sink delta:PATH only here");
+        if (properties != null || file != null) {
+            SinkOptions.requireLake(url, properties != null ? "--sink-property" : "--sink-command-config",
+                    properties != null ? properties.keySet().iterator().next() : file.toString(), "");
         }
         return new dev.kbackfill.core.run.JobDefinition.Target(url, table, java.util.Optional.ofNullable(user),
                 dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, true,

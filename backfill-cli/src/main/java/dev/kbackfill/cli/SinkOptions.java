@@ -19,6 +19,10 @@ final class SinkOptions {
     @Option(names = "--sink", paramLabel = "URL",
             description = {"Where to write:", "jdbc:postgresql://HOST/DB,", "jdbc:mariadb://HOST/DB,",
                     "jdbc:mysql://HOST/DB, jdbc:sqlite:FILE,", "jdbc:h2:..., delta:PATH (a Delta table),",
+                    "iceberg:PATH (an Iceberg table),",
+                    "iceberg:jdbc:JDBC-URL#NAMESPACE.TABLE,",
+                    "iceberg:hadoop:WAREHOUSE#NAMESPACE.TABLE,",
+                    "iceberg:rest:URI#NAMESPACE.TABLE (a catalog's),",
                     "kafka:TOPIC (a compacted topic)",
                     "(default: the SQLite file ./kbackfill.db, table created)."})
     String sink;
@@ -47,9 +51,10 @@ final class SinkOptions {
             + "and add columns for fields first seen later.")
     boolean createTable;
 
-    @Option(names = "--delta-table-property", paramLabel = "KEY=VALUE",
-            description = "With --sink delta:PATH: a property of the table --create-table creates, over kbackfill's "
-                    + "(repeatable), for example%ndelta.enableDeletionVectors=false for readers without deletion vectors.")
+    @Option(names = {"--table-property", "--delta-table-property"}, paramLabel = "KEY=VALUE",
+            description = "With --sink delta:... or iceberg:...: a property of the table --create-table creates, over "
+                    + "kbackfill's (repeatable), for example%ndelta.enableDeletionVectors=false for readers without "
+                    + "deletion vectors.")
     java.util.Map<String, String> deltaTableProperties;
 
     @Option(names = "--ignore-unknown-fields", description = "Skip value fields that have no column instead of failing.")
@@ -65,14 +70,15 @@ final class SinkOptions {
 
     @Option(names = "--sink-command-config", paramLabel = "FILE",
             description = "A properties file of the sink's client settings, read where the sink opens and never "
-                    + "stored with the job: with --sink-bootstrap-server that cluster's, with --sink delta:PATH the "
-                    + "filesystem's (fs.s3a.* with credentials).")
+                    + "stored with the job: with --sink-bootstrap-server that cluster's, with --sink delta:... the "
+                    + "filesystem's (fs.s3a.* with credentials), with --sink iceberg:... the catalog's and the "
+                    + "filesystem's.")
     java.nio.file.Path sinkCommandConfig;
 
     @Option(names = "--sink-property", paramLabel = "KEY=VALUE",
-            description = "With --sink delta:PATH: a setting of the table's filesystem (repeatable), for "
-                    + "example%nfs.s3a.endpoint=http://minio:9000; no credentials (those come from the environment, "
-                    + "AWS's default chain or --sink-command-config).")
+            description = "With --sink delta:... or iceberg:...: a setting of the table's filesystem (fs.*) or "
+                    + "catalog (repeatable), for example%nfs.s3a.endpoint=http://minio:9000 or warehouse=/data/lake; "
+                    + "no credentials (those come from the environment, AWS's default chain or --sink-command-config).")
     java.util.Map<String, String> sinkProperties;
 
     boolean isKafka() {
@@ -99,26 +105,22 @@ final class SinkOptions {
             client.put("bootstrap.servers", sinkBootstrap);
         }
         if (sinkProperties != null && !sinkProperties.isEmpty()) {
-            if (!url().startsWith("delta:")) {
-                throw new dev.kbackfill.resolver.RequestException("invalid --sink-property '"
-                        + sinkProperties.keySet().iterator().next() + "': sink properties are for --sink delta:PATH "
-                        + "only (a topic sink on another cluster takes --sink-command-config)");
-            }
+            requireLake(url(), "--sink-property", sinkProperties.keySet().iterator().next(),
+                    " (a topic sink on another cluster takes --sink-command-config)");
             client.putAll(sinkProperties);
         }
         java.util.Map<String, String> properties = deltaTableProperties == null ? java.util.Map.of() : deltaTableProperties;
-        if (!properties.isEmpty() && !url().startsWith("delta:")) {
-            throw new dev.kbackfill.resolver.RequestException("invalid --delta-table-property '"
-                    + properties.keySet().iterator().next() + "': table properties are for --sink delta:PATH only");
+        if (!properties.isEmpty()) {
+            requireLake(url(), "--table-property", properties.keySet().iterator().next(), "");
         }
         if (!isKafka()) {
             // options of a topic sink are refused elsewhere rather than ignored (--create-topic is not --create-table)
             for (Object[] o : new Object[][] {{"--sink-bootstrap-server", sinkBootstrap},
-                    {"--sink-command-config", url().startsWith("delta:") ? null : sinkCommandConfig},
+                    {"--sink-command-config", JobDefinition.Target.isLake(url()) ? null : sinkCommandConfig},
                     {"--create-topic", createTopic ? "" : null}}) {
                 if (o[1] != null) {
                     throw new dev.kbackfill.resolver.RequestException(o[0] + " is for --sink kafka:TOPIC"
-                            + (o[0].equals("--sink-command-config") ? " and delta:PATH" : "") + " only, not "
+                            + (o[0].equals("--sink-command-config") ? ", delta:... and iceberg:..." : "") + " only, not "
                             + scheme(url()) + (o[0].equals("--create-topic")
                             ? " (to create a table, pass --create-table)" : ""));
                 }
@@ -127,6 +129,14 @@ final class SinkOptions {
         return new JobDefinition.Target(url(), tableName, Optional.ofNullable(user), ConflictMode.parse(onConflict),
                 TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(), ignoreUnknownFields,
                 Optional.ofNullable(sinkCommandConfig).map(java.nio.file.Path::toAbsolutePath), client, properties);
+    }
+
+    /** Refuses an option of lake tables given with another sink: one line naming the option, its value and the sink. */
+    static void requireLake(String url, String option, String value, String hint) {
+        if (!JobDefinition.Target.isLake(url)) {
+            throw new dev.kbackfill.resolver.RequestException("invalid " + option + " '" + value + "': it is for --sink "
+                    + "delta:... and iceberg:... only, not " + scheme(url) + hint);
+        }
     }
 
     /** The scheme part of a sink URL, for messages: {@code jdbc:postgresql:}, {@code delta:}. */

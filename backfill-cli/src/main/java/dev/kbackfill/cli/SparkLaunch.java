@@ -64,6 +64,12 @@ public final class SparkLaunch {
                     + "insert-only consult an index of the whole target topic, which every per-partition task would "
                     + "have to build; run them with --engine local");
         }
+        if (job.sink().url().startsWith("iceberg:")) {
+            // per-partition tasks would be concurrent committers to one table, each refused by the others' commits;
+            // a MERGE per wave needs Iceberg's Spark runtime in the engine, which it does not ship
+            throw new RequestException("--engine spark does not write Iceberg tables yet: run it with --engine local "
+                    + "(one process reads every partition and commits one snapshot per batch)");
+        }
         if (!job.limits().isNone()) {
             throw new RequestException("--max-records, --max-duration and the rate limits are not supported with "
                     + "--engine spark yet: cap a Spark run with --spark-wave-partitions and your cluster's resources, "

@@ -132,7 +132,7 @@ class DeltaOnS3IT {
         CliRun jdbc = CliRun.run(kafka, "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--sink",
                 "jdbc:sqlite:" + dir.resolve("x.db"), "--create-table", "--sink-property", "a=b");
         assertThat(jdbc.exitCode()).as(jdbc.out() + jdbc.err()).isEqualTo(2);
-        assertThat(jdbc.err()).contains("sink properties are for --sink delta:PATH only");
+        assertThat(jdbc.err()).contains("invalid --sink-property 'a': it is for --sink delta:... and iceberg:... only, not jdbc:sqlite:");
         assertThat(dir.resolve("x.db")).doesNotExist();
     }
 

@@ -609,8 +609,8 @@ class RunCommandIT {
         CliRun notDelta = run(concat(range, "--sink", "jdbc:sqlite:" + dir.resolve("not-delta.db"),
                 "--delta-table-property", "delta.enableDeletionVectors=false"));
         assertThat(notDelta.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
-        assertThat(notDelta.err()).isEqualTo("kbackfill run: invalid --delta-table-property 'delta.enableDeletionVectors': "
-                + "table properties are for --sink delta:PATH only\n");
+        assertThat(notDelta.err()).isEqualTo("kbackfill run: invalid --table-property 'delta.enableDeletionVectors': "
+                + "it is for --sink delta:... and iceberg:... only, not jdbc:sqlite:\n");
         assertThat(dir.resolve("not-delta.db")).doesNotExist();
 
         CliRun noDriver = run(concat(range, "--sink", "jdbc:nosuchdb://db/x"));

@@ -168,6 +168,16 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             return url.startsWith("kafka:");
         }
 
+        /** Whether the destination is a lake table (Delta or Iceberg), whose filesystem or catalog takes settings. */
+        public boolean isLake() {
+            return isLake(url);
+        }
+
+        /** Whether a sink URL names a lake table (Delta or Iceberg). */
+        public static boolean isLake(String url) {
+            return url.startsWith("delta:") || url.startsWith("iceberg:");
+        }
+
         /**
          * The sink's settings for a source {@code topic} whose client settings are {@code sourceConfig}, with the
          * password from {@value #SINK_PASSWORD_ENV}: a topic sink's client settings are its file's, then its own,

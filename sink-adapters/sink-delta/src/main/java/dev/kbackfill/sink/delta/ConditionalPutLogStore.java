@@ -1,5 +1,7 @@
 package dev.kbackfill.sink.delta;
 
+import dev.kbackfill.sink.lake.ConditionalWrites;
+import dev.kbackfill.sink.lake.ObjectStoreLease;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;

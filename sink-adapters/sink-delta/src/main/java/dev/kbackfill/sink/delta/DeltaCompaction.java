@@ -88,7 +88,7 @@ public final class DeltaCompaction {
             rows.addAll(DeltaFiles.read(engine, scanState, f, schema));
             actions.add(KernelInternals.removeAction(f, false));
         }
-        DeltaSink.sortByKey(rows, ordinals);
+        dev.kbackfill.sink.lake.KeyOrder.sortByKey(rows, ordinals);
         Transaction txn = snapshot.buildUpdateTableTransaction("kbackfill", Operation.MANUAL_UPDATE)
                 .withMaxRetries(0).build(engine);
         List<Row> adds = DeltaFiles.write(engine, txn, schema, rows, rowsPerFile);

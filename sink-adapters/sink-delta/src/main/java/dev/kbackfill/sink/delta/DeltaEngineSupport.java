@@ -1,5 +1,6 @@
 package dev.kbackfill.sink.delta;
 
+import dev.kbackfill.sink.lake.ValueMismatch;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.List;
@@ -89,7 +90,7 @@ public final class DeltaEngineSupport {
     public static Object physical(Object value, DataType type, String column) {
         try {
             return DeltaTypes.physical(value, type, column);
-        } catch (DeltaTypes.Mismatch e) {
+        } catch (ValueMismatch e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
     }

@@ -1,5 +1,7 @@
 package dev.kbackfill.sink.delta;
 
+import dev.kbackfill.sink.lake.ConditionalWrites;
+import dev.kbackfill.sink.lake.ObjectStoreLease;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -168,18 +170,13 @@ final class DeltaFiles {
     /** A row's key as {@link DeltaSink#keyOf} builds it from a row. */
     private static List<Object> key(io.delta.kernel.data.ColumnVector[] keys, int r) {
         if (keys.length == 1) {
-            return java.util.Collections.singletonList(keyValue(DeltaTypes.read(keys[0], r)));
+            return java.util.Collections.singletonList(dev.kbackfill.sink.lake.LakeValues.keyValue(DeltaTypes.read(keys[0], r)));
         }
         List<Object> k = new ArrayList<>(keys.length);
         for (io.delta.kernel.data.ColumnVector v : keys) {
-            k.add(keyValue(DeltaTypes.read(v, r)));
+            k.add(dev.kbackfill.sink.lake.LakeValues.keyValue(DeltaTypes.read(v, r)));
         }
         return k;
-    }
-
-    /** A key column's value as keys compare: bytes as a ByteBuffer (equal by content), the rest as read. */
-    static Object keyValue(Object v) {
-        return v instanceof byte[] b ? java.nio.ByteBuffer.wrap(b) : v;
     }
 
     /**

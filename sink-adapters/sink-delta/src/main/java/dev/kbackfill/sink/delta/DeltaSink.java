@@ -1,5 +1,8 @@
 package dev.kbackfill.sink.delta;
 
+import dev.kbackfill.sink.lake.ConditionalWrites;
+import dev.kbackfill.sink.lake.ObjectStoreLease;
+import dev.kbackfill.sink.lake.ValueMismatch;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -30,6 +33,10 @@ import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.core.version.Version;
+import dev.kbackfill.sink.lake.KeyOrder;
+import dev.kbackfill.sink.lake.KeyedBatch;
+import dev.kbackfill.sink.lake.MetadataOrdinals;
+import dev.kbackfill.sink.lake.NewTableColumns;
 import io.delta.kernel.Operation;
 import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
@@ -340,7 +347,7 @@ final class DeltaSink implements Sink {
             WriteResult result = apply(snapshot, schema, batch, after);
             pending = null; // the state is in the table's log now
             return result;
-        } catch (DeltaTypes.Mismatch e) {
+        } catch (ValueMismatch e) {
             throw new SinkException("type mismatch writing batch " + batch.sequence() + " into " + path + ": "
                     + e.getMessage() + "; nothing of this batch was written", e);
         } catch (IOException e) {
@@ -352,21 +359,8 @@ final class DeltaSink implements Sink {
     /** Creates the table from the first batch's columns, the metadata columns last, domain metadata enabled. */
     private Snapshot create(WriteBatch batch) {
         StructType schema = new StructType();
-        for (Column k : batch.shape().keyColumns()) {
-            schema = schema.add(k.name(), DeltaTypes.of(k.type()), false);
-        }
-        for (Column v : batch.shape().valueColumns()) {
-            schema = schema.add(v.name(), DeltaTypes.of(v.type()), true);
-        }
-        schema = schema.add(meta.topic(), StringType.STRING, true)
-                .add(meta.partition(), LongType.LONG, true).add(meta.offset(), LongType.LONG, true)
-                .add(meta.timestamp(), TimestampType.TIMESTAMP, true)
-                .add(meta.logTime(), TimestampType.TIMESTAMP, true);
-        if (settings.versionField().isPresent()) {
-            schema = schema.add(meta.version(), versionIsText() ? StringType.STRING : LongType.LONG, true);
-        }
-        if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE) {
-            schema = schema.add(meta.deleted(), BooleanType.BOOLEAN, true);
+        for (NewTableColumns.NewColumn column : NewTableColumns.of(batch.shape(), settings)) {
+            schema = schema.add(column.name(), DeltaTypes.of(column.type()), !column.required());
         }
         Transaction txn = TableManager.buildCreateTableTransaction(path, schema, ENGINE_INFO)
                 .withTableProperties(tableProperties(batch.shape().keyColumns())).withMaxRetries(0).build(engine);
@@ -485,7 +479,7 @@ final class DeltaSink implements Sink {
     }
 
     private WriteResult apply(Snapshot snapshot, StructType schema, WriteBatch batch, JobState after)
-            throws DeltaTypes.Mismatch, IOException {
+            throws ValueMismatch, IOException {
         if (batch.changes().isEmpty()) {
             // progress only (a range with nothing left to write, an engine's wave written by its own commit)
             commit(snapshot, batch.job(), after, List.of());
@@ -504,15 +498,14 @@ final class DeltaSink implements Sink {
                     collided.merge((newer == now ? held : now).partition(), 1L, Long::sum);
                     return newer;
                 });
-            } catch (DeltaTypes.Mismatch e) {
+            } catch (ValueMismatch e) {
                 throw refused(c, e);
             }
         }
-        Ordinals ord = Ordinals.of(schema, meta);
+        MetadataOrdinals ord = MetadataOrdinals.of(schema::indexOf, meta);
         // candidate files, probed, and where each incoming key currently lives
         Scan scan = snapshot.getScanBuilder().build();
-        Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.topic,
-                ord.partition, ord.offset, ord.timestamp, ord.logTime, ord.deleted, ord.version))
+        Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.present()))
                 .build().getScanState(engine);
         // one file per core at a time: probing is most of a small batch's work on a large table
         List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();
@@ -535,78 +528,39 @@ final class DeltaSink implements Sink {
                 located.put(keyOf(hits.get(h), keyOrdinals), new int[] {f, h});
             }
         }
-        boolean ledgered = settings.conflictMode() == ConflictMode.NEWER_WINS
-                && settings.tombstoneMode() == TombstoneMode.DELETE;
         DeltaTombstones ledger = new DeltaTombstones(snapshot);
-        // a delete recorded by any earlier job is a version, whatever this job does with tombstones
-        boolean consultLedger = settings.conflictMode() == ConflictMode.NEWER_WINS && ledger.holdsAny();
-        long upserted = 0;
-        long deleted = 0;
-        long ignored = 0;
-        Map<Integer, Long> keptOut = new TreeMap<>(collided);
+        Map<List<Object>, KeyedBatch.Stored<int[]>> found = new HashMap<>();
+        located.forEach((k, at) -> found.put(k, new KeyedBatch.Stored<>(candidates.get(at[0]).hits.get(at[1]), at)));
         List<Object[]> newRows = new ArrayList<>();
-        for (Map.Entry<List<Object>, Change> e : incoming.entrySet()) {
-            Change c = e.getValue();
-            int[] at = located.get(e.getKey());
-            Candidate file = at == null ? null : candidates.get(at[0]);
-            Object[] stored = at == null ? null : file.hits.get(at[1]);
-            // the key's ledger text, only where the ledger is read or written for it
-            String ledgerKey = consultLedger || (ledgered && c.isTombstone()) ? DeltaTombstones.keyText(e.getKey()) : null;
-            Version deletedAt = consultLedger ? ledger.deleted(ledgerKey) : null;
-            switch (verdict(c, batch.version(c), stored, ord, deletedAt)) {
-                case KEPT_OUT -> {
-                    keptOut.merge(c.partition(), 1L, Long::sum);
-                    continue;
-                }
-                case IGNORED -> {
-                    ignored++;
-                    continue;
-                }
-                case TAKEN -> {
-                }
-            }
-            Object[] row;
-            if (c.isTombstone()) {
-                if (settings.tombstoneMode() == TombstoneMode.IGNORE) {
-                    ignored++;
-                    continue;
-                }
-                deleted++;
-                if (ledgered) {
-                    ledger.record(ledgerKey, batch.version(c));
-                }
-                if (stored == null && settings.tombstoneMode() == TombstoneMode.DELETE) {
-                    continue; // nothing to delete; the ledger holds its version
-                }
-                if (settings.tombstoneMode() == TombstoneMode.DELETE) {
-                    file.replaced.set(at[1]);
-                    file.touched++;
-                    continue;
-                }
-                if (stored != null) {
-                    file.softDeleted.put(at[1], c); // marked once the stored values are read
-                    continue;
-                }
-                row = keyRow(c, schema, keyOrdinals);
-                row[ord.deleted] = true;
-            } else {
-                upserted++;
-                try {
-                    row = valueRow(c, schema, keyOrdinals);
-                } catch (DeltaTypes.Mismatch mismatch) {
-                    throw refused(c, mismatch);
-                }
-                if (ord.deleted >= 0) {
-                    row[ord.deleted] = false;
-                }
-            }
-            stamp(row, c, batch, ord);
-            if (file != null) {
-                file.replaced.set(at[1]);
-                file.touched++;
-            }
-            newRows.add(row);
-        }
+        WriteResult result = new KeyedBatch<int[]>(settings, ord, ledger).decide(batch, incoming, found, collided,
+                new KeyedBatch.Effects<>() {
+                    @Override
+                    public void takeOut(int[] at) {
+                        Candidate file = candidates.get(at[0]);
+                        file.replaced.set(at[1]);
+                        file.touched++;
+                    }
+
+                    @Override
+                    public void softDelete(int[] at, Change c) {
+                        candidates.get(at[0]).softDeleted.put(at[1], c); // marked once the stored values are read
+                    }
+
+                    @Override
+                    public void add(Change c, boolean deleted) {
+                        Object[] row;
+                        try {
+                            row = deleted ? keyRow(c, schema, keyOrdinals) : valueRow(c, schema, keyOrdinals);
+                        } catch (ValueMismatch mismatch) {
+                            throw refused(c, mismatch);
+                        }
+                        if (ord.deleted() >= 0) {
+                            row[ord.deleted()] = deleted;
+                        }
+                        ord.stamp(row, c, batch.topic());
+                        newRows.add(row);
+                    }
+                });
         // the files the batch changes: marked in deletion vectors, or copied without the rows it takes out
         boolean vectors = DeletionVectors.enabled(snapshot);
         Row scanState = null;
@@ -639,13 +593,13 @@ final class DeltaSink implements Sink {
                 copied.add(f);
             }
         }
-        sortByKey(newRows, keyOrdinals);
+        KeyOrder.sortByKey(newRows, keyOrdinals);
         commit(snapshot, batch.job(), after, newRows, actions, copied, scanState, dvs, schema, ledger);
-        return new WriteResult(upserted, deleted, ignored, keptOut);
+        return result;
     }
 
     /** Reads the stored values of the file's rows the batch soft-deletes, marks them deleted and stamps them. */
-    private void softDeleteRows(Candidate f, Row scanState, StructType schema, WriteBatch batch, Ordinals ord,
+    private void softDeleteRows(Candidate f, Row scanState, StructType schema, WriteBatch batch, MetadataOrdinals ord,
                                 List<Object[]> newRows) throws IOException {
         Map<Long, Change> byPosition = new HashMap<>();
         f.softDeleted.forEach((hit, c) -> byPosition.put(f.positions.get(hit), c));
@@ -653,8 +607,8 @@ final class DeltaSink implements Sink {
         DeltaFiles.scan(engine, scanState, f.scanFile, schema, (position, row) -> {
             Change c = byPosition.get(position);
             if (c != null) {
-                row[ord.deleted] = true;
-                stamp(row, c, batch, ord);
+                row[ord.deleted()] = true;
+                ord.stamp(row, c, batch.topic());
                 newRows.add(row);
                 seen[0]++;
             }
@@ -684,100 +638,23 @@ final class DeltaSink implements Sink {
     }
 
     /** A change whose values the table cannot hold: a poison record, named; nothing of its batch is committed. */
-    private RecordRejectedException refused(Change c, DeltaTypes.Mismatch e) {
+    private RecordRejectedException refused(Change c, ValueMismatch e) {
         return new RecordRejectedException(c, "the Delta table at " + path + " cannot hold it: " + e.getMessage()
                 + "; nothing of its batch was written", e);
     }
 
-    /** Where the metadata columns sit in the table's rows (-1: the table has no such column). */
-    record Ordinals(int topic, int partition, int offset, int timestamp, int logTime, int deleted,
-                    int version) {
-        /** Where the metadata columns {@code meta} names sit in {@code schema}. */
-        static Ordinals of(StructType schema, SinkSettings.MetadataColumns meta) {
-            return new Ordinals(schema.indexOf(meta.topic()), schema.indexOf(meta.partition()),
-                    schema.indexOf(meta.offset()), schema.indexOf(meta.timestamp()), schema.indexOf(meta.logTime()),
-                    schema.indexOf(meta.deleted()), schema.indexOf(meta.version()));
-        }
-
-        /** The version a stored row carries, or null for a row no backfill wrote. */
-        Version version(Object[] stored) {
-            if (offset < 0 || partition < 0 || timestamp < 0 || stored[offset] == null) {
-                return null;
-            }
-            long ts = Math.floorDiv(((Number) stored[timestamp]).longValue(), 1000);
-            Object lt = logTime >= 0 ? stored[logTime] : null; // none: a row from before log times
-            return new Version(topic >= 0 ? (String) stored[topic] : null,
-                    (int) ((Number) stored[partition]).longValue(), ((Number) stored[offset]).longValue(),
-                    ts, lt == null ? ts : Math.floorDiv(((Number) lt).longValue(), 1000),
-                    version >= 0 ? (Comparable<?>) stored[version] : null);
-        }
-
-        /** Whether a column is one of these metadata columns. */
-        boolean isMetadata(int ordinal) {
-            return ordinal == topic || ordinal == partition || ordinal == offset || ordinal == timestamp
-                    || ordinal == logTime || ordinal == deleted || ordinal == version;
-        }
-    }
-
     /** Whether the job's version field is text (a string field), else whole numbers. */
     private boolean versionIsText() {
-        return settings.versionField().map(f -> f.type() == dev.kbackfill.core.version.VersionField.Type.STRING)
-                .orElse(false);
-    }
-
-    private enum Verdict { TAKEN, KEPT_OUT, IGNORED }
-
-    /**
-     * What the table does with a change, by the one version rule: under newer-wins it takes changes newer than the
-     * key's stored row and its tombstone ledger entry; under insert-only only keys it has no row for (a soft-deleted
-     * row is a row), never tombstones; under overwrite everything.
-     */
-    private Verdict verdict(Change c, Version incoming, Object[] stored, Ordinals ord, Version deletedAt) {
-        switch (settings.conflictMode()) {
-            case OVERWRITE:
-                return Verdict.TAKEN;
-            case INSERT_ONLY:
-                if (c.isTombstone()) {
-                    return Verdict.IGNORED;
-                }
-                return stored == null ? Verdict.TAKEN : Verdict.KEPT_OUT;
-            default:
-                Version held = deletedAt;
-                if (stored != null) {
-                    held = Version.newer(ord.version(stored), held);
-                }
-                return incoming.supersedes(held) ? Verdict.TAKEN : Verdict.KEPT_OUT;
-        }
-    }
-
-    private static void stamp(Object[] row, Change c, WriteBatch batch, Ordinals ord) {
-        if (ord.topic >= 0) {
-            row[ord.topic] = batch.topic();
-        }
-        if (ord.partition >= 0) {
-            row[ord.partition] = (long) c.partition();
-        }
-        if (ord.offset >= 0) {
-            row[ord.offset] = c.offset();
-        }
-        if (ord.timestamp >= 0) {
-            row[ord.timestamp] = c.timestamp() * 1000;
-        }
-        if (ord.logTime >= 0) {
-            row[ord.logTime] = c.logTime() * 1000;
-        }
-        if (ord.version >= 0) {
-            row[ord.version] = c.versionField();
-        }
+        return NewTableColumns.versionIsText(settings);
     }
 
     /** A row holding the change's key: each key value in the column of its name, whatever order the key came in. */
-    static Object[] keyRow(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
+    static Object[] keyRow(Change c, StructType schema, int[] keyOrdinals) throws ValueMismatch {
         Object[] row = new Object[schema.length()];
         for (int ord : keyOrdinals) {
             String name = schema.at(ord).getName();
             if (!c.key().containsKey(name)) {
-                throw new DeltaTypes.Mismatch("the key at partition " + c.partition() + " offset " + c.offset()
+                throw new ValueMismatch("the key at partition " + c.partition() + " offset " + c.offset()
                         + " has no field " + name + " (fields " + c.key().keySet() + ")");
             }
             Object value = c.key().get(name);
@@ -790,7 +667,7 @@ final class DeltaSink implements Sink {
         return row;
     }
 
-    private Object[] valueRow(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
+    private Object[] valueRow(Change c, StructType schema, int[] keyOrdinals) throws ValueMismatch {
         Object[] row = keyRow(c, schema, keyOrdinals);
         for (Map.Entry<String, Object> v : c.values().entrySet()) {
             int ord = schema.indexOf(v.getKey());
@@ -801,71 +678,16 @@ final class DeltaSink implements Sink {
         return row;
     }
 
-    static List<Object> key(Change c, StructType schema, int[] keyOrdinals) throws DeltaTypes.Mismatch {
+    static List<Object> key(Change c, StructType schema, int[] keyOrdinals) throws ValueMismatch {
         return keyOf(keyRow(c, schema, keyOrdinals), keyOrdinals);
-    }
-
-    /** Sorts rows by key, strings in UTF-8 byte order (as Delta's statistics compare them). */
-    static void sortByKey(List<Object[]> rows, int[] keyOrdinals) {
-        rows.sort((x, y) -> {
-            for (int o : keyOrdinals) {
-                int c = compareValues(x[o], y[o]);
-                if (c != 0) {
-                    return c;
-                }
-            }
-            return 0;
-        });
     }
 
     static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
         List<Object> k = new ArrayList<>(keyOrdinals.length);
         for (int o : keyOrdinals) {
-            k.add(DeltaFiles.keyValue(row[o]));
+            k.add(dev.kbackfill.sink.lake.LakeValues.keyValue(row[o]));
         }
         return k;
-    }
-
-    /** Key values in Delta's statistics order: strings and bytes as unsigned bytes (UTF-8), nulls first. */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    static int compareValues(Object x, Object y) {
-        if (x instanceof String s && y instanceof String t) {
-            return compareUtf8(s, t);
-        }
-        if (x instanceof ByteBuffer s && y instanceof ByteBuffer t) {
-            return Arrays.compareUnsigned(s.array(), s.arrayOffset(), s.arrayOffset() + s.limit(),
-                    t.array(), t.arrayOffset(), t.arrayOffset() + t.limit());
-        }
-        if (x instanceof byte[] s && y instanceof byte[] t) {
-            return Arrays.compareUnsigned(s, t);
-        }
-        if (x instanceof Comparable cx && y != null) {
-            return cx.compareTo(y);
-        }
-        return x == null ? (y == null ? 0 : -1) : 1;
-    }
-
-    /**
-     * Compares strings in UTF-8 byte order, which is code point order, without encoding them: UTF-16 order differs
-     * from it only between surrogates (supplementary characters) and U+E000..U+FFFF.
-     */
-    static int compareUtf8(String a, String b) {
-        int n = Math.min(a.length(), b.length());
-        for (int i = 0; i < n; i++) {
-            char x = a.charAt(i);
-            char y = b.charAt(i);
-            if (x != y) {
-                if (x >= 0xD800 && y >= 0xD800) {
-                    return codePointRank(x) - codePointRank(y);
-                }
-                return x - y;
-            }
-        }
-        return a.length() - b.length();
-    }
-
-    private static int codePointRank(char c) {
-        return Character.isSurrogate(c) ? c + 0x2000 : c - 0x800;
     }
 
     /**
@@ -889,7 +711,7 @@ final class DeltaSink implements Sink {
                     while (rows.hasNext()) {
                         Row scanFile = rows.next();
                         if (sorted == null && (strings || longs)) {
-                            sorted = new TreeSet<>(DeltaSink::compareValues);
+                            sorted = new TreeSet<>(KeyOrder::compareValues);
                             for (List<Object> k : keys) {
                                 sorted.add(k.get(0));
                             }
@@ -925,7 +747,7 @@ final class DeltaSink implements Sink {
         Object lo = strings ? min.asText() : (Object) min.asLong();
         Object hi = strings ? max.asText() : (Object) max.asLong();
         Object first = keys.ceiling(lo);
-        return first != null && compareValues(first, hi) <= 0;
+        return first != null && KeyOrder.compareValues(first, hi) <= 0;
     }
 
     private void commit(Snapshot snapshot, String job, JobState state, List<Row> actions) {

@@ -1,5 +1,6 @@
 package dev.kbackfill.sink.delta;
 
+import dev.kbackfill.sink.lake.ValueMismatch;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
@@ -44,7 +45,7 @@ final class DeltaTargetLookup implements TargetLookup {
     private final Engine engine;
     private final Snapshot snapshot;
     private final StructType schema;
-    private final DeltaSink.Ordinals ord;
+    private final dev.kbackfill.sink.lake.MetadataOrdinals ord;
     private final String path;
     private final DeltaTombstones ledger;
     private final boolean ledgered;
@@ -55,7 +56,7 @@ final class DeltaTargetLookup implements TargetLookup {
         this.engine = engine;
         this.snapshot = snapshot;
         this.schema = snapshot.getSchema();
-        this.ord = DeltaSink.Ordinals.of(schema, meta);
+        this.ord = dev.kbackfill.sink.lake.MetadataOrdinals.of(schema::indexOf, meta);
         this.path = path;
         this.ledger = new DeltaTombstones(snapshot);
         this.ledgered = ledger.holdsAny();
@@ -74,7 +75,7 @@ final class DeltaTargetLookup implements TargetLookup {
         for (Change c : expected) {
             try {
                 incoming.put(DeltaSink.key(c, schema, keyOrdinals), c);
-            } catch (DeltaTypes.Mismatch e) {
+            } catch (ValueMismatch e) {
                 // a key the table cannot hold has no row in it
             }
         }
@@ -153,7 +154,7 @@ final class DeltaTargetLookup implements TargetLookup {
             public String joinKey(Change c) {
                 try {
                     return joinText(DeltaSink.key(c, schema, keyOrdinals));
-                } catch (DeltaTypes.Mismatch e) {
+                } catch (ValueMismatch e) {
                     return null; // a key the table cannot hold has no row in it
                 }
             }
@@ -181,7 +182,7 @@ final class DeltaTargetLookup implements TargetLookup {
                     List<Object> key;
                     try {
                         key = DeltaSink.key(c, schema, keyOrdinals);
-                    } catch (DeltaTypes.Mismatch e) {
+                    } catch (ValueMismatch e) {
                         continue;
                     }
                     for (byte[] encoded : streamed.getOrDefault(joinText(key), List.of())) {
@@ -238,7 +239,7 @@ final class DeltaTargetLookup implements TargetLookup {
                 if (!samePhysical(DeltaTypes.physical(want.get(name), type, name), row[i])) {
                     differing.add(name);
                 }
-            } catch (DeltaTypes.Mismatch e) {
+            } catch (ValueMismatch e) {
                 differing.add(name);
             }
         }

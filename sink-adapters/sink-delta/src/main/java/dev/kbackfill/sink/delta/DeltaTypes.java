@@ -1,15 +1,10 @@
 package dev.kbackfill.sink.delta;
 
-import java.math.BigDecimal;
-import java.math.RoundingMode;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
-import java.util.Base64;
 
 import dev.kbackfill.core.record.ColumnType;
-import dev.kbackfill.core.record.JsonText;
+import dev.kbackfill.sink.lake.LakeType;
+import dev.kbackfill.sink.lake.LakeValues;
+import dev.kbackfill.sink.lake.ValueMismatch;
 import io.delta.kernel.data.ColumnVector;
 import io.delta.kernel.types.BinaryType;
 import io.delta.kernel.types.BooleanType;
@@ -31,81 +26,69 @@ import io.delta.kernel.types.TimestampType;
  */
 final class DeltaTypes {
 
-    static final DecimalType DECIMAL = new DecimalType(38, 18);
-
-    /** A value that does not fit its column. */
-    static final class Mismatch extends Exception {
-        Mismatch(String message) {
-            super(message);
-        }
-    }
+    static final DecimalType DECIMAL = new DecimalType(LakeType.DECIMAL.precision(), LakeType.DECIMAL.scale());
 
     private DeltaTypes() {
     }
 
     static DataType of(ColumnType type) {
-        return switch (type) {
-            case STRING, TIME, UUID, JSON -> StringType.STRING;
-            case LONG -> LongType.LONG;
-            case DOUBLE -> DoubleType.DOUBLE;
-            case DECIMAL -> DECIMAL;
-            case BOOLEAN -> BooleanType.BOOLEAN;
-            case BYTES -> BinaryType.BINARY;
-            case TIMESTAMP -> TimestampType.TIMESTAMP;
-            case DATE -> DateType.DATE;
-        };
+        return of(LakeType.forColumn(type));
     }
 
     /** A decoded value in the physical form of a column of {@code type}. */
-    static Object physical(Object value, DataType type, String column) throws Mismatch {
-        if (value == null) {
-            return null;
+    static Object physical(Object value, DataType type, String column) throws ValueMismatch {
+        return LakeValues.physical(value, lakeType(type), column, type);
+    }
+
+    /** The lake type of a Delta column type; nested types have none. */
+    static LakeType lakeType(DataType type) {
+        if (type instanceof StringType) {
+            return LakeType.of(LakeType.Kind.STRING);
         }
-        try {
-            if (type instanceof StringType) {
-                if (value instanceof byte[] b) {
-                    return Base64.getEncoder().encodeToString(b);
-                }
-                if (value instanceof BigDecimal d) {
-                    return d.toPlainString();
-                }
-                return value instanceof JsonText j ? j.json() : value.toString();
-            }
-            if (type instanceof LongType || type instanceof IntegerType) {
-                long v = value instanceof BigDecimal d ? d.longValueExact() : ((Long) value);
-                return type instanceof IntegerType ? Math.toIntExact(v) : v;
-            }
-            if (type instanceof DoubleType || type instanceof FloatType) {
-                return ((Number) value).doubleValue();
-            }
-            if (type instanceof DecimalType dt) {
-                BigDecimal d = value instanceof BigDecimal b ? b : BigDecimal.valueOf(((Number) value).longValue());
-                BigDecimal scaled = d.setScale(dt.getScale(), RoundingMode.UNNECESSARY);
-                if (scaled.precision() > dt.getPrecision()) {
-                    throw new Mismatch("value " + d.toPlainString() + " does not fit column " + column + " (" + dt + ")");
-                }
-                return scaled;
-            }
-            if (type instanceof BooleanType) {
-                return (Boolean) value;
-            }
-            if (type instanceof BinaryType) {
-                return (byte[]) value;
-            }
-            if (type instanceof TimestampType || type instanceof TimestampNTZType) {
-                Instant i = value instanceof Instant in ? in : OffsetDateTime.parse(value.toString()).toInstant();
-                return i.getEpochSecond() * 1_000_000L + i.getNano() / 1_000;
-            }
-            if (type instanceof DateType) {
-                LocalDate d = value instanceof LocalDate ld ? ld : LocalDate.parse(value.toString());
-                return (int) d.toEpochDay();
-            }
-        } catch (ClassCastException | ArithmeticException | DateTimeParseException e) {
-            // fall through to the mismatch below
+        if (type instanceof LongType) {
+            return LakeType.of(LakeType.Kind.LONG);
         }
-        String shown = value instanceof JsonText j ? j.json() : String.valueOf(value);
-        throw new Mismatch("value " + (value instanceof String ? "'" + shown + "'" : shown) + " does not fit column "
-                + column + " (" + type + ")");
+        if (type instanceof IntegerType) {
+            return LakeType.of(LakeType.Kind.INT);
+        }
+        if (type instanceof DoubleType) {
+            return LakeType.of(LakeType.Kind.DOUBLE);
+        }
+        if (type instanceof FloatType) {
+            return LakeType.of(LakeType.Kind.FLOAT);
+        }
+        if (type instanceof DecimalType dt) {
+            return new LakeType(LakeType.Kind.DECIMAL, dt.getPrecision(), dt.getScale());
+        }
+        if (type instanceof BooleanType) {
+            return LakeType.of(LakeType.Kind.BOOLEAN);
+        }
+        if (type instanceof BinaryType) {
+            return LakeType.of(LakeType.Kind.BINARY);
+        }
+        if (type instanceof TimestampType || type instanceof TimestampNTZType) {
+            return LakeType.of(LakeType.Kind.TIMESTAMP);
+        }
+        if (type instanceof DateType) {
+            return LakeType.of(LakeType.Kind.DATE);
+        }
+        throw new IllegalArgumentException("kbackfill does not write Delta columns of type " + type);
+    }
+
+    /** The Delta column type of a lake type. */
+    static DataType of(LakeType type) {
+        return switch (type.kind()) {
+            case STRING -> StringType.STRING;
+            case LONG -> LongType.LONG;
+            case INT -> IntegerType.INTEGER;
+            case DOUBLE -> DoubleType.DOUBLE;
+            case FLOAT -> FloatType.FLOAT;
+            case DECIMAL -> new DecimalType(type.precision(), type.scale());
+            case BOOLEAN -> BooleanType.BOOLEAN;
+            case BINARY -> BinaryType.BINARY;
+            case TIMESTAMP -> TimestampType.TIMESTAMP;
+            case DATE -> DateType.DATE;
+        };
     }
 
     /** A value read from a vector, in physical form. */

@@ -1,5 +1,7 @@
 package dev.kbackfill.sink.delta;
 
+import dev.kbackfill.sink.lake.ConditionalWrites;
+import dev.kbackfill.sink.lake.ObjectStoreLease;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

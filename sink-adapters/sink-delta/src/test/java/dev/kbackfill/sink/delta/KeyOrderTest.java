@@ -20,14 +20,14 @@ class KeyOrderTest {
     @Test
     void stringsCompareAsTheirUtf8BytesWithoutEncoding() {
         // U+FF21 (fullwidth A) sorts before U+1F600 (an emoji, two surrogates) in UTF-8, after it in UTF-16
-        assertThat(DeltaSink.compareUtf8("\uFF21", "\uD83D\uDE00")).isNegative();
+        assertThat(dev.kbackfill.sink.lake.KeyOrder.compareUtf8("\uFF21", "\uD83D\uDE00")).isNegative();
         assertThat("\uFF21".compareTo("\uD83D\uDE00")).isPositive();
         Random random = new Random(42);
         char[] alphabet = {'a', 'b', 'z', '\u00e9', '\u4e2d', '\uD7FF', '\uE000', '\uFFFD', '\uD83D', '\uDE00', '\uDBFF', '\uDFFF'};
         for (int i = 0; i < 20_000; i++) {
             String a = randomString(random, alphabet);
             String b = random.nextInt(4) == 0 ? a + randomString(random, alphabet) : randomString(random, alphabet);
-            assertThat(Integer.signum(DeltaSink.compareUtf8(a, b))).as("%s vs %s", a, b)
+            assertThat(Integer.signum(dev.kbackfill.sink.lake.KeyOrder.compareUtf8(a, b))).as("%s vs %s", a, b)
                     .isEqualTo(Integer.signum(utf8Order(a, b)));
         }
     }
@@ -54,7 +54,7 @@ class KeyOrderTest {
         List<Object[]> rows = new ArrayList<>(List.of(
                 new Object[] {"b", 1L, "x"}, new Object[] {"a", 2L, "y"}, new Object[] {"a", 1L, "z"},
                 new Object[] {"\uD83D\uDE00", 0L, "e"}, new Object[] {"\uFF21", 0L, "f"}));
-        DeltaSink.sortByKey(rows, new int[] {0, 1});
+        dev.kbackfill.sink.lake.KeyOrder.sortByKey(rows, new int[] {0, 1});
         assertThat(rows).extracting(r -> r[2]).containsExactly("z", "y", "x", "f", "e");
     }
 }

@@ -1,4 +1,4 @@
-package dev.kbackfill.sink.delta;
+package dev.kbackfill.sink.lake;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -17,26 +17,26 @@ import org.apache.hadoop.fs.Path;
  * and the S3 APIs that follow it, refuse the losing request with 412 (or 409 while another write of the key is in
  * flight) however many writers race, which is what makes a commit to a Delta log on S3 a compare-and-set.
  */
-final class ConditionalWrites {
+public final class ConditionalWrites {
 
     /** S3A's createFile option for put-if-absent. */
-    static final String IF_ABSENT = "fs.option.create.conditional.overwrite";
+    public static final String IF_ABSENT = "fs.option.create.conditional.overwrite";
     /** S3A's createFile option for replace-if-unchanged; its value is the ETag. */
-    static final String IF_MATCH = "fs.option.create.conditional.overwrite.etag";
+    public static final String IF_MATCH = "fs.option.create.conditional.overwrite.etag";
 
     /** The class of Hadoop's S3A filesystem, whatever scheme maps to it. */
-    static final String S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem";
+    public static final String S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem";
 
     private ConditionalWrites() {
     }
 
     /** Whether {@code fs} is S3A, the filesystem these writes are for. */
-    static boolean isS3a(FileSystem fs) {
+    public static boolean isS3a(FileSystem fs) {
         return fs.getClass().getName().equals(S3A);
     }
 
     /** An object's bytes and the ETag of that version. */
-    record Stamped(byte[] bytes, String etag) {
+    public record Stamped(byte[] bytes, String etag) {
     }
 
     /**
@@ -44,7 +44,7 @@ final class ConditionalWrites {
      *
      * @return false if an object was there (or another write of it won the race)
      */
-    static boolean createIfAbsent(FileSystem fs, Path path, byte[] bytes) throws IOException {
+    public static boolean createIfAbsent(FileSystem fs, Path path, byte[] bytes) throws IOException {
         FSDataOutputStreamBuilder<?, ?> builder = fs.createFile(path);
         builder.overwrite(false);
         builder.must(IF_ABSENT, true); // no existence check of S3A's own: the PUT's condition is the check
@@ -56,7 +56,7 @@ final class ConditionalWrites {
      *
      * @return false if it changed (or is gone)
      */
-    static boolean replaceIfUnchanged(FileSystem fs, Path path, String etag, byte[] bytes) throws IOException {
+    public static boolean replaceIfUnchanged(FileSystem fs, Path path, String etag, byte[] bytes) throws IOException {
         FSDataOutputStreamBuilder<?, ?> builder = fs.createFile(path);
         builder.overwrite(true);
         builder.must(IF_MATCH, etag);
@@ -76,7 +76,7 @@ final class ConditionalWrites {
     }
 
     /** The object at {@code path} with its ETag, if there is one. */
-    static Optional<Stamped> read(FileSystem fs, Path path) throws IOException {
+    public static Optional<Stamped> read(FileSystem fs, Path path) throws IOException {
         FileStatus status;
         try {
             status = fs.getFileStatus(path);
@@ -109,7 +109,7 @@ final class ConditionalWrites {
      * Whether a failed write was refused by its condition: S3A reports a 412 as RemoteFileChangedException, a 409
      * (a concurrent write of the key in flight) as an AWSS3IOException naming ConditionalRequestConflict.
      */
-    static boolean refused(Throwable e) {
+    public static boolean refused(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             String name = t.getClass().getSimpleName();
             String message = String.valueOf(t.getMessage());

@@ -1,4 +1,4 @@
-package dev.kbackfill.sink.delta;
+package dev.kbackfill.sink.lake;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,7 +22,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
 /**
- * A job's lock on a Delta table in S3, where no lock file can be held open: a lease object
+ * A job's lock on a lake table (Delta or Iceberg) in S3, where no lock file can be held open: a lease object
  * {@code TABLE/_kbackfill/locks/JOB.lease} created with a conditional put, renewed by its holder every third of the
  * lease with a conditional replace of the version it wrote, and deleted on release. Another run of the job finds it
  * unexpired and is refused (exit 3) with its holder's name; a holder that died (SIGKILL, a lost machine) leaves a
@@ -31,17 +31,17 @@ import org.apache.hadoop.fs.Path;
  * next commit: {@link #check()}.
  *
  * <p>Taking a lease also proves that the store honours conditional writes: the second conditional put of the same
- * key must be refused, or two writers could both commit one version of the Delta log and one commit would be lost.
+ * key must be refused, or two writers could both commit one version of the table's log and one commit would be lost.
  * A store that accepts it is refused before anything is written (exit 2).
  *
  * <p>Expiry compares the holder's clock with the taker's: machines whose clocks differ by more than a lease may take
  * a live lease. The lease lasts {@value #DEFAULT_LEASE_MS} ms unless {@value #LEASE_MS} says otherwise.
  */
-final class ObjectStoreLease implements AutoCloseable {
+public final class ObjectStoreLease implements AutoCloseable {
 
     /** The Hadoop setting ({@code --sink-property}) with the lease's length in milliseconds. */
-    static final String LEASE_MS = "kbackfill.lock.lease.ms";
-    static final long DEFAULT_LEASE_MS = 60_000;
+    public static final String LEASE_MS = "kbackfill.lock.lease.ms";
+    public static final long DEFAULT_LEASE_MS = 60_000;
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -72,7 +72,7 @@ final class ObjectStoreLease implements AutoCloseable {
     }
 
     /** Whether the table at {@code tableRoot} lives in S3 (through S3A), where jobs lock with a lease. */
-    static boolean applies(String tableRoot, Configuration conf) {
+    public static boolean applies(String tableRoot, Configuration conf) {
         try {
             return ConditionalWrites.isS3a(new Path(tableRoot).getFileSystem(conf));
         } catch (IOException e) {
@@ -86,7 +86,7 @@ final class ObjectStoreLease implements AutoCloseable {
      * @throws JobConflictException if an unexpired lease of the job is held by another run
      * @throws SinkConfigException  if the store does not honour conditional writes
      */
-    static ObjectStoreLease acquire(String tableRoot, Configuration conf, String job) {
+    public static ObjectStoreLease acquire(String tableRoot, Configuration conf, String job) {
         Path root = new Path(tableRoot);
         long leaseMs = conf.getLong(LEASE_MS, DEFAULT_LEASE_MS);
         if (leaseMs < 1_000) {
@@ -114,8 +114,8 @@ final class ObjectStoreLease implements AutoCloseable {
                     fs.delete(path, false);
                     throw new SinkConfigException("the object store of " + table + " accepted a second conditional "
                             + "write (If-None-Match) of one object: it does not honour conditional writes, so two "
-                            + "writers could both commit one version of the Delta log and one commit would be lost; "
-                            + "kbackfill writes Delta tables on S3 only through stores that do (AWS S3, MinIO and "
+                            + "writers could both commit one version of the table's log and one commit would be lost; "
+                            + "kbackfill writes lake tables on S3 only through stores that do (AWS S3, MinIO and "
                             + "others since 2024)");
                 }
                 stamp(until);
@@ -188,7 +188,7 @@ final class ObjectStoreLease implements AutoCloseable {
      * Fails unless this run still holds the lease with time to spare for a commit (a third of the lease): called
      * before each commit, so a run that lost its lease commits nothing more.
      */
-    void check() {
+    public void check() {
         if (lost == null && System.currentTimeMillis() > heldUntil - leaseMs / 3) {
             renew(); // the renewer fell behind (a pause): renew now or find out
             if (lost == null && System.currentTimeMillis() > heldUntil - leaseMs / 3) {

@@ -1,0 +1,153 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.hadoop.HadoopTables;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.jdbc.JdbcCatalog;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code --sink iceberg:...} from the command line: a path table and a JDBC-catalog table (SQLite) written, rerun,
+ * listed, reset and read back with Iceberg's own reader; bad forms are exit 2 with one line and nothing written.
+ */
+@Tag("kafka")
+@Tag("iceberg")
+class IcebergRunIT {
+
+    private static EmbeddedKafka kafka;
+    private static final String TOPIC = "iceberg-orders";
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void broker() throws Exception {
+        kafka = SharedKafka.get();
+        kafka.createTopic(TOPIC, 2, Map.of("retention.ms", "-1"));
+        Orders.produce(kafka, TOPIC, 20, 2);
+    }
+
+    private CliRun run(String... more) {
+        List<String> args = new ArrayList<>(List.of("--topic", TOPIC, "--from", "earliest", "--to", "latest"));
+        args.addAll(List.of(more));
+        return CliRun.run(kafka, args.toArray(String[]::new));
+    }
+
+    private static Map<String, String> rows(Table table) throws Exception {
+        table.refresh();
+        Map<String, String> rows = new TreeMap<>();
+        try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+            for (Record r : records) {
+                rows.put((String) r.getField("order_id"), (String) r.getField("status"));
+            }
+        }
+        return rows;
+    }
+
+    @Test
+    void aPathTableIsCreatedWrittenOnceAndARerunKeepsEveryVersionOut() throws Exception {
+        String path = dir.resolve("lake/orders").toString();
+        CliRun first = run("--sink", "iceberg:" + path, "--create-table", "--key-fields", "order_id", "--batch-size", "7");
+        assertThat(first.exitCode()).as(first.out() + first.err()).isZero();
+        assertThat(first.out()).contains("from 40 records").containsPattern("total\\s+40\\s+\\d+\\s+0\\s");
+        Table table = new HadoopTables(new Configuration()).load(path);
+        Map<String, String> written = rows(table);
+        assertThat(written).hasSize(20).containsEntry("k00000", "s1").containsEntry("k00019", "s1");
+        assertThat(table.schema().identifierFieldNames()).containsExactly("order_id");
+        assertThat(table.properties()).containsEntry("write.merge.mode", "merge-on-read");
+        assertThat(table.currentSnapshot().summary()).containsKey("kbackfill.job." + jobName(first));
+
+        CliRun again = run("--sink", "iceberg:" + path, "--create-table", "--key-fields", "order_id", "--batch-size", "7");
+        assertThat(again.exitCode()).as(again.out() + again.err()).isZero();
+        // `latest` moves, so this is the job's second run: every version it reads is the one the table holds
+        assertThat(again.err()).contains("run 2");
+        assertThat(again.out()).containsPattern("total\\s+40\\s+0\\s+40\\s+0\\s"); // read, written, kept out, superseded
+        assertThat(rows(table)).isEqualTo(written);
+
+        CliRun jobs = CliRun.of("jobs", "--sink", "iceberg:" + path);
+        assertThat(jobs.exitCode()).as(jobs.out() + jobs.err()).isZero();
+        assertThat(jobs.out()).contains(jobName(first));
+        CliRun reset = CliRun.of("reset", "--job", jobName(first), "--sink", "iceberg:" + path, "--yes");
+        assertThat(reset.exitCode()).as(reset.out() + reset.err()).isZero();
+        // after the reset the job starts over as run 1, and still nothing regresses
+        CliRun third = run("--sink", "iceberg:" + path, "--create-table", "--key-fields", "order_id");
+        assertThat(third.exitCode()).as(third.out() + third.err()).isZero();
+        assertThat(third.out()).containsPattern("total\\s+40\\s+0\\s+20\\s+20");
+        assertThat(rows(table)).isEqualTo(written);
+    }
+
+    @Test
+    void aJdbcCatalogTableOnSqliteTakesItsNamespaceAndNameFromTheUrl() throws Exception {
+        String catalog = "jdbc:sqlite:" + dir.resolve("catalog.db");
+        String warehouse = dir.resolve("warehouse").toString();
+        CliRun r = run("--sink", "iceberg:" + catalog + "#sales.orders", "--sink-property", "warehouse=" + warehouse,
+                "--create-table", "--key-fields", "order_id", "--job", "catalog-job");
+        assertThat(r.exitCode()).as(r.out() + r.err()).isZero();
+        JdbcCatalog jdbc = new JdbcCatalog();
+        jdbc.setConf(new Configuration());
+        jdbc.initialize("kbackfill", Map.of("uri", catalog, "warehouse", warehouse));
+        try {
+            Table table = jdbc.loadTable(TableIdentifier.of("sales", "orders"));
+            assertThat(rows(table)).hasSize(20).containsEntry("k00007", "s1");
+            assertThat(table.location()).startsWith(warehouse);
+        } finally {
+            jdbc.close();
+        }
+        CliRun status = CliRun.of("status", "--job", "catalog-job", "--sink", "iceberg:" + catalog + "#sales.orders",
+                "--sink-property", "warehouse=" + warehouse);
+        assertThat(status.exitCode()).as(status.out() + status.err()).isZero();
+        assertThat(status.out()).contains("catalog-job");
+    }
+
+    @Test
+    void badIcebergSinksAreOneLineExitTwoAndWriteNothing() {
+        CliRun blank = run("--sink", "iceberg:", "--create-table");
+        assertThat(blank.exitCode()).as(blank.out() + blank.err()).isEqualTo(2);
+        assertThat(blank.errLines()).hasSize(1);
+        assertThat(blank.err()).contains("invalid --sink 'iceberg:'").contains("iceberg:PATH")
+                .contains("iceberg:jdbc:JDBC-URL#NAMESPACE.TABLE");
+
+        CliRun noWarehouse = run("--sink", "iceberg:jdbc:sqlite:" + dir.resolve("c.db") + "#a.b", "--create-table");
+        assertThat(noWarehouse.exitCode()).as(noWarehouse.out() + noWarehouse.err()).isEqualTo(2);
+        assertThat(noWarehouse.err()).contains("--sink-property warehouse=PATH");
+
+        CliRun onS3 = run("--sink", "iceberg:s3a://bucket/lake/orders", "--create-table");
+        assertThat(onS3.exitCode()).as(onS3.out() + onS3.err()).isEqualTo(2);
+        assertThat(onS3.errLines()).hasSize(1);
+        assertThat(onS3.err()).contains("put the table in a catalog");
+
+        CliRun spark = run("--sink", "iceberg:" + dir.resolve("t"), "--create-table", "--engine", "spark");
+        assertThat(spark.exitCode()).as(spark.out() + spark.err()).isEqualTo(2);
+        assertThat(spark.err()).contains("--engine spark does not write Iceberg tables yet");
+
+        CliRun noTable = run("--sink", "iceberg:" + dir.resolve("absent"));
+        assertThat(noTable.exitCode()).as(noTable.out() + noTable.err()).isEqualTo(2);
+        assertThat(noTable.err()).contains("pass --create-table");
+        assertThat(dir.resolve("absent")).doesNotExist();
+        assertThat(dir.resolve("t")).doesNotExist();
+    }
+
+    /** The job name a run printed. */
+    private static String jobName(CliRun r) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("job ([A-Za-z0-9_.-]+)").matcher(r.err() + r.out());
+        assertThat(m.find()).as(r.out() + r.err()).isTrue();
+        return m.group(1);
+    }
+}

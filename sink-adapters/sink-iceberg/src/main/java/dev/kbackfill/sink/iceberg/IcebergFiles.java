@@ -1,0 +1,327 @@
+package dev.kbackfill.sink.iceberg;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+
+import dev.kbackfill.sink.lake.KeyOrder;
+import dev.kbackfill.sink.lake.LakeValues;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.MetadataColumns;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.data.GenericDeleteFilter;
+import org.apache.iceberg.data.GenericFileWriterFactory;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.deletes.PositionDelete;
+import org.apache.iceberg.deletes.PositionDeleteWriter;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.io.RollingDataWriter;
+import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+
+/**
+ * An Iceberg table's data files as the sink reads and writes them: probing the files that may hold a batch's keys
+ * (their live rows, deletes applied, with their positions), reading rows back whole, writing new rows as data files
+ * and the rows taken out as one position-delete file. Rows are arrays of physical values in the order of the table's
+ * top-level columns.
+ */
+final class IcebergFiles {
+
+    /** A live row of a data file that holds an incoming key: the file's task, the row's position, its values. */
+    record Hit(FileScanTask task, long position, Object[] row) {
+        String file() {
+            return task.file().location();
+        }
+    }
+
+    private final Table table;
+    private final Schema schema;
+
+    IcebergFiles(Table table) {
+        this.table = table;
+        this.schema = table.schema();
+    }
+
+    /**
+     * The live rows of {@code base} holding one of {@code keys}, read with the key and metadata columns only, from
+     * the files whose bounds for the first key column admit some key; one file per core at a time.
+     */
+    List<Hit> probe(Snapshot base, int[] keyOrdinals, int[] metadataOrdinals, Set<List<Object>> keys) {
+        List<Types.NestedField> columns = schema.columns();
+        java.util.SortedSet<Integer> read = new TreeSet<>();
+        for (int o : keyOrdinals) {
+            read.add(o);
+        }
+        for (int o : metadataOrdinals) {
+            read.add(o);
+        }
+        Schema projection = withPosition(new Schema(read.stream().map(columns::get).toList()));
+        Types.NestedField first = columns.get(keyOrdinals[0]);
+        TreeSet<Object> firstKeys = null;
+        if (prunable(first.type())) {
+            firstKeys = new TreeSet<>(KeyOrder::compareValues);
+            for (List<Object> k : keys) {
+                firstKeys.add(k.get(0));
+            }
+        }
+        List<Callable<List<Hit>>> reads = new ArrayList<>();
+        try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(base.snapshotId()).planFiles()) {
+            for (FileScanTask task : tasks) {
+                if (firstKeys != null && !mayHold(task.file(), first, firstKeys)) {
+                    continue;
+                }
+                reads.add(() -> {
+                    List<Hit> hits = new ArrayList<>();
+                    int[] targets = read.stream().mapToInt(Integer::intValue).toArray();
+                    liveRows(task, projection, r -> {
+                        Object[] row = new Object[columns.size()];
+                        for (int i = 0; i < targets.length; i++) {
+                            row[targets[i]] = IcebergTypes.physical(r.get(i));
+                        }
+                        if (keys.contains(IcebergSink.keyOf(row, keyOrdinals))) {
+                            hits.add(new Hit(task, (Long) r.get(targets.length), row));
+                        }
+                    });
+                    return hits;
+                });
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        List<Hit> hits = new ArrayList<>();
+        for (List<Hit> h : inParallel(reads)) {
+            hits.addAll(h);
+        }
+        return hits;
+    }
+
+    /** The whole rows at the hits' positions, read again from their files (a soft delete keeps the stored values). */
+    Map<Hit, Object[]> readWhole(Collection<Hit> wanted) {
+        Map<String, Map<Long, Hit>> byFile = new LinkedHashMap<>();
+        for (Hit h : wanted) {
+            byFile.computeIfAbsent(h.file(), f -> new HashMap<>()).put(h.position(), h);
+        }
+        Schema projection = withPosition(schema);
+        int width = schema.columns().size();
+        Map<Hit, Object[]> rows = new LinkedHashMap<>();
+        for (Map<Long, Hit> positions : byFile.values()) {
+            FileScanTask task = positions.values().iterator().next().task();
+            liveRows(task, projection, r -> {
+                Hit h = positions.get((Long) r.get(width));
+                if (h != null) {
+                    Object[] row = new Object[width];
+                    for (int i = 0; i < width; i++) {
+                        row[i] = IcebergTypes.physical(r.get(i));
+                    }
+                    rows.put(h, row);
+                }
+            });
+        }
+        if (rows.size() != wanted.size()) {
+            throw new org.apache.iceberg.exceptions.ValidationException("a data file of %s changed while it was read "
+                    + "(%s of %s rows to soft-delete found again)", table.name(), rows.size(), wanted.size());
+        }
+        return rows;
+    }
+
+    /** Writes rows as new data files of the table (rolled at the table's target file size). */
+    List<DataFile> writeRows(List<Object[]> rows) throws IOException {
+        if (rows.isEmpty()) {
+            return List.of();
+        }
+        List<Types.NestedField> columns = schema.columns();
+        long target = Long.parseLong(table.properties().getOrDefault(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+                String.valueOf(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)));
+        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), outputFiles(), table.io(), target,
+                table.spec(), null);
+        try (writer) {
+            GenericRecord template = GenericRecord.create(schema);
+            for (Object[] row : rows) {
+                GenericRecord r = template.copy();
+                for (int i = 0; i < row.length; i++) {
+                    r.set(i, IcebergTypes.toIceberg(row[i], columns.get(i).type()));
+                }
+                writer.write(r);
+            }
+        }
+        return writer.result().dataFiles();
+    }
+
+    /** Writes one position-delete file for the rows taken out, sorted by file and position as the spec asks. */
+    Optional<DeleteFile> writeDeletes(List<Hit> takenOut) throws IOException {
+        if (takenOut.isEmpty()) {
+            return Optional.empty();
+        }
+        List<Hit> sorted = new ArrayList<>(takenOut);
+        sorted.sort(Comparator.comparing(Hit::file).thenComparingLong(Hit::position));
+        PositionDeleteWriter<Record> writer = writers().newPositionDeleteWriter(outputFiles().newOutputFile(),
+                table.spec(), null);
+        try (writer) {
+            PositionDelete<Record> delete = PositionDelete.create();
+            for (Hit h : sorted) {
+                writer.write(delete.set(h.file(), h.position()));
+            }
+        }
+        return Optional.of(writer.toDeleteFile());
+    }
+
+    private GenericFileWriterFactory writers() {
+        return new GenericFileWriterFactory.Builder(table).dataFileFormat(FileFormat.PARQUET)
+                .deleteFileFormat(FileFormat.PARQUET).build();
+    }
+
+    private OutputFileFactory outputFiles() {
+        return OutputFileFactory.builderFor(table, 0, System.currentTimeMillis()).format(FileFormat.PARQUET)
+                .operationId(UUID.randomUUID().toString()).build();
+    }
+
+    /** The task's live rows (the table's position and equality deletes applied) in {@code projection}. */
+    private void liveRows(FileScanTask task, Schema projection, Consumer<Record> out) {
+        if (task.file().format() != FileFormat.PARQUET) {
+            throw new org.apache.iceberg.exceptions.ValidationException("data file %s of %s is %s; kbackfill reads "
+                    + "Parquet data files only", task.file().location(), table.name(), task.file().format());
+        }
+        GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, schema, projection);
+        Schema required = deletes.requiredSchema();
+        CloseableIterable<Record> records = Parquet.read(table.io().newInputFile(task.file().location()))
+                .project(required).split(task.start(), task.length())
+                .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(required, fileSchema))
+                .build();
+        // the filter's rows are in the required schema, which starts with the projection's columns
+        try (CloseableIterable<Record> live = deletes.filter(records)) {
+            int[] at = projection.columns().stream().mapToInt(f -> indexOf(required, f.fieldId())).toArray();
+            for (Record r : live) {
+                if (isIdentity(at)) {
+                    out.accept(r);
+                } else {
+                    GenericRecord p = GenericRecord.create(projection);
+                    for (int i = 0; i < at.length; i++) {
+                        p.set(i, r.get(at[i]));
+                    }
+                    out.accept(p);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static boolean isIdentity(int[] at) {
+        for (int i = 0; i < at.length; i++) {
+            if (at[i] != i) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int indexOf(Schema schema, int fieldId) {
+        List<Types.NestedField> fields = schema.columns();
+        for (int i = 0; i < fields.size(); i++) {
+            if (fields.get(i).fieldId() == fieldId) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("field " + fieldId + " missing from " + schema);
+    }
+
+    private static Schema withPosition(Schema s) {
+        return TypeUtil.join(s, new Schema(MetadataColumns.ROW_POSITION));
+    }
+
+    private static boolean prunable(Type type) {
+        return type.typeId() == Type.TypeID.STRING || type.typeId() == Type.TypeID.LONG
+                || type.typeId() == Type.TypeID.INTEGER;
+    }
+
+    /**
+     * Whether a data file's bounds for the first key column admit one of the keys. Iceberg's bounds hold whatever
+     * their truncation: a truncated lower bound is a prefix (no larger than any value), a truncated upper bound is
+     * rounded up.
+     */
+    private static boolean mayHold(DataFile file, Types.NestedField column, TreeSet<Object> keys) {
+        Map<Integer, ByteBuffer> lower = file.lowerBounds();
+        Map<Integer, ByteBuffer> upper = file.upperBounds();
+        if (lower == null || upper == null || !lower.containsKey(column.fieldId()) || !upper.containsKey(column.fieldId())) {
+            return true;
+        }
+        Object lo = LakeValues.keyValue(IcebergTypes.physical(Conversions.fromByteBuffer(column.type(),
+                lower.get(column.fieldId()))));
+        Object hi = LakeValues.keyValue(IcebergTypes.physical(Conversions.fromByteBuffer(column.type(),
+                upper.get(column.fieldId()))));
+        Object firstAtLeast = keys.ceiling(lo);
+        return firstAtLeast != null && KeyOrder.compareValues(firstAtLeast, hi) <= 0;
+    }
+
+    private static <T> List<T> inParallel(List<Callable<T>> tasks) {
+        if (tasks.size() <= 1) {
+            List<T> out = new ArrayList<>();
+            for (Callable<T> t : tasks) {
+                try {
+                    out.add(t.call());
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return out;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(tasks.size(),
+                Runtime.getRuntime().availableProcessors()), r -> {
+                    Thread t = new Thread(r, "kbackfill-iceberg-probe");
+                    t.setDaemon(true);
+                    return t;
+                });
+        try {
+            List<Future<T>> futures = new ArrayList<>();
+            for (Callable<T> t : tasks) {
+                futures.add(pool.submit(t));
+            }
+            List<T> out = new ArrayList<>();
+            for (Future<T> f : futures) {
+                out.add(f.get());
+            }
+            return out;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while probing " + tasks.size() + " files", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}

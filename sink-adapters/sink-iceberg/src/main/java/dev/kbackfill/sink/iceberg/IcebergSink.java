@@ -1,0 +1,511 @@
+package dev.kbackfill.sink.iceberg;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.Column;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.JobLockFile;
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.JobStateJson;
+import dev.kbackfill.core.sink.RecordRejectedException;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkException;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.sink.lake.KeyOrder;
+import dev.kbackfill.sink.lake.KeyedBatch;
+import dev.kbackfill.sink.lake.LakeType;
+import dev.kbackfill.sink.lake.LakeValues;
+import dev.kbackfill.sink.lake.MetadataOrdinals;
+import dev.kbackfill.sink.lake.NewTableColumns;
+import dev.kbackfill.sink.lake.TombstoneLedger;
+import dev.kbackfill.sink.lake.ValueMismatch;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.RowDelta;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotUpdate;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Keyed upserts into an Iceberg table with Iceberg Java. Each batch: find the data files that may hold the batch's
+ * keys (the first key column's bounds), read their key and metadata columns with the table's deletes applied, keeping
+ * only the rows of incoming keys, decide each key by the one version rule ({@link KeyedBatch}), and commit in
+ * <em>one</em> snapshot the batch's rows as new data files sorted by key, a position-delete file for the rows they
+ * replace or delete, the job's state and the tombstone ledger's index in the snapshot summary ({@link TableState}).
+ * A crash leaves either the whole batch with its progress or neither.
+ *
+ * <p>Rows are replaced with position deletes (format v2, merge-on-read): a batch writes what it changes, never the
+ * files it touches, and memory follows the batch, not the table. Another writer's commit between this sink's read and
+ * its commit is checked by Iceberg's validations (no conflicting data or delete files since the snapshot read): a
+ * commit that still fits is retried by Iceberg, one that does not is refused and the batch planned again from the
+ * table as it is then; nothing is lost either way.
+ */
+final class IcebergSink implements Sink {
+
+    private final SinkSettings settings;
+    private final IcebergTableRef ref;
+    private final SinkSettings.MetadataColumns meta;
+    private IcebergTables tables;
+    private Table table;
+    private JobState pending;
+    /** The job's lease on a table in an object store while this sink holds it; checked before every commit. */
+    private volatile dev.kbackfill.sink.lake.ObjectStoreLease lease;
+    private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    IcebergSink(SinkSettings settings, IcebergTableRef ref) {
+        this.settings = settings;
+        this.ref = ref;
+        this.meta = settings.metadata();
+    }
+
+    @Override
+    public String target() {
+        return "iceberg:" + ref.shown();
+    }
+
+    /** The job's state lives in the table itself: another table holds no state of the job. */
+    @Override
+    public String destination() {
+        return "the Iceberg table";
+    }
+
+    /** Every batch is one snapshot with a delete file: fewer, larger batches keep the table's metadata small. */
+    @Override
+    public int defaultBatchRows() {
+        return 250_000;
+    }
+
+    @Override
+    public void openForJobs() {
+        if (tables == null) {
+            tables = IcebergTables.open(ref, settings);
+        }
+    }
+
+    @Override
+    public void open() {
+        openForJobs();
+        Optional<Table> existing = table();
+        if (existing.isEmpty()) {
+            if (!settings.createTable()) {
+                throw new SinkConfigException("no Iceberg table " + ref.shown() + "; create it, or pass --create-table "
+                        + "to create it from the records");
+            }
+            return;
+        }
+        Table t = existing.get();
+        if (!t.spec().isUnpartitioned()) {
+            throw new SinkConfigException("the Iceberg table " + ref.shown() + " is partitioned (" + t.spec() + "); "
+                    + "kbackfill writes unpartitioned Iceberg tables only");
+        }
+        String format = t.properties().getOrDefault("write.format.default", "parquet");
+        if (!format.equalsIgnoreCase("parquet")) {
+            throw new SinkConfigException("the Iceberg table " + ref.shown() + " writes " + format + " files "
+                    + "(write.format.default); kbackfill reads and writes Parquet data files only");
+        }
+        if (!settings.tableProperties().isEmpty()) {
+            warnings.add("--table-property applies to a table --create-table creates; the Iceberg table "
+                    + ref.shown() + " exists, so its properties stay as they are");
+        }
+        Schema schema = t.schema();
+        List<String> missing = new ArrayList<>(settings.requiredMetadataColumns().stream()
+                .filter(m -> schema.findField(m) == null).toList());
+        if (settings.conflictMode() == ConflictMode.NEWER_WINS && schema.findField(meta.logTime()) == null
+                && !missing.contains(meta.logTime())) {
+            missing.add(meta.logTime());
+        }
+        if (settings.conflictMode() == ConflictMode.NEWER_WINS && settings.versionField().isPresent()
+                && schema.findField(meta.version()) == null && !missing.contains(meta.version())) {
+            missing.add(meta.version());
+        }
+        if (!missing.isEmpty()) {
+            throw new SinkConfigException("the Iceberg table " + ref.shown() + " lacks the column(s) "
+                    + String.join(", ", missing) + " that --on-conflict " + settings.conflictMode().label()
+                    + " / --on-tombstone " + settings.tombstoneMode().label()
+                    + (settings.versionField().isPresent() ? " / --version-field" : "") + " need; add them (ALTER TABLE "
+                    + ".. ADD COLUMNS in Spark), or use --on-conflict overwrite");
+        }
+    }
+
+    private Optional<Table> table() {
+        if (table == null) {
+            table = tables.load().orElse(null);
+        }
+        return Optional.ofNullable(table);
+    }
+
+    @Override
+    public boolean destinationExists() {
+        return table().isPresent();
+    }
+
+    @Override
+    public AutoCloseable lock(String job) {
+        openForJobs();
+        Optional<Path> local = tables.localDirectory();
+        if (local.isPresent()) {
+            return JobLockFile.acquire(JobLockFile.beside(local.get(), job), job, target());
+        }
+        AutoCloseable taken = tables.lease(job);
+        if (taken instanceof dev.kbackfill.sink.lake.ObjectStoreLease l) {
+            lease = l;
+        }
+        return () -> {
+            lease = null;
+            taken.close();
+        };
+    }
+
+    private void checkLease() {
+        dev.kbackfill.sink.lake.ObjectStoreLease held = lease;
+        if (held != null) {
+            held.check();
+        }
+    }
+
+    @Override
+    public Optional<JobState> load(String job) {
+        Optional<JobState> state = table().flatMap(t -> new TableState(t).job(job));
+        return state.isPresent() ? state : Optional.ofNullable(pending).filter(p -> p.job().equals(job));
+    }
+
+    @Override
+    public List<String> jobs() {
+        return table().map(t -> new TableState(t).jobs()).orElse(List.of());
+    }
+
+    @Override
+    public void begin(JobState state) {
+        Optional<Table> t = table();
+        if (t.isEmpty()) {
+            pending = state; // stored with the table's first snapshot
+            return;
+        }
+        commitState(t.get(), Map.of(TableState.jobKey(state.job()), JobStateJson.write(state)));
+        pending = null;
+    }
+
+    @Override
+    public boolean reset(String job) {
+        boolean wasPending = pending != null && pending.job().equals(job);
+        if (wasPending) {
+            pending = null;
+        }
+        Optional<Table> t = table();
+        if (t.isEmpty() || new TableState(t.get()).job(job).isEmpty()) {
+            return wasPending;
+        }
+        commitState(t.get(), Map.of(TableState.jobKey(job), ""));
+        return true;
+    }
+
+    @Override
+    public long forgetDeletesBefore(java.time.Instant before) {
+        Optional<Table> t = table();
+        if (t.isEmpty()) {
+            return 0;
+        }
+        TableState state = new TableState(t.get());
+        TombstoneLedger ledger = state.ledger();
+        long forgotten = ledger.forgetBefore(before.toEpochMilli());
+        if (forgotten > 0) {
+            commitState(t.get(), Map.of(TableState.DELETES, state.writeLedger(ledger).orElseThrow()));
+        }
+        return forgotten;
+    }
+
+    /** Commits a snapshot that changes no rows, only kbackfill's state (a job begun or reset, the ledger pruned). */
+    private void commitState(Table t, Map<String, String> values) {
+        Transaction txn = t.newTransaction();
+        SnapshotUpdate<?> append = txn.newAppend();
+        values.forEach(append::set);
+        append.commit();
+        long id = txn.table().currentSnapshot().snapshotId();
+        org.apache.iceberg.UpdateProperties props = txn.updateProperties();
+        values.forEach((k, v) -> TableState.setProperty(props, k, v, id));
+        props.commit();
+        checkLease();
+        txn.commitTransaction();
+    }
+
+    @Override
+    public WriteResult write(WriteBatch batch) {
+        try {
+            return writeOnce(batch);
+        } catch (ValidationException | CommitFailedException e) {
+            // another writer committed rows or deletes this batch's plan did not see: plan again from the table as
+            // it is now; nothing of the failed attempt was committed
+            table.refresh();
+            try {
+                return writeOnce(batch);
+            } catch (ValidationException | CommitFailedException again) {
+                throw new SinkException("another writer keeps committing to the Iceberg table " + ref.shown()
+                        + " while job " + batch.job() + " writes: " + again.getMessage() + "; nothing of batch "
+                        + batch.sequence() + " was committed", again);
+            }
+        }
+    }
+
+    private WriteResult writeOnce(WriteBatch batch) {
+        Table t = table().orElseGet(() -> create(batch));
+        Schema schema = t.schema();
+        List<Types.NestedField> columns = schema.columns();
+        checkColumns(schema, batch);
+        JobState state = new TableState(t).job(batch.job()).or(() -> Optional.ofNullable(pending))
+                .orElseThrow(() -> new SinkException("job " + batch.job() + " has no stored state in " + ref.shown()
+                        + " (reset by another process?)"));
+        JobState after = state.advancedTo(batch.nextOffsets());
+        Map<String, String> summary = new LinkedHashMap<>();
+        summary.put(TableState.jobKey(batch.job()), JobStateJson.write(after));
+        if (batch.changes().isEmpty()) {
+            commitState(t, summary);
+            pending = null;
+            return new WriteResult(0, 0, 0, Map.of());
+        }
+        int[] keyOrdinals = batch.shape().keyColumns().stream().mapToInt(k -> ordinal(columns, k.name())).toArray();
+        LakeType[] types = new LakeType[columns.size()];
+        for (int i = 0; i < types.length; i++) {
+            types[i] = IcebergTypes.lakeType(columns.get(i).type()).orElse(null);
+        }
+        Map<List<Object>, Change> incoming = new LinkedHashMap<>();
+        // two identities the table holds as one row ("1" and 1 in a string column): the row takes the newer by the
+        // rule, whatever their order in the batch; the other is kept out
+        Map<Integer, Long> collided = new TreeMap<>();
+        for (Change c : batch.changes()) {
+            try {
+                incoming.merge(keyOf(keyRow(c, columns, types, keyOrdinals), keyOrdinals), c, (held, now) -> {
+                    Change newer = batch.version(now).supersedes(batch.version(held)) ? now : held;
+                    collided.merge((newer == now ? held : now).partition(), 1L, Long::sum);
+                    return newer;
+                });
+            } catch (ValueMismatch e) {
+                throw refused(c, e);
+            }
+        }
+        MetadataOrdinals ord = MetadataOrdinals.of(name -> ordinal(columns, name), meta);
+        Snapshot base = t.currentSnapshot();
+        IcebergFiles files = new IcebergFiles(t);
+        List<IcebergFiles.Hit> hits = base == null ? List.of()
+                : files.probe(base, keyOrdinals, ord.present(), incoming.keySet());
+        Map<List<Object>, KeyedBatch.Stored<IcebergFiles.Hit>> found = new HashMap<>();
+        for (IcebergFiles.Hit h : hits) {
+            found.put(keyOf(h.row(), keyOrdinals), new KeyedBatch.Stored<>(h.row(), h));
+        }
+        TableState tableState = new TableState(t);
+        TombstoneLedger ledger = tableState.ledger();
+        List<Object[]> newRows = new ArrayList<>();
+        List<IcebergFiles.Hit> takenOut = new ArrayList<>();
+        Map<IcebergFiles.Hit, Change> softDeleted = new LinkedHashMap<>();
+        WriteResult result = new KeyedBatch<IcebergFiles.Hit>(settings, ord, ledger).decide(batch, incoming, found,
+                collided, new KeyedBatch.Effects<>() {
+                    @Override
+                    public void takeOut(IcebergFiles.Hit where) {
+                        takenOut.add(where);
+                    }
+
+                    @Override
+                    public void softDelete(IcebergFiles.Hit where, Change c) {
+                        softDeleted.put(where, c); // marked once the stored values are read
+                    }
+
+                    @Override
+                    public void add(Change c, boolean deleted) {
+                        Object[] row;
+                        try {
+                            row = deleted ? keyRow(c, columns, types, keyOrdinals) : valueRow(c, columns, types, keyOrdinals);
+                        } catch (ValueMismatch mismatch) {
+                            throw refused(c, mismatch);
+                        }
+                        if (ord.deleted() >= 0) {
+                            row[ord.deleted()] = deleted;
+                        }
+                        ord.stamp(row, c, batch.topic());
+                        newRows.add(row);
+                    }
+                });
+        if (!softDeleted.isEmpty()) {
+            for (Map.Entry<IcebergFiles.Hit, Object[]> e : files.readWhole(softDeleted.keySet()).entrySet()) {
+                Object[] row = e.getValue();
+                row[ord.deleted()] = true;
+                ord.stamp(row, softDeleted.get(e.getKey()), batch.topic());
+                newRows.add(row);
+                takenOut.add(e.getKey());
+            }
+        }
+        tableState.writeLedger(ledger).ifPresent(index -> summary.put(TableState.DELETES, index));
+        KeyOrder.sortByKey(newRows, keyOrdinals);
+        try {
+            List<DataFile> data = files.writeRows(newRows);
+            Optional<DeleteFile> deletes = files.writeDeletes(takenOut);
+            Transaction txn = t.newTransaction();
+            RowDelta delta = txn.newRowDelta();
+            data.forEach(delta::addRows);
+            deletes.ifPresent(delta::addDeletes);
+            if (base != null) {
+                // the rows this batch decided on are the rows of `base`: a commit in between that adds rows or deletes
+                // fails validation, and the batch is planned again
+                delta.validateFromSnapshot(base.snapshotId());
+                delta.validateNoConflictingDataFiles();
+                delta.validateNoConflictingDeleteFiles();
+                delta.validateDeletedFiles();
+                delta.validateDataFilesExist(takenOut.stream().map(IcebergFiles.Hit::file).distinct().toList());
+            }
+            summary.forEach(delta::set);
+            delta.commit();
+            long id = txn.table().currentSnapshot().snapshotId();
+            org.apache.iceberg.UpdateProperties props = txn.updateProperties();
+            summary.forEach((k, v) -> TableState.setProperty(props, k, v, id));
+            props.commit();
+            checkLease();
+            txn.commitTransaction();
+        } catch (IOException e) {
+            throw new SinkException("writing batch " + batch.sequence() + " into " + ref.shown() + " failed: "
+                    + e.getMessage() + "; nothing of this batch was committed", e);
+        } catch (UncheckedIOException e) {
+            throw new SinkException("writing batch " + batch.sequence() + " into " + ref.shown() + " failed: "
+                    + e.getCause().getMessage() + "; nothing of this batch was committed", e);
+        }
+        pending = null;
+        return result;
+    }
+
+    /** Creates the table from the first batch's columns (the key as identifier fields), format v2, merge-on-read. */
+    private Table create(WriteBatch batch) {
+        List<Types.NestedField> fields = new ArrayList<>();
+        java.util.Set<Integer> identifiers = new java.util.LinkedHashSet<>();
+        int id = 1;
+        for (NewTableColumns.NewColumn c : NewTableColumns.of(batch.shape(), settings)) {
+            fields.add(c.required() ? Types.NestedField.required(id, c.name(), IcebergTypes.of(c.type()))
+                    : Types.NestedField.optional(id, c.name(), IcebergTypes.of(c.type())));
+            if (c.key()) {
+                identifiers.add(id);
+            }
+            id++;
+        }
+        Map<String, String> properties = new LinkedHashMap<>();
+        properties.put("format-version", "2");
+        properties.put("write.format.default", "parquet");
+        // other writers (Spark's MERGE, UPDATE, DELETE) replace rows as kbackfill does: with delete files
+        properties.put("write.delete.mode", "merge-on-read");
+        properties.put("write.update.mode", "merge-on-read");
+        properties.put("write.merge.mode", "merge-on-read");
+        properties.putAll(settings.tableProperties());
+        table = tables.create(new Schema(fields, identifiers), properties);
+        return table;
+    }
+
+    private void checkColumns(Schema schema, WriteBatch batch) {
+        for (Column k : batch.shape().keyColumns()) {
+            if (schema.findField(k.name()) == null) {
+                throw new SinkConfigException("key column " + k.name() + " is not in the Iceberg table " + ref.shown()
+                        + " (columns " + schema.columns().stream().map(Types.NestedField::name).toList() + ")");
+            }
+        }
+        for (Column v : batch.shape().valueColumns()) {
+            if (schema.findField(v.name()) == null && !settings.ignoreUnknownFields()) {
+                Change first = batch.firstCarrying(v.name());
+                throw new SinkConfigException("value field '" + v.name() + "' (first at partition " + first.partition()
+                        + " offset " + first.offset() + ") has no column in the Iceberg table " + ref.shown()
+                        + "; add the column (ALTER TABLE .. ADD COLUMNS in Spark), or pass --ignore-unknown-fields to "
+                        + "skip such fields");
+            }
+        }
+    }
+
+    private static int ordinal(List<Types.NestedField> columns, String name) {
+        for (int i = 0; i < columns.size(); i++) {
+            if (columns.get(i).name().equals(name)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** A row holding the change's key: each key value in the column of its name, whatever order the key came in. */
+    private static Object[] keyRow(Change c, List<Types.NestedField> columns, LakeType[] types, int[] keyOrdinals)
+            throws ValueMismatch {
+        Object[] row = new Object[columns.size()];
+        for (int ord : keyOrdinals) {
+            String name = columns.get(ord).name();
+            if (!c.key().containsKey(name)) {
+                throw new ValueMismatch("the key at partition " + c.partition() + " offset " + c.offset()
+                        + " has no field " + name + " (fields " + c.key().keySet() + ")");
+            }
+            if (types[ord] == null) {
+                throw new ValueMismatch("key column " + name + " is of type " + columns.get(ord).type()
+                        + ", which kbackfill does not write");
+            }
+            Object value = c.key().get(name);
+            if (value instanceof java.math.BigDecimal d && types[ord].kind() == LakeType.Kind.STRING) {
+                // one key identity, one text: 7 and 7.00 are the same key (KeyIdentity), so the same row
+                value = d.signum() == 0 ? java.math.BigDecimal.ZERO : d.stripTrailingZeros();
+            }
+            row[ord] = LakeValues.physical(value, types[ord], name, columns.get(ord).type());
+        }
+        return row;
+    }
+
+    private static Object[] valueRow(Change c, List<Types.NestedField> columns, LakeType[] types, int[] keyOrdinals)
+            throws ValueMismatch {
+        Object[] row = keyRow(c, columns, types, keyOrdinals);
+        for (Map.Entry<String, Object> v : c.values().entrySet()) {
+            int ord = ordinal(columns, v.getKey());
+            if (ord >= 0 && !c.key().containsKey(v.getKey())) {
+                if (types[ord] == null) {
+                    if (v.getValue() != null) {
+                        throw new ValueMismatch("column " + v.getKey() + " is of type " + columns.get(ord).type()
+                                + ", which kbackfill does not write");
+                    }
+                    continue;
+                }
+                row[ord] = LakeValues.physical(v.getValue(), types[ord], v.getKey(), columns.get(ord).type());
+            }
+        }
+        return row;
+    }
+
+    static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
+        List<Object> k = new ArrayList<>(keyOrdinals.length);
+        for (int o : keyOrdinals) {
+            k.add(LakeValues.keyValue(row[o]));
+        }
+        return k;
+    }
+
+    private RecordRejectedException refused(Change c, ValueMismatch e) {
+        return new RecordRejectedException(c, "the Iceberg table " + ref.shown() + " cannot hold it: " + e.getMessage()
+                + "; nothing of its batch was written", e);
+    }
+
+    @Override
+    public List<String> warnings() {
+        return List.copyOf(warnings);
+    }
+
+    @Override
+    public void close() {
+        if (tables != null) {
+            tables.close();
+        }
+        table = null;
+    }
+}

@@ -1,0 +1,29 @@
+package dev.kbackfill.sink.iceberg;
+
+import java.util.List;
+
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkSettings;
+
+/**
+ * {@code --sink iceberg:PATH} (a path table), {@code iceberg:jdbc:JDBC-URL#NAMESPACE.TABLE},
+ * {@code iceberg:hadoop:WAREHOUSE#NAMESPACE.TABLE}, {@code iceberg:rest:URI#NAMESPACE.TABLE} (catalog tables).
+ */
+public final class IcebergSinkFactory implements SinkFactory {
+
+    @Override
+    public boolean accepts(String url) {
+        return url.startsWith("iceberg:");
+    }
+
+    @Override
+    public List<String> forms() {
+        return IcebergTableRef.FORMS;
+    }
+
+    @Override
+    public Sink create(SinkSettings settings) {
+        return new IcebergSink(settings, IcebergTableRef.parse(settings.url(), settings.table()));
+    }
+}

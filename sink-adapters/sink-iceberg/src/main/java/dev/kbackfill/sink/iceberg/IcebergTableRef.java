@@ -1,0 +1,67 @@
+package dev.kbackfill.sink.iceberg;
+
+import java.util.List;
+import java.util.Optional;
+
+import dev.kbackfill.core.sink.SinkConfigException;
+
+/**
+ * Which Iceberg table a {@code --sink iceberg:...} URL names: a path table ({@code iceberg:PATH}, a Hadoop table
+ * whose metadata lives under the path, the counterpart of {@code delta:PATH}), or a table of a catalog
+ * ({@code iceberg:jdbc:JDBC-URL#NAMESPACE.TABLE}, {@code iceberg:hadoop:WAREHOUSE#NAMESPACE.TABLE},
+ * {@code iceberg:rest:URI#NAMESPACE.TABLE}); without {@code #...} a catalog table is {@code --table} in the
+ * namespace {@code default}.
+ *
+ * @param catalog   the catalog kind, empty for a path table
+ * @param location  the path of a path table, the catalog's JDBC URL, warehouse or URI otherwise
+ * @param namespace a catalog table's namespace levels (empty for a path table)
+ * @param table     a catalog table's name (empty for a path table)
+ */
+record IcebergTableRef(Optional<Catalog> catalog, String location, List<String> namespace, String table) {
+
+    /** The catalogs a URL can name. */
+    enum Catalog { JDBC, HADOOP, REST }
+
+    static final List<String> FORMS = List.of("iceberg:PATH", "iceberg:jdbc:JDBC-URL#NAMESPACE.TABLE",
+            "iceberg:hadoop:WAREHOUSE#NAMESPACE.TABLE", "iceberg:rest:URI#NAMESPACE.TABLE");
+
+    /** The reference {@code url} spells; {@code defaultTable} is {@code --table}. */
+    static IcebergTableRef parse(String url, String defaultTable) {
+        String rest = url.substring("iceberg:".length());
+        for (Catalog c : Catalog.values()) {
+            String prefix = c.name().toLowerCase(java.util.Locale.ROOT) + ":";
+            if (rest.startsWith(prefix)) {
+                String body = c == Catalog.JDBC ? rest : rest.substring(prefix.length()); // a JDBC URL keeps jdbc:
+                int hash = body.lastIndexOf('#');
+                String where = hash < 0 ? body : body.substring(0, hash);
+                String name = hash < 0 ? "default." + defaultTable : body.substring(hash + 1);
+                List<String> parts = List.of(name.split("\\.", -1));
+                if (where.isBlank() || (c == Catalog.JDBC && where.equals("jdbc:")) || parts.size() < 2
+                        || parts.stream().anyMatch(String::isBlank)) {
+                    throw invalid(url);
+                }
+                return new IcebergTableRef(Optional.of(c), where, parts.subList(0, parts.size() - 1),
+                        parts.get(parts.size() - 1));
+            }
+        }
+        if (rest.isBlank()) {
+            throw invalid(url);
+        }
+        return new IcebergTableRef(Optional.empty(), rest, List.of(), "");
+    }
+
+    private static SinkConfigException invalid(String url) {
+        return new SinkConfigException("invalid --sink '" + dev.kbackfill.core.sink.SinkFactory.redact(url)
+                + "': expected " + String.join(", ", FORMS));
+    }
+
+    boolean isPath() {
+        return catalog.isEmpty();
+    }
+
+    /** The table for people: its path, or catalog and name (no credentials). */
+    String shown() {
+        return isPath() ? location : catalog.get().name().toLowerCase(java.util.Locale.ROOT) + " catalog "
+                + dev.kbackfill.core.sink.SinkFactory.redact(location) + ", table " + String.join(".", namespace) + "." + table;
+    }
+}

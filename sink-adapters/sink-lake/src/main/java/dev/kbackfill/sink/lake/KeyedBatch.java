@@ -1,0 +1,139 @@
+package dev.kbackfill.sink.lake;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.core.version.Version;
+
+/**
+ * Decides a batch's keys against the rows a lake table holds, the same for every lake format: under newer-wins a
+ * change is taken when it is newer, by the one version rule, than both the key's stored row and its tombstone
+ * ledger entry; under insert-only only keys the table has no row for (a soft-deleted row is a row), never
+ * tombstones; under overwrite everything. A delete taken is recorded in the ledger (hard deletes under newer-wins),
+ * kept in the row (soft deletes), or dropped (ignore). The table format does the rest through {@link Effects}.
+ *
+ * @param <W> where a stored row lives (a file and a position in it)
+ */
+public final class KeyedBatch<W> {
+
+    /** A row the table holds for an incoming key: its physical values and where it lives. */
+    public record Stored<W>(Object[] row, W where) {
+    }
+
+    /** What the table format does with the decided keys. */
+    public interface Effects<W> {
+        /** The stored row is taken out: replaced by the key's new row, or hard-deleted. */
+        void takeOut(W where);
+
+        /** The stored row stays, marked deleted by the tombstone {@code c} (its values read back as they are). */
+        void softDelete(W where, Change c);
+
+        /**
+         * A new row for the change: its values, or where {@code deleted} (a soft delete of a key the table has no
+         * row for) its key only, marked deleted.
+         */
+        void add(Change c, boolean deleted);
+    }
+
+    private final SinkSettings settings;
+    private final MetadataOrdinals ordinals;
+    private final TombstoneLedger ledger;
+
+    public KeyedBatch(SinkSettings settings, MetadataOrdinals ordinals, TombstoneLedger ledger) {
+        this.settings = settings;
+        this.ordinals = ordinals;
+        this.ledger = ledger;
+    }
+
+    /**
+     * Decides every incoming change (one per key, keyed by its physical key values) against the rows found for its
+     * key, hands the outcome to {@code effects} and counts it; {@code collided} holds the changes already kept out
+     * because two identities met in one row (by partition).
+     */
+    public WriteResult decide(WriteBatch batch, Map<List<Object>, Change> incoming, Map<List<Object>, Stored<W>> found,
+                              Map<Integer, Long> collided, Effects<W> effects) {
+        boolean ledgered = settings.conflictMode() == ConflictMode.NEWER_WINS
+                && settings.tombstoneMode() == TombstoneMode.DELETE;
+        // a delete recorded by any earlier job is a version, whatever this job does with tombstones
+        boolean consultLedger = settings.conflictMode() == ConflictMode.NEWER_WINS && ledger.holdsAny();
+        long upserted = 0;
+        long deleted = 0;
+        long ignored = 0;
+        Map<Integer, Long> keptOut = new TreeMap<>(collided);
+        for (Map.Entry<List<Object>, Change> e : incoming.entrySet()) {
+            Change c = e.getValue();
+            Stored<W> at = found.get(e.getKey());
+            Object[] stored = at == null ? null : at.row();
+            // the key's ledger text, only where the ledger is read or written for it
+            String ledgerKey = consultLedger || (ledgered && c.isTombstone()) ? TombstoneLedger.keyText(e.getKey()) : null;
+            Version deletedAt = consultLedger ? ledger.deleted(ledgerKey) : null;
+            switch (verdict(c, batch.version(c), stored, deletedAt)) {
+                case KEPT_OUT -> {
+                    keptOut.merge(c.partition(), 1L, Long::sum);
+                    continue;
+                }
+                case IGNORED -> {
+                    ignored++;
+                    continue;
+                }
+                case TAKEN -> {
+                }
+            }
+            if (c.isTombstone()) {
+                if (settings.tombstoneMode() == TombstoneMode.IGNORE) {
+                    ignored++;
+                    continue;
+                }
+                deleted++;
+                if (ledgered) {
+                    ledger.record(ledgerKey, batch.version(c));
+                }
+                if (settings.tombstoneMode() == TombstoneMode.DELETE) {
+                    if (stored != null) {
+                        effects.takeOut(at.where());
+                    }
+                    continue; // with no row, nothing to delete: the ledger holds its version
+                }
+                if (stored != null) {
+                    effects.softDelete(at.where(), c);
+                } else {
+                    effects.add(c, true);
+                }
+            } else {
+                upserted++;
+                effects.add(c, false);
+                if (stored != null) {
+                    effects.takeOut(at.where());
+                }
+            }
+        }
+        return new WriteResult(upserted, deleted, ignored, keptOut);
+    }
+
+    private enum Verdict { TAKEN, KEPT_OUT, IGNORED }
+
+    private Verdict verdict(Change c, Version incoming, Object[] stored, Version deletedAt) {
+        switch (settings.conflictMode()) {
+            case OVERWRITE:
+                return Verdict.TAKEN;
+            case INSERT_ONLY:
+                if (c.isTombstone()) {
+                    return Verdict.IGNORED;
+                }
+                return stored == null ? Verdict.TAKEN : Verdict.KEPT_OUT;
+            default:
+                Version held = deletedAt;
+                if (stored != null) {
+                    held = Version.newer(ordinals.version(stored), held);
+                }
+                return incoming.supersedes(held) ? Verdict.TAKEN : Verdict.KEPT_OUT;
+        }
+    }
+}
