@@ -11,12 +11,25 @@ import dev.kbackfill.core.sink.SinkContract;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkException;
+import dev.kbackfill.core.sink.WriteResult;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericRecord;
+import org.junit.jupiter.api.Test;
 import org.apache.iceberg.hadoop.HadoopTables;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The sink contract on a path (Hadoop) Iceberg table, {@code iceberg:PATH}, read back with Iceberg's generic reader. */
+/**
+ * The sink contract on a path (Hadoop) Iceberg table, {@code iceberg:PATH}, read back with Iceberg's generic reader;
+ * then what is Iceberg's own: another writer committing between a batch's read and its commit, progress and the
+ * ledger through snapshot expiry and rollback, the table kbackfill creates, what it refuses.
+ */
 @Tag("iceberg")
 class IcebergSinkContractIT extends SinkContract {
 
@@ -43,5 +56,175 @@ class IcebergSinkContractIT extends SinkContract {
     protected List<String> rows() throws Exception {
         HadoopTables tables = new HadoopTables(new Configuration());
         return tables.exists(table()) ? IcebergTableRows.contractRows(tables.load(table())) : List.of();
+    }
+
+    private Table loaded() {
+        return new HadoopTables(new Configuration()).load(table());
+    }
+
+    /**
+     * Another writer upserts a row for {@code key} stamped as if written from {@code offset}, as Iceberg's Flink and
+     * Kafka Connect upserts do: an equality delete on the key and the new row in one commit.
+     */
+    private void foreignUpsert(String key, String status, long offset) throws Exception {
+        Table t = loaded();
+        org.apache.iceberg.Schema keyOnly = t.schema().select("kafka_key");
+        org.apache.iceberg.data.GenericFileWriterFactory writers = new org.apache.iceberg.data.GenericFileWriterFactory
+                .Builder(t).equalityFieldIds(new int[] {t.schema().findField("kafka_key").fieldId()})
+                .equalityDeleteRowSchema(keyOnly).build();
+        org.apache.iceberg.deletes.EqualityDeleteWriter<org.apache.iceberg.data.Record> deletes = writers
+                .newEqualityDeleteWriter(org.apache.iceberg.io.OutputFileFactory.builderFor(t, 7, 7).build()
+                        .newOutputFile(), t.spec(), null);
+        try (deletes) {
+            GenericRecord k = GenericRecord.create(keyOnly);
+            k.setField("kafka_key", key);
+            deletes.write(k);
+        }
+        foreignAppend(key, status, offset, deletes.toDeleteFile());
+    }
+
+    /** Another writer (Spark, say) appends a row for {@code key} stamped as if written from {@code offset}. */
+    private void foreignAppend(String key, String status, long offset) throws Exception {
+        foreignAppend(key, status, offset, null);
+    }
+
+    private void foreignAppend(String key, String status, long offset, org.apache.iceberg.DeleteFile delete)
+            throws Exception {
+        Table t = loaded();
+        GenericRecord r = GenericRecord.create(t.schema());
+        r.setField("kafka_key", key);
+        r.setField("status", status);
+        r.setField("kafka_topic", TOPIC);
+        r.setField("kafka_partition", 0L);
+        r.setField("kafka_offset", offset);
+        r.setField("kafka_timestamp", java.time.OffsetDateTime.ofInstant(T0.plusSeconds(offset), java.time.ZoneOffset.UTC));
+        r.setField("kafka_log_time", java.time.OffsetDateTime.ofInstant(T0.plusSeconds(offset), java.time.ZoneOffset.UTC));
+        org.apache.iceberg.io.OutputFile out = t.io().newOutputFile(t.location() + "/data/foreign-" + offset + ".parquet");
+        org.apache.iceberg.io.DataWriter<org.apache.iceberg.data.Record> w = org.apache.iceberg.parquet.Parquet
+                .writeData(out).schema(t.schema()).createWriterFunc(org.apache.iceberg.data.parquet.GenericParquetWriter::create)
+                .withSpec(t.spec()).overwrite().build();
+        try (w) {
+            w.write(r);
+        }
+        if (delete == null) {
+            t.newAppend().appendFile(w.toDataFile()).commit();
+        } else {
+            t.newRowDelta().addDeletes(delete).addRows(w.toDataFile()).commit();
+        }
+    }
+
+    @Test
+    void anotherWritersCommitBetweenReadAndCommitIsSeenNeverOverwrittenNorDuplicated() throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 2L), row("a", "created", "1", 0, 0), row("b", "created", "1", 0, 1)));
+            // the sink's view of the table is now stale: another writer commits a newer "a" and a new "c"
+            foreignUpsert("a", "foreign", 500);
+            foreignAppend("c", "foreign", 501);
+            WriteResult r = o.write(batch(2, Map.of(0, 5L), row("a", "paid", "2", 0, 2), row("b", "paid", "2", 0, 3),
+                    row("c", "paid", "2", 0, 4)));
+            assertThat(r.keptOut()).containsEntry(0, 2L); // a and c: the table holds newer versions
+            assertThat(rows()).containsExactly("a=foreign/null@0:500", "b=paid/2@0:3", "c=foreign/null@0:501");
+            assertThat(o.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 5L);
+        }
+    }
+
+    @Test
+    void progressAndTheLedgerSurviveTheExpiryOfEverySnapshotKbackfillWrote() throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 3L), row("a", "created", "1", 0, 0), row("b", "created", "1", 0, 1),
+                    tombstone("b", 0, 2)));
+        }
+        foreignAppend("z", "foreign", 900);
+        Table t = loaded();
+        t.expireSnapshots().retainLast(1).expireOlderThan(System.currentTimeMillis() + 1).commit();
+        assertThat(loaded().snapshots()).hasSize(1);
+        assertThat(loaded().currentSnapshot().summary()).doesNotContainKey("kbackfill.job." + job);
+        try (Opened o = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
+            assertThat(o.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 3L);
+            // an older replay of the deleted key stays out: the ledger outlived its snapshot
+            WriteResult r = o.write(batch(2, Map.of(0, 4L), row("b", "replayed", "9", 0, 1)));
+            assertThat(r.keptOut()).containsEntry(0, 1L);
+        }
+        assertThat(rows()).containsExactly("a=created/1@0:0", "z=foreign/null@0:900");
+    }
+
+    @Test
+    void aTableRolledBackPastABatchHoldsTheProgressOfTheSnapshotItIsAt() throws Exception {
+        long first;
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 1L), row("a", "created", "1", 0, 0)));
+            first = loaded().currentSnapshot().snapshotId();
+            o.write(batch(2, Map.of(0, 2L), row("a", "paid", "2", 0, 1)));
+        }
+        loaded().manageSnapshots().rollbackTo(first).commit();
+        try (Opened o = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
+            assertThat(o.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 1L);
+        }
+        assertThat(rows()).containsExactly("a=created/1@0:0");
+    }
+
+    @Test
+    void aCreatedTableIsFormatTwoMergeOnReadKeyedByItsIdentifierFieldsWithProgressInTheSnapshotSummary()
+            throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 2L), row("a", "created", "1", 0, 0), row("a", "paid", "2", 0, 1)));
+        }
+        Table t = loaded();
+        assertThat(((org.apache.iceberg.HasTableOperations) t).operations().current().formatVersion()).isEqualTo(2);
+        assertThat(t.schema().identifierFieldNames()).containsExactly("kafka_key");
+        assertThat(t.schema().findField("kafka_key").isRequired()).isTrue();
+        assertThat(t.properties()).containsEntry("write.update.mode", "merge-on-read");
+        assertThat(t.currentSnapshot().summary().get("kbackfill.job." + job)).contains("\"nextOffsets\"");
+    }
+
+    @Test
+    void aPartitionedTableIsRefusedBeforeAnythingIsWritten() {
+        org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
+                org.apache.iceberg.types.Types.NestedField.required(1, "kafka_key", org.apache.iceberg.types.Types.StringType.get()),
+                org.apache.iceberg.types.Types.NestedField.optional(2, "status", org.apache.iceberg.types.Types.StringType.get()));
+        new HadoopTables(new Configuration()).create(schema,
+                org.apache.iceberg.PartitionSpec.builderFor(schema).identity("status").build(), table());
+        Sink s = newSink(ConflictMode.OVERWRITE, TombstoneMode.DELETE, false);
+        assertThatThrownBy(s::open).isInstanceOf(SinkConfigException.class).hasMessageContaining("is partitioned")
+                .hasMessageContaining("unpartitioned Iceberg tables only");
+        s.close();
+    }
+
+    @Test
+    void aLedgerFileRemovedByAnOrphanCleanupStopsTheNextBatchRatherThanForgetTheDeletes() throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 3L), row("a", "created", "1", 0, 0), row("b", "created", "1", 0, 1),
+                    tombstone("b", 0, 2)));
+        }
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(dir.resolve("orders/metadata/kbackfill"))) {
+            for (Path f : files.filter(java.nio.file.Files::isRegularFile).toList()) {
+                java.nio.file.Files.delete(f);
+            }
+        }
+        try (Opened o = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
+            assertThatThrownBy(() -> o.write(batch(2, Map.of(0, 4L), row("b", "replayed", "9", 0, 1))))
+                    .isInstanceOf(SinkException.class).hasMessageContaining("tombstone ledger file")
+                    .hasMessageContaining("is missing").hasMessageContaining("nothing is written");
+        }
+        assertThat(rows()).containsExactly("a=created/1@0:0");
+    }
+
+    @Test
+    void aHadoopCatalogTableIsNamedByTheUrlAndHoldsTheJobsProgress() throws Exception {
+        String warehouse = dir.resolve("warehouse").toString();
+        Sink s = SinkFactory.forSettings(new SinkSettings("iceberg:hadoop:" + warehouse + "#sales.orders", "ignored",
+                Optional.empty(), Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false,
+                SinkSettings.MetadataColumns.DEFAULT, Map.of(), SinkSettings.Source.NONE, Map.of()));
+        s.open();
+        try (AutoCloseable lock = s.lock(job)) {
+            s.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
+            s.write(batch(1, Map.of(0, 2L), row("a", "created", "1", 0, 0), row("b", "paid", "2", 0, 1)));
+        } finally {
+            s.close();
+        }
+        Table t = new org.apache.iceberg.hadoop.HadoopCatalog(new Configuration(), warehouse)
+                .loadTable(org.apache.iceberg.catalog.TableIdentifier.of("sales", "orders"));
+        assertThat(IcebergTableRows.contractRows(t)).containsExactly("a=created/1@0:0", "b=paid/2@0:1");
+        assertThat(new TableState(t).job(job).orElseThrow().nextOffsets()).containsEntry(0, 2L);
     }
 }
