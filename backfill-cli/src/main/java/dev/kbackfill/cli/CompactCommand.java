@@ -17,9 +17,11 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "compact", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = {"Rewrite the data files of a Delta table into key-sorted ones in one commit marked dataChange=false "
-                + "(streaming readers do not read the rows again). Run it when no backfill writes the table.",
+                + "(streaming readers do not read the rows again); of an Iceberg table, the data files with deletes "
+                + "without their deleted rows, small files packed, in one replace snapshot. Run it when no backfill "
+                + "writes the table.",
                 "With --forget-deletes-before TIME: forget the versions of keys whose deletes kbackfill recorded before "
-                + "TIME (by when they were recorded, not by the tombstones' own timestamps; Delta tables and JDBC tables; "
+                + "TIME (by when they were recorded, not by the tombstones' own timestamps; lake tables and JDBC tables; "
                 + "nothing else is rewritten). After that, a replay of records older than those deletes can bring the "
                 + "keys back: prune only what no replay will reach."},
         customSynopsis = "kbackfill compact --sink URL [OPTIONS]",
@@ -34,8 +36,8 @@ final class CompactCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--sink", required = true, paramLabel = "URL", description = "The Delta table (delta:PATH) to "
-            + "compact or prune, or a database (jdbc:...) whose --table's tombstone ledger to prune.")
+    @Option(names = "--sink", required = true, paramLabel = "URL", description = "The lake table (delta:PATH, "
+            + "iceberg:...) to compact or prune, or a database (jdbc:...) whose --table's tombstone ledger to prune.")
     String sink;
 
     @Option(names = "--forget-deletes-before", paramLabel = "TIME",
@@ -65,9 +67,12 @@ final class CompactCommand implements Callable<Integer> {
         if (forgetBefore != null) {
             return forget();
         }
+        if (sink.startsWith("iceberg:")) {
+            return compactIceberg();
+        }
         if (!sink.startsWith("delta:")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --sink '" + sink
-                    + "': compact works on Delta tables: delta:PATH");
+                    + "': compact works on lake tables: delta:PATH, iceberg:...");
         }
         if (rowsPerFile < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --rows-per-file '" + rowsPerFile
@@ -81,6 +86,26 @@ final class CompactCommand implements Callable<Integer> {
         } else {
             out.printf("%s: rewrote %d files (%d rows) into %d key-sorted file(s), version %d, dataChange=false%n",
                     sink, r.filesRewritten(), r.rows(), r.filesWritten(), r.version());
+        }
+        out.flush();
+        return ExitCodes.OK;
+    }
+
+    private int compactIceberg() {
+        if (keyColumns != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--key-columns is for Delta tables: an "
+                    + "Iceberg table's key is its identifier fields");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        dev.kbackfill.sink.iceberg.IcebergCompaction.Result r = dev.kbackfill.sink.iceberg.IcebergCompaction.compact(
+                settings());
+        if (r.dataFilesRewritten() == 0) {
+            out.printf("%s: %d data file(s), none with deletes or small enough to pack, nothing to compact%n", sink,
+                    r.dataFilesBefore());
+        } else {
+            out.printf("%s: rewrote %d data files and dropped %d delete files (%d live rows) into %d file(s), "
+                    + "snapshot %d (replace: no new data)%n", sink, r.dataFilesRewritten(), r.deleteFilesRemoved(),
+                    r.rows(), r.filesWritten(), r.snapshotId());
         }
         out.flush();
         return ExitCodes.OK;

@@ -194,6 +194,28 @@ final class IcebergFiles {
         return Optional.of(writer.toDeleteFile());
     }
 
+    /** What {@link #copyLive} wrote: the new data files and the rows in them. */
+    record Copy(List<DataFile> files, long rows) {
+    }
+
+    /** Copies the tasks' live rows (deletes applied), file after file, into new data files; streamed. */
+    Copy copyLive(List<FileScanTask> tasks) throws IOException {
+        long target = Long.parseLong(table.properties().getOrDefault(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+                String.valueOf(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)));
+        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), outputFiles(), table.io(), target,
+                table.spec(), null);
+        long[] rows = {0};
+        try (writer) {
+            for (FileScanTask task : tasks) {
+                liveRows(task, schema, r -> {
+                    writer.write(r.copy());
+                    rows[0]++;
+                });
+            }
+        }
+        return new Copy(writer.result().dataFiles(), rows[0]);
+    }
+
     private GenericFileWriterFactory writers() {
         return new GenericFileWriterFactory.Builder(table).dataFileFormat(FileFormat.PARQUET)
                 .deleteFileFormat(FileFormat.PARQUET).build();

@@ -40,14 +40,26 @@ record IcebergTableRef(Optional<Catalog> catalog, String location, List<String> 
                         || parts.stream().anyMatch(String::isBlank)) {
                     throw invalid(url);
                 }
-                return new IcebergTableRef(Optional.of(c), where, parts.subList(0, parts.size() - 1),
+                return new IcebergTableRef(Optional.of(c), c == Catalog.HADOOP ? absolute(where) : where,
+                        parts.subList(0, parts.size() - 1),
                         parts.get(parts.size() - 1));
             }
         }
         if (rest.isBlank()) {
             throw invalid(url);
         }
-        return new IcebergTableRef(Optional.empty(), rest, List.of(), "");
+        return new IcebergTableRef(Optional.empty(), absolute(rest), List.of(), "");
+    }
+
+    /**
+     * A local path made absolute (a table's files are named by its location, and a relative one would be resolved
+     * against whatever directory a reader runs in); a URI with a scheme as it is.
+     */
+    static String absolute(String location) {
+        if (location.matches("^[a-zA-Z][a-zA-Z0-9+.-]*:.*")) {
+            return location;
+        }
+        return java.nio.file.Path.of(location).toAbsolutePath().normalize().toString();
     }
 
     private static SinkConfigException invalid(String url) {

@@ -40,12 +40,16 @@ final class IcebergTables implements AutoCloseable {
     private final Configuration hadoop;
     private final HadoopTables paths;
     private final Catalog catalog;
+    /** The catalog's warehouse, where it has one: a new table's location is {@code WAREHOUSE/NAMESPACE/TABLE}. */
+    private final String warehouse;
 
-    private IcebergTables(IcebergTableRef ref, Configuration hadoop, HadoopTables paths, Catalog catalog) {
+    private IcebergTables(IcebergTableRef ref, Configuration hadoop, HadoopTables paths, Catalog catalog,
+                          String warehouse) {
         this.ref = ref;
         this.hadoop = hadoop;
         this.paths = paths;
         this.catalog = catalog;
+        this.warehouse = warehouse;
     }
 
     static IcebergTables open(IcebergTableRef ref, SinkSettings settings) {
@@ -69,7 +73,7 @@ final class IcebergTables implements AutoCloseable {
                         + "iceberg:jdbc:jdbc:sqlite:/data/catalog.db#db.orders with --sink-property warehouse="
                         + ref.location().replaceAll("/[^/]+/?$", ""));
             }
-            return new IcebergTables(ref, hadoop, new HadoopTables(hadoop), null);
+            return new IcebergTables(ref, hadoop, new HadoopTables(hadoop), null, null);
         }
         String name = Optional.ofNullable(properties.remove(CATALOG_NAME)).orElse(DEFAULT_CATALOG);
         IcebergTableRef.Catalog kind = ref.catalog().orElseThrow();
@@ -79,7 +83,9 @@ final class IcebergTables implements AutoCloseable {
                 properties.put("uri", ref.location());
                 settings.user().ifPresent(u -> properties.put("jdbc.user", u));
                 settings.password().ifPresent(p -> properties.put("jdbc.password", p));
-                if (!properties.containsKey("warehouse")) {
+                if (properties.containsKey("warehouse")) {
+                    properties.put("warehouse", IcebergTableRef.absolute(properties.get("warehouse")));
+                } else {
                     throw new SinkConfigException("invalid --sink '" + dev.kbackfill.core.sink.SinkFactory.redact(
                             settings.url()) + "': a JDBC catalog needs the warehouse its tables are created in: "
                             + "--sink-property warehouse=PATH (a local path or s3a://BUCKET/PATH)");
@@ -90,7 +96,8 @@ final class IcebergTables implements AutoCloseable {
             default -> throw new IllegalStateException();
         }
         try {
-            return new IcebergTables(ref, hadoop, null, CatalogUtil.buildIcebergCatalog(name, properties, hadoop));
+            return new IcebergTables(ref, hadoop, null, CatalogUtil.buildIcebergCatalog(name, properties, hadoop),
+                    properties.get("warehouse"));
         } catch (RuntimeException e) {
             throw new SinkException("cannot open the Iceberg " + kind.name().toLowerCase(java.util.Locale.ROOT)
                     + " catalog at " + dev.kbackfill.core.sink.SinkFactory.redact(ref.location()) + ": " + e.getMessage(), e);
@@ -167,7 +174,9 @@ final class IcebergTables implements AutoCloseable {
         if (t.isPresent()) {
             return t.get().location();
         }
-        return null;
+        // not created yet: where the JDBC and Hadoop catalogs will put it (a REST catalog says only once it exists)
+        return warehouse == null ? null : warehouse.replaceAll("/+$", "") + "/" + String.join("/", ref.namespace())
+                + "/" + ref.table();
     }
 
     private static boolean isRemote(String location) {

@@ -227,4 +227,41 @@ class IcebergSinkContractIT extends SinkContract {
         assertThat(IcebergTableRows.contractRows(t)).containsExactly("a=created/1@0:0", "b=paid/2@0:1");
         assertThat(new TableState(t).job(job).orElseThrow().nextOffsets()).containsEntry(0, 2L);
     }
+
+    @Test
+    void compactionDropsTheDeleteFilesAndPacksSmallFilesKeepingEveryRowAndTheJobsProgress() throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 3L), row("a", "created", "1", 0, 0), row("b", "created", "1", 0, 1),
+                    row("c", "created", "1", 0, 2)));
+            o.write(batch(2, Map.of(0, 5L), row("a", "paid", "2", 0, 3), tombstone("b", 0, 4)));
+            o.write(batch(3, Map.of(0, 6L), row("d", "created", "1", 0, 5)));
+        }
+        List<String> before = rows();
+        Table t = loaded();
+        assertThat(t.currentSnapshot().deleteManifests(t.io())).isNotEmpty();
+        SinkSettings settings = new SinkSettings("iceberg:" + table(), "orders", Optional.empty(), Optional.empty(),
+                ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false, false, SinkSettings.MetadataColumns.DEFAULT);
+        IcebergCompaction.Result r = IcebergCompaction.compact(settings);
+        assertThat(r.dataFilesRewritten()).isEqualTo(3);
+        assertThat(r.deleteFilesRemoved()).isEqualTo(1);
+        assertThat(r.rows()).isEqualTo(3);
+        assertThat(r.filesWritten()).isEqualTo(1);
+        assertThat(rows()).isEqualTo(before).containsExactly("a=paid/2@0:3", "c=created/1@0:2", "d=created/1@0:5");
+        t = loaded();
+        assertThat(t.currentSnapshot().operation()).isEqualTo("replace");
+        long deleteFiles = 0;
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks = t.newScan().planFiles()) {
+            for (org.apache.iceberg.FileScanTask task : tasks) {
+                deleteFiles += task.deletes().size();
+            }
+        }
+        assertThat(deleteFiles).isZero();
+        try (Opened o = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
+            assertThat(o.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 6L);
+            // the ledger still keeps the deleted key out
+            assertThat(o.write(batch(4, Map.of(0, 7L), row("b", "replayed", "9", 0, 1))).keptOut()).containsEntry(0, 1L);
+        }
+        // nothing left to do: one file, no deletes
+        assertThat(IcebergCompaction.compact(settings).dataFilesRewritten()).isZero();
+    }
 }
