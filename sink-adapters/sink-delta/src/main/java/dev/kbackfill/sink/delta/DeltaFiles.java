@@ -1,7 +1,6 @@
 package dev.kbackfill.sink.delta;
 
 import dev.kbackfill.sink.lake.ConditionalWrites;
-import dev.kbackfill.sink.lake.ObjectStoreLease;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,13 +1,10 @@
 package dev.kbackfill.sink.delta;
 
-import dev.kbackfill.sink.lake.ConditionalWrites;
 import dev.kbackfill.sink.lake.ObjectStoreLease;
 import dev.kbackfill.sink.lake.ValueMismatch;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,8 +13,6 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Column;
 import dev.kbackfill.core.sink.ConflictMode;
@@ -29,10 +24,8 @@ import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.core.sink.SinkSettings;
-import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
-import dev.kbackfill.core.version.Version;
 import dev.kbackfill.sink.lake.KeyOrder;
 import dev.kbackfill.sink.lake.KeyedBatch;
 import dev.kbackfill.sink.lake.MetadataOrdinals;
@@ -43,20 +36,15 @@ import io.delta.kernel.Snapshot;
 import io.delta.kernel.TableManager;
 import io.delta.kernel.Transaction;
 import io.delta.kernel.TransactionCommitResult;
-import io.delta.kernel.data.FilteredColumnarBatch;
 import io.delta.kernel.data.Row;
 import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
 import io.delta.kernel.exceptions.ConcurrentWriteException;
 import io.delta.kernel.exceptions.TableNotFoundException;
 import io.delta.kernel.hook.PostCommitHook;
-import io.delta.kernel.types.BooleanType;
-import io.delta.kernel.types.LongType;
 import io.delta.kernel.types.StringType;
 import io.delta.kernel.types.StructType;
-import io.delta.kernel.types.TimestampType;
 import io.delta.kernel.utils.CloseableIterable;
-import io.delta.kernel.utils.CloseableIterator;
 import org.apache.hadoop.conf.Configuration;
 import org.roaringbitmap.RoaringBitmap;
 
@@ -82,7 +70,6 @@ import org.roaringbitmap.RoaringBitmap;
 final class DeltaSink implements Sink {
 
     private static final String ENGINE_INFO = "kbackfill";
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final int ROWS_PER_FILE_BATCH = 50_000;
 
     private final SinkSettings settings;
@@ -140,7 +127,7 @@ final class DeltaSink implements Sink {
                 throw new SinkConfigException("no Delta table at " + path + "; create it, or pass --create-table to "
                         + "create it from the records");
             }
-            checkTableProperties();
+            DeltaTableCreation.checkProperties(path, settings, engine, ENGINE_INFO);
             return;
         }
         StructType schema = snapshot.get().getSchema();
@@ -358,61 +345,12 @@ final class DeltaSink implements Sink {
 
     /** Creates the table from the first batch's columns, the metadata columns last, domain metadata enabled. */
     private Snapshot create(WriteBatch batch) {
-        StructType schema = new StructType();
-        for (NewTableColumns.NewColumn column : NewTableColumns.of(batch.shape(), settings)) {
-            schema = schema.add(column.name(), DeltaTypes.of(column.type()), !column.required());
-        }
-        Transaction txn = TableManager.buildCreateTableTransaction(path, schema, ENGINE_INFO)
-                .withTableProperties(tableProperties(batch.shape().keyColumns())).withMaxRetries(0).build(engine);
+        Transaction txn = TableManager.buildCreateTableTransaction(path, DeltaTableCreation.schema(batch, settings),
+                ENGINE_INFO).withTableProperties(DeltaTableCreation.properties(batch.shape().keyColumns(), settings))
+                .withMaxRetries(0).build(engine);
         runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
         latest = null;
         return snapshot().orElseThrow();
-    }
-
-    /** Refuses table properties Kernel would refuse when creating the table, before anything is read or written. */
-    private void checkTableProperties() {
-        if (settings.tableProperties().isEmpty()) {
-            return;
-        }
-        for (String key : new java.util.TreeSet<>(settings.tableProperties().keySet())) {
-            if (key.equals("delta.enableRowTracking") && Boolean.parseBoolean(settings.tableProperties().get(key))) {
-                throw new SinkConfigException("invalid --delta-table-property delta.enableRowTracking=true: kbackfill "
-                        + "replaces rows by deleting and adding them, so row ids would not survive an update");
-            }
-            if (key.startsWith("kbackfill.")) {
-                // kbackfill's own (the key columns it records): a user value would silently rekey the table
-                throw new SinkConfigException("invalid --delta-table-property " + key + ": kbackfill.* properties are "
-                        + "kbackfill's own record of the table (its key columns); leave them out");
-            }
-        }
-        Map<String, String> properties = tableProperties(List.of());
-        String vectors = properties.get(DeletionVectors.ENABLE_PROPERTY);
-        if (!vectors.equalsIgnoreCase("true") && !vectors.equalsIgnoreCase("false")) {
-            // Kernel reads any other text as false
-            throw new SinkConfigException("invalid --delta-table-property " + DeletionVectors.ENABLE_PROPERTY + "='"
-                    + vectors + "': expected true or false");
-        }
-        try {
-            // built, never committed: Kernel checks the properties here
-            TableManager.buildCreateTableTransaction(path, new StructType().add("k", StringType.STRING), ENGINE_INFO)
-                    .withTableProperties(properties).withMaxRetries(0).build(engine);
-        } catch (io.delta.kernel.exceptions.KernelException | IllegalArgumentException e) {
-            throw new SinkConfigException("invalid --delta-table-property for the Delta table at " + path + ": "
-                    + e.getMessage());
-        }
-    }
-
-    /**
-     * A new table's properties: domain metadata (the job state lives there), deletion vectors, the key columns, then
-     * the user's {@code --delta-table-property} over them (deletion vectors off for older readers, say).
-     */
-    private Map<String, String> tableProperties(List<Column> keyColumns) {
-        Map<String, String> properties = new LinkedHashMap<>();
-        properties.put("delta.feature.domainMetadata", "supported");
-        properties.put(DeletionVectors.ENABLE_PROPERTY, "true");
-        properties.put(DeltaFiles.KEY_COLUMNS_PROPERTY, String.join(",", keyColumns.stream().map(Column::name).toList()));
-        properties.putAll(settings.tableProperties());
-        return properties;
     }
 
     private void checkColumns(StructType schema, WriteBatch batch) {
@@ -509,7 +447,7 @@ final class DeltaSink implements Sink {
                 .build().getScanState(engine);
         // one file per core at a time: probing is most of a small batch's work on a large table
         List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();
-        for (Row scanFile : candidateFiles(scan, schema, keyOrdinals[0], incoming.keySet())) {
+        for (Row scanFile : DeltaPruning.candidateFiles(engine, scan, schema, keyOrdinals[0], incoming.keySet())) {
             probes.add(() -> {
                 Candidate file = new Candidate(scanFile);
                 file.rows = DeltaFiles.scan(engine, probeState, scanFile, schema, keyOrdinals, incoming::containsKey,
@@ -688,66 +626,6 @@ final class DeltaSink implements Sink {
             k.add(dev.kbackfill.sink.lake.LakeValues.keyValue(row[o]));
         }
         return k;
-    }
-
-    /**
-     * The files that may hold some of the keys: those whose statistics for the first key column are missing, or
-     * whose [min, max] contains at least one incoming key. Strings compare in UTF-8 byte order, as Delta's
-     * statistics do; a long string bound may be truncated, so it never prunes.
-     */
-    List<Row> candidateFiles(Scan scan, StructType schema, int firstKey, java.util.Set<List<Object>> keys)
-            throws IOException {
-        io.delta.kernel.types.FieldMetadata fm = schema.at(firstKey).getMetadata();
-        String column = fm.contains("delta.columnMapping.physicalName")
-                ? fm.getString("delta.columnMapping.physicalName") : schema.at(firstKey).getName();
-        boolean strings = schema.at(firstKey).getDataType() instanceof StringType;
-        boolean longs = schema.at(firstKey).getDataType() instanceof LongType;
-        List<Row> files = new ArrayList<>();
-        TreeSet<Object> sorted = null; // built on the first file to prune: a new table has none
-        try (CloseableIterator<FilteredColumnarBatch> it = scan.getScanFiles(engine, true)) {
-            while (it.hasNext()) {
-                FilteredColumnarBatch b = it.next();
-                try (CloseableIterator<Row> rows = b.getRows()) {
-                    while (rows.hasNext()) {
-                        Row scanFile = rows.next();
-                        if (sorted == null && (strings || longs)) {
-                            sorted = new TreeSet<>(KeyOrder::compareValues);
-                            for (List<Object> k : keys) {
-                                sorted.add(k.get(0));
-                            }
-                        }
-                        if (mayHold(scanFile, column, strings, longs, sorted)) {
-                            files.add(scanFile);
-                        }
-                    }
-                }
-            }
-        }
-        return files;
-    }
-
-    private static boolean mayHold(Row scanFile, String column, boolean strings, boolean longs, TreeSet<Object> keys)
-            throws IOException {
-        if (!strings && !longs) {
-            return true;
-        }
-        Optional<String> stats = KernelInternals.statsJson(scanFile);
-        if (stats.isEmpty()) {
-            return true;
-        }
-        JsonNode s = JSON.readTree(stats.get());
-        JsonNode min = s.path("minValues").get(column);
-        JsonNode max = s.path("maxValues").get(column);
-        if (min == null || max == null || min.isNull() || max.isNull()) {
-            return true;
-        }
-        if (strings && (min.asText().length() >= 32 || max.asText().length() >= 32)) {
-            return true;
-        }
-        Object lo = strings ? min.asText() : (Object) min.asLong();
-        Object hi = strings ? max.asText() : (Object) max.asLong();
-        Object first = keys.ceiling(lo);
-        return first != null && KeyOrder.compareValues(first, hi) <= 0;
     }
 
     private void commit(Snapshot snapshot, String job, JobState state, List<Row> actions) {
