@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of docs/benchmarks.md side by side and prints a report.
-#   bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta|scale|plan|index|growth|verify|serve]   (default 1000000 records, 2 rounds, all; needs kcat)
+#   bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta|iceberg|scale|plan|index|growth|verify|serve]   (default 1000000 records, 2 rounds, all; needs kcat)
 #   serve: load the topic, print the broker's address, keep it up until end of input (for experiments by hand)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -9,8 +9,12 @@ mvn -B -ntp -q -DskipTests install
 mvn -B -ntp -q -pl interop-spark dependency:build-classpath -Dmdep.includeScope=test \
     -Dmdep.outputFile=target/test-classpath.txt
 spark_cp="$(cat interop-spark/target/test-classpath.txt):$(pwd)/interop-spark/target/test-classes"
+# Spark 4.1 with Iceberg's Spark runtime, the peer of the iceberg mode
+mvn -B -ntp -q -pl interop-iceberg dependency:build-classpath -Dmdep.includeScope=test \
+    -Dmdep.outputFile=target/test-classpath.txt
+spark_iceberg_cp="$(cat interop-iceberg/target/test-classpath.txt):$(pwd)/interop-iceberg/target/test-classes"
 # the Debezium JDBC sink on Kafka Connect, the peer of the postgres mode (not part of the build)
 mvn -B -ntp -q -f bench/debezium/pom.xml dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
-exec java -Xmx2g ${BENCH_OPTS:-} -Dbench.sparkClasspath="$spark_cp" \
+exec java -Xmx2g ${BENCH_OPTS:-} -Dbench.sparkClasspath="$spark_cp" -Dbench.sparkIcebergClasspath="$spark_iceberg_cp" \
     -Dbench.debeziumClasspath="$(cat bench/debezium/target/classpath.txt)" \
     -cp "$(cat bench/target/classpath.txt):bench/target/classes" dev.kbackfill.bench.Benchmark "$@"

@@ -137,6 +137,11 @@ class IcebergRunIT {
         assertThat(spark.exitCode()).as(spark.out() + spark.err()).isEqualTo(2);
         assertThat(spark.err()).contains("--engine spark does not write Iceberg tables yet");
 
+        CliRun verify = CliRun.of("verify", "--bootstrap-server", kafka.bootstrapServers(), "--topic", TOPIC, "--from",
+                "earliest", "--to", "latest", "--sink", "iceberg:" + dir.resolve("t"));
+        assertThat(verify.exitCode()).as(verify.out() + verify.err()).isEqualTo(2);
+        assertThat(verify.err()).contains("cannot be verified");
+
         CliRun noTable = run("--sink", "iceberg:" + dir.resolve("absent"));
         assertThat(noTable.exitCode()).as(noTable.out() + noTable.err()).isEqualTo(2);
         assertThat(noTable.err()).contains("pass --create-table");

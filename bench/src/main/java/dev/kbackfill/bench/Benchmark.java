@@ -107,6 +107,9 @@ public final class Benchmark {
             if (only.equals("all") || only.equals("delta")) {
                 delta();
             }
+            if (only.equals("all") || only.equals("iceberg")) {
+                iceberg();
+            }
             if (only.equals("all") || only.equals("scale")) {
                 scale();
             }
@@ -443,6 +446,134 @@ public final class Benchmark {
                     "kbackfill --version (JVM start)", start, noop - start);
             System.out.printf(Locale.ROOT, "%-6d %-44s %9.1fx / %.1fx%n", r, "Spark / kbackfill (cold / warm)",
                     coldSpark / coldOurs, warmSpark / warmOurs);
+        }
+    }
+
+    /**
+     * kbackfill into Iceberg against Spark 4.1 local[2] with Iceberg 1.12 (issue 22), each a process of its own, wall
+     * time and peak RSS: the whole topic (five records per key) into a new table and the same range again (Spark:
+     * create, then MERGE); then tables of RECORDS and 10x RECORDS rows (every key once, written by each side into
+     * its own table) and a backfill touching 1% of their keys (kbackfill in -Xmx512m; Spark MERGE, merge-on-read).
+     * Every table is counted afterwards.
+     */
+    private void iceberg() throws Exception {
+        String cp = System.getProperty("bench.sparkIcebergClasspath");
+        if (cp == null) {
+            throw new IllegalStateException("bench.sparkIcebergClasspath is not set: run bench/run.sh");
+        }
+        System.out.println("== Iceberg: kbackfill against Spark local[2] + Iceberg 1.12, wall time and peak RSS of each process");
+        System.out.printf("%-10s %-46s %9s %9s%n", "round", "run", "seconds", "RSS MB");
+        Map<String, String> heap = Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g");
+        for (int r = 1; r <= rounds; r++) {
+            Path warehouse = Files.createTempDirectory("kbackfill-bench-iceberg");
+            Measured cold = measure(kbackfillIceberg(TOPIC, "latest", warehouse, "ours", "bench-iceberg"), heap);
+            print(r, "kbackfill, new table (" + records / keys + " records per key)", cold);
+            List<String> offsets = sparkOffsets(TOPIC);
+            Measured sparkCold = measure(sparkIceberg(cp, TOPIC, offsets, warehouse, "spark", "create"), Map.of());
+            print(r, "Spark, new table", sparkCold);
+            Measured warm = measure(kbackfillIceberg(TOPIC, "latest", warehouse, "ours", "bench-iceberg-again"), heap);
+            print(r, "kbackfill, same range again (all kept out)", warm);
+            Measured sparkWarm = measure(sparkIceberg(cp, TOPIC, offsets, warehouse, "spark", "merge"), Map.of());
+            print(r, "Spark MERGE, same range again", sparkWarm);
+            checkIceberg(warehouse, "ours", keys);
+            System.out.printf(Locale.ROOT, "%-10d %-46s %8.1fx / %.1fx   (Spark: %s / %s)%n", r,
+                    "Spark / kbackfill (new / again)", sparkCold.seconds() / cold.seconds(),
+                    sparkWarm.seconds() / warm.seconds(), sparkCold.out().strip(), sparkWarm.out().strip());
+            exec(List.of("rm", "-rf", warehouse.toString()), Map.of());
+        }
+        // growth: every key once, then 1% touched
+        int unit = records / PARTITIONS * PARTITIONS;
+        int[] sizes = {unit, 10 * unit};
+        int largest = sizes[sizes.length - 1];
+        String base = "iceberg-growth";
+        Map<String, String> retained = Map.of("retention.ms", "-1");
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            List<NewTopic> topics = new ArrayList<>(List.of(new NewTopic(base, PARTITIONS, (short) 1).configs(retained)));
+            for (int n : sizes) {
+                topics.add(new NewTopic(base + "-touch-" + n, PARTITIONS, (short) 1).configs(retained));
+            }
+            admin.createTopics(topics).all().get();
+            Thread.sleep(2000);
+        }
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 20,
+                ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024, ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        java.util.Random random = new java.util.Random(17);
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < largest; i++) {
+                p.send(new ProducerRecord<>(base, i % PARTITIONS, T0.plusSeconds(i).toEpochMilli(), key(i, largest),
+                        json(i, largest)));
+            }
+            for (int n : sizes) {
+                int[] touched = random.ints(0, n).distinct().limit(n / 100).toArray();
+                for (int j = 0; j < touched.length; j++) {
+                    int update = touched[j] + largest;
+                    p.send(new ProducerRecord<>(base + "-touch-" + n, null, T0.plusSeconds(largest + j).toEpochMilli(),
+                            key(update, largest), json(update, largest)));
+                }
+            }
+            p.flush();
+        }
+        System.out.printf("%-10s %-46s %9s %9s%n", "table", "run", "seconds", "RSS MB");
+        for (int n : sizes) {
+            Path warehouse = Files.createTempDirectory("kbackfill-bench-iceberg-growth");
+            StringBuilder to = new StringBuilder("{\"" + base + "\":{");
+            StringBuilder from = new StringBuilder("{\"" + base + "\":{");
+            for (int q = 0; q < PARTITIONS; q++) {
+                to.append(q == 0 ? "" : ",").append('"').append(q).append("\":").append(n / PARTITIONS);
+                from.append(q == 0 ? "" : ",").append('"').append(q).append("\":-2");
+            }
+            to.append("}}");
+            from.append("}}");
+            Measured create = measure(kbackfillIceberg(base, to.toString(), warehouse, "ours", "create"), heap);
+            print(n, "kbackfill, new table (every key once)", create);
+            Measured sparkCreate = measure(sparkIceberg(cp, base, List.of(from.toString(), to.toString()), warehouse,
+                    "spark", "create"), Map.of());
+            print(n, "Spark, new table (every key once)", sparkCreate);
+            String touch = base + "-touch-" + n;
+            Measured ours = measure(kbackfillIceberg(touch, "latest", warehouse, "ours", "touch"),
+                    Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m"));
+            print(n, "kbackfill, 1% touched (-Xmx512m)", ours);
+            Measured theirs = measure(sparkIceberg(cp, touch, sparkOffsets(touch), warehouse, "spark", "merge"), Map.of());
+            print(n, "Spark local[2] MERGE, 1% touched", theirs);
+            Measured cow = measure(sparkIceberg(cp, touch, sparkOffsets(touch), warehouse, "spark", "merge-cow"),
+                    Map.of());
+            print(n, "Spark MERGE copy-on-write, the same 1% again", cow);
+            checkIceberg(warehouse, "ours", n);
+            System.out.printf(Locale.ROOT, "%-10d %-46s %8.1fx / %.1fx   (Spark: %s / %s)%n", n,
+                    "Spark / kbackfill (new / 1% touched)", sparkCreate.seconds() / create.seconds(),
+                    theirs.seconds() / ours.seconds(), sparkCreate.out().strip(), theirs.out().strip());
+            exec(List.of("rm", "-rf", warehouse.toString()), Map.of());
+        }
+        System.out.println();
+    }
+
+    private List<String> kbackfillIceberg(String topic, String to, Path warehouse, String table, String job) {
+        return List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", topic, "--from", "earliest", "--to",
+                to, "--sink", "iceberg:hadoop:" + warehouse + "#db." + table, "--create-table", "--job", job,
+                "--progress", "none", "--bootstrap-server", bootstrap);
+    }
+
+    private List<String> sparkIceberg(String cp, String topic, List<String> offsets, Path warehouse, String table,
+                                      String mode) {
+        List<String> command = sparkCommand(cp);
+        command.set(command.size() - 1, "dev.kbackfill.interop.iceberg.SparkIcebergBench");
+        command.addAll(List.of(bootstrap, topic, offsets.get(0), offsets.get(1), warehouse.toString(), table, mode));
+        return command;
+    }
+
+    /** Counts the rows of {@code db.TABLE} in the warehouse with Iceberg's own reader; must be {@code expected}. */
+    private static void checkIceberg(Path warehouse, String table, long expected) throws Exception {
+        org.apache.iceberg.Table t = new org.apache.iceberg.hadoop.HadoopCatalog(new org.apache.hadoop.conf.Configuration(),
+                warehouse.toString()).loadTable(org.apache.iceberg.catalog.TableIdentifier.of("db", table));
+        long rows = 0;
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+                     org.apache.iceberg.data.IcebergGenerics.read(t).select("kafka_key").build()) {
+            for (org.apache.iceberg.data.Record ignored : records) {
+                rows++;
+            }
+        }
+        if (rows != expected) {
+            throw new IllegalStateException("the Iceberg table db." + table + " holds " + rows + " rows, not " + expected);
         }
     }
 

@@ -105,7 +105,7 @@ public final class FaultInjection {
         load();
         startPostgres();
         if (only.equals("all") || only.equals("sigkill")) {
-            for (String sink : List.of("sqlite", "postgres", "delta", "s3", "kafka")) {
+            for (String sink : List.of("sqlite", "postgres", "delta", "s3", "iceberg", "iceberg-s3", "kafka")) {
                 sigkills(sink, kills);
             }
         }
@@ -117,13 +117,19 @@ public final class FaultInjection {
             brokerRestart();
         }
         if (only.equals("all") || only.equals("concurrent")) {
-            twoRunsAtOnce(List.of("sqlite", "s3", "kafka"));
+            twoRunsAtOnce(List.of("sqlite", "s3", "iceberg", "iceberg-s3", "kafka"));
             compactDuringARun();
         }
         if (only.equals("s3")) { // the Delta table in S3 alone: kills, two runs of one job, compact during a run
             sigkills("s3", kills);
             twoRunsAtOnce(List.of("s3"));
             compactDuringARun();
+        }
+        if (only.equals("iceberg")) { // Iceberg alone, a path table and a catalog table in S3: kills, two runs, reset
+            sigkills("iceberg", kills);
+            sigkills("iceberg-s3", kills);
+            twoRunsAtOnce(List.of("iceberg", "iceberg-s3"));
+            resetThenRerun("iceberg");
         }
         if (only.equals("all") || only.equals("retention")) {
             retention();
@@ -132,7 +138,7 @@ public final class FaultInjection {
             registryDown();
         }
         if (only.equals("all") || only.equals("reset")) {
-            for (String sink : List.of("sqlite", "postgres", "delta", "kafka")) {
+            for (String sink : List.of("sqlite", "postgres", "delta", "iceberg", "kafka")) {
                 resetThenRerun(sink);
             }
         }
@@ -501,6 +507,18 @@ public final class FaultInjection {
                 List.copyOf(options));
     }
 
+    /**
+     * An Iceberg table in S3 (S3Proxy): a JDBC catalog in a SQLite file whose warehouse is a bucket, the endpoint
+     * through --sink-property, the credentials through a --sink-command-config file, a 3 s lease.
+     */
+    private Target icebergS3(String job) throws IOException {
+        Target s3 = s3(job);
+        List<String> options = new ArrayList<>(s3.options());
+        options.addAll(List.of("--sink-property", "warehouse=s3a://" + SharedS3.standard().newBucket() + "/warehouse"));
+        return new Target("iceberg-s3", "iceberg:jdbc:sqlite:" + work.resolve(job + "-catalog.db") + "#lake.orders",
+                job, null, List.copyOf(options));
+    }
+
     private Target target(String sink, String fault) throws Exception {
         String job = "faults-" + sink + "-" + fault;
         return switch (sink) {
@@ -516,6 +534,8 @@ public final class FaultInjection {
             }
             case "delta" -> new Target(sink, "delta:" + work.resolve(job), job, null);
             case "s3" -> s3(job);
+            case "iceberg" -> new Target(sink, "iceberg:" + work.resolve(job), job, null);
+            case "iceberg-s3" -> icebergS3(job);
             case "kafka" -> new Target(sink, "kafka:" + job, job, null);
             default -> throw new IllegalArgumentException(sink);
         };
@@ -610,10 +630,63 @@ public final class FaultInjection {
                 }
                 return dup;
             }
+            case "iceberg", "iceberg-s3" -> {
+                long dup = 0;
+                for (Map<String, Object> r : icebergRows(t)) {
+                    if (rows.put((String) r.get("kafka_key"), (String) r.get("status")) != null) {
+                        dup++;
+                    }
+                }
+                return dup;
+            }
             default -> {
                 return readTopic(t.url().substring("kafka:".length()), rows);
             }
         }
+    }
+
+    /** An Iceberg table's live rows, read with Iceberg's generic reader (every delete applied). */
+    private List<Map<String, Object>> icebergRows(Target t) throws Exception {
+        org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
+        org.apache.iceberg.Table table;
+        org.apache.iceberg.jdbc.JdbcCatalog catalog = null;
+        if (t.sink().equals("iceberg")) {
+            org.apache.iceberg.hadoop.HadoopTables tables = new org.apache.iceberg.hadoop.HadoopTables(conf);
+            String path = t.url().substring("iceberg:".length());
+            if (!tables.exists(path)) {
+                return List.of();
+            }
+            table = tables.load(path);
+        } else {
+            SharedS3.standard().s3aSettings().forEach(conf::set);
+            String url = t.url().substring("iceberg:".length());
+            String warehouse = t.options().stream().filter(o -> o.startsWith("warehouse=")).findFirst().orElseThrow()
+                    .substring("warehouse=".length());
+            catalog = new org.apache.iceberg.jdbc.JdbcCatalog();
+            catalog.setConf(conf);
+            catalog.initialize("kbackfill", Map.of("uri", url.substring(0, url.indexOf('#')), "warehouse", warehouse));
+            org.apache.iceberg.catalog.TableIdentifier id = org.apache.iceberg.catalog.TableIdentifier.of("lake", "orders");
+            if (!catalog.tableExists(id)) {
+                catalog.close();
+                return List.of();
+            }
+            table = catalog.loadTable(id);
+        }
+        List<Map<String, Object>> rows = new ArrayList<>();
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+                     org.apache.iceberg.data.IcebergGenerics.read(table).select("kafka_key", "status").build()) {
+            for (org.apache.iceberg.data.Record r : records) {
+                Map<String, Object> row = new HashMap<>();
+                row.put("kafka_key", r.getField("kafka_key"));
+                row.put("status", r.getField("status"));
+                rows.add(row);
+            }
+        } finally {
+            if (catalog != null) {
+                catalog.close();
+            }
+        }
+        return rows;
     }
 
     private long readTopic(String topic, Map<String, String> rows) throws Exception {

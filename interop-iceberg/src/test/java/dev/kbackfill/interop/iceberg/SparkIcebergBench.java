@@ -16,9 +16,10 @@ import org.apache.spark.sql.types.StructType;
  * runtime reads the plan's range from Kafka ({@code startingOffsets}/{@code endingOffsets} from
  * {@code kbackfill plan --format spark}), keeps the last record per key, and creates the table {@code db.TABLE} of
  * the Hadoop catalog at WAREHOUSE ({@code create}: format v2, merge-on-read, as kbackfill creates its tables) or
- * MERGEs into it ({@code merge}: update every column of a matched key, insert the others). Prints
+ * MERGEs into it ({@code merge}: update every column of a matched key, insert the others, with position deletes;
+ * {@code merge-cow}: the same copy-on-write, every touched file rewritten). Prints
  * {@code session=S job=J rows=N}. Usage: {@code SparkIcebergBench BOOTSTRAP TOPIC STARTING ENDING WAREHOUSE TABLE
- * create|merge}.
+ * create|merge|merge-cow}.
  */
 public final class SparkIcebergBench {
 
@@ -58,6 +59,9 @@ public final class SparkIcebergBench {
                     .tableProperty("write.update.mode", "merge-on-read")
                     .tableProperty("write.delete.mode", "merge-on-read").createOrReplace();
         } else {
+            // merge: the table's own mode (merge-on-read for the tables of this bench); merge-cow: copy-on-write
+            spark.sql("ALTER TABLE " + table + " SET TBLPROPERTIES ('write.merge.mode' = '"
+                    + (args[6].equals("merge-cow") ? "copy-on-write" : "merge-on-read") + "')");
             source.createOrReplaceTempView("source");
             spark.sql("MERGE INTO " + table + " t USING source s ON t.kafka_key = s.kafka_key "
                     + "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *");
