@@ -176,22 +176,72 @@ final class IcebergFiles {
         return writer.result().dataFiles();
     }
 
-    /** Writes one position-delete file for the rows taken out, sorted by file and position as the spec asks. */
-    Optional<DeleteFile> writeDeletes(List<Hit> takenOut) throws IOException {
+    /**
+     * The position-delete files a batch commits, and the ones they replace.
+     *
+     * @param added   one file per data file the batch takes rows out of
+     * @param removed the file-scoped delete files of those data files that the added ones include
+     */
+    record Deletes(List<DeleteFile> added, List<DeleteFile> removed) {
+    }
+
+    /**
+     * Writes the rows taken out as position deletes scoped to one data file each (Iceberg's {@code file} delete
+     * granularity: a reader matches a delete file to its data file exactly), each holding the data file's earlier
+     * file-scoped position deletes too, which the commit then removes: a data file carries at most one delete file
+     * of kbackfill's, however many batches touched it. Positions sorted, as the spec asks.
+     */
+    Deletes writeDeletes(List<Hit> takenOut) throws IOException {
         if (takenOut.isEmpty()) {
-            return Optional.empty();
+            return new Deletes(List.of(), List.of());
         }
-        List<Hit> sorted = new ArrayList<>(takenOut);
-        sorted.sort(Comparator.comparing(Hit::file).thenComparingLong(Hit::position));
-        PositionDeleteWriter<Record> writer = writers().newPositionDeleteWriter(outputFiles().newOutputFile(),
-                table.spec(), null);
-        try (writer) {
-            PositionDelete<Record> delete = PositionDelete.create();
-            for (Hit h : sorted) {
-                writer.write(delete.set(h.file(), h.position()));
+        Map<String, List<Hit>> byFile = new LinkedHashMap<>();
+        for (Hit h : takenOut) {
+            byFile.computeIfAbsent(h.file(), f -> new ArrayList<>()).add(h);
+        }
+        List<DeleteFile> added = new ArrayList<>();
+        List<DeleteFile> removed = new ArrayList<>();
+        OutputFileFactory files = outputFiles();
+        GenericFileWriterFactory writers = writers();
+        for (Map.Entry<String, List<Hit>> e : byFile.entrySet()) {
+            String dataFile = e.getKey();
+            java.util.TreeSet<Long> positions = new java.util.TreeSet<>();
+            e.getValue().forEach(h -> positions.add(h.position()));
+            for (DeleteFile earlier : e.getValue().get(0).task().deletes()) {
+                if (earlier.content() == org.apache.iceberg.FileContent.POSITION_DELETES
+                        && !org.apache.iceberg.util.ContentFileUtil.isDV(earlier)
+                        && dataFile.equals(org.apache.iceberg.util.ContentFileUtil.referencedDataFileLocation(earlier))) {
+                    positions.addAll(positionsIn(earlier, dataFile));
+                    removed.add(earlier);
+                }
+            }
+            PositionDeleteWriter<Record> writer = writers.newPositionDeleteWriter(files.newOutputFile(), table.spec(),
+                    null);
+            try (writer) {
+                PositionDelete<Record> delete = PositionDelete.create();
+                for (long position : positions) {
+                    writer.write(delete.set(dataFile, position));
+                }
+            }
+            added.add(writer.toDeleteFile());
+        }
+        return new Deletes(added, removed);
+    }
+
+    /** The positions a position-delete file marks in {@code dataFile}. */
+    private List<Long> positionsIn(DeleteFile deletes, String dataFile) throws IOException {
+        Schema pathPos = org.apache.iceberg.io.DeleteSchemaUtil.pathPosSchema();
+        List<Long> positions = new ArrayList<>();
+        try (CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(deletes.location()))
+                .project(pathPos).createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(pathPos, fileSchema))
+                .build()) {
+            for (Record r : rows) {
+                if (dataFile.contentEquals((CharSequence) r.get(0))) {
+                    positions.add((Long) r.get(1));
+                }
             }
         }
-        return Optional.of(writer.toDeleteFile());
+        return positions;
     }
 
     /** What {@link #copyLive} wrote: the new data files and the rows in them. */

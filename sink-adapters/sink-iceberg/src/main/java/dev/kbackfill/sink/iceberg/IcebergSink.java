@@ -49,8 +49,8 @@ import org.apache.iceberg.types.Types;
  * Keyed upserts into an Iceberg table with Iceberg Java. Each batch: find the data files that may hold the batch's
  * keys (the first key column's bounds), read their key and metadata columns with the table's deletes applied, keeping
  * only the rows of incoming keys, decide each key by the one version rule ({@link KeyedBatch}), and commit in
- * <em>one</em> snapshot the batch's rows as new data files sorted by key, a position-delete file for the rows they
- * replace or delete, the job's state and the tombstone ledger's index in the snapshot summary ({@link TableState}).
+ * <em>one</em> snapshot the batch's rows as new data files sorted by key, position deletes for the rows they
+ * replace or delete (one file per data file, merged with that file's earlier ones), the job's state and the tombstone ledger's index in the snapshot summary ({@link TableState}).
  * A crash leaves either the whole batch with its progress or neither.
  *
  * <p>Rows are replaced with position deletes (format v2, merge-on-read): a batch writes what it changes, never the
@@ -355,11 +355,12 @@ final class IcebergSink implements Sink {
         KeyOrder.sortByKey(newRows, keyOrdinals);
         try {
             List<DataFile> data = files.writeRows(newRows);
-            Optional<DeleteFile> deletes = files.writeDeletes(takenOut);
+            IcebergFiles.Deletes deletes = files.writeDeletes(takenOut);
             Transaction txn = t.newTransaction();
             RowDelta delta = txn.newRowDelta();
             data.forEach(delta::addRows);
-            deletes.ifPresent(delta::addDeletes);
+            deletes.added().forEach(delta::addDeletes);
+            deletes.removed().forEach(delta::removeDeletes);
             if (base != null) {
                 // the rows this batch decided on are the rows of `base`: a commit in between that adds rows or deletes
                 // fails validation, and the batch is planned again
@@ -408,6 +409,8 @@ final class IcebergSink implements Sink {
         properties.put("write.delete.mode", "merge-on-read");
         properties.put("write.update.mode", "merge-on-read");
         properties.put("write.merge.mode", "merge-on-read");
+        // a snapshot per batch: keep the table's metadata files from piling up (the snapshots stay until expired)
+        properties.put("write.metadata.delete-after-commit.enabled", "true");
         properties.putAll(settings.tableProperties());
         table = tables.create(new Schema(fields, identifiers), properties);
         return table;

@@ -26,8 +26,8 @@ import org.apache.iceberg.util.SnapshotUtil;
 
 /**
  * What kbackfill keeps in an Iceberg table besides its rows: each job's state ({@code kbackfill.job.JOB}, its plan and
- * progress) and the tombstone ledger's buckets ({@code kbackfill.deletes}: bucket number to the JSON file that holds
- * it, under {@code metadata/kbackfill/}). Both are set in the summary of the snapshot that commits the batch, as
+ * progress) and the tombstone ledger ({@code kbackfill.deletes}: the location of an index file mapping each bucket
+ * number to the JSON file that holds it, all under {@code metadata/kbackfill/}). Both are set in the summary of the snapshot that commits the batch, as
  * Iceberg's Kafka Connect sink keeps its offsets, so that they move with the data: a table rolled back to an older
  * snapshot holds that snapshot's progress. They are read from the newest snapshot in the current snapshot's ancestry
  * that holds them.
@@ -80,7 +80,8 @@ final class TableState {
     /** Bucket number to ledger file, as the table holds it. */
     Map<Integer, String> ledgerFiles() {
         Map<Integer, String> files = new TreeMap<>();
-        value(DELETES).ifPresent(json -> {
+        value(DELETES).ifPresent(index -> {
+            String json = readFile(index);
             try {
                 JSON.readTree(json).fields().forEachRemaining(e -> files.put(Integer.valueOf(e.getKey()), e.getValue().asText()));
             } catch (IOException e) {
@@ -91,8 +92,8 @@ final class TableState {
     }
 
     /**
-     * Writes the ledger's changed buckets to new files and returns the whole index (bucket to file) to commit; empty
-     * when no bucket changed.
+     * Writes the ledger's changed buckets to new files, then the whole index (bucket to file) to a file of its own, and
+     * returns that file's location to commit; empty when no bucket changed. The summary holds one location, not 64.
      */
     Optional<String> writeLedger(TombstoneLedger ledger) {
         Map<Integer, String> changed = ledger.changed();
@@ -112,7 +113,13 @@ final class TableState {
         });
         ObjectNode index = JSON.createObjectNode();
         files.forEach((b, f) -> index.put(String.valueOf(b), f));
-        return Optional.of(index.toString());
+        String file = dir + "deletes-index-" + UUID.randomUUID() + ".json";
+        try (OutputStream out = table.io().newOutputFile(file).create()) {
+            out.write(index.toString().getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing the tombstone ledger's index of " + table.name() + " to " + file, e);
+        }
+        return Optional.of(file);
     }
 
     /** Sets {@code key} as a table property tagged with the snapshot {@code snapshotId} that holds it. */

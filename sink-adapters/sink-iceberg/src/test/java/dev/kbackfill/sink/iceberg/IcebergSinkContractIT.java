@@ -264,4 +264,29 @@ class IcebergSinkContractIT extends SinkContract {
         // nothing left to do: one file, no deletes
         assertThat(IcebergCompaction.compact(settings).dataFilesRewritten()).isZero();
     }
+
+    @Test
+    void aDataFileTouchedByManyBatchesCarriesOneDeleteFileScopedToIt() throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 4L), row("a", "created", "1", 0, 0), row("b", "created", "1", 0, 1),
+                    row("c", "created", "1", 0, 2), row("d", "created", "1", 0, 3)));
+            o.write(batch(2, Map.of(0, 5L), row("a", "paid", "2", 0, 4)));
+            o.write(batch(3, Map.of(0, 6L), tombstone("b", 0, 5)));
+            o.write(batch(4, Map.of(0, 7L), row("c", "paid", "2", 0, 6)));
+        }
+        assertThat(rows()).containsExactly("a=paid/2@0:4", "c=paid/2@0:6", "d=created/1@0:3");
+        Table t = loaded();
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks = t.newScan().planFiles()) {
+            for (org.apache.iceberg.FileScanTask task : tasks) {
+                assertThat(task.deletes()).as(task.file().location()).hasSizeLessThanOrEqualTo(1);
+                for (org.apache.iceberg.DeleteFile d : task.deletes()) {
+                    assertThat(org.apache.iceberg.util.ContentFileUtil.referencedDataFileLocation(d))
+                            .isEqualTo(task.file().location());
+                    if (task.file().recordCount() == 4) {
+                        assertThat(d.recordCount()).isEqualTo(3); // a, b and c of the first file, merged
+                    }
+                }
+            }
+        }
+    }
 }
