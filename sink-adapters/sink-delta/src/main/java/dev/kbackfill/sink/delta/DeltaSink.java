@@ -28,6 +28,8 @@ import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.sink.lake.KeyOrder;
 import dev.kbackfill.sink.lake.KeyedBatch;
+import dev.kbackfill.sink.lake.LakeRows;
+import dev.kbackfill.sink.lake.LakeType;
 import dev.kbackfill.sink.lake.MetadataOrdinals;
 import dev.kbackfill.sink.lake.NewTableColumns;
 import io.delta.kernel.Operation;
@@ -42,7 +44,6 @@ import io.delta.kernel.engine.Engine;
 import io.delta.kernel.exceptions.ConcurrentWriteException;
 import io.delta.kernel.exceptions.TableNotFoundException;
 import io.delta.kernel.hook.PostCommitHook;
-import io.delta.kernel.types.StringType;
 import io.delta.kernel.types.StructType;
 import io.delta.kernel.utils.CloseableIterable;
 import org.apache.hadoop.conf.Configuration;
@@ -425,13 +426,14 @@ final class DeltaSink implements Sink {
         }
         List<String> keyNames = batch.shape().keyColumns().stream().map(Column::name).toList();
         int[] keyOrdinals = keyNames.stream().mapToInt(schema::indexOf).toArray();
+        LakeRows lakeRows = rows(schema, keyOrdinals);
         Map<List<Object>, Change> incoming = new LinkedHashMap<>();
         // two identities the table holds as one row ("1" and 1 in a string column): the row takes the newer by the
         // rule, whatever their order in the batch; the other is kept out
         Map<Integer, Long> collided = new TreeMap<>();
         for (Change c : batch.changes()) {
             try {
-                incoming.merge(key(c, schema, keyOrdinals), c, (held, now) -> {
+                incoming.merge(lakeRows.key(c), c, (held, now) -> {
                     Change newer = batch.version(now).supersedes(batch.version(held)) ? now : held;
                     collided.merge((newer == now ? held : now).partition(), 1L, Long::sum);
                     return newer;
@@ -486,17 +488,11 @@ final class DeltaSink implements Sink {
 
                     @Override
                     public void add(Change c, boolean deleted) {
-                        Object[] row;
                         try {
-                            row = deleted ? keyRow(c, schema, keyOrdinals) : valueRow(c, schema, keyOrdinals);
+                            newRows.add(lakeRows.newRow(c, deleted, ord, batch.topic()));
                         } catch (ValueMismatch mismatch) {
                             throw refused(c, mismatch);
                         }
-                        if (ord.deleted() >= 0) {
-                            row[ord.deleted()] = deleted;
-                        }
-                        ord.stamp(row, c, batch.topic());
-                        newRows.add(row);
                     }
                 });
         // the files the batch changes: marked in deletion vectors, or copied without the rows it takes out
@@ -586,46 +582,22 @@ final class DeltaSink implements Sink {
         return NewTableColumns.versionIsText(settings);
     }
 
-    /** A row holding the change's key: each key value in the column of its name, whatever order the key came in. */
-    static Object[] keyRow(Change c, StructType schema, int[] keyOrdinals) throws ValueMismatch {
-        Object[] row = new Object[schema.length()];
-        for (int ord : keyOrdinals) {
-            String name = schema.at(ord).getName();
-            if (!c.key().containsKey(name)) {
-                throw new ValueMismatch("the key at partition " + c.partition() + " offset " + c.offset()
-                        + " has no field " + name + " (fields " + c.key().keySet() + ")");
-            }
-            Object value = c.key().get(name);
-            if (value instanceof java.math.BigDecimal d && schema.at(ord).getDataType() instanceof StringType) {
-                // one key identity, one text: 7 and 7.00 are the same key (KeyIdentity), so the same row
-                value = d.signum() == 0 ? java.math.BigDecimal.ZERO : d.stripTrailingZeros();
-            }
-            row[ord] = DeltaTypes.physical(value, schema.at(ord).getDataType(), name);
+    /** The table's rows as this sink builds them from changes, for the key columns at {@code keyOrdinals}. */
+    static LakeRows rows(StructType schema, int[] keyOrdinals) {
+        int n = schema.length();
+        LakeType[] types = new LakeType[n];
+        Object[] shown = new Object[n];
+        List<String> names = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            names.add(schema.at(i).getName());
+            types[i] = DeltaTypes.lakeTypeOrNull(schema.at(i).getDataType());
+            shown[i] = schema.at(i).getDataType();
         }
-        return row;
-    }
-
-    private Object[] valueRow(Change c, StructType schema, int[] keyOrdinals) throws ValueMismatch {
-        Object[] row = keyRow(c, schema, keyOrdinals);
-        for (Map.Entry<String, Object> v : c.values().entrySet()) {
-            int ord = schema.indexOf(v.getKey());
-            if (ord >= 0 && !c.key().containsKey(v.getKey())) {
-                row[ord] = DeltaTypes.physical(v.getValue(), schema.at(ord).getDataType(), v.getKey());
-            }
-        }
-        return row;
-    }
-
-    static List<Object> key(Change c, StructType schema, int[] keyOrdinals) throws ValueMismatch {
-        return keyOf(keyRow(c, schema, keyOrdinals), keyOrdinals);
+        return new LakeRows(names, types, shown, keyOrdinals);
     }
 
     static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
-        List<Object> k = new ArrayList<>(keyOrdinals.length);
-        for (int o : keyOrdinals) {
-            k.add(dev.kbackfill.sink.lake.LakeValues.keyValue(row[o]));
-        }
-        return k;
+        return LakeRows.keyOf(row, keyOrdinals);
     }
 
     private void commit(Snapshot snapshot, String job, JobState state, List<Row> actions) {

@@ -71,10 +71,11 @@ final class DeltaTargetLookup implements TargetLookup {
     public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
                                               java.util.function.Function<Change, Map<String, Object>> values) {
         int[] keyOrdinals = keyOrdinals(TargetLookup.keyFields(expected));
+        dev.kbackfill.sink.lake.LakeRows lakeRows = DeltaSink.rows(schema, keyOrdinals);
         Map<List<Object>, Change> incoming = new HashMap<>();
         for (Change c : expected) {
             try {
-                incoming.put(DeltaSink.key(c, schema, keyOrdinals), c);
+                incoming.put(lakeRows.key(c), c);
             } catch (ValueMismatch e) {
                 // a key the table cannot hold has no row in it
             }
@@ -149,11 +150,12 @@ final class DeltaTargetLookup implements TargetLookup {
     @Override
     public java.util.Optional<Scan> scan(List<String> keyFields) {
         int[] keyOrdinals = keyOrdinals(keyFields);
+        dev.kbackfill.sink.lake.LakeRows lakeRows = DeltaSink.rows(schema, keyOrdinals);
         return java.util.Optional.of(new Scan() {
             @Override
             public String joinKey(Change c) {
                 try {
-                    return joinText(DeltaSink.key(c, schema, keyOrdinals));
+                    return joinText(lakeRows.key(c));
                 } catch (ValueMismatch e) {
                     return null; // a key the table cannot hold has no row in it
                 }
@@ -181,7 +183,7 @@ final class DeltaTargetLookup implements TargetLookup {
                 for (Change c : expected) {
                     List<Object> key;
                     try {
-                        key = DeltaSink.key(c, schema, keyOrdinals);
+                        key = lakeRows.key(c);
                     } catch (ValueMismatch e) {
                         continue;
                     }

@@ -37,7 +37,20 @@ final class DeltaTypes {
 
     /** A decoded value in the physical form of a column of {@code type}. */
     static Object physical(Object value, DataType type, String column) throws ValueMismatch {
-        return LakeValues.physical(value, lakeType(type), column, type);
+        LakeType lake = lakeTypeOrNull(type);
+        if (lake == null) {
+            throw new ValueMismatch("value " + value + " does not fit column " + column + " (" + type + ")");
+        }
+        return LakeValues.physical(value, lake, column, type);
+    }
+
+    /** The lake type of a Delta column type, or null for one kbackfill does not write (nested types). */
+    static LakeType lakeTypeOrNull(DataType type) {
+        try {
+            return lakeType(type);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /** The lake type of a Delta column type; nested types have none. */

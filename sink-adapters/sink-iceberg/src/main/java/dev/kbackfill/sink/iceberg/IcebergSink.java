@@ -22,19 +22,17 @@ import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.core.sink.SinkSettings;
-import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.sink.lake.KeyOrder;
 import dev.kbackfill.sink.lake.KeyedBatch;
+import dev.kbackfill.sink.lake.LakeRows;
 import dev.kbackfill.sink.lake.LakeType;
-import dev.kbackfill.sink.lake.LakeValues;
 import dev.kbackfill.sink.lake.MetadataOrdinals;
 import dev.kbackfill.sink.lake.NewTableColumns;
 import dev.kbackfill.sink.lake.TombstoneLedger;
 import dev.kbackfill.sink.lake.ValueMismatch;
 import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -286,13 +284,15 @@ final class IcebergSink implements Sink {
         for (int i = 0; i < types.length; i++) {
             types[i] = IcebergTypes.lakeType(columns.get(i).type()).orElse(null);
         }
+        LakeRows lakeRows = new LakeRows(columns.stream().map(Types.NestedField::name).toList(), types,
+                columns.stream().map(Types.NestedField::type).toArray(), keyOrdinals);
         Map<List<Object>, Change> incoming = new LinkedHashMap<>();
         // two identities the table holds as one row ("1" and 1 in a string column): the row takes the newer by the
         // rule, whatever their order in the batch; the other is kept out
         Map<Integer, Long> collided = new TreeMap<>();
         for (Change c : batch.changes()) {
             try {
-                incoming.merge(keyOf(keyRow(c, columns, types, keyOrdinals), keyOrdinals), c, (held, now) -> {
+                incoming.merge(lakeRows.key(c), c, (held, now) -> {
                     Change newer = batch.version(now).supersedes(batch.version(held)) ? now : held;
                     collided.merge((newer == now ? held : now).partition(), 1L, Long::sum);
                     return newer;
@@ -329,17 +329,11 @@ final class IcebergSink implements Sink {
 
                     @Override
                     public void add(Change c, boolean deleted) {
-                        Object[] row;
                         try {
-                            row = deleted ? keyRow(c, columns, types, keyOrdinals) : valueRow(c, columns, types, keyOrdinals);
+                            newRows.add(lakeRows.newRow(c, deleted, ord, batch.topic()));
                         } catch (ValueMismatch mismatch) {
                             throw refused(c, mismatch);
                         }
-                        if (ord.deleted() >= 0) {
-                            row[ord.deleted()] = deleted;
-                        }
-                        ord.stamp(row, c, batch.topic());
-                        newRows.add(row);
                     }
                 });
         if (!softDeleted.isEmpty()) {
@@ -443,55 +437,8 @@ final class IcebergSink implements Sink {
         return -1;
     }
 
-    /** A row holding the change's key: each key value in the column of its name, whatever order the key came in. */
-    private static Object[] keyRow(Change c, List<Types.NestedField> columns, LakeType[] types, int[] keyOrdinals)
-            throws ValueMismatch {
-        Object[] row = new Object[columns.size()];
-        for (int ord : keyOrdinals) {
-            String name = columns.get(ord).name();
-            if (!c.key().containsKey(name)) {
-                throw new ValueMismatch("the key at partition " + c.partition() + " offset " + c.offset()
-                        + " has no field " + name + " (fields " + c.key().keySet() + ")");
-            }
-            if (types[ord] == null) {
-                throw new ValueMismatch("key column " + name + " is of type " + columns.get(ord).type()
-                        + ", which kbackfill does not write");
-            }
-            Object value = c.key().get(name);
-            if (value instanceof java.math.BigDecimal d && types[ord].kind() == LakeType.Kind.STRING) {
-                // one key identity, one text: 7 and 7.00 are the same key (KeyIdentity), so the same row
-                value = d.signum() == 0 ? java.math.BigDecimal.ZERO : d.stripTrailingZeros();
-            }
-            row[ord] = LakeValues.physical(value, types[ord], name, columns.get(ord).type());
-        }
-        return row;
-    }
-
-    private static Object[] valueRow(Change c, List<Types.NestedField> columns, LakeType[] types, int[] keyOrdinals)
-            throws ValueMismatch {
-        Object[] row = keyRow(c, columns, types, keyOrdinals);
-        for (Map.Entry<String, Object> v : c.values().entrySet()) {
-            int ord = ordinal(columns, v.getKey());
-            if (ord >= 0 && !c.key().containsKey(v.getKey())) {
-                if (types[ord] == null) {
-                    if (v.getValue() != null) {
-                        throw new ValueMismatch("column " + v.getKey() + " is of type " + columns.get(ord).type()
-                                + ", which kbackfill does not write");
-                    }
-                    continue;
-                }
-                row[ord] = LakeValues.physical(v.getValue(), types[ord], v.getKey(), columns.get(ord).type());
-            }
-        }
-        return row;
-    }
-
     static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
-        List<Object> k = new ArrayList<>(keyOrdinals.length);
-        for (int o : keyOrdinals) {
-            k.add(LakeValues.keyValue(row[o]));
-        }
-        return k;
+        return LakeRows.keyOf(row, keyOrdinals);
     }
 
     private RecordRejectedException refused(Change c, ValueMismatch e) {

@@ -1,0 +1,108 @@
+package dev.kbackfill.sink.lake;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.kbackfill.core.record.Change;
+
+/**
+ * A lake table's rows as the sinks build them from changes: arrays of physical values in the order of the table's
+ * top-level columns, key values placed by column name whatever order a key's fields came in, a key as the list of
+ * its physical values (equal for one identity: {@code 7} and {@code 7.00} in a string column are one key).
+ */
+public final class LakeRows {
+
+    private final List<String> names;
+    private final LakeType[] types;
+    private final Object[] shownTypes;
+    private final int[] keyOrdinals;
+    private final Map<String, Integer> ordinals = new HashMap<>();
+
+    /**
+     * @param names       the table's top-level column names, in order
+     * @param types       their lake types; null for a column of a type kbackfill does not write
+     * @param shownTypes  their types as the format names them, for messages
+     * @param keyOrdinals where the key columns sit
+     */
+    public LakeRows(List<String> names, LakeType[] types, Object[] shownTypes, int[] keyOrdinals) {
+        this.names = List.copyOf(names);
+        this.types = types.clone();
+        this.shownTypes = shownTypes.clone();
+        this.keyOrdinals = keyOrdinals.clone();
+        for (int i = 0; i < names.size(); i++) {
+            ordinals.put(names.get(i), i);
+        }
+    }
+
+    /** A row holding the change's key only. */
+    public Object[] keyRow(Change c) throws ValueMismatch {
+        Object[] row = new Object[names.size()];
+        for (int ord : keyOrdinals) {
+            String name = names.get(ord);
+            if (!c.key().containsKey(name)) {
+                throw new ValueMismatch("the key at partition " + c.partition() + " offset " + c.offset()
+                        + " has no field " + name + " (fields " + c.key().keySet() + ")");
+            }
+            Object value = c.key().get(name);
+            if (value instanceof BigDecimal d && types[ord] != null && types[ord].kind() == LakeType.Kind.STRING) {
+                // one key identity, one text: 7 and 7.00 are the same key (KeyIdentity), so the same row
+                value = d.signum() == 0 ? BigDecimal.ZERO : d.stripTrailingZeros();
+            }
+            row[ord] = physical(value, ord);
+        }
+        return row;
+    }
+
+    /** A row holding the change's key and its values, each in the column of its name (fields without one are left out). */
+    public Object[] valueRow(Change c) throws ValueMismatch {
+        Object[] row = keyRow(c);
+        for (Map.Entry<String, Object> v : c.values().entrySet()) {
+            Integer ord = ordinals.get(v.getKey());
+            if (ord != null && !c.key().containsKey(v.getKey())) {
+                row[ord] = physical(v.getValue(), ord);
+            }
+        }
+        return row;
+    }
+
+    /**
+     * The row a change adds to the table: its values, or where {@code deleted} (a soft delete of a key the table has
+     * no row for) its key only, marked deleted; stamped with its coordinates.
+     */
+    public Object[] newRow(Change c, boolean deleted, MetadataOrdinals ord, String topic) throws ValueMismatch {
+        Object[] row = deleted ? keyRow(c) : valueRow(c);
+        if (ord.deleted() >= 0) {
+            row[ord.deleted()] = deleted;
+        }
+        ord.stamp(row, c, topic);
+        return row;
+    }
+
+    /** The change's key as the table holds it. */
+    public List<Object> key(Change c) throws ValueMismatch {
+        return keyOf(keyRow(c), keyOrdinals);
+    }
+
+    /** The key of a row. */
+    public static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
+        List<Object> k = new ArrayList<>(keyOrdinals.length);
+        for (int o : keyOrdinals) {
+            k.add(LakeValues.keyValue(row[o]));
+        }
+        return k;
+    }
+
+    private Object physical(Object value, int ord) throws ValueMismatch {
+        if (types[ord] == null) {
+            if (value == null) {
+                return null;
+            }
+            throw new ValueMismatch("column " + names.get(ord) + " is of type " + shownTypes[ord]
+                    + ", which kbackfill does not write");
+        }
+        return LakeValues.physical(value, types[ord], names.get(ord), shownTypes[ord]);
+    }
+}
