@@ -483,7 +483,9 @@ public final class Benchmark {
         }
         // growth: every key once, then 1% touched
         int unit = records / PARTITIONS * PARTITIONS;
-        int[] sizes = {unit, 10 * unit};
+        // -Dbench.icebergSizes=1,10 (default): the tables' sizes in RECORDS
+        int[] sizes = java.util.Arrays.stream(System.getProperty("bench.icebergSizes", "1,10").split(","))
+                .mapToInt(m -> Integer.parseInt(m.strip()) * unit).toArray();
         int largest = sizes[sizes.length - 1];
         String base = "iceberg-growth";
         Map<String, String> retained = Map.of("retention.ms", "-1");

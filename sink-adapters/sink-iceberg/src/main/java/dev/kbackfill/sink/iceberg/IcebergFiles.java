@@ -153,24 +153,48 @@ final class IcebergFiles {
         return rows;
     }
 
-    /** Writes rows as new data files of the table (rolled at the table's target file size). */
+    /** Rows per writer below which a batch is written by one writer: a file per core pays off only for large ones. */
+    private static final int ROWS_PER_WRITER = 50_000;
+
+    /**
+     * Writes rows (sorted by key) as new data files of the table, rolled at the table's target file size: up to one
+     * Parquet writer per core, each a contiguous run of the rows, so that the files cover disjoint key ranges.
+     */
     List<DataFile> writeRows(List<Object[]> rows) throws IOException {
         if (rows.isEmpty()) {
             return List.of();
         }
+        int writers = (int) Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(),
+                rows.size() / ROWS_PER_WRITER));
+        String operation = UUID.randomUUID().toString();
+        List<Callable<List<DataFile>>> chunks = new ArrayList<>();
+        for (int w = 0; w < writers; w++) {
+            List<Object[]> chunk = rows.subList(rows.size() * w / writers, rows.size() * (w + 1) / writers);
+            int partitionId = w;
+            chunks.add(() -> writeChunk(chunk, partitionId, operation));
+        }
+        List<DataFile> files = new ArrayList<>();
+        for (List<DataFile> written : inParallel(chunks)) {
+            files.addAll(written);
+        }
+        return files;
+    }
+
+    private List<DataFile> writeChunk(List<Object[]> rows, int partitionId, String operation) throws IOException {
         List<Types.NestedField> columns = schema.columns();
         long target = Long.parseLong(table.properties().getOrDefault(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
                 String.valueOf(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)));
-        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), outputFiles(), table.io(), target,
+        OutputFileFactory files = OutputFileFactory.builderFor(table, partitionId, System.currentTimeMillis())
+                .format(FileFormat.PARQUET).operationId(operation).build();
+        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), files, table.io(), target,
                 table.spec(), null);
         try (writer) {
-            GenericRecord template = GenericRecord.create(schema);
+            GenericRecord r = GenericRecord.create(schema);
             for (Object[] row : rows) {
-                GenericRecord r = template.copy();
                 for (int i = 0; i < row.length; i++) {
                     r.set(i, IcebergTypes.toIceberg(row[i], columns.get(i).type()));
                 }
-                writer.write(r);
+                writer.write(r); // Parquet's writer copies the values out before the next row
             }
         }
         return writer.result().dataFiles();

@@ -68,6 +68,13 @@ final class IcebergSink implements Sink {
     /** The job's lease on a table in an object store while this sink holds it; checked before every commit. */
     private volatile dev.kbackfill.sink.lake.ObjectStoreLease lease;
     private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /**
+     * The keys this sink wrote since the table was empty, while every commit since was this sink's: a batch's keys it
+     * certainly never wrote need no probe. Null when that is not known (another writer committed, an existing table).
+     */
+    private dev.kbackfill.sink.lake.WrittenKeys written;
+    /** The snapshot this sink's last commit made. */
+    private Long lastCommitted;
 
     IcebergSink(SinkSettings settings, IcebergTableRef ref) {
         this.settings = settings;
@@ -233,6 +240,7 @@ final class IcebergSink implements Sink {
 
     /** Commits a snapshot that changes no rows, only kbackfill's state (a job begun or reset, the ledger pruned). */
     private void commitState(Table t, Map<String, String> values) {
+        Long base = t.currentSnapshot() == null ? null : t.currentSnapshot().snapshotId();
         Transaction txn = t.newTransaction();
         SnapshotUpdate<?> append = txn.newAppend();
         values.forEach(append::set);
@@ -243,6 +251,25 @@ final class IcebergSink implements Sink {
         props.commit();
         checkLease();
         txn.commitTransaction();
+        committed(t, base, List.of());
+    }
+
+    /**
+     * Keeps {@link #written} after a commit of this sink's on {@code base} (null: the table had no snapshot) that
+     * wrote {@code keys}: started when the table was empty, dropped when another writer's commit came in between.
+     */
+    private void committed(Table t, Long base, java.util.Collection<List<Object>> keys) {
+        Snapshot now = t.currentSnapshot();
+        boolean onBase = now != null && java.util.Objects.equals(now.parentId(), base);
+        if (written == null && base == null && onBase) {
+            written = dev.kbackfill.sink.lake.WrittenKeys.forHeap(Runtime.getRuntime().maxMemory());
+        } else if (written != null && (!onBase || !java.util.Objects.equals(base, lastCommitted))) {
+            written = null;
+        }
+        if (written != null) {
+            keys.forEach(written::add);
+        }
+        lastCommitted = now == null ? null : now.snapshotId();
     }
 
     @Override
@@ -253,6 +280,7 @@ final class IcebergSink implements Sink {
             // another writer committed rows or deletes this batch's plan did not see: plan again from the table as
             // it is now; nothing of the failed attempt was committed
             table.refresh();
+            written = null;
             try {
                 return writeOnce(batch);
             } catch (ValidationException | CommitFailedException again) {
@@ -304,8 +332,18 @@ final class IcebergSink implements Sink {
         MetadataOrdinals ord = MetadataOrdinals.of(name -> ordinal(columns, name), meta);
         Snapshot base = t.currentSnapshot();
         IcebergFiles files = new IcebergFiles(t);
-        List<IcebergFiles.Hit> hits = base == null ? List.of()
-                : files.probe(base, keyOrdinals, ord.present(), incoming.keySet());
+        java.util.Set<List<Object>> probed = incoming.keySet();
+        if (base != null && written != null && java.util.Objects.equals(base.snapshotId(), lastCommitted)) {
+            // every row of the table is one this sink wrote: keys it never wrote have none
+            probed = new java.util.HashSet<>();
+            for (List<Object> k : incoming.keySet()) {
+                if (written.mayContain(k)) {
+                    probed.add(k);
+                }
+            }
+        }
+        List<IcebergFiles.Hit> hits = base == null || probed.isEmpty() ? List.of()
+                : files.probe(base, keyOrdinals, ord.present(), probed);
         Map<List<Object>, KeyedBatch.Stored<IcebergFiles.Hit>> found = new HashMap<>();
         for (IcebergFiles.Hit h : hits) {
             found.put(keyOf(h.row(), keyOrdinals), new KeyedBatch.Stored<>(h.row(), h));
@@ -372,6 +410,7 @@ final class IcebergSink implements Sink {
             props.commit();
             checkLease();
             txn.commitTransaction();
+            committed(t, base == null ? null : base.snapshotId(), incoming.keySet());
         } catch (IOException e) {
             throw new SinkException("writing batch " + batch.sequence() + " into " + ref.shown() + " failed: "
                     + e.getMessage() + "; nothing of this batch was committed", e);
