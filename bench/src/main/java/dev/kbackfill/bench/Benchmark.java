@@ -486,35 +486,8 @@ public final class Benchmark {
         // -Dbench.icebergSizes=1,10 (default): the tables' sizes in RECORDS
         int[] sizes = java.util.Arrays.stream(System.getProperty("bench.icebergSizes", "1,10").split(","))
                 .mapToInt(m -> Integer.parseInt(m.strip()) * unit).toArray();
-        int largest = sizes[sizes.length - 1];
         String base = "iceberg-growth";
-        Map<String, String> retained = Map.of("retention.ms", "-1");
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            List<NewTopic> topics = new ArrayList<>(List.of(new NewTopic(base, PARTITIONS, (short) 1).configs(retained)));
-            for (int n : sizes) {
-                topics.add(new NewTopic(base + "-touch-" + n, PARTITIONS, (short) 1).configs(retained));
-            }
-            admin.createTopics(topics).all().get();
-            Thread.sleep(2000);
-        }
-        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 20,
-                ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024, ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-        java.util.Random random = new java.util.Random(17);
-        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
-            for (int i = 0; i < largest; i++) {
-                p.send(new ProducerRecord<>(base, i % PARTITIONS, T0.plusSeconds(i).toEpochMilli(), key(i, largest),
-                        json(i, largest)));
-            }
-            for (int n : sizes) {
-                int[] touched = random.ints(0, n).distinct().limit(n / 100).toArray();
-                for (int j = 0; j < touched.length; j++) {
-                    int update = touched[j] + largest;
-                    p.send(new ProducerRecord<>(base + "-touch-" + n, null, T0.plusSeconds(largest + j).toEpochMilli(),
-                            key(update, largest), json(update, largest)));
-                }
-            }
-            p.flush();
-        }
+        loadGrowth(base, sizes, 17);
         System.out.printf("%-10s %-46s %9s %9s%n", "table", "run", "seconds", "RSS MB");
         for (int n : sizes) {
             Path warehouse = Files.createTempDirectory("kbackfill-bench-iceberg-growth");
@@ -547,6 +520,43 @@ public final class Benchmark {
             exec(List.of("rm", "-rf", warehouse.toString()), Map.of());
         }
         System.out.println();
+    }
+
+    /**
+     * The growth benchmarks' topics: {@code base} with every key once up to the largest size (key i in partition
+     * i % PARTITIONS, so that the first N records are the first N / PARTITIONS of each partition), and per size a
+     * topic {@code base-touch-N} with a second version of 1% of that size's keys, chosen at random by {@code seed}.
+     */
+    private void loadGrowth(String base, int[] sizes, long seed) throws Exception {
+        int largest = sizes[sizes.length - 1];
+        Map<String, String> retained = Map.of("retention.ms", "-1");
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            List<NewTopic> topics = new ArrayList<>(List.of(new NewTopic(base, PARTITIONS, (short) 1).configs(retained)));
+            for (int n : sizes) {
+                topics.add(new NewTopic(base + "-touch-" + n, PARTITIONS, (short) 1).configs(retained));
+            }
+            admin.createTopics(topics).all().get();
+            Thread.sleep(2000);
+        }
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 20,
+                ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024, ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        java.util.Random random = new java.util.Random(seed);
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            // key i in partition i % PARTITIONS: the first N records are the first N / PARTITIONS of each partition
+            for (int i = 0; i < largest; i++) {
+                p.send(new ProducerRecord<>(base, i % PARTITIONS, T0.plusSeconds(i).toEpochMilli(), key(i, largest),
+                        json(i, largest)));
+            }
+            for (int n : sizes) {
+                int[] touched = random.ints(0, n).distinct().limit(n / 100).toArray();
+                for (int j = 0; j < touched.length; j++) {
+                    int update = touched[j] + largest; // the same key, its second version
+                    p.send(new ProducerRecord<>(base + "-touch-" + n, null, T0.plusSeconds(largest + j).toEpochMilli(),
+                            key(update, largest), json(update, largest)));
+                }
+            }
+            p.flush();
+        }
     }
 
     private List<String> kbackfillIceberg(String topic, String to, Path warehouse, String table, String job) {
@@ -667,35 +677,8 @@ public final class Benchmark {
         int[] sizes = {unit, 5 * unit, 10 * unit};
         int largest = sizes[2];
         String base = "growth";
-        Map<String, String> retained = Map.of("retention.ms", "-1");
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            List<NewTopic> topics = new ArrayList<>(List.of(new NewTopic(base, PARTITIONS, (short) 1).configs(retained)));
-            for (int n : sizes) {
-                topics.add(new NewTopic(base + "-touch-" + n, PARTITIONS, (short) 1).configs(retained));
-            }
-            admin.createTopics(topics).all().get();
-            Thread.sleep(2000);
-        }
         long started = System.nanoTime();
-        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 20,
-                ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024, ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-        java.util.Random random = new java.util.Random(13);
-        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
-            // key i in partition i % PARTITIONS: the first N records are the first N / PARTITIONS of each partition
-            for (int i = 0; i < largest; i++) {
-                p.send(new ProducerRecord<>(base, i % PARTITIONS, T0.plusSeconds(i).toEpochMilli(), key(i, largest),
-                        json(i, largest)));
-            }
-            for (int n : sizes) {
-                int[] touched = random.ints(0, n).distinct().limit(n / 100).toArray();
-                for (int j = 0; j < touched.length; j++) {
-                    int update = touched[j] + largest; // the same key, its second version
-                    p.send(new ProducerRecord<>(base + "-touch-" + n, null, T0.plusSeconds(largest + j).toEpochMilli(),
-                            key(update, largest), json(update, largest)));
-                }
-            }
-            p.flush();
-        }
+        loadGrowth(base, sizes, 13);
         System.out.printf(Locale.ROOT, "== Delta cost growth: %d records and 1%% touches loaded in %.0f s%n", largest,
                 (System.nanoTime() - started) / 1e9);
         System.out.printf("%-10s %-46s %9s %9s%n", "table", "run", "seconds", "RSS MB");

@@ -1,5 +1,6 @@
 package dev.kbackfill.sink.delta;
 
+import dev.kbackfill.sink.lake.ParallelFiles;
 import dev.kbackfill.sink.lake.ConditionalWrites;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -7,10 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 import io.delta.kernel.DataWriteContext;
 import io.delta.kernel.Scan;
@@ -250,9 +247,6 @@ final class DeltaFiles {
         }
     }
 
-    /** Rows below which one writer does all: a Parquet file of fewer rows is not worth a thread. */
-    static final int ROWS_PER_WRITER = 50_000;
-
     /**
      * Writes rows (in the order given) as data files of the transaction's table; returns their add actions. Large
      * sets are cut into contiguous runs written in parallel, one file each or more (Kernel's Parquet writer runs
@@ -260,7 +254,7 @@ final class DeltaFiles {
      */
     static List<Row> write(Engine engine, Transaction txn, StructType schema, List<Object[]> rows, int rowsPerBatch)
             throws IOException {
-        int writers = Math.min(Runtime.getRuntime().availableProcessors(), rows.size() / ROWS_PER_WRITER);
+        int writers = Math.min(Runtime.getRuntime().availableProcessors(), rows.size() / ParallelFiles.ROWS_PER_WRITER);
         if (writers <= 1) {
             return writeRun(engine, txn, schema, rows, rowsPerBatch);
         }
@@ -276,57 +270,8 @@ final class DeltaFiles {
     /** Runs writing tasks on up to {@code threads} threads; their add actions in the tasks' order. */
     static List<Row> inParallel(List<Callable<List<Row>>> tasks, int threads) throws IOException {
         List<Row> actions = new ArrayList<>();
-        each(tasks, threads).forEach(actions::addAll);
+        ParallelFiles.each(tasks, threads).forEach(actions::addAll);
         return actions;
-    }
-
-    /** Runs tasks (reading or writing data files) on up to {@code threads} threads; their results in order. */
-    static <T> List<T> each(List<Callable<T>> tasks, int threads) throws IOException {
-        List<T> results = new ArrayList<>();
-        if (tasks.size() <= 1 || threads <= 1) {
-            for (Callable<T> t : tasks) {
-                try {
-                    results.add(t.call());
-                } catch (IOException | RuntimeException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new IOException(e);
-                }
-            }
-            return results;
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, tasks.size()), r -> {
-            Thread t = new Thread(r, "kbackfill-parquet");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<T>> parts = new ArrayList<>();
-            for (Callable<T> t : tasks) {
-                parts.add(pool.submit(t));
-            }
-            for (Future<T> part : parts) {
-                results.add(part.get());
-            }
-            return results;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted while reading or writing data files");
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof java.io.UncheckedIOException u) {
-                throw u.getCause();
-            }
-            if (cause instanceof IOException io) {
-                throw io;
-            }
-            if (cause instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new IOException(cause);
-        } finally {
-            pool.shutdownNow();
-        }
     }
 
     private static List<Row> writeRun(Engine engine, Transaction txn, StructType schema, List<Object[]> rows,

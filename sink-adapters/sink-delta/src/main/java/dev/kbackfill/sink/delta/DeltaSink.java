@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -427,22 +426,11 @@ final class DeltaSink implements Sink {
         List<String> keyNames = batch.shape().keyColumns().stream().map(Column::name).toList();
         int[] keyOrdinals = keyNames.stream().mapToInt(schema::indexOf).toArray();
         LakeRows lakeRows = rows(schema, keyOrdinals);
-        Map<List<Object>, Change> incoming = new LinkedHashMap<>();
-        // two identities the table holds as one row ("1" and 1 in a string column): the row takes the newer by the
-        // rule, whatever their order in the batch; the other is kept out
-        Map<Integer, Long> collided = new TreeMap<>();
-        for (Change c : batch.changes()) {
-            try {
-                incoming.merge(lakeRows.key(c), c, (held, now) -> {
-                    Change newer = batch.version(now).supersedes(batch.version(held)) ? now : held;
-                    collided.merge((newer == now ? held : now).partition(), 1L, Long::sum);
-                    return newer;
-                });
-            } catch (ValueMismatch e) {
-                throw refused(c, e);
-            }
-        }
         MetadataOrdinals ord = MetadataOrdinals.of(schema::indexOf, meta);
+        Map<Integer, Long> collided = new TreeMap<>();
+        DeltaTombstones ledger = new DeltaTombstones(snapshot);
+        KeyedBatch<int[]> decisions = new KeyedBatch<>(settings, ord, ledger, lakeRows, this::refused);
+        Map<List<Object>, Change> incoming = decisions.byKey(batch, collided);
         // candidate files, probed, and where each incoming key currently lives
         Scan scan = snapshot.getScanBuilder().build();
         Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.present()))
@@ -460,7 +448,7 @@ final class DeltaSink implements Sink {
                 return file;
             });
         }
-        List<Candidate> candidates = DeltaFiles.each(probes, Runtime.getRuntime().availableProcessors());
+        List<Candidate> candidates = dev.kbackfill.sink.lake.ParallelFiles.each(probes, Runtime.getRuntime().availableProcessors());
         Map<List<Object>, int[]> located = new HashMap<>();
         for (int f = 0; f < candidates.size(); f++) {
             List<Object[]> hits = candidates.get(f).hits;
@@ -468,11 +456,10 @@ final class DeltaSink implements Sink {
                 located.put(keyOf(hits.get(h), keyOrdinals), new int[] {f, h});
             }
         }
-        DeltaTombstones ledger = new DeltaTombstones(snapshot);
         Map<List<Object>, KeyedBatch.Stored<int[]>> found = new HashMap<>();
         located.forEach((k, at) -> found.put(k, new KeyedBatch.Stored<>(candidates.get(at[0]).hits.get(at[1]), at)));
         List<Object[]> newRows = new ArrayList<>();
-        WriteResult result = new KeyedBatch<int[]>(settings, ord, ledger).decide(batch, incoming, found, collided,
+        WriteResult result = decisions.decide(batch, incoming, found, collided,
                 new KeyedBatch.Effects<>() {
                     @Override
                     public void takeOut(int[] at) {
@@ -485,16 +472,7 @@ final class DeltaSink implements Sink {
                     public void softDelete(int[] at, Change c) {
                         candidates.get(at[0]).softDeleted.put(at[1], c); // marked once the stored values are read
                     }
-
-                    @Override
-                    public void add(Change c, boolean deleted) {
-                        try {
-                            newRows.add(lakeRows.newRow(c, deleted, ord, batch.topic()));
-                        } catch (ValueMismatch mismatch) {
-                            throw refused(c, mismatch);
-                        }
-                    }
-                });
+                }, newRows);
         // the files the batch changes: marked in deletion vectors, or copied without the rows it takes out
         boolean vectors = DeletionVectors.enabled(snapshot);
         Row scanState = null;

@@ -96,7 +96,7 @@ final class DeltaTargetLookup implements TargetLookup {
                     return hits;
                 });
             }
-            for (List<Object[]> hits : DeltaFiles.each(probes, Runtime.getRuntime().availableProcessors())) {
+            for (List<Object[]> hits : dev.kbackfill.sink.lake.ParallelFiles.each(probes, Runtime.getRuntime().availableProcessors())) {
                 for (Object[] row : hits) {
                     rows.incrementAndGet();
                     Change c = incoming.get(DeltaSink.keyOf(row, keyOrdinals));

@@ -16,7 +16,6 @@ import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 
@@ -56,8 +55,8 @@ public final class IcebergCompaction {
             if (base == null) {
                 return new Result(0, 0, 0, 0, 0, 0);
             }
-            long target = Long.parseLong(t.properties().getOrDefault(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-                    String.valueOf(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)));
+            IcebergFiles files = new IcebergFiles(t);
+            long target = files.targetFileSize();
             List<FileScanTask> tasks = new ArrayList<>();
             try (CloseableIterable<FileScanTask> planned = t.newScan().useSnapshot(base.snapshotId()).planFiles()) {
                 planned.forEach(tasks::add);
@@ -72,7 +71,6 @@ public final class IcebergCompaction {
             if (rewrite.isEmpty() || (withDeletes.isEmpty() && rewrite.size() < 2)) {
                 return new Result(tasks.size(), 0, 0, 0, 0, 0);
             }
-            IcebergFiles files = new IcebergFiles(t);
             IcebergFiles.Copy copy = files.copyLive(rewrite);
             Set<DeleteFile> deletes = new LinkedHashSet<>();
             rewrite.forEach(k -> deletes.addAll(k.deletes()));

@@ -5,24 +5,19 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.Consumer;
 
 import dev.kbackfill.sink.lake.KeyOrder;
 import dev.kbackfill.sink.lake.LakeValues;
+import dev.kbackfill.sink.lake.ParallelFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
@@ -118,8 +113,12 @@ final class IcebergFiles {
             throw new UncheckedIOException(e);
         }
         List<Hit> hits = new ArrayList<>();
-        for (List<Hit> h : inParallel(reads)) {
-            hits.addAll(h);
+        try {
+            for (List<Hit> h : ParallelFiles.each(reads, Runtime.getRuntime().availableProcessors())) {
+                hits.addAll(h);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         return hits;
     }
@@ -153,9 +152,6 @@ final class IcebergFiles {
         return rows;
     }
 
-    /** Rows per writer below which a batch is written by one writer: a file per core pays off only for large ones. */
-    private static final int ROWS_PER_WRITER = 50_000;
-
     /**
      * Writes rows (sorted by key) as new data files of the table, rolled at the table's target file size: up to one
      * Parquet writer per core, each a contiguous run of the rows, so that the files cover disjoint key ranges.
@@ -165,7 +161,7 @@ final class IcebergFiles {
             return List.of();
         }
         int writers = (int) Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(),
-                rows.size() / ROWS_PER_WRITER));
+                rows.size() / ParallelFiles.ROWS_PER_WRITER));
         String operation = UUID.randomUUID().toString();
         List<Callable<List<DataFile>>> chunks = new ArrayList<>();
         for (int w = 0; w < writers; w++) {
@@ -174,7 +170,7 @@ final class IcebergFiles {
             chunks.add(() -> writeChunk(chunk, partitionId, operation));
         }
         List<DataFile> files = new ArrayList<>();
-        for (List<DataFile> written : inParallel(chunks)) {
+        for (List<DataFile> written : ParallelFiles.each(chunks, writers)) {
             files.addAll(written);
         }
         return files;
@@ -182,11 +178,9 @@ final class IcebergFiles {
 
     private List<DataFile> writeChunk(List<Object[]> rows, int partitionId, String operation) throws IOException {
         List<Types.NestedField> columns = schema.columns();
-        long target = Long.parseLong(table.properties().getOrDefault(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-                String.valueOf(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)));
         OutputFileFactory files = OutputFileFactory.builderFor(table, partitionId, System.currentTimeMillis())
                 .format(FileFormat.PARQUET).operationId(operation).build();
-        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), files, table.io(), target,
+        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), files, table.io(), targetFileSize(),
                 table.spec(), null);
         try (writer) {
             GenericRecord r = GenericRecord.create(schema);
@@ -274,9 +268,7 @@ final class IcebergFiles {
 
     /** Copies the tasks' live rows (deletes applied), file after file, into new data files; streamed. */
     Copy copyLive(List<FileScanTask> tasks) throws IOException {
-        long target = Long.parseLong(table.properties().getOrDefault(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-                String.valueOf(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)));
-        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), outputFiles(), table.io(), target,
+        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), outputFiles(), table.io(), targetFileSize(),
                 table.spec(), null);
         long[] rows = {0};
         try (writer) {
@@ -288,6 +280,12 @@ final class IcebergFiles {
             }
         }
         return new Copy(writer.result().dataFiles(), rows[0]);
+    }
+
+    /** The table's target size of a data file ({@code write.target-file-size-bytes}). */
+    long targetFileSize() {
+        return Long.parseLong(table.properties().getOrDefault(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+                String.valueOf(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)));
     }
 
     private GenericFileWriterFactory writers() {
@@ -376,48 +374,5 @@ final class IcebergFiles {
                 upper.get(column.fieldId()))));
         Object firstAtLeast = keys.ceiling(lo);
         return firstAtLeast != null && KeyOrder.compareValues(firstAtLeast, hi) <= 0;
-    }
-
-    private static <T> List<T> inParallel(List<Callable<T>> tasks) {
-        if (tasks.size() <= 1) {
-            List<T> out = new ArrayList<>();
-            for (Callable<T> t : tasks) {
-                try {
-                    out.add(t.call());
-                } catch (RuntimeException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-            return out;
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(tasks.size(),
-                Runtime.getRuntime().availableProcessors()), r -> {
-                    Thread t = new Thread(r, "kbackfill-iceberg-probe");
-                    t.setDaemon(true);
-                    return t;
-                });
-        try {
-            List<Future<T>> futures = new ArrayList<>();
-            for (Callable<T> t : tasks) {
-                futures.add(pool.submit(t));
-            }
-            List<T> out = new ArrayList<>();
-            for (Future<T> f : futures) {
-                out.add(f.get());
-            }
-            return out;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while probing " + tasks.size() + " files", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        } finally {
-            pool.shutdownNow();
-        }
     }
 }

@@ -314,22 +314,12 @@ final class IcebergSink implements Sink {
         }
         LakeRows lakeRows = new LakeRows(columns.stream().map(Types.NestedField::name).toList(), types,
                 columns.stream().map(Types.NestedField::type).toArray(), keyOrdinals);
-        Map<List<Object>, Change> incoming = new LinkedHashMap<>();
-        // two identities the table holds as one row ("1" and 1 in a string column): the row takes the newer by the
-        // rule, whatever their order in the batch; the other is kept out
-        Map<Integer, Long> collided = new TreeMap<>();
-        for (Change c : batch.changes()) {
-            try {
-                incoming.merge(lakeRows.key(c), c, (held, now) -> {
-                    Change newer = batch.version(now).supersedes(batch.version(held)) ? now : held;
-                    collided.merge((newer == now ? held : now).partition(), 1L, Long::sum);
-                    return newer;
-                });
-            } catch (ValueMismatch e) {
-                throw refused(c, e);
-            }
-        }
         MetadataOrdinals ord = MetadataOrdinals.of(name -> ordinal(columns, name), meta);
+        Map<Integer, Long> collided = new TreeMap<>();
+        TableState tableState = new TableState(t);
+        TombstoneLedger ledger = tableState.ledger();
+        KeyedBatch<IcebergFiles.Hit> decisions = new KeyedBatch<>(settings, ord, ledger, lakeRows, this::refused);
+        Map<List<Object>, Change> incoming = decisions.byKey(batch, collided);
         Snapshot base = t.currentSnapshot();
         IcebergFiles files = new IcebergFiles(t);
         java.util.Set<List<Object>> probed = incoming.keySet();
@@ -348,12 +338,10 @@ final class IcebergSink implements Sink {
         for (IcebergFiles.Hit h : hits) {
             found.put(keyOf(h.row(), keyOrdinals), new KeyedBatch.Stored<>(h.row(), h));
         }
-        TableState tableState = new TableState(t);
-        TombstoneLedger ledger = tableState.ledger();
         List<Object[]> newRows = new ArrayList<>();
         List<IcebergFiles.Hit> takenOut = new ArrayList<>();
         Map<IcebergFiles.Hit, Change> softDeleted = new LinkedHashMap<>();
-        WriteResult result = new KeyedBatch<IcebergFiles.Hit>(settings, ord, ledger).decide(batch, incoming, found,
+        WriteResult result = decisions.decide(batch, incoming, found,
                 collided, new KeyedBatch.Effects<>() {
                     @Override
                     public void takeOut(IcebergFiles.Hit where) {
@@ -364,16 +352,7 @@ final class IcebergSink implements Sink {
                     public void softDelete(IcebergFiles.Hit where, Change c) {
                         softDeleted.put(where, c); // marked once the stored values are read
                     }
-
-                    @Override
-                    public void add(Change c, boolean deleted) {
-                        try {
-                            newRows.add(lakeRows.newRow(c, deleted, ord, batch.topic()));
-                        } catch (ValueMismatch mismatch) {
-                            throw refused(c, mismatch);
-                        }
-                    }
-                });
+                }, newRows);
         if (!softDeleted.isEmpty()) {
             for (Map.Entry<IcebergFiles.Hit, Object[]> e : files.readWhole(softDeleted.keySet()).entrySet()) {
                 Object[] row = e.getValue();

@@ -1,8 +1,10 @@
 package dev.kbackfill.sink.lake;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.BiFunction;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.sink.ConflictMode;
@@ -34,31 +36,56 @@ public final class KeyedBatch<W> {
 
         /** The stored row stays, marked deleted by the tombstone {@code c} (its values read back as they are). */
         void softDelete(W where, Change c);
-
-        /**
-         * A new row for the change: its values, or where {@code deleted} (a soft delete of a key the table has no
-         * row for) its key only, marked deleted.
-         */
-        void add(Change c, boolean deleted);
     }
 
     private final SinkSettings settings;
     private final MetadataOrdinals ordinals;
     private final TombstoneLedger ledger;
+    private final LakeRows rows;
+    private final BiFunction<Change, ValueMismatch, RuntimeException> refused;
 
-    public KeyedBatch(SinkSettings settings, MetadataOrdinals ordinals, TombstoneLedger ledger) {
+    /**
+     * @param rows    how the table's rows are built from changes
+     * @param refused the exception for a change whose values the table cannot hold (a poison record)
+     */
+    public KeyedBatch(SinkSettings settings, MetadataOrdinals ordinals, TombstoneLedger ledger, LakeRows rows,
+                      BiFunction<Change, ValueMismatch, RuntimeException> refused) {
         this.settings = settings;
         this.ordinals = ordinals;
         this.ledger = ledger;
+        this.rows = rows;
+        this.refused = refused;
     }
 
     /**
-     * Decides every incoming change (one per key, keyed by its physical key values) against the rows found for its
-     * key, hands the outcome to {@code effects} and counts it; {@code collided} holds the changes already kept out
-     * because two identities met in one row (by partition).
+     * The batch's changes by their key as the table holds it. Two identities the table holds as one row ("1" and 1 in
+     * a string column) leave it the newer by the rule, whatever their order in the batch; the other is counted in
+     * {@code collided} (by partition) as kept out.
+     */
+    public Map<List<Object>, Change> byKey(WriteBatch batch, Map<Integer, Long> collided) {
+        Map<List<Object>, Change> incoming = new LinkedHashMap<>();
+        for (Change c : batch.changes()) {
+            try {
+                incoming.merge(rows.key(c), c, (held, now) -> {
+                    Change newer = batch.version(now).supersedes(batch.version(held)) ? now : held;
+                    collided.merge((newer == now ? held : now).partition(), 1L, Long::sum);
+                    return newer;
+                });
+            } catch (ValueMismatch e) {
+                throw refused.apply(c, e);
+            }
+        }
+        return incoming;
+    }
+
+    /**
+     * Decides every incoming change (one per key, keyed by its physical key values, from {@link #byKey}) against the
+     * rows found for its key, hands rows taken out or soft-deleted to {@code effects}, adds the rows the batch writes
+     * (stamped) to {@code newRows}, and counts it all; {@code collided} holds the changes already kept out because two
+     * identities met in one row (by partition).
      */
     public WriteResult decide(WriteBatch batch, Map<List<Object>, Change> incoming, Map<List<Object>, Stored<W>> found,
-                              Map<Integer, Long> collided, Effects<W> effects) {
+                              Map<Integer, Long> collided, Effects<W> effects, List<Object[]> newRows) {
         boolean ledgered = settings.conflictMode() == ConflictMode.NEWER_WINS
                 && settings.tombstoneMode() == TombstoneMode.DELETE;
         // a delete recorded by any earlier job is a version, whatever this job does with tombstones
@@ -104,17 +131,26 @@ public final class KeyedBatch<W> {
                 if (stored != null) {
                     effects.softDelete(at.where(), c);
                 } else {
-                    effects.add(c, true);
+                    newRows.add(newRow(c, true, batch));
                 }
             } else {
                 upserted++;
-                effects.add(c, false);
+                newRows.add(newRow(c, false, batch));
                 if (stored != null) {
                     effects.takeOut(at.where());
                 }
             }
         }
         return new WriteResult(upserted, deleted, ignored, keptOut);
+    }
+
+    /** The row a change adds: its values, or (a soft delete of a key with no row) its key only, marked deleted. */
+    private Object[] newRow(Change c, boolean deleted, WriteBatch batch) {
+        try {
+            return rows.newRow(c, deleted, ordinals, batch.topic());
+        } catch (ValueMismatch e) {
+            throw refused.apply(c, e);
+        }
     }
 
     private enum Verdict { TAKEN, KEPT_OUT, IGNORED }
