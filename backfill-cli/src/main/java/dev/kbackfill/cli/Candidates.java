@@ -30,7 +30,7 @@ final class Candidates {
     static final class Formats implements Iterable<String> {
         @Override
         public Iterator<String> iterator() {
-            return List.of("string", "json", "bytes", "avro").iterator();
+            return List.of("string", "json", "bytes", "avro", "protobuf", "json-schema").iterator();
         }
     }
 

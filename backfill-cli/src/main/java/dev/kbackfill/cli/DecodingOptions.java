@@ -14,14 +14,15 @@ final class DecodingOptions {
 
     @Option(names = "--key-format", paramLabel = "FORMAT", defaultValue = "string",
             completionCandidates = Candidates.Formats.class,
-            description = "bytes, string (default), json or avro (Confluent-framed, with --schema-registry-url): an "
-                    + "object key gives one key column per field.")
+            description = "bytes, string (default), json, or a Confluent-framed format with --schema-registry-url: "
+                    + "avro, protobuf or json-schema. An object key gives one key column per field.")
     String keyFormat;
 
     @Option(names = "--value-format", paramLabel = "FORMAT", defaultValue = "json",
             completionCandidates = Candidates.Formats.class,
-            description = "bytes, string, json (default) or avro (Confluent-framed, with --schema-registry-url): an "
-                    + "object gives one column per top-level field.")
+            description = "bytes, string, json (default), or a Confluent-framed format with --schema-registry-url: "
+                    + "avro, protobuf or json-schema. An object gives one column per top-level field, typed by its "
+                    + "schema where it has one.")
     String valueFormat;
 
     @Option(names = "--key-column", paramLabel = "NAME", defaultValue = "kafka_key",
@@ -42,8 +43,13 @@ final class DecodingOptions {
                     + "of the nearest record before it in its partition.")
     String versionField;
 
+    @Option(names = "--validate",
+            description = "Check each json-schema record against its JSON Schema; one that fails is a poison record "
+                    + "(see --on-error) named with its first violation.")
+    boolean validate;
+
     @Option(names = "--schema-registry-url", paramLabel = "URL",
-            description = "A Confluent-API schema registry, for --key-format/--value-format avro.")
+            description = "A Confluent-API schema registry, for the avro, protobuf and json-schema formats.")
     String registryUrl;
 
     @Option(names = "--schema-registry-user", paramLabel = "USER",
@@ -68,11 +74,14 @@ final class DecodingOptions {
         Format value = kafkaSink && !parsed.hasMatchedOption("--value-format") ? Format.BYTES
                 : Format.parse("--value-format", valueFormat);
         Optional<JobDefinition.Registry> registry = Optional.empty();
-        if (key == Format.AVRO || value == Format.AVRO) {
-            if (registryUrl == null) {
-                throw new CommandLine.ParameterException(cli, (key == Format.AVRO ? "--key-format"
-                        : "--value-format") + " avro needs --schema-registry-url (a Confluent-API schema registry)");
-            }
+        if ((key.needsRegistry() || value.needsRegistry()) && registryUrl == null) {
+            throw new CommandLine.ParameterException(cli, (key.needsRegistry() ? "--key-format " + key.label()
+                    : "--value-format " + value.label()) + " needs --schema-registry-url (a Confluent-API schema "
+                    + "registry)");
+        }
+        if (validate && key != Format.JSON_SCHEMA && value != Format.JSON_SCHEMA) {
+            throw new CommandLine.ParameterException(cli, "--validate checks JSON Schema records: it needs "
+                    + "--key-format or --value-format json-schema");
         }
         if (registryUrl != null) {
             if (!registryUrl.matches("https?://.+")) {
@@ -90,14 +99,14 @@ final class DecodingOptions {
             } catch (RequestException e) {
                 throw new CommandLine.ParameterException(cli, e.getMessage());
             }
-            if (value != Format.JSON && value != Format.AVRO) {
+            if (!value.hasFields()) {
                 throw new CommandLine.ParameterException(cli, "--version-field reads a field of the "
-                        + "record value: it needs --value-format json or avro (a topic sink copies bytes unless told), "
-                        + "not " + value.label());
+                        + "record value: it needs --value-format json, avro, protobuf or json-schema (a topic sink "
+                        + "copies bytes unless told), not " + value.label());
             }
         }
         return new JobDefinition.Decoding(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), registry,
-                field);
+                field, validate);
     }
 
 }

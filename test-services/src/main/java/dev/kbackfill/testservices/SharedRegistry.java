@@ -46,7 +46,17 @@ public final class SharedRegistry {
      * @param references JSON array text of references ({@code [{"name":..,"subject":..,"version":1}]}), or null
      */
     public static int register(String subject, String avroSchema, String references) {
-        String body = "{\"schemaType\":\"AVRO\",\"schema\":" + quote(avroSchema)
+        return register(subject, "AVRO", avroSchema, references);
+    }
+
+    /**
+     * Registers a schema of {@code type} ({@code AVRO}, {@code PROTOBUF} or {@code JSON}) under a subject and returns
+     * its id.
+     *
+     * @param references JSON array text of references ({@code [{"name":..,"subject":..,"version":1}]}), or null
+     */
+    public static int register(String subject, String type, String schema, String references) {
+        String body = "{\"schemaType\":\"" + type + "\",\"schema\":" + quote(schema)
                 + (references == null ? "" : ",\"references\":" + references) + "}";
         HttpRequest request = HttpRequest.newBuilder(URI.create(url() + "/subjects/"
                         + java.net.URLEncoder.encode(subject, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20")

@@ -38,9 +38,8 @@ import org.apache.avro.io.DecoderFactory;
  * a union with null is simply nullable. Nested records, arrays and maps are JSON text with untagged unions, bytes
  * as base64 and decimals as exact numbers (Avro's own JSON encoding tags unions and mangles both).
  */
-public final class ConfluentAvro {
+public final class ConfluentAvro implements SchemaDecoder {
 
-    private static final byte MAGIC = 0;
     private static final JsonFactory JSON = new JsonFactory();
 
     private final SchemaRegistryClient registry;
@@ -67,22 +66,9 @@ public final class ConfluentAvro {
         data.addLogicalTypeConversion(new TimeConversions.LocalTimestampMicrosConversion());
     }
 
-    /**
-     * The columns of one framed key or value.
-     *
-     * @throws DecodeException for a record that is not framed Avro, names an unknown schema id, or does not match
-     *                         its schema
-     */
-    Map<String, Object> columns(SourceRecord record, byte[] bytes, String single, String what) {
-        if (bytes.length < 5) {
-            throw new DecodeException(record, "the " + what + " is truncated: " + bytes.length
-                    + " bytes, Confluent-framed Avro needs at least 5", null);
-        }
-        if (bytes[0] != MAGIC) {
-            throw new DecodeException(record, String.format("the %s starts with byte 0x%02x, not the magic byte 0 of "
-                    + "Confluent-framed Avro", what, bytes[0]), null);
-        }
-        int id = ByteBuffer.wrap(bytes, 1, 4).getInt();
+    @Override
+    public Map<String, Object> columns(SourceRecord record, byte[] bytes, String single, String what) {
+        int id = SchemaDecoder.schemaId(record, bytes, what, "Avro");
         PerThread state = perThread.get();
         GenericDatumReader<Object> reader;
         try {

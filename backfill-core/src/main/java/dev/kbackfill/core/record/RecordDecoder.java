@@ -30,7 +30,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  */
 public final class RecordDecoder {
 
-    private static final ObjectMapper JSON = JsonMapper.builder()
+    static final ObjectMapper JSON = JsonMapper.builder()
             .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
             // keep a decimal's scale: 12.30 stays 12.30
             .nodeFactory(com.fasterxml.jackson.databind.node.JsonNodeFactory.withExactBigDecimals(true))
@@ -41,7 +41,9 @@ public final class RecordDecoder {
     private final String keyColumn;
     private final String valueColumn;
     private final List<String> keyFields;
-    private final ConfluentAvro avro;
+    /** The decoders of registry formats (Avro, Protobuf, JSON Schema), or null for formats without a schema. */
+    private final SchemaDecoder keySchema;
+    private final SchemaDecoder valueSchema;
     private final dev.kbackfill.core.version.VersionField versionField;
     /** Per decoding thread: collects a record's fields and shares field names between records of one shape. */
     private final ThreadLocal<Columns.Builder> builder = ThreadLocal.withInitial(Columns.Builder::new);
@@ -68,16 +70,41 @@ public final class RecordDecoder {
     /** @param versionField the value field that orders versions first ({@code --version-field}), or null */
     public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                          List<String> keyFields, ConfluentAvro avro, dev.kbackfill.core.version.VersionField versionField) {
-        if ((keyFormat == Format.AVRO || valueFormat == Format.AVRO) && avro == null) {
-            throw new IllegalArgumentException("the avro format needs a schema registry");
+        this(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, keyFormat == Format.AVRO ? avro : null,
+                valueFormat == Format.AVRO ? avro : null, versionField);
+    }
+
+    /**
+     * @param keySchema    the decoder of the key's registry format ({@link SchemaDecoder#of}), required when
+     *                     {@code keyFormat} {@link Format#needsRegistry() needs a registry}, else null
+     * @param valueSchema  likewise for the value
+     * @param versionField the value field that orders versions first ({@code --version-field}), or null
+     */
+    public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
+                         List<String> keyFields, SchemaDecoder keySchema, SchemaDecoder valueSchema,
+                         dev.kbackfill.core.version.VersionField versionField) {
+        if (keyFormat.needsRegistry() && keySchema == null || valueFormat.needsRegistry() && valueSchema == null) {
+            throw new IllegalArgumentException("the " + (keyFormat.needsRegistry() && keySchema == null ? keyFormat
+                    : valueFormat).label() + " format needs a schema registry");
         }
-        this.avro = avro;
+        this.keySchema = keySchema;
+        this.valueSchema = valueSchema;
         this.keyFormat = Objects.requireNonNull(keyFormat);
         this.valueFormat = Objects.requireNonNull(valueFormat);
         this.keyColumn = Objects.requireNonNull(keyColumn);
         this.valueColumn = Objects.requireNonNull(valueColumn);
         this.keyFields = List.copyOf(keyFields);
         this.versionField = versionField;
+    }
+
+    /**
+     * The key's or value's format as a job's spec records it: its label, and {@code +validated} when records are
+     * checked against their schema (which changes which records are poison, so a job's output).
+     */
+    public String formatSpec(boolean key) {
+        Format f = key ? keyFormat : valueFormat;
+        SchemaDecoder schema = key ? keySchema : valueSchema;
+        return f.label() + (schema != null && schema.validates() ? "+validated" : "");
     }
 
     /** The version field this decoder reads into every change that has a value, if any. */
@@ -155,14 +182,15 @@ public final class RecordDecoder {
                                         String what) {
         return switch (format) {
             case BYTES -> Map.of(single, bytes);
-            case AVRO -> avro.columns(record, bytes, single, what);
+            case AVRO, PROTOBUF, JSON_SCHEMA -> (what.equals("key") ? keySchema : valueSchema)
+                    .columns(record, bytes, single, what);
             case STRING -> Map.of(single, utf8(record, bytes, what));
             case JSON -> json(record, bytes, single, what);
         };
     }
 
     /** One column per top-level field, read in one streaming pass (no tree per record). */
-    private Map<String, Object> json(SourceRecord record, byte[] bytes, String single, String what) {
+    Map<String, Object> json(SourceRecord record, byte[] bytes, String single, String what) {
         try (JsonParser p = JSON.createParser(bytes)) {
             JsonToken t = p.nextToken();
             if (t == null) {
@@ -190,7 +218,7 @@ public final class RecordDecoder {
     }
 
     /** The value at the parser's current token: a typed scalar, or JSON text for an object or array. */
-    private static Object value(JsonParser p, JsonToken t) throws IOException {
+    static Object value(JsonParser p, JsonToken t) throws IOException {
         if (t == null) {
             throw new JsonParseException(p, "unexpected end of input");
         }

@@ -8,10 +8,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,8 +20,8 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaParseException;
 
 /**
- * A small client of the Confluent schema-registry REST API: the Avro writer schema for a schema id, with its
- * references resolved, cached by id. {@code GET /schemas/ids/{id}}, and {@code GET
+ * A small client of the Confluent schema-registry REST API: the writer schema for a schema id (Avro, Protobuf or
+ * JSON Schema), with its references resolved, cached by id. {@code GET /schemas/ids/{id}}, and {@code GET
  * /subjects/{subject}/versions/{version}} for each reference. Basic auth and TLS come from the JDK's HTTP client.
  */
 public final class SchemaRegistryClient {
@@ -35,6 +33,22 @@ public final class SchemaRegistryClient {
     private final HttpClient http;
     private final Duration timeout;
     private final Map<Integer, Schema> byId = new ConcurrentHashMap<>();
+    private final Map<Integer, RegisteredSchema> registered = new ConcurrentHashMap<>();
+
+    /**
+     * A schema as the registry holds it.
+     *
+     * @param id         its id
+     * @param type       {@code AVRO}, {@code PROTOBUF} or {@code JSON} (the registry's {@code schemaType})
+     * @param text       the schema text: Avro JSON, {@code .proto} source or a JSON Schema document
+     * @param references every schema it references, transitively, by the name it uses for it (an Avro full name, a
+     *                   Protobuf import path, a JSON Schema {@code $ref}), dependencies before their dependents
+     */
+    public record RegisteredSchema(int id, String type, String text, Map<String, String> references) {
+        public RegisteredSchema {
+            references = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(references));
+        }
+    }
 
     /**
      * @param baseUrl  the registry's URL, e.g. {@code http://registry:8081} or {@code https://host/apis/ccompat/v7}
@@ -109,37 +123,62 @@ public final class SchemaRegistryClient {
         if (cached != null) {
             return cached;
         }
-        JsonNode doc = get("/schemas/ids/" + id, "schema id " + id);
-        String type = doc.path("schemaType").asText("AVRO");
-        if (!type.equals("AVRO")) {
-            throw new UnknownSchemaException("schema id " + id + " is a " + type + " schema, not Avro");
-        }
+        RegisteredSchema registered = schema(id, "AVRO");
         Schema.Parser parser = new Schema.Parser();
-        for (String referenced : references(doc, new LinkedHashMap<>())) {
+        for (String referenced : registered.references().values()) {
             parse(parser, referenced, "a schema referenced by id " + id);
         }
-        Schema schema = parse(parser, doc.path("schema").asText(), "schema id " + id);
+        Schema schema = parse(parser, registered.text(), "schema id " + id);
         byId.put(id, schema);
         return schema;
     }
 
-    /** The texts of every schema {@code doc} references, transitively, dependencies first. */
-    private List<String> references(JsonNode doc, Map<String, String> seen) {
-        List<String> ordered = new ArrayList<>();
+    /**
+     * The schema registered under {@code id}, which must be of {@code type} ({@code AVRO}, {@code PROTOBUF} or
+     * {@code JSON}; a registry that omits {@code schemaType} means Avro), with its references.
+     *
+     * @throws UnknownSchemaException if the registry has no such id, or it is of another type
+     * @throws RegistryException      if the registry cannot answer
+     */
+    public RegisteredSchema schema(int id, String type) {
+        RegisteredSchema cached = registered.get(id);
+        if (cached == null) {
+            JsonNode doc = get("/schemas/ids/" + id, "schema id " + id);
+            Map<String, String> references = new LinkedHashMap<>();
+            references(doc, new java.util.HashSet<>(), references);
+            cached = new RegisteredSchema(id, doc.path("schemaType").asText("AVRO"), doc.path("schema").asText(),
+                    references);
+            registered.put(id, cached);
+        }
+        if (!cached.type().equals(type)) {
+            throw new UnknownSchemaException("schema id " + id + " is " + label(cached.type()) + ", not "
+                    + label(type));
+        }
+        return cached;
+    }
+
+    private static String label(String type) {
+        return switch (type) {
+            case "AVRO" -> "Avro";
+            case "PROTOBUF" -> "Protobuf";
+            case "JSON" -> "JSON Schema";
+            default -> type;
+        };
+    }
+
+    /** Every schema {@code doc} references, transitively, by name, dependencies first. */
+    private void references(JsonNode doc, java.util.Set<String> seen, Map<String, String> into) {
         for (JsonNode ref : doc.path("references")) {
             String subject = ref.path("subject").asText();
             String version = ref.path("version").asText();
-            String key = subject + "/" + version;
-            if (seen.containsKey(key)) {
+            if (!seen.add(subject + "/" + version)) {
                 continue;
             }
-            seen.put(key, key);
             JsonNode referenced = get("/subjects/" + pathSegment(subject) + "/versions/" + version,
                     "reference " + ref.path("name").asText() + " (subject " + subject + " version " + version + ")");
-            ordered.addAll(references(referenced, seen));
-            ordered.add(referenced.path("schema").asText());
+            references(referenced, seen, into);
+            into.put(ref.path("name").asText(), referenced.path("schema").asText());
         }
-        return ordered;
     }
 
     private static Schema parse(Schema.Parser parser, String text, String what) {

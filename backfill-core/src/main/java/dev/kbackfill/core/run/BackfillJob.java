@@ -158,7 +158,7 @@ public final class BackfillJob {
             boolean strict = options.strictTime();
             String e = engine;
             return new Settings(name, r, planFile, destination -> {
-                JobSpec spec = JobSpec.of(r, destination, d.keyFormat().label(), d.valueFormat().label(), fields, c, t,
+                JobSpec spec = JobSpec.of(r, destination, d.formatSpec(true), d.formatSpec(false), fields, c, t,
                         strict, e);
                 return d.versionField().map(f -> spec.with(JobSpec.VERSION_FIELD, f.label())).orElse(spec);
             }, kafkaConfig, decoder, rejects, tombstones,

@@ -19,7 +19,7 @@ import java.util.Properties;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.kbackfill.core.record.ConfluentAvro;
+import dev.kbackfill.core.record.SchemaDecoder;
 import dev.kbackfill.core.record.Format;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.registry.RegistryException;
@@ -210,18 +210,27 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
      * @param keyColumn   the column of a key that is not an object
      * @param valueColumn the column of a value that is not an object
      * @param keyFields   value fields keying rows instead of the record key (empty: the record key)
-     * @param registry    the schema registry, for Avro
+     * @param registry    the schema registry, for Avro, Protobuf and JSON Schema
      * @param versionField the value field that orders versions first ({@code --version-field}), if any
+     * @param validate    check JSON Schema records against their schema ({@code --validate}), a failure being a
+     *                    poison record
      */
     public record Decoding(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                            List<String> keyFields, Optional<Registry> registry,
-                           Optional<dev.kbackfill.core.version.VersionField> versionField) {
+                           Optional<dev.kbackfill.core.version.VersionField> versionField, boolean validate) {
         public Decoding {
             Objects.requireNonNull(keyFormat, "keyFormat");
             Objects.requireNonNull(valueFormat, "valueFormat");
             keyFields = List.copyOf(keyFields);
             Objects.requireNonNull(registry, "registry");
             Objects.requireNonNull(versionField, "versionField");
+        }
+
+        /** Without validation. */
+        public Decoding(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
+                        List<String> keyFields, Optional<Registry> registry,
+                        Optional<dev.kbackfill.core.version.VersionField> versionField) {
+            this(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, registry, versionField, false);
         }
 
         /** Without a version field. */
@@ -321,13 +330,19 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
 
     /** A new decoder (with a registry client of its own where a format needs one). */
     public RecordDecoder decoder() {
-        ConfluentAvro avro = decoding.keyFormat() == Format.AVRO || decoding.valueFormat() == Format.AVRO
-                ? new ConfluentAvro(decoding.registry().orElseThrow(() -> new RequestException((decoding.keyFormat()
-                == Format.AVRO ? "--key-format" : "--value-format") + " avro needs --schema-registry-url (a "
-                + "Confluent-API schema registry)")).client())
-                : null;
+        SchemaRegistryClient client = null;
+        if (decoding.keyFormat().needsRegistry() || decoding.valueFormat().needsRegistry()) {
+            Format f = decoding.keyFormat().needsRegistry() ? decoding.keyFormat() : decoding.valueFormat();
+            client = decoding.registry().orElseThrow(() -> new RequestException((f == decoding.keyFormat()
+                    ? "--key-format " : "--value-format ") + f.label() + " needs --schema-registry-url (a "
+                    + "Confluent-API schema registry)")).client();
+        }
+        SchemaDecoder key = decoding.keyFormat().needsRegistry()
+                ? SchemaDecoder.of(decoding.keyFormat(), client, decoding.validate()) : null;
+        SchemaDecoder value = decoding.valueFormat().needsRegistry()
+                ? SchemaDecoder.of(decoding.valueFormat(), client, decoding.validate()) : null;
         return new RecordDecoder(decoding.keyFormat(), decoding.valueFormat(), decoding.keyColumn(),
-                decoding.valueColumn(), decoding.keyFields(), avro, decoding.versionField().orElse(null));
+                decoding.valueColumn(), decoding.keyFields(), key, value, decoding.versionField().orElse(null));
     }
 
     /** A new policy for records that cannot be decoded (to close after use), with {@code sourceConfig} for a topic. */
@@ -417,6 +432,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             r.trustStore().ifPresent(f -> reg.put("trustStore", f.toString()));
         });
         decoding.versionField().ifPresent(f -> d.put("versionField", f.label()));
+        d.put("validate", decoding.validate());
         ObjectNode p = root.putObject("onError");
         p.put("skip", poison.skip());
         poison.deadLetter().ifPresent(t -> p.put("deadLetter", t));
@@ -470,7 +486,8 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                     new Decoding(Format.parse("keyFormat", d.path("keyFormat").asText()),
                             Format.parse("valueFormat", d.path("valueFormat").asText()), d.path("keyColumn").asText(),
                             d.path("valueColumn").asText(), keyFields, registry,
-                            text(d, "versionField").map(dev.kbackfill.core.version.VersionField::parse)),
+                            text(d, "versionField").map(dev.kbackfill.core.version.VersionField::parse),
+                            d.path("validate").asBoolean(false)),
                     new Poison(p.path("skip").asBoolean(), text(p, "deadLetter")),
                     root.path("strictTime").asBoolean(),
                     new RunLimits(l.path("maxRecords").asLong(), Duration.parse(l.path("maxDuration").asText("PT0S")),

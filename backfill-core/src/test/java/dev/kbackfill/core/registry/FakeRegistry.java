@@ -75,6 +75,18 @@ public final class FakeRegistry implements AutoCloseable {
                 + (references == null ? "" : ",\"references\":" + references) + "}"));
     }
 
+    /** Serves a schema of {@code type} (AVRO, PROTOBUF, JSON) as schema id {@code id}, with optional references JSON. */
+    public void schema(int id, String type, String schema, String references) {
+        answers.put("/schemas/ids/" + id, new Answer(200, "{\"schemaType\":\"" + type + "\",\"schema\":" + quote(schema)
+                + (references == null ? "" : ",\"references\":" + references) + "}"));
+    }
+
+    /** Serves a schema as version {@code version} of {@code subject}, as a reference is fetched. */
+    public void version(String subject, int version, String type, String schema) {
+        answers.put("/subjects/" + subject + "/versions/" + version, new Answer(200, "{\"subject\":\"" + subject
+                + "\",\"version\":" + version + ",\"schemaType\":\"" + type + "\",\"schema\":" + quote(schema) + "}"));
+    }
+
     public static String quote(String s) {
         return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
     }

@@ -1,0 +1,325 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import com.google.protobuf.CodedOutputStream;
+import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.embedded.SharedKafka;
+import dev.kbackfill.testservices.SharedPostgres;
+import dev.kbackfill.testservices.SharedRegistry;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Protobuf and JSON Schema in the Confluent wire format with a real schema registry (Apicurio's Confluent API): two
+ * schema versions in one range, a reference, a poison record, into PostgreSQL, SQLite and Delta. Protobuf bodies are
+ * written field by field with protobuf's own encoder, independently of the decoder's schema parser.
+ */
+@Tag("formats")
+class SchemaFormatsRunIT {
+
+    static final String CUSTOMER_PROTO = """
+            syntax = "proto3";
+            package common;
+            message Customer { string name = 1; repeated string tags = 2; }
+            """;
+    static final String ORDER_V1 = """
+            syntax = "proto3";
+            package shop;
+            import "google/protobuf/timestamp.proto";
+            import "confluent/type/decimal.proto";
+            import "customer.proto";
+
+            message Order {
+              string id = 1;
+              int64 qty = 2;
+              google.protobuf.Timestamp placed_at = 3;
+              Status status = 4;
+              common.Customer customer = 6;
+              confluent.type.Decimal amount = 7;
+              enum Status { NEW = 0; PACKED = 1; SHIPPED = 2; }
+            }
+            """;
+    static final String ORDER_V2 = ORDER_V1.replace("  common.Customer customer = 6;\n",
+            "  string channel = 5;\n  common.Customer customer = 6;\n");
+
+    static final String CUSTOMER_JSON = """
+            {"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}""";
+    static final String PAYMENT_V1 = """
+            {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{
+              "id":{"type":"string","format":"uuid"},
+              "amount":{"type":"number"},
+              "qty":{"type":"integer","minimum":0},
+              "paid_at":{"type":"string","format":"date-time"},
+              "customer":{"$ref":"customer.json"}},
+             "required":["id","qty"]}""";
+    static final String PAYMENT_V2 = PAYMENT_V1.replace("\"qty\":{", "\"day\":{\"type\":\"string\",\"format\":\"date\"},\"qty\":{");
+
+    private static EmbeddedKafka kafka;
+    private static String registry;
+    private static int orderV1;
+    private static int orderV2;
+    private static int paymentV1;
+    private static int paymentV2;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void services() {
+        kafka = SharedKafka.get();
+        registry = SharedRegistry.url();
+        SharedRegistry.register("pb-customer", "PROTOBUF", CUSTOMER_PROTO, null);
+        String pbRefs = "[{\"name\":\"customer.proto\",\"subject\":\"pb-customer\",\"version\":1}]";
+        orderV1 = SharedRegistry.register("pb-orders-value", "PROTOBUF", ORDER_V1, pbRefs);
+        orderV2 = SharedRegistry.register("pb-orders-value", "PROTOBUF", ORDER_V2, pbRefs);
+        SharedRegistry.register("js-customer", "JSON", CUSTOMER_JSON, null);
+        String jsRefs = "[{\"name\":\"customer.json\",\"subject\":\"js-customer\",\"version\":1}]";
+        paymentV1 = SharedRegistry.register("js-payments-value", "JSON", PAYMENT_V1, jsRefs);
+        paymentV2 = SharedRegistry.register("js-payments-value", "JSON", PAYMENT_V2, jsRefs);
+    }
+
+    private interface Body {
+        void write(CodedOutputStream out) throws IOException;
+    }
+
+    private static byte[] message(Body body) {
+        try {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+            body.write(out);
+            out.flush();
+            return bytes.toByteArray();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Confluent's Protobuf framing of the first message type: magic byte, id, message indexes [0] as 0, body. */
+    private static byte[] protobuf(int id, byte[] body) {
+        return ByteBuffer.allocate(6 + body.length).put((byte) 0).putInt(id).put((byte) 0).put(body).array();
+    }
+
+    private static byte[] order(int id, String orderId, long qty, int status, String channel, String amount) {
+        return protobuf(id, message(out -> {
+            out.writeString(1, orderId);
+            out.writeInt64(2, qty);
+            out.writeByteArray(3, message(t -> t.writeInt64(1, Instant.parse("2024-01-01T10:00:00Z").getEpochSecond()
+                    + qty)));
+            out.writeEnum(4, status);
+            if (channel != null) {
+                out.writeString(5, channel);
+            }
+            out.writeByteArray(6, message(c -> c.writeString(1, "Ann")));
+            BigDecimal a = new BigDecimal(amount);
+            out.writeByteArray(7, message(d -> {
+                d.writeByteArray(1, a.unscaledValue().toByteArray());
+                d.writeInt32(3, a.scale());
+            }));
+        }));
+    }
+
+    private static byte[] json(int id, String json) {
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(5 + body.length).put((byte) 0).putInt(id).put(body).array();
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(String topic, String key, byte[] value) {
+        return new ProducerRecord<>(topic, 0, Instant.parse("2024-01-01T00:00:00Z").toEpochMilli(),
+                key.getBytes(StandardCharsets.UTF_8), value);
+    }
+
+    private static CliRun run(String format, String... args) {
+        List<String> all = new ArrayList<>(List.of("--value-format", format, "--schema-registry-url", registry,
+                "--create-table"));
+        all.addAll(List.of(args));
+        return CliRun.run(kafka, all.toArray(String[]::new));
+    }
+
+    private static Map<String, String> columnTypes(Statement s, String table) throws Exception {
+        Map<String, String> types = new TreeMap<>();
+        try (ResultSet rs = s.executeQuery("SELECT column_name, data_type FROM information_schema.columns "
+                + "WHERE table_name = '" + table + "'")) {
+            while (rs.next()) {
+                types.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        return types;
+    }
+
+    private static void sendOrders(String topic) throws Exception {
+        kafka.createTopic(topic, 1, Map.of());
+        byte[] poison = protobuf(orderV1, new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff});
+        Orders.send(kafka, List.of(
+                record(topic, "o1", order(orderV1, "o1", 2, 0, null, "10.50")),
+                record(topic, "o2", order(orderV1, "o2", 1, 1, null, "0.01")),
+                record(topic, "o3", poison),
+                record(topic, "o1", order(orderV2, "o1", 3, 2, "web", "1234567.89"))), Map.of());
+    }
+
+    @Test
+    void protobufVersionsAndAReferenceLandAsTypedColumnsAPoisonRecordIsCounted() throws Exception {
+        sendOrders("pb-orders");
+        String url = SharedPostgres.newDatabase("pb_pg");
+        CliRun r = run("protobuf", "--topic", "pb-orders", "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "orders", "--on-error", "skip");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.err()).contains("1 record(s) could not be decoded and were skipped (--on-error skip)");
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            assertThat(columnTypes(s, "orders")).containsEntry("id", "text").containsEntry("qty", "bigint")
+                    .containsEntry("placed_at", "timestamp with time zone").containsEntry("status", "text")
+                    .containsEntry("channel", "text").containsEntry("customer", "jsonb")
+                    .containsEntry("amount", "numeric");
+            try (ResultSet rs = s.executeQuery("SELECT kafka_key, qty, placed_at, status, channel, customer::text, "
+                    + "amount::text FROM orders ORDER BY kafka_key")) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1)).isEqualTo("o1");
+                assertThat(rs.getLong(2)).as("the v2 record, last in the range").isEqualTo(3);
+                assertThat(rs.getObject(3, java.time.OffsetDateTime.class).toInstant())
+                        .isEqualTo(Instant.parse("2024-01-01T10:00:03Z"));
+                assertThat(rs.getString(4)).isEqualTo("SHIPPED");
+                assertThat(rs.getString(5)).isEqualTo("web");
+                assertThat(rs.getString(6)).isEqualTo("{\"name\": \"Ann\", \"tags\": []}");
+                assertThat(rs.getString(7)).isEqualTo("1234567.89");
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1)).isEqualTo("o2");
+                assertThat(rs.getString(4)).isEqualTo("PACKED");
+                assertThat(rs.getString(5)).as("a v1 record has no channel").isNull();
+                assertThat(rs.getString(7)).isEqualTo("0.01");
+                assertThat(rs.next()).isFalse();
+            }
+        }
+
+        Path letters = dir.resolve("dead.jsonl");
+        CliRun sqlite = run("protobuf", "--topic", "pb-orders", "--from", "earliest", "--to", "latest", "--sink",
+                "jdbc:sqlite:" + dir.resolve("orders.db"), "--table", "orders", "--dead-letter", letters.toString());
+        assertThat(sqlite.exitCode()).as(sqlite.err()).isZero();
+        assertThat(Files.readAllLines(letters)).singleElement().asString()
+                .contains("\"topic\":\"pb-orders\",\"partition\":0,\"offset\":2")
+                .contains("body does not match message shop.Order of schema id " + orderV1);
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("orders.db"));
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT kafka_key, qty, status, channel, amount FROM orders ORDER BY kafka_key")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("o1");
+            assertThat(rs.getLong(2)).isEqualTo(3);
+            assertThat(rs.getString(3)).isEqualTo("SHIPPED");
+            assertThat(rs.getString(4)).isEqualTo("web");
+            assertThat(new BigDecimal(rs.getString(5))).isEqualByComparingTo("1234567.89");
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("o2");
+            assertThat(rs.next()).isFalse();
+        }
+    }
+
+    @Test
+    void protobufLandsInDeltaWithDeltaTypes() throws Exception {
+        sendOrders("pb-delta");
+        String path = dir.resolve("orders-delta").toString();
+        CliRun r = run("protobuf", "--topic", "pb-delta", "--from", "earliest", "--to", "latest", "--sink",
+                "delta:" + path, "--on-error", "skip");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        List<Map<String, Object>> rows = new ArrayList<>(dev.kbackfill.sink.delta.DeltaTableRows.rows(path));
+        rows.sort(java.util.Comparator.comparing(m -> (String) m.get("kafka_key")));
+        assertThat(rows).hasSize(2);
+        assertThat(rows.get(0).get("qty")).isEqualTo(3L);
+        assertThat(rows.get(0).get("placed_at")).isEqualTo(Instant.parse("2024-01-01T10:00:03Z").toEpochMilli() * 1000);
+        assertThat(rows.get(0).get("channel")).isEqualTo("web");
+        assertThat((BigDecimal) rows.get(0).get("amount")).isEqualByComparingTo("1234567.89");
+        assertThat(rows.get(1).get("channel")).isNull();
+        assertThat(rows.get(1).get("status")).isEqualTo("PACKED");
+    }
+
+    @Test
+    void jsonSchemaRecordsAreTypedByTheirSchemaAndValidatedWhenAsked() throws Exception {
+        kafka.createTopic("js-payments", 1, Map.of());
+        String id1 = "6f1c2a4e-1b7e-4e53-9a55-0d6f8a3f2b11";
+        String id2 = "0a5f6a43-9d2e-4c57-8b33-77aa1cfa2d02";
+        Orders.send(kafka, List.of(
+                record("js-payments", "p1", json(paymentV1, "{\"id\":\"" + id1 + "\",\"amount\":10,\"qty\":1,"
+                        + "\"paid_at\":\"2024-01-01T10:00:00+02:00\",\"customer\":{\"name\":\"Ann\"}}")),
+                record("js-payments", "p2", json(paymentV1, "{\"id\":\"" + id2 + "\",\"amount\":0.5,\"qty\":-4,"
+                        + "\"paid_at\":\"2024-01-02T00:00:00Z\"}")),
+                record("js-payments", "p1", json(paymentV2, "{\"id\":\"" + id1 + "\",\"amount\":12.25,\"qty\":2,"
+                        + "\"day\":\"2024-01-03\",\"customer\":{\"name\":\"Ann\"}}"))), Map.of());
+
+        String url = SharedPostgres.newDatabase("js_pg");
+        CliRun r = run("json-schema", "--topic", "js-payments", "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "payments");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            assertThat(columnTypes(s, "payments")).containsEntry("id", "uuid").containsEntry("amount", "numeric")
+                    .containsEntry("qty", "bigint").containsEntry("paid_at", "timestamp with time zone")
+                    .containsEntry("day", "date").containsEntry("customer", "jsonb");
+            try (ResultSet rs = s.executeQuery("SELECT kafka_key, amount::text, qty, day::text, paid_at FROM payments "
+                    + "ORDER BY kafka_key")) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(2)).isEqualTo("12.25");
+                assertThat(rs.getLong(3)).isEqualTo(2);
+                assertThat(rs.getString(4)).isEqualTo("2024-01-03");
+                assertThat(rs.getObject(5)).as("a v2 record without paid_at").isNull();
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getLong(3)).as("without --validate a record breaking 'minimum' lands").isEqualTo(-4);
+                assertThat(rs.getObject(5, java.time.OffsetDateTime.class).toInstant())
+                        .isEqualTo(Instant.parse("2024-01-02T00:00:00Z"));
+            }
+        }
+
+        CliRun failing = run("json-schema", "--topic", "js-payments", "--from", "earliest", "--to", "latest", "--sink",
+                "jdbc:sqlite:" + dir.resolve("strict.db"), "--table", "payments", "--validate");
+        assertThat(failing.exitCode()).isEqualTo(ExitCodes.FAILURE);
+        assertThat(failing.errLines().get(failing.errLines().size() - 1))
+                .startsWith("kbackfill run: cannot decode js-payments/0@1: the value does not match schema id " + paymentV1)
+                .contains("/qty must have a minimum value of 0").contains("stopped with partition 0 at offset 0");
+
+        CliRun skipping = run("json-schema", "--topic", "js-payments", "--from", "earliest", "--to", "latest", "--sink",
+                "jdbc:sqlite:" + dir.resolve("skip.db"), "--table", "payments", "--validate", "--on-error", "skip");
+        assertThat(skipping.exitCode()).as(skipping.err()).isZero();
+        assertThat(skipping.err()).contains("1 record(s) could not be decoded and were skipped (--on-error skip)");
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("skip.db"));
+             Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT kafka_key FROM payments")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("p1");
+            assertThat(rs.next()).isFalse();
+        }
+    }
+
+    @Test
+    void badFormatOptionsAreOneLineAndExitTwo() {
+        CliRun noUrl = CliRun.of("run", "--topic", "x", "--from", "earliest", "--to", "latest", "--value-format",
+                "protobuf", "--bootstrap-server", kafka.bootstrapServers());
+        assertThat(noUrl.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(noUrl.err()).contains("--value-format protobuf needs --schema-registry-url");
+        CliRun validate = CliRun.of("run", "--topic", "x", "--from", "earliest", "--to", "latest", "--validate",
+                "--bootstrap-server", kafka.bootstrapServers());
+        assertThat(validate.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(validate.err()).contains("--validate checks JSON Schema records: it needs --key-format or "
+                + "--value-format json-schema");
+        CliRun unknown = CliRun.of("run", "--topic", "x", "--from", "earliest", "--to", "latest", "--value-format",
+                "thrift", "--bootstrap-server", kafka.bootstrapServers());
+        assertThat(unknown.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(unknown.err()).contains("invalid --value-format 'thrift': expected bytes, string, json, avro, "
+                + "protobuf or json-schema");
+    }
+}

@@ -1,0 +1,363 @@
+package dev.kbackfill.core.record;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.networknt.schema.InputFormat;
+import com.networknt.schema.SchemaLocation;
+import com.networknt.schema.SpecificationVersion;
+import dev.kbackfill.core.registry.SchemaRegistryClient;
+import dev.kbackfill.core.registry.UnknownSchemaException;
+
+/**
+ * JSON in the Confluent wire format: a magic byte 0, the schema id as a 4-byte big-endian int, then JSON text. The
+ * JSON Schema comes from the registry by id (cached), with its references ({@code $ref} by the name the reference
+ * gives).
+ *
+ * <p>An object's top-level fields become columns typed by the schema's {@code properties} (local and referenced
+ * {@code $ref}s followed): {@code integer} as whole numbers, {@code number} as exact decimals, {@code boolean},
+ * {@code string}, and strings of format {@code date-time}, {@code date} and {@code uuid} as instants, dates and
+ * UUIDs; the types Kafka Connect's JSON Schema converter marks ({@code org.apache.kafka.connect.data.Timestamp},
+ * {@code Date}, {@code Time}, {@code Decimal}) as the values they stand for. Objects and arrays are JSON text; a
+ * field the schema does not type is read as plain JSON is. A value of another type than its schema says is a
+ * poison record. With {@code validate}, every record is first checked against its schema (networknt's
+ * json-schema-validator; draft 7 unless the schema's {@code $schema} names another), a failure being a poison
+ * record that names the first violation.
+ */
+public final class ConfluentJsonSchema implements SchemaDecoder {
+
+    /** The base IRI a schema and its references are known under while validating (never fetched). */
+    private static final String BASE = "https://schemas.kbackfill.invalid/";
+
+    /** How a field is read. */
+    enum Kind {
+        INTEGER("an integer"), NUMBER("a number"), BOOLEAN("a boolean"), STRING("a string"),
+        TIMESTAMP("a date-time string"), DATE("a date string"), UUID("a uuid string"),
+        EPOCH_MILLIS("an integer (Connect Timestamp)"), EPOCH_DAYS("an integer (Connect Date)"),
+        MILLIS_OF_DAY("an integer (Connect Time)"), JSON("JSON"), ANY("any JSON value");
+
+        final String described;
+
+        Kind(String described) {
+            this.described = described;
+        }
+    }
+
+    /** A schema id's field kinds, and its validator if asked for. */
+    private record Typed(Map<String, Kind> fields, com.networknt.schema.Schema validator) {
+    }
+
+    private final SchemaRegistryClient registry;
+    private final boolean validate;
+    /** A schema id's {@link Typed}, or the reason it cannot be read. */
+    private final Map<Integer, Object> schemas = new ConcurrentHashMap<>();
+    private final ThreadLocal<Columns.Builder> columns = ThreadLocal.withInitial(Columns.Builder::new);
+
+    public ConfluentJsonSchema(SchemaRegistryClient registry, boolean validate) {
+        this.registry = registry;
+        this.validate = validate;
+    }
+
+    @Override
+    public boolean validates() {
+        return validate;
+    }
+
+    @Override
+    public Map<String, Object> columns(SourceRecord record, byte[] bytes, String single, String what) {
+        int id = SchemaDecoder.schemaId(record, bytes, what, "JSON Schema");
+        Object cached = schemas.computeIfAbsent(id, this::typed);
+        if (cached instanceof RuntimeException e) {
+            throw new DecodeException(record, "the " + what + " names schema id " + id + ": " + e.getMessage(), e);
+        }
+        Typed typed = (Typed) cached;
+        if (typed.validator() != null) {
+            validate(record, bytes, what, id, typed.validator());
+        }
+        try (JsonParser p = RecordDecoder.JSON.createParser(bytes, FRAME, bytes.length - FRAME)) {
+            JsonToken t = p.nextToken();
+            if (t == null) {
+                throw new DecodeException(record, "the " + what + " is empty, not JSON", null);
+            }
+            if (t != JsonToken.START_OBJECT) {
+                Map<String, Object> one = new LinkedHashMap<>();
+                one.put(single, RecordDecoder.value(p, t));
+                return one;
+            }
+            Columns.Builder out = columns.get().clear();
+            while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                Kind kind = typed.fields().getOrDefault(name, Kind.ANY);
+                t = p.nextToken();
+                Object v = value(p, t, kind);
+                if (v == MISMATCH) {
+                    out.clear();
+                    throw new DecodeException(record, "the " + what + "'s field '" + name + "' is "
+                            + shown(p, t) + ", not " + kind.described + " as schema id " + id + " says", null);
+                }
+                out.put(name, v);
+            }
+            if (t != JsonToken.END_OBJECT) {
+                throw new DecodeException(record, "the " + what + " is not JSON: unexpected " + t, null);
+            }
+            return out.build();
+        } catch (JsonProcessingException e) {
+            throw new DecodeException(record, "the " + what + " is not JSON: " + e.getOriginalMessage(), e);
+        } catch (IOException e) {
+            throw new DecodeException(record, "the " + what + " cannot be read: " + e.getMessage(), e);
+        }
+    }
+
+    private static void validate(SourceRecord record, byte[] bytes, String what, int id,
+                                 com.networknt.schema.Schema validator) {
+        List<com.networknt.schema.Error> errors;
+        try {
+            errors = validator.validate(new String(bytes, FRAME, bytes.length - FRAME, StandardCharsets.UTF_8),
+                    InputFormat.JSON);
+        } catch (RuntimeException e) {
+            throw new DecodeException(record, "the " + what + " cannot be validated against schema id " + id + ": "
+                    + e.getMessage(), e);
+        }
+        if (!errors.isEmpty()) {
+            throw new DecodeException(record, "the " + what + " does not match schema id " + id + ": "
+                    + errors.get(0).getInstanceLocation() + " " + errors.get(0).getMessage() + (errors.size() > 1 ? " (and " + (errors.size() - 1)
+                    + " more)" : ""), null);
+        }
+    }
+
+    private static final Object MISMATCH = new Object();
+
+    /** The value at the parser's token read as {@code kind}, or {@link #MISMATCH}. */
+    private static Object value(JsonParser p, JsonToken t, Kind kind) throws IOException {
+        if (t == JsonToken.VALUE_NULL) {
+            return null;
+        }
+        switch (kind) {
+            case ANY, JSON -> {
+                return RecordDecoder.value(p, t);
+            }
+            case INTEGER, EPOCH_MILLIS, EPOCH_DAYS, MILLIS_OF_DAY -> {
+                Object whole = whole(p, t);
+                if (whole == MISMATCH || kind == Kind.INTEGER) {
+                    return whole;
+                }
+                if (!(whole instanceof Long n)) {
+                    return MISMATCH;
+                }
+                try {
+                    return switch (kind) {
+                        case EPOCH_MILLIS -> Instant.ofEpochMilli(n);
+                        case EPOCH_DAYS -> LocalDate.ofEpochDay(n);
+                        default -> LocalTime.ofNanoOfDay(Math.multiplyExact(n, 1_000_000L));
+                    };
+                } catch (java.time.DateTimeException | ArithmeticException e) {
+                    return MISMATCH;
+                }
+            }
+            case NUMBER -> {
+                return t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT ? p.getDecimalValue()
+                        : MISMATCH;
+            }
+            case BOOLEAN -> {
+                return t == JsonToken.VALUE_TRUE ? Boolean.TRUE : t == JsonToken.VALUE_FALSE ? Boolean.FALSE : MISMATCH;
+            }
+            default -> {
+                if (t != JsonToken.VALUE_STRING) {
+                    return MISMATCH;
+                }
+                String s = p.getText();
+                try {
+                    return switch (kind) {
+                        case TIMESTAMP -> OffsetDateTime.parse(s).toInstant();
+                        case DATE -> LocalDate.parse(s);
+                        case UUID -> java.util.UUID.fromString(s);
+                        default -> s;
+                    };
+                } catch (DateTimeParseException | IllegalArgumentException e) {
+                    return MISMATCH;
+                }
+            }
+        }
+    }
+
+    /** A whole number: an integer token, or a number with no fraction (JSON Schema's integer includes 1.0). */
+    private static Object whole(JsonParser p, JsonToken t) throws IOException {
+        if (t == JsonToken.VALUE_NUMBER_INT) {
+            if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
+                BigInteger big = p.getBigIntegerValue();
+                return big.bitLength() < 64 ? (Object) big.longValue() : new BigDecimal(big);
+            }
+            return p.getLongValue();
+        }
+        if (t == JsonToken.VALUE_NUMBER_FLOAT) {
+            BigDecimal d = p.getDecimalValue();
+            if (d.signum() == 0 || d.stripTrailingZeros().scale() <= 0) {
+                BigInteger big = d.toBigInteger();
+                return big.bitLength() < 64 ? (Object) big.longValue() : new BigDecimal(big);
+            }
+        }
+        return MISMATCH;
+    }
+
+    private static String shown(JsonParser p, JsonToken t) throws IOException {
+        return switch (t) {
+            case VALUE_STRING -> '"' + p.getText() + '"';
+            case START_OBJECT -> "an object";
+            case START_ARRAY -> "an array";
+            default -> p.getText();
+        };
+    }
+
+    /** A schema id's field kinds and validator, or the reason it cannot be read (kept: asked once per id). */
+    private Object typed(int id) {
+        try {
+            SchemaRegistryClient.RegisteredSchema schema = registry.schema(id, "JSON");
+            Map<String, JsonNode> documents = new HashMap<>();
+            for (Map.Entry<String, String> ref : schema.references().entrySet()) {
+                documents.put(ref.getKey(), parse(ref.getValue(), "the reference " + ref.getKey()));
+            }
+            JsonNode root = parse(schema.text(), "schema id " + id);
+            Map<String, Kind> fields = new HashMap<>();
+            JsonNode top = resolve(root, root, documents, 0);
+            top.path("properties").fields().forEachRemaining(e -> fields.put(e.getKey(), kind(e.getValue(), root,
+                    documents)));
+            return new Typed(Map.copyOf(fields), validate ? validator(id, schema, root) : null);
+        } catch (UnknownSchemaException | IllegalArgumentException e) {
+            return e;
+        }
+    }
+
+    private static JsonNode parse(String text, String what) {
+        try {
+            return RecordDecoder.JSON.readTree(text);
+        } catch (IOException e) {
+            throw new IllegalArgumentException(what + " is not JSON: " + e.getMessage(), e);
+        }
+    }
+
+    /** The schema a {@code $ref} leads to (a pointer into its document, or a reference by name), else the node. */
+    private static JsonNode resolve(JsonNode node, JsonNode root, Map<String, JsonNode> documents, int depth) {
+        JsonNode ref = node.get("$ref");
+        if (ref == null || !ref.isTextual() || depth > 16) {
+            return node;
+        }
+        String target = ref.asText();
+        int hash = target.indexOf('#');
+        String document = hash < 0 ? target : target.substring(0, hash);
+        String pointer = hash < 0 ? "" : target.substring(hash + 1);
+        JsonNode in = document.isEmpty() ? root : documents.get(document);
+        if (in == null) {
+            return node; // not among the references: typed as plain JSON
+        }
+        JsonNode found = pointer.isEmpty() ? in : in.at(pointer);
+        return found.isMissingNode() ? node : resolve(found, in, documents, depth + 1);
+    }
+
+    /** How a property's values are read, from its schema. */
+    private static Kind kind(JsonNode property, JsonNode root, Map<String, JsonNode> documents) {
+        JsonNode s = resolve(property, root, documents, 0);
+        String connect = s.path("title").asText("");
+        switch (connect) {
+            case "org.apache.kafka.connect.data.Timestamp" -> {
+                return Kind.EPOCH_MILLIS;
+            }
+            case "org.apache.kafka.connect.data.Date" -> {
+                return Kind.EPOCH_DAYS;
+            }
+            case "org.apache.kafka.connect.data.Time" -> {
+                return Kind.MILLIS_OF_DAY;
+            }
+            case "org.apache.kafka.connect.data.Decimal" -> {
+                return Kind.NUMBER;
+            }
+            default -> {
+            }
+        }
+        JsonNode type = s.get("type");
+        String single = null;
+        if (type != null && type.isTextual()) {
+            single = type.asText();
+        } else if (type != null && type.isArray()) {
+            java.util.Set<String> types = new java.util.TreeSet<>();
+            type.forEach(t -> types.add(t.asText()));
+            types.remove("null");
+            if (types.size() == 1) {
+                single = types.iterator().next();
+            } else if (types.equals(java.util.Set.of("integer", "number"))) {
+                single = "number";
+            } else {
+                return Kind.ANY;
+            }
+        }
+        if (single == null) {
+            return s.has("properties") || s.has("items") ? Kind.JSON : Kind.ANY;
+        }
+        return switch (single) {
+            case "integer" -> Kind.INTEGER;
+            case "number" -> Kind.NUMBER;
+            case "boolean" -> Kind.BOOLEAN;
+            case "object", "array" -> Kind.JSON;
+            case "string" -> switch (s.path("format").asText("")) {
+                case "date-time" -> Kind.TIMESTAMP;
+                case "date" -> Kind.DATE;
+                case "uuid" -> Kind.UUID;
+                default -> Kind.STRING;
+            };
+            default -> Kind.ANY;
+        };
+    }
+
+    /** A validator of schema id {@code id}, its references known by name (and never fetched from elsewhere). */
+    private static com.networknt.schema.Schema validator(int id, SchemaRegistryClient.RegisteredSchema schema,
+                                                        JsonNode root) {
+        String location = BASE + "schema-" + id + ".json";
+        Map<String, String> known = new HashMap<>();
+        String ownId = root.path("$id").asText(null);
+        for (Map.Entry<String, String> ref : schema.references().entrySet()) {
+            String name = ref.getKey();
+            known.put(name, ref.getValue());
+            known.put(resolveIri(location, name), ref.getValue());
+            if (ownId != null) {
+                known.put(resolveIri(ownId, name), ref.getValue());
+            }
+        }
+        SpecificationVersion version = SpecificationVersion.DRAFT_7;
+        String declared = root.path("$schema").asText(null);
+        if (declared != null) {
+            version = SpecificationVersion.fromDialectId(declared).orElse(SpecificationVersion.DRAFT_7);
+        }
+        try {
+            com.networknt.schema.SchemaRegistry registry = com.networknt.schema.SchemaRegistry.withDefaultDialect(
+                    version, b -> b.schemas(known));
+            return registry.getSchema(SchemaLocation.of(location), schema.text(), InputFormat.JSON);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("its JSON Schema cannot be used to validate: " + e.getMessage(), e);
+        }
+    }
+
+    private static String resolveIri(String base, String name) {
+        try {
+            return URI.create(base).resolve(name).toString();
+        } catch (IllegalArgumentException e) {
+            return name;
+        }
+    }
+}
