@@ -243,6 +243,61 @@ class SparkEngineIT {
     }
 
     @Test
+    void protobufKeysAndValidatedJsonSchemaValuesAreDecodedOnTheExecutorsAsOnOneMachine() throws Exception {
+        String registry = SharedRegistry.url();
+        int keyId = SharedRegistry.register("spark-formats-key", "PROTOBUF",
+                "syntax = \"proto3\";\npackage shop;\nmessage Key { string tenant = 1; int64 n = 2; }", null);
+        int valueId = SharedRegistry.register("spark-formats-value", "JSON", "{\"type\":\"object\",\"properties\":{"
+                + "\"amount\":{\"type\":\"number\"},\"placed\":{\"type\":\"string\",\"format\":\"date-time\"},"
+                + "\"qty\":{\"type\":\"integer\",\"minimum\":0}},\"required\":[\"qty\"]}", null);
+        kafka.createTopic("spark-formats", 2, Map.of("retention.ms", "-1"));
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        long t = T0.plusSeconds(60).toEpochMilli();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int u = 0; u < 2; u++) {
+                for (int k = 0; k < 40; k++) {
+                    // Confluent's Protobuf framing: magic byte, id, message indexes [0] as one 0 byte, then the body
+                    java.io.ByteArrayOutputStream key = new java.io.ByteArrayOutputStream();
+                    key.write(0);
+                    key.writeBytes(java.nio.ByteBuffer.allocate(4).putInt(keyId).array());
+                    key.write(0);
+                    com.google.protobuf.CodedOutputStream body = com.google.protobuf.CodedOutputStream.newInstance(key);
+                    body.writeString(1, "t" + (k % 3));
+                    body.writeInt64(2, k);
+                    body.flush();
+                    String json = "{\"amount\":" + k + "." + (10 + u) + ",\"placed\":\"" + Instant.ofEpochMilli(t)
+                            + "\",\"qty\":" + (k == 5 && u == 1 ? -1 : u) + "}";
+                    byte[] value = java.nio.ByteBuffer.allocate(5 + json.length()).put((byte) 0).putInt(valueId)
+                            .put(json.getBytes(StandardCharsets.UTF_8)).array();
+                    producer.send(new ProducerRecord<>("spark-formats", k % 2, t++, key.toByteArray(), value));
+                }
+            }
+        }
+        String[] request = {"--topic", "spark-formats", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table",
+                "--key-format", "protobuf", "--value-format", "json-schema", "--validate", "--schema-registry-url",
+                registry, "--on-error", "skip"};
+        Path local = dir.resolve("formats-local");
+        Path spark = dir.resolve("formats-spark");
+        SparkCli single = SparkCli.run(kafka, concat(request, "--sink", "delta:" + local));
+        assertThat(single.exitCode()).as(single.toString()).isZero();
+        SparkCli onSpark = SparkCli.onSpark(kafka, List.of(), concat(request, "--sink", "delta:" + spark));
+        assertThat(onSpark.exitCode()).as(onSpark.toString()).isZero();
+        Map<String, Map<String, Object>> rows = new TreeMap<>();
+        for (Map<String, Object> r : DeltaTableRows.rows(spark.toString())) {
+            rows.put(r.get("tenant") + "/" + r.get("n"), new HashMap<>(r));
+        }
+        Map<String, Map<String, Object>> expected = new TreeMap<>();
+        for (Map<String, Object> r : DeltaTableRows.rows(local.toString())) {
+            expected.put(r.get("tenant") + "/" + r.get("n"), new HashMap<>(r));
+        }
+        assertThat(rows).isEqualTo(expected).hasSize(40);
+        assertThat(rows.get("t1/7").get("amount").toString()).startsWith("7.11");
+        assertThat(rows.get("t2/5").get("qty")).as("the invalid update was kept out").isEqualTo(0L);
+        assertThat(onSpark.err()).contains("1 record(s) could not be decoded");
+    }
+
+    @Test
     void theSpecRunsThroughSparkSubmitAsDocumented() throws Exception {
         kafka.createTopic("spark-submit", 2, Map.of("retention.ms", "-1"));
         produce("spark-submit", 2, 50, 2);
