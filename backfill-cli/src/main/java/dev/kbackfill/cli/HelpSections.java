@@ -27,7 +27,7 @@ final class HelpSections {
                 "--sink-bootstrap-server", "--sink-command-config", "--sink-property", "--job", "--all", "--yes"));
         s.put("Modes", List.of("--on-conflict", "--version-field", "--on-tombstone", "--on-error", "--dead-letter",
                 "--ignore-unknown-fields"));
-        s.put("Formats", List.of("--key-format", "--value-format", "--key-column", "--value-column", "--key-fields",
+        s.put("Formats", List.of("--key-format", "--value-format", "--validate", "--key-column", "--value-column", "--key-fields",
                 "--schema-registry-url", "--schema-registry-user", "--schema-registry-token-file",
                 "--schema-registry-truststore"));
         s.put("Limits and retries", List.of("--batch-size", "--max-records", "--max-duration",

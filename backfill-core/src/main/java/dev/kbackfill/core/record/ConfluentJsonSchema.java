@@ -8,8 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalTime;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.ethlo.time.ITU;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.networknt.schema.InputFormat;
 import com.networknt.schema.SchemaLocation;
@@ -186,12 +185,12 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
                 String s = p.getText();
                 try {
                     return switch (kind) {
-                        case TIMESTAMP -> OffsetDateTime.parse(s).toInstant();
+                        case TIMESTAMP -> ITU.parseDateTime(s).toInstant();
                         case DATE -> LocalDate.parse(s);
                         case UUID -> java.util.UUID.fromString(s);
                         default -> s;
                     };
-                } catch (DateTimeParseException | IllegalArgumentException e) {
+                } catch (java.time.DateTimeException | IllegalArgumentException e) {
                     return MISMATCH;
                 }
             }
