@@ -48,6 +48,24 @@ final class DecodingOptions {
                     + "(see --on-error) named with its first violation.")
     boolean validate;
 
+    @Option(names = "--where", paramLabel = "EXPR",
+            description = "Keep only the records for which this CEL expression is true; the rest are counted as "
+                    + "filtered. It sees key, value (fields as value.f, nested ones too; null for a tombstone), "
+                    + "headers, timestamp, partition and offset, e.g. \"value.status == 'packed' && partition == 0\".")
+    String where;
+
+    @Option(names = "--columns", paramLabel = "F1,F2",
+            description = "Write only these value fields as columns (the key's are always written).")
+    String columns;
+
+    @Option(names = "--rename", paramLabel = "FIELD=COLUMN",
+            description = "Write a key or value field under another column name; repeatable.")
+    java.util.List<String> renames = new java.util.ArrayList<>();
+
+    @Option(names = "--header-columns", paramLabel = "H1,H2",
+            description = "Write these headers as text columns named by the header (null where a record lacks it).")
+    String headerColumns;
+
     @Option(names = "--schema-registry-url", paramLabel = "URL",
             description = "A Confluent-API schema registry, for the avro, protobuf and json-schema formats.")
     String registryUrl;
@@ -105,8 +123,26 @@ final class DecodingOptions {
                         + "copies bytes unless told), not " + value.label());
             }
         }
+        dev.kbackfill.core.record.ColumnMapping mapping;
+        try {
+            if (where != null) {
+                dev.kbackfill.core.record.RecordFilter.compile(where); // a bad expression stops here, before any work
+            }
+            mapping = new dev.kbackfill.core.record.ColumnMapping(SinkOptions.split(columns),
+                    dev.kbackfill.core.record.ColumnMapping.renames(renames), SinkOptions.split(headerColumns));
+        } catch (RequestException e) {
+            throw new CommandLine.ParameterException(cli, e.getMessage());
+        }
+        if (kafkaSink && !mapping.isNone()) {
+            throw new CommandLine.ParameterException(cli, "a topic sink copies records as they are: --columns, "
+                    + "--rename and --header-columns do not apply to it");
+        }
+        if (!value.hasFields() && !mapping.columns().isEmpty()) {
+            throw new CommandLine.ParameterException(cli, "--columns chooses fields of the record value: it needs "
+                    + "--value-format json, avro, protobuf or json-schema, not " + value.label());
+        }
         return new JobDefinition.Decoding(key, value, keyColumn, valueColumn, SinkOptions.split(keyFields), registry,
-                field, validate);
+                field, validate, Optional.ofNullable(where), mapping);
     }
 
 }

@@ -30,6 +30,7 @@ final class HelpSections {
         s.put("Formats", List.of("--key-format", "--value-format", "--validate", "--key-column", "--value-column", "--key-fields",
                 "--schema-registry-url", "--schema-registry-user", "--schema-registry-token-file",
                 "--schema-registry-truststore"));
+        s.put("Filters and columns", List.of("--where", "--columns", "--rename", "--header-columns"));
         s.put("Limits and retries", List.of("--batch-size", "--max-records", "--max-duration",
                 "--max-records-per-second", "--max-bytes-per-second", "--retry-for"));
         s.put("Engine", List.of("--engine", "--master", "--deploy-mode", "--conf", "--spark-wave-partitions",

@@ -122,6 +122,11 @@ class SchemaFormatsRunIT {
     }
 
     private static byte[] order(int id, String orderId, long qty, int status, String channel, String amount) {
+        return order(id, orderId, qty, status, channel, amount, "Ann");
+    }
+
+    private static byte[] order(int id, String orderId, long qty, int status, String channel, String amount,
+                                String customer) {
         return protobuf(id, message(out -> {
             out.writeString(1, orderId);
             out.writeInt64(2, qty);
@@ -131,7 +136,7 @@ class SchemaFormatsRunIT {
             if (channel != null) {
                 out.writeString(5, channel);
             }
-            out.writeByteArray(6, message(c -> c.writeString(1, "Ann")));
+            out.writeByteArray(6, message(c -> c.writeString(1, customer)));
             BigDecimal a = new BigDecimal(amount);
             out.writeByteArray(7, message(d -> {
                 d.writeByteArray(1, a.unscaledValue().toByteArray());
@@ -249,6 +254,123 @@ class SchemaFormatsRunIT {
         assertThat((BigDecimal) rows.get(0).get("amount")).isEqualByComparingTo("1234567.89");
         assertThat(rows.get(1).get("channel")).isNull();
         assertThat(rows.get(1).get("status")).isEqualTo("PACKED");
+    }
+
+    /**
+     * The issue's acceptance case: a Protobuf topic from the registry, a field added halfway (v2's channel), and a
+     * {@code --where} on a nested field, into every sink: the same rows everywhere, the rest counted as filtered.
+     */
+    @Test
+    void aWhereOnANestedProtobufFieldLandsTheSameRowsInEverySink() throws Exception {
+        String topic = "pb-where";
+        kafka.createTopic(topic, 1, Map.of());
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(List.of(
+                record(topic, "o1", order(orderV1, "o1", 1, 0, null, "1.00", "Ann")),
+                record(topic, "o2", order(orderV1, "o2", 2, 0, null, "2.00", "Bob")),
+                record(topic, "o4", order(orderV1, "o4", 4, 0, null, "4.00", "Ann")),
+                record(topic, "o1", order(orderV2, "o1", 5, 1, "web", "5.00", "Ann")),
+                record(topic, "o2", order(orderV2, "o2", 6, 1, "web", "6.00", "Bob")),
+                record(topic, "o5", order(orderV2, "o5", 7, 2, "app", "7.00", "Ann"))));
+        records.add(new ProducerRecord<>(topic, 0, (Long) Instant.parse("2024-01-01T00:00:00Z").toEpochMilli(),
+                "o4".getBytes(StandardCharsets.UTF_8), (byte[]) null));
+        Orders.send(kafka, records, Map.of());
+        String where = "value == null || value.customer.name == 'Ann'";
+        Map<String, Long> expected = Map.of("o1", 5L, "o5", 7L);
+
+        String url = SharedPostgres.newDatabase("pb_where");
+        CliRun pg = run("protobuf", "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "orders", "--where", where, "--job", "pb-where-pg");
+        assertThat(pg.exitCode()).as(pg.err()).isZero();
+        assertThat(pg.out()).containsPattern("total +7 +\\d+ +\\d+ +\\d+ +2 ");
+        assertThat(jdbcRows(url, "orders", "kafka_key", "qty")).isEqualTo(expected);
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT channel FROM orders WHERE kafka_key = 'o5'")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).as("the field v2 added").isEqualTo("app");
+        }
+
+        String sqlite = "jdbc:sqlite:" + dir.resolve("where.db");
+        CliRun mapped = run("protobuf", "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", sqlite,
+                "--table", "orders", "--where", where, "--columns", "qty,channel", "--rename", "qty=quantity",
+                "--rename", "kafka_key=order_id");
+        assertThat(mapped.exitCode()).as(mapped.err()).isZero();
+        assertThat(jdbcRows(sqlite, "orders", "order_id", "quantity")).isEqualTo(expected);
+        try (Connection c = DriverManager.getConnection(sqlite); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT * FROM orders")) {
+            List<String> columns = new ArrayList<>();
+            for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                columns.add(rs.getMetaData().getColumnName(i));
+            }
+            assertThat(columns).contains("order_id", "quantity", "channel").doesNotContain("qty", "status", "customer",
+                    "kafka_key");
+        }
+
+        String delta = dir.resolve("where-delta").toString();
+        CliRun lake = run("protobuf", "--topic", topic, "--from", "earliest", "--to", "latest", "--sink",
+                "delta:" + delta, "--where", where);
+        assertThat(lake.exitCode()).as(lake.err()).isZero();
+        Map<String, Long> deltaRows = new TreeMap<>();
+        dev.kbackfill.sink.delta.DeltaTableRows.rows(delta).forEach(r -> deltaRows.put((String) r.get("kafka_key"),
+                (Long) r.get("qty")));
+        assertThat(deltaRows).isEqualTo(expected);
+
+        String iceberg = dir.resolve("where-iceberg").toString();
+        CliRun ice = run("protobuf", "--topic", topic, "--from", "earliest", "--to", "latest", "--sink",
+                "iceberg:" + iceberg, "--where", where);
+        assertThat(ice.exitCode()).as(ice.err()).isZero();
+        Map<String, Long> icebergRows = new TreeMap<>();
+        org.apache.iceberg.Table table = new org.apache.iceberg.hadoop.HadoopTables(
+                new org.apache.hadoop.conf.Configuration()).load(iceberg);
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> rows =
+                     org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+            rows.forEach(r -> icebergRows.put((String) r.getField("kafka_key"), (Long) r.getField("qty")));
+        }
+        assertThat(icebergRows).isEqualTo(expected);
+
+        kafka.createTopic("pb-where-target", 1, Map.of("cleanup.policy", "compact"));
+        CliRun copy = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink",
+                "kafka:pb-where-target", "--key-format", "string", "--value-format", "protobuf",
+                "--schema-registry-url", registry, "--where", where);
+        assertThat(copy.exitCode()).as(copy.err()).isZero();
+        Map<String, Boolean> live = new TreeMap<>();
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> c =
+                     new org.apache.kafka.clients.consumer.KafkaConsumer<>(kafka.clientConfig(),
+                             new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                             new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition("pb-where-target", 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
+            while (System.nanoTime() < deadline && c.position(tp) < c.endOffsets(List.of(tp)).get(tp)) {
+                c.poll(java.time.Duration.ofMillis(200)).forEach(r -> live.put(new String(r.key(), StandardCharsets.UTF_8),
+                        r.value() != null));
+            }
+        }
+        assertThat(live).as("Bob's records are not copied; the delete is").isEqualTo(Map.of("o1", true, "o5", true,
+                "o4", false));
+
+        CliRun changed = run("protobuf", "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "orders", "--job", "pb-where-pg", "--where", "value == null || value.qty > 1");
+        assertThat(changed.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
+        assertThat(changed.err()).contains("where").contains("value.qty > 1");
+
+        CliRun bad = run("protobuf", "--topic", topic, "--from", "earliest", "--to", "latest", "--sink",
+                "jdbc:sqlite:" + dir.resolve("bad.db"), "--table", "orders", "--where", "value.customer.name = 'Ann'");
+        assertThat(bad.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(bad.errLines()).hasSize(1);
+        assertThat(bad.err()).contains("invalid --where 'value.customer.name = 'Ann'': at column 21:");
+        assertThat(dir.resolve("bad.db")).doesNotExist();
+    }
+
+    private static Map<String, Long> jdbcRows(String url, String table, String key, String column) throws Exception {
+        Map<String, Long> rows = new TreeMap<>();
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT " + key + ", " + column + " FROM " + table)) {
+            while (rs.next()) {
+                rows.put(rs.getString(1), rs.getLong(2));
+            }
+        }
+        return rows;
     }
 
     @Test

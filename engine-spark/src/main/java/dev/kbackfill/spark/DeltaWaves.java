@@ -607,7 +607,9 @@ final class DeltaWaves {
             this.decoder = args.decoder();
             this.rejects = args.rejects();
             // every record's version field takes part in the reduction: values are decoded first where there is one
-            this.lazy = decoder.keyedByRecordKey() && decoder.versionField().isEmpty() && rejects.failsTheRun();
+            // (nor with --where, which reads every record whole to decide whether it is kept)
+            this.lazy = decoder.keyedByRecordKey() && decoder.versionField().isEmpty() && decoder.filter().isEmpty()
+                    && rejects.failsTheRun();
             if (decoder.versionField().isPresent()) {
                 this.seeds = new dev.kbackfill.core.read.FieldSeeds(args.kafkaConfig(),
                         args.request().isolationLevel(), args.request().topic(), decoder);
@@ -642,7 +644,14 @@ final class DeltaWaves {
                     continue;
                 }
                 try {
-                    Change c = lazy ? decoder.decodeKey(r) : decoder.decode(r);
+                    Change c = lazy ? decoder.decodeKey(r) : decoder.decodeKept(r).orElse(null);
+                    if (c == null) {
+                        counters.filtered.get(r.partition()).add(1); // left out by --where
+                        if (fields != null) {
+                            fields.passed(r, decoder);
+                        }
+                        continue;
+                    }
                     if (fields != null) {
                         c = fields.stamp(c);
                     }

@@ -45,6 +45,10 @@ public final class RecordDecoder {
     private final SchemaDecoder keySchema;
     private final SchemaDecoder valueSchema;
     private final dev.kbackfill.core.version.VersionField versionField;
+    /** {@code --where}, or null. */
+    private RecordFilter filter;
+    /** {@code --columns}, {@code --rename}, {@code --header-columns}. */
+    private ColumnMapping mapping = ColumnMapping.none();
     /** Per decoding thread: collects a record's fields and shares field names between records of one shape. */
     private final ThreadLocal<Columns.Builder> builder = ThreadLocal.withInitial(Columns.Builder::new);
 
@@ -98,6 +102,28 @@ public final class RecordDecoder {
     }
 
     /**
+     * This decoder with a record filter ({@code --where}, or null for none) and a column mapping; a new decoder, this
+     * one unchanged.
+     */
+    public RecordDecoder withShaping(RecordFilter filter, ColumnMapping mapping) {
+        RecordDecoder d = new RecordDecoder(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, keySchema,
+                valueSchema, versionField);
+        d.filter = filter;
+        d.mapping = Objects.requireNonNull(mapping);
+        return d;
+    }
+
+    /** The record filter ({@code --where}), if any: a run decodes every record whole to apply it. */
+    public java.util.Optional<RecordFilter> filter() {
+        return java.util.Optional.ofNullable(filter);
+    }
+
+    /** The column mapping. */
+    public ColumnMapping mapping() {
+        return mapping;
+    }
+
+    /**
      * The key's or value's format as a job's spec records it: its label, and {@code +validated} when records are
      * checked against their schema (which changes which records are poison, so a job's output).
      */
@@ -127,7 +153,7 @@ public final class RecordDecoder {
         if (!keyFields.isEmpty()) {
             throw new IllegalStateException("the key comes from value fields " + keyFields);
         }
-        return Change.undecoded(recordKey(record), record);
+        return Change.undecoded(mapping.key(recordKey(record)), record);
     }
 
     /** The primary key when it is the record key (no {@code --key-fields}). */
@@ -139,8 +165,25 @@ public final class RecordDecoder {
         return columns(record, record.key(), keyFormat, keyColumn, "key");
     }
 
-    /** @throws DecodeException naming the record's coordinates */
+    /**
+     * The record decoded, whether or not {@code --where} keeps it.
+     *
+     * @throws DecodeException naming the record's coordinates
+     */
     public Change decode(SourceRecord record) {
+        return decode(record, false);
+    }
+
+    /**
+     * The record decoded, or empty when {@code --where} leaves it out.
+     *
+     * @throws DecodeException naming the record's coordinates (also when the filter cannot be evaluated on it)
+     */
+    public java.util.Optional<Change> decodeKept(SourceRecord record) {
+        return java.util.Optional.ofNullable(decode(record, true));
+    }
+
+    private Change decode(SourceRecord record, boolean filtering) {
         Map<String, Object> values = record.value() == null ? null
                 : columns(record, record.value(), valueFormat, valueColumn, "value");
         Comparable<?> version = null;
@@ -154,10 +197,20 @@ public final class RecordDecoder {
         Map<String, Object> key;
         if (keyFields.isEmpty()) {
             key = recordKey(record);
+            if (filtering && filter != null && !filter.keeps(record, key, values, keyColumn, valueColumn)) {
+                return null;
+            }
         } else {
+            // the record key is read only where something needs it: a tombstone's key fields, or the filter
+            boolean filters = filtering && filter != null;
+            Map<String, Object> recordKey = record.key() == null || (values != null && !filters) ? null
+                    : columns(record, record.key(), keyFormat, keyColumn, "key");
+            if (filters && !filter.keeps(record, recordKey, values, keyColumn, valueColumn)) {
+                return null;
+            }
             Map<String, Object> source = values;
             if (source == null) {
-                source = record.key() == null ? Map.of() : columns(record, record.key(), keyFormat, keyColumn, "key");
+                source = recordKey == null ? Map.of() : recordKey;
             }
             key = new LinkedHashMap<>();
             for (String field : keyFields) {
@@ -174,8 +227,8 @@ public final class RecordDecoder {
                 keyFields.forEach(values::remove);
             }
         }
-        return new Change(key, values, record.partition(), record.offset(), record.timestamp(), record.logTime(), record,
-                version);
+        return new Change(mapping.key(key), mapping.values(values, record.headers()), record.partition(),
+                record.offset(), record.timestamp(), record.logTime(), record, version);
     }
 
     private Map<String, Object> columns(SourceRecord record, byte[] bytes, Format format, String single,

@@ -160,7 +160,11 @@ public final class BackfillJob {
             return new Settings(name, r, planFile, destination -> {
                 JobSpec spec = JobSpec.of(r, destination, d.formatSpec(true), d.formatSpec(false), fields, c, t,
                         strict, e);
-                return d.versionField().map(f -> spec.with(JobSpec.VERSION_FIELD, f.label())).orElse(spec);
+                JobSpec s = d.versionField().map(f -> spec.with(JobSpec.VERSION_FIELD, f.label())).orElse(spec);
+                if (d.filter().isPresent()) {
+                    s = s.with(JobSpec.WHERE, d.filter().get().expression());
+                }
+                return d.mapping().isNone() ? s : s.with(JobSpec.COLUMNS, d.mapping().spec());
             }, kafkaConfig, decoder, rejects, tombstones,
                     options.withAllowDataLoss(r.allowDataLoss()), batchRows, retryFor);
         }

@@ -84,8 +84,9 @@ public final class BackfillRun {
         // its key supersedes is then never seen, so only when poison records fail the run anyway
         // (and not where versions are ordered by a value field: every record's field takes part in the reduction)
         // (a sink that decodes values itself, later, never needs them here)
+        // (nor with --where, which reads every record whole to decide whether it is kept)
         this.lazyValues = decoder.keyedByRecordKey() && decoder.versionField().isEmpty()
-                && (rejects.failsTheRun() || !sink.needsValues());
+                && decoder.filter().isEmpty() && (rejects.failsTheRun() || !sink.needsValues());
     }
 
     /** What the reader hands the writer: one poll's changes and the positions after them, or the end, or a failure. */
@@ -289,7 +290,15 @@ public final class BackfillRun {
                     changes.add(decoder.decodeKey(r));
                     continue;
                 }
-                Change c = decoder.decode(r);
+                java.util.Optional<Change> kept = decoder.decodeKept(r);
+                if (kept.isEmpty()) {
+                    filtered.merge(r.partition(), 1L, Long::sum); // left out by --where
+                    if (fields != null) {
+                        fields.passed(r, decoder);
+                    }
+                    continue;
+                }
+                Change c = kept.get();
                 if (fields != null) {
                     c = fields.stamp(c);
                 }

@@ -19,6 +19,8 @@ import java.util.Properties;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kbackfill.core.record.ColumnMapping;
+import dev.kbackfill.core.record.RecordFilter;
 import dev.kbackfill.core.record.SchemaDecoder;
 import dev.kbackfill.core.record.Format;
 import dev.kbackfill.core.record.RecordDecoder;
@@ -214,19 +216,33 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
      * @param versionField the value field that orders versions first ({@code --version-field}), if any
      * @param validate    check JSON Schema records against their schema ({@code --validate}), a failure being a
      *                    poison record
+     * @param where       the records kept ({@code --where}, a CEL expression), if not all
+     * @param mapping     which fields become which columns ({@code --columns}, {@code --rename},
+     *                    {@code --header-columns})
      */
     public record Decoding(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                            List<String> keyFields, Optional<Registry> registry,
-                           Optional<dev.kbackfill.core.version.VersionField> versionField, boolean validate) {
+                           Optional<dev.kbackfill.core.version.VersionField> versionField, boolean validate,
+                           Optional<String> where, ColumnMapping mapping) {
         public Decoding {
             Objects.requireNonNull(keyFormat, "keyFormat");
             Objects.requireNonNull(valueFormat, "valueFormat");
             keyFields = List.copyOf(keyFields);
             Objects.requireNonNull(registry, "registry");
             Objects.requireNonNull(versionField, "versionField");
+            Objects.requireNonNull(where, "where");
+            Objects.requireNonNull(mapping, "mapping");
         }
 
-        /** Without validation. */
+        /** Without filter or mapping. */
+        public Decoding(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
+                        List<String> keyFields, Optional<Registry> registry,
+                        Optional<dev.kbackfill.core.version.VersionField> versionField, boolean validate) {
+            this(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, registry, versionField, validate,
+                    Optional.empty(), ColumnMapping.none());
+        }
+
+        /** Without validation, filter or mapping. */
         public Decoding(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                         List<String> keyFields, Optional<Registry> registry,
                         Optional<dev.kbackfill.core.version.VersionField> versionField) {
@@ -342,7 +358,8 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         SchemaDecoder value = decoding.valueFormat().needsRegistry()
                 ? SchemaDecoder.of(decoding.valueFormat(), client, decoding.validate()) : null;
         return new RecordDecoder(decoding.keyFormat(), decoding.valueFormat(), decoding.keyColumn(),
-                decoding.valueColumn(), decoding.keyFields(), key, value, decoding.versionField().orElse(null));
+                decoding.valueColumn(), decoding.keyFields(), key, value, decoding.versionField().orElse(null))
+                .withShaping(decoding.where().map(RecordFilter::compile).orElse(null), decoding.mapping());
     }
 
     /** A new policy for records that cannot be decoded (to close after use), with {@code sourceConfig} for a topic. */
@@ -433,6 +450,13 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         });
         decoding.versionField().ifPresent(f -> d.put("versionField", f.label()));
         d.put("validate", decoding.validate());
+        decoding.where().ifPresent(w -> d.put("where", w));
+        if (!decoding.mapping().isNone()) {
+            ObjectNode m = d.putObject("mapping");
+            m.set("columns", JSON.valueToTree(decoding.mapping().columns()));
+            m.set("rename", JSON.valueToTree(decoding.mapping().renames()));
+            m.set("headerColumns", JSON.valueToTree(decoding.mapping().headerColumns()));
+        }
         ObjectNode p = root.putObject("onError");
         p.put("skip", poison.skip());
         poison.deadLetter().ifPresent(t -> p.put("deadLetter", t));
@@ -455,6 +479,19 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         } catch (IOException e) {
             throw new RequestException("invalid job: " + e.getMessage());
         }
+    }
+
+    private static ColumnMapping mapping(JsonNode m) {
+        if (!m.isObject()) {
+            return ColumnMapping.none();
+        }
+        List<String> columns = new ArrayList<>();
+        m.path("columns").forEach(c -> columns.add(c.asText()));
+        Map<String, String> renames = new LinkedHashMap<>();
+        m.path("rename").fields().forEachRemaining(e -> renames.put(e.getKey(), e.getValue().asText()));
+        List<String> headers = new ArrayList<>();
+        m.path("headerColumns").forEach(c -> headers.add(c.asText()));
+        return new ColumnMapping(columns, renames, headers);
     }
 
     /** @throws RequestException for a tree that is not a job of this version */
@@ -487,7 +524,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                             Format.parse("valueFormat", d.path("valueFormat").asText()), d.path("keyColumn").asText(),
                             d.path("valueColumn").asText(), keyFields, registry,
                             text(d, "versionField").map(dev.kbackfill.core.version.VersionField::parse),
-                            d.path("validate").asBoolean(false)),
+                            d.path("validate").asBoolean(false), text(d, "where"), mapping(d.path("mapping"))),
                     new Poison(p.path("skip").asBoolean(), text(p, "deadLetter")),
                     root.path("strictTime").asBoolean(),
                     new RunLimits(l.path("maxRecords").asLong(), Duration.parse(l.path("maxDuration").asText("PT0S")),

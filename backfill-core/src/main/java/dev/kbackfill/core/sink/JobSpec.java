@@ -31,6 +31,12 @@ public record JobSpec(Map<String, String> parts) {
     /** The version field a job orders by ({@code --version-field}); only jobs that have one have the part. */
     public static final String VERSION_FIELD = "version-field";
     public static final String VALUE_FORMAT = "value-format";
+    /** The records kept ({@code --where}), in specs of jobs that filter. */
+    public static final String WHERE = "where";
+    /** Which fields become which columns ({@code --columns}, {@code --rename}, {@code --header-columns}). */
+    public static final String COLUMNS = "columns";
+    /** Parts only some jobs have, absent meaning "none": a job cannot start or stop having one. */
+    private static final List<String> OPTIONAL_PARTS = List.of(VERSION_FIELD, WHERE, COLUMNS);
     public static final String KEY_FIELDS = "key-fields";
     public static final String ON_CONFLICT = "on-conflict";
     public static final String ON_TOMBSTONE = "on-tombstone";
@@ -104,8 +110,8 @@ public record JobSpec(Map<String, String> parts) {
 
     /**
      * What differs from {@code other}, for people: {@code destination public.a, not public.b}; only parts this spec
-     * has are compared (a spec stored by an older version knows fewer), except the version field, whose absence is
-     * "none": a job cannot start or stop ordering by one.
+     * has are compared (a spec stored by an older version knows fewer), except the version field, the filter and the
+     * column mapping, whose absence is "none": a job cannot start or stop ordering by a field, filtering or mapping.
      */
     public List<String> differences(JobSpec other) {
         List<String> diffs = new ArrayList<>();
@@ -115,10 +121,12 @@ public record JobSpec(Map<String, String> parts) {
                 diffs.add(k + " " + v + ", not " + o);
             }
         });
-        String field = parts.getOrDefault(VERSION_FIELD, "(none)");
-        String otherField = other.parts.getOrDefault(VERSION_FIELD, "(none)");
-        if (!field.equals(otherField) && (!parts.containsKey(VERSION_FIELD) || !other.parts.containsKey(VERSION_FIELD))) {
-            diffs.add(VERSION_FIELD + " " + field + ", not " + otherField);
+        for (String part : OPTIONAL_PARTS) {
+            String mine = parts.getOrDefault(part, "(none)");
+            String theirs = other.parts.getOrDefault(part, "(none)");
+            if (!mine.equals(theirs) && (!parts.containsKey(part) || !other.parts.containsKey(part))) {
+                diffs.add(part + " " + mine + ", not " + theirs);
+            }
         }
         return diffs;
     }
