@@ -117,6 +117,8 @@ public final class DecodeBench {
                     List.of(), null, SchemaDecoder.of(Format.JSON_SCHEMA, client, false), null);
             RecordDecoder validatingDecoder = new RecordDecoder(Format.STRING, Format.JSON_SCHEMA, "kafka_key", "value",
                     List.of(), null, SchemaDecoder.of(Format.JSON_SCHEMA, client, true), null);
+            RecordDecoder filteringDecoder = jsonDecoder.withShaping(dev.kbackfill.core.record.RecordFilter.compile(
+                    "value.status == 'paid' && value.items > 3"), dev.kbackfill.core.record.ColumnMapping.none());
             System.out.printf("decode throughput, %d records, warm JVM (3 rounds each, alternating)%n", n);
             System.out.printf("%-6s %-34s %12s%n", "round", "format", "records/s");
             for (int round = 0; round < 4; round++) {
@@ -125,12 +127,14 @@ public final class DecodeBench {
                 double s = time(jsonSchemaDecoder, jsonSchema);
                 double v = time(validatingDecoder, jsonSchema);
                 double j = time(jsonDecoder, json);
+                double w = timeKept(filteringDecoder, json);
                 if (round > 0) {
                     System.out.printf(Locale.ROOT, "%-6d %-34s %12.0f%n", round, "Avro (Confluent-framed)", n / a);
                     System.out.printf(Locale.ROOT, "%-6d %-34s %12.0f%n", round, "Protobuf (Confluent-framed)", n / p);
                     System.out.printf(Locale.ROOT, "%-6d %-34s %12.0f%n", round, "JSON Schema (typed by schema)", n / s);
                     System.out.printf(Locale.ROOT, "%-6d %-34s %12.0f%n", round, "JSON Schema, --validate", n / v);
                     System.out.printf(Locale.ROOT, "%-6d %-34s %12.0f%n", round, "JSON (same fields)", n / j);
+                    System.out.printf(Locale.ROOT, "%-6d %-34s %12.0f%n", round, "JSON, --where on two fields", n / w);
                 }
             }
             System.out.printf(Locale.ROOT, "peak RSS %s (-Xmx %d MB; the records themselves are held in memory)%n",
@@ -196,6 +200,18 @@ public final class DecodeBench {
             // not Linux
         }
         return "unknown";
+    }
+
+    private static double timeKept(RecordDecoder decoder, SourceRecord[] records) {
+        long started = System.nanoTime();
+        long kept = 0;
+        for (SourceRecord r : records) {
+            kept += decoder.decodeKept(r).isPresent() ? 1 : 0;
+        }
+        if (kept == 0) {
+            throw new IllegalStateException();
+        }
+        return (System.nanoTime() - started) / 1e9;
     }
 
     private static double time(RecordDecoder decoder, SourceRecord[] records) {
