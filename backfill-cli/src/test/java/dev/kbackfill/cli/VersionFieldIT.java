@@ -192,7 +192,7 @@ class VersionFieldIT {
         CliRun bytes = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink",
                 "kafka:vf-poison-out", "--create-topic", "--version-field", "source.lsn");
         assertThat(bytes.exitCode()).as(bytes.out() + bytes.err()).isEqualTo(2);
-        assertThat(bytes.err()).contains("needs --value-format json or avro");
+        assertThat(bytes.err()).contains("needs --value-format json, avro, protobuf or json-schema");
         CliRun bad = CliRun.run(kafka, concat(request, "--version-field", "lsn:float"));
         assertThat(bad.exitCode()).isEqualTo(2);
         assertThat(bad.err()).contains("invalid --version-field 'lsn:float'");

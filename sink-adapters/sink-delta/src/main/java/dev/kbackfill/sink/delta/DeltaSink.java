@@ -30,6 +30,7 @@ import dev.kbackfill.sink.lake.KeyedBatch;
 import dev.kbackfill.sink.lake.LakeRows;
 import dev.kbackfill.sink.lake.LakeType;
 import dev.kbackfill.sink.lake.MetadataOrdinals;
+import dev.kbackfill.sink.lake.HeldBatches;
 import dev.kbackfill.sink.lake.NewTableColumns;
 import io.delta.kernel.Operation;
 import io.delta.kernel.Scan;
@@ -80,6 +81,8 @@ final class DeltaSink implements Sink {
     /** The job's lease on a table in S3 while this sink holds it; checked before every commit. */
     private volatile ObjectStoreLease lease;
     private JobState pending;
+    /** Batches without values held back until the table can be created from one with values. */
+    private final HeldBatches held = new HeldBatches();
     private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The table as the last commit of this sink left it: one writer per table, so no log replay per batch. */
     private Snapshot latest;
@@ -269,6 +272,7 @@ final class DeltaSink implements Sink {
         boolean wasPending = pending != null && pending.job().equals(job);
         if (wasPending) {
             pending = null;
+            held.clear();
         }
         Optional<Snapshot> snapshot = snapshot();
         if (snapshot.isEmpty() || snapshot.get().getDomainMetadata(domain(job)).isEmpty()) {
@@ -301,6 +305,10 @@ final class DeltaSink implements Sink {
 
     @Override
     public WriteResult write(WriteBatch batch) {
+        if (latest == null && HeldBatches.lacksValues(batch) && snapshot().isEmpty()) {
+            return held.hold(batch); // the table takes its columns from the first batch with values
+        }
+        batch = held.release(batch);
         boolean cached = latest != null;
         try {
             return writeOnce(batch);

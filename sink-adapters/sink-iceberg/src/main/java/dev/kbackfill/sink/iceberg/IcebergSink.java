@@ -29,6 +29,7 @@ import dev.kbackfill.sink.lake.KeyedBatch;
 import dev.kbackfill.sink.lake.LakeRows;
 import dev.kbackfill.sink.lake.LakeType;
 import dev.kbackfill.sink.lake.MetadataOrdinals;
+import dev.kbackfill.sink.lake.HeldBatches;
 import dev.kbackfill.sink.lake.NewTableColumns;
 import dev.kbackfill.sink.lake.TombstoneLedger;
 import dev.kbackfill.sink.lake.ValueMismatch;
@@ -64,6 +65,8 @@ final class IcebergSink implements Sink {
     private final SinkSettings.MetadataColumns meta;
     private IcebergTables tables;
     private Table table;
+    /** Batches without values held back until the table can be created from one with values. */
+    private final HeldBatches held = new HeldBatches();
     private JobState pending;
     /** The job's lease on a table in an object store while this sink holds it; checked before every commit. */
     private volatile dev.kbackfill.sink.lake.ObjectStoreLease lease;
@@ -214,6 +217,7 @@ final class IcebergSink implements Sink {
         boolean wasPending = pending != null && pending.job().equals(job);
         if (wasPending) {
             pending = null;
+            held.clear();
         }
         Optional<Table> t = table();
         if (t.isEmpty() || new TableState(t.get()).job(job).isEmpty()) {
@@ -274,6 +278,10 @@ final class IcebergSink implements Sink {
 
     @Override
     public WriteResult write(WriteBatch batch) {
+        if (HeldBatches.lacksValues(batch) && table().isEmpty()) {
+            return held.hold(batch); // the table takes its columns from the first batch with values
+        }
+        batch = held.release(batch);
         try {
             return writeOnce(batch);
         } catch (ValidationException | CommitFailedException e) {
@@ -293,6 +301,7 @@ final class IcebergSink implements Sink {
 
     private WriteResult writeOnce(WriteBatch batch) {
         Table t = table().orElseGet(() -> create(batch));
+        addColumns(t, batch);
         Schema schema = t.schema();
         List<Types.NestedField> columns = schema.columns();
         checkColumns(schema, batch);
@@ -426,6 +435,36 @@ final class IcebergSink implements Sink {
         properties.putAll(settings.tableProperties());
         table = tables.create(new Schema(fields, identifiers), properties);
         return table;
+    }
+
+    /**
+     * Under {@code --create-table}, a value field the table has no column for becomes a nullable column before the
+     * batch that carries it is written (a schema update of its own: Iceberg adds columns by id, so files written
+     * before read them as null). Another writer adding the same column first is fine.
+     */
+    private void addColumns(Table t, WriteBatch batch) {
+        if (!settings.createTable()) {
+            return;
+        }
+        List<Column> missing = batch.shape().valueColumns().stream()
+                .filter(v -> t.schema().findField(v.name()) == null).toList();
+        if (missing.isEmpty()) {
+            return;
+        }
+        try {
+            org.apache.iceberg.UpdateSchema update = t.updateSchema();
+            for (Column v : missing) {
+                update.addColumn(v.name(), IcebergTypes.of(LakeType.forColumn(v.type())));
+            }
+            update.commit();
+        } catch (IllegalArgumentException | CommitFailedException e) {
+            t.refresh(); // another writer added them first: use theirs
+            if (missing.stream().anyMatch(v -> t.schema().findField(v.name()) == null)) {
+                throw new SinkException("cannot add the columns " + missing.stream().map(Column::name).toList()
+                        + " to the Iceberg table " + ref.shown() + ": " + e.getMessage(), e);
+            }
+        }
+        t.refresh();
     }
 
     private void checkColumns(Schema schema, WriteBatch batch) {
