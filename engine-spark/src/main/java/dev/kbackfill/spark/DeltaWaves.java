@@ -309,6 +309,18 @@ final class DeltaWaves {
                             .shape();
                     sink.write(new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(), plan.topic()));
                     phase("create the table");
+                    if (!sink.destinationExists()) {
+                        // every record of the wave was left out (filtered, rejected): a table takes its columns from
+                        // records with values, so it waits for a later wave, and this one has nothing to merge
+                        for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
+                            int part = r.getKey();
+                            stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
+                                    counters.changes.get(part).value(), counters.filtered.get(part).value(),
+                                    counters.rejected.get(part).value(), 0, 0, 0, r.getValue()[1], r.getValue()[1]));
+                        }
+                        bytes = counters.bytes.value();
+                        return;
+                    }
                 }
                 StructType table = spark.read().format("delta").load(path).schema();
                 // a table with no rows before the MERGE keeps nothing out: no need to count

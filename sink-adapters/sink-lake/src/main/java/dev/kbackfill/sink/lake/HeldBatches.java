@@ -23,9 +23,14 @@ public final class HeldBatches {
 
     private WriteBatch held;
 
-    /** Whether a table created from {@code batch} would lack the value columns: it holds no value at all. */
+    /**
+     * Whether a table created from {@code batch} would lack the value columns: it holds changes but no value at all
+     * (deletes only), or no column at all (every record left out). A batch of no changes whose shape names columns
+     * is a table to create as it says (the Spark engine creates the table from a wave's columns that way).
+     */
     public static boolean lacksValues(WriteBatch batch) {
-        return batch.shape().valueColumns().isEmpty();
+        return batch.shape().valueColumns().isEmpty()
+                && (!batch.changes().isEmpty() || batch.shape().keyColumns().isEmpty());
     }
 
     /** Holds {@code batch} back: nothing is written; what the run counts for it is an upsert of nothing. */
