@@ -2,11 +2,7 @@ package dev.kbackfill.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.math.BigDecimal;
-import java.math.BigInteger;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,9 +16,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import com.google.protobuf.CodedOutputStream;
 import dev.kbackfill.embedded.EmbeddedKafka;
 import dev.kbackfill.embedded.SharedKafka;
+import dev.kbackfill.testservices.ConfluentFraming;
 import dev.kbackfill.testservices.SharedPostgres;
 import dev.kbackfill.testservices.SharedRegistry;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -100,25 +96,13 @@ class SchemaFormatsRunIT {
         paymentV2 = SharedRegistry.register("js-payments-value", "JSON", PAYMENT_V2, jsRefs);
     }
 
-    private interface Body {
-        void write(CodedOutputStream out) throws IOException;
+    private static byte[] message(ConfluentFraming.ProtobufBody body) {
+        return ConfluentFraming.protobufMessage(body);
     }
 
-    private static byte[] message(Body body) {
-        try {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-            body.write(out);
-            out.flush();
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Confluent's Protobuf framing of the first message type: magic byte, id, message indexes [0] as 0, body. */
+    /** Confluent's Protobuf framing of the first message type. */
     private static byte[] protobuf(int id, byte[] body) {
-        return ByteBuffer.allocate(6 + body.length).put((byte) 0).putInt(id).put((byte) 0).put(body).array();
+        return ConfluentFraming.protobuf(id, new int[] {0}, body);
     }
 
     private static byte[] order(int id, String orderId, long qty, int status, String channel, String amount) {
@@ -146,8 +130,7 @@ class SchemaFormatsRunIT {
     }
 
     private static byte[] json(int id, String json) {
-        byte[] body = json.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(5 + body.length).put((byte) 0).putInt(id).put(body).array();
+        return ConfluentFraming.jsonSchema(id, json);
     }
 
     private static ProducerRecord<byte[], byte[]> record(String topic, String key, byte[] value) {

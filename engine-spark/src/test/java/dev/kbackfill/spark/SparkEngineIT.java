@@ -257,20 +257,16 @@ class SparkEngineIT {
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (int u = 0; u < 2; u++) {
                 for (int k = 0; k < 40; k++) {
-                    // Confluent's Protobuf framing: magic byte, id, message indexes [0] as one 0 byte, then the body
-                    java.io.ByteArrayOutputStream key = new java.io.ByteArrayOutputStream();
-                    key.write(0);
-                    key.writeBytes(java.nio.ByteBuffer.allocate(4).putInt(keyId).array());
-                    key.write(0);
-                    com.google.protobuf.CodedOutputStream body = com.google.protobuf.CodedOutputStream.newInstance(key);
-                    body.writeString(1, "t" + (k % 3));
-                    body.writeInt64(2, k);
-                    body.flush();
+                    int n = k;
+                    byte[] key = dev.kbackfill.testservices.ConfluentFraming.protobuf(keyId, new int[] {0},
+                            dev.kbackfill.testservices.ConfluentFraming.protobufMessage(body -> {
+                                body.writeString(1, "t" + (n % 3));
+                                body.writeInt64(2, n);
+                            }));
                     String json = "{\"amount\":" + k + "." + (10 + u) + ",\"placed\":\"" + Instant.ofEpochMilli(t)
                             + "\",\"qty\":" + (k == 5 && u == 1 ? -1 : u) + "}";
-                    byte[] value = java.nio.ByteBuffer.allocate(5 + json.length()).put((byte) 0).putInt(valueId)
-                            .put(json.getBytes(StandardCharsets.UTF_8)).array();
-                    producer.send(new ProducerRecord<>("spark-formats", k % 2, t++, key.toByteArray(), value));
+                    producer.send(new ProducerRecord<>("spark-formats", k % 2, t++, key,
+                            dev.kbackfill.testservices.ConfluentFraming.jsonSchema(valueId, json)));
                 }
             }
         }

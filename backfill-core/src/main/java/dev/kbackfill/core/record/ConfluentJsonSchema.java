@@ -9,14 +9,12 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalTime;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.ethlo.time.ITU;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -91,38 +89,16 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
         if (typed.validator() != null) {
             validate(record, bytes, what, id, typed.validator());
         }
-        try (JsonParser p = RecordDecoder.JSON.createParser(bytes, FRAME, bytes.length - FRAME)) {
-            JsonToken t = p.nextToken();
-            if (t == null) {
-                throw new DecodeException(record, "the " + what + " is empty, not JSON", null);
-            }
-            if (t != JsonToken.START_OBJECT) {
-                Map<String, Object> one = new LinkedHashMap<>();
-                one.put(single, RecordDecoder.value(p, t));
-                return one;
-            }
-            Columns.Builder out = columns.get().clear();
-            while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                Kind kind = typed.fields().getOrDefault(name, Kind.ANY);
-                t = p.nextToken();
-                Object v = value(p, t, kind);
-                if (v == MISMATCH) {
-                    out.clear();
-                    throw new DecodeException(record, "the " + what + "'s field '" + name + "' is "
-                            + shown(p, t) + ", not " + kind.described + " as schema id " + id + " says", null);
-                }
-                out.put(name, v);
-            }
-            if (t != JsonToken.END_OBJECT) {
-                throw new DecodeException(record, "the " + what + " is not JSON: unexpected " + t, null);
-            }
-            return out.build();
-        } catch (JsonProcessingException e) {
-            throw new DecodeException(record, "the " + what + " is not JSON: " + e.getOriginalMessage(), e);
-        } catch (IOException e) {
-            throw new DecodeException(record, "the " + what + " cannot be read: " + e.getMessage(), e);
-        }
+        return RecordDecoder.jsonColumns(record, bytes, FRAME, bytes.length - FRAME, single, what, columns.get(),
+                (name, p, t) -> {
+                    Kind kind = typed.fields().getOrDefault(name, Kind.ANY);
+                    Object v = value(p, t, kind);
+                    if (v == MISMATCH) {
+                        throw new DecodeException(record, "the " + what + "'s field '" + name + "' is "
+                                + shown(p, t) + ", not " + kind.described + " as schema id " + id + " says", null);
+                    }
+                    return v;
+                });
     }
 
     private static void validate(SourceRecord record, byte[] bytes, String what, int id,

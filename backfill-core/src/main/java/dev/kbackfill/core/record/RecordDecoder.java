@@ -244,7 +244,21 @@ public final class RecordDecoder {
 
     /** One column per top-level field, read in one streaming pass (no tree per record). */
     Map<String, Object> json(SourceRecord record, byte[] bytes, String single, String what) {
-        try (JsonParser p = JSON.createParser(bytes)) {
+        return jsonColumns(record, bytes, 0, bytes.length, single, what, builder.get(), (name, p, t) -> value(p, t));
+    }
+
+    /** How the value of one top-level field is read, at its first token. */
+    interface FieldReader {
+        Object read(String name, JsonParser p, JsonToken t) throws IOException;
+    }
+
+    /**
+     * The columns of a JSON document in {@code bytes[offset, offset + length)}: an object's top-level fields, each
+     * read by {@code fields}, or anything else as the one column {@code single}.
+     */
+    static Map<String, Object> jsonColumns(SourceRecord record, byte[] bytes, int offset, int length, String single,
+                                           String what, Columns.Builder builder, FieldReader fields) {
+        try (JsonParser p = JSON.createParser(bytes, offset, length)) {
             JsonToken t = p.nextToken();
             if (t == null) {
                 throw new DecodeException(record, "the " + what + " is empty, not JSON", null);
@@ -254,10 +268,10 @@ public final class RecordDecoder {
                 one.put(single, value(p, t));
                 return one;
             }
-            Columns.Builder columns = builder.get().clear();
+            Columns.Builder columns = builder.clear();
             while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
-                columns.put(name, value(p, p.nextToken()));
+                columns.put(name, fields.read(name, p, p.nextToken()));
             }
             if (t != JsonToken.END_OBJECT) {
                 throw new DecodeException(record, "the " + what + " is not JSON: unexpected " + t, null);

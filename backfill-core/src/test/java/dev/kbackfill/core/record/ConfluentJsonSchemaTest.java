@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.math.BigDecimal;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -53,8 +51,7 @@ class ConfluentJsonSchemaTest {
     }
 
     static byte[] framed(int id, String json) {
-        byte[] body = json.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(5 + body.length).put((byte) 0).putInt(id).put(body).array();
+        return dev.kbackfill.testservices.ConfluentFraming.jsonSchema(id, json);
     }
 
     private static Map<String, Object> decode(ConfluentJsonSchema d, byte[] framed) {

@@ -3,10 +3,7 @@ package dev.kbackfill.core.record;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.math.BigDecimal;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -14,9 +11,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-import com.google.protobuf.CodedOutputStream;
 import dev.kbackfill.core.registry.FakeRegistry;
 import dev.kbackfill.core.registry.SchemaRegistryClient;
+import dev.kbackfill.testservices.ConfluentFraming;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -80,35 +77,12 @@ class ConfluentProtobufTest {
         registry.close();
     }
 
-    private interface Body {
-        void write(CodedOutputStream out) throws IOException;
+    static byte[] message(ConfluentFraming.ProtobufBody body) {
+        return ConfluentFraming.protobufMessage(body);
     }
 
-    static byte[] message(Body body) {
-        try {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-            body.write(out);
-            out.flush();
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Confluent's framing: magic byte, id, message indexes (zigzag varints; [0] as the single byte 0), body. */
     static byte[] framed(int id, int[] indexes, byte[] body) {
-        byte[] idx = message(out -> {
-            if (indexes.length == 1 && indexes[0] == 0) {
-                out.writeSInt32NoTag(0);
-                return;
-            }
-            out.writeSInt32NoTag(indexes.length);
-            for (int i : indexes) {
-                out.writeSInt32NoTag(i);
-            }
-        });
-        return ByteBuffer.allocate(5 + idx.length + body.length).put((byte) 0).putInt(id).put(idx).put(body).array();
+        return ConfluentFraming.protobuf(id, indexes, body);
     }
 
     private static SourceRecord record(byte[] value) {
