@@ -49,9 +49,10 @@ final class DecodingOptions {
     boolean validate;
 
     @Option(names = "--where", paramLabel = "EXPR",
-            description = "Keep only the records for which this CEL expression is true; the rest are counted as "
-                    + "filtered. It sees key, value (fields as value.f, nested ones too; null for a tombstone), "
-                    + "headers, timestamp, partition and offset, e.g. \"value.status == 'packed' && partition == 0\".")
+            description = {"Keep only the records for which this CEL expression is true; the rest are counted as "
+                    + "filtered. It sees key, value (its fields, nested ones too; null for a tombstone), headers, "
+                    + "timestamp, partition and offset, for example:",
+                    "  \"value.status == 'packed' && partition == 0\""})
     String where;
 
     @Option(names = "--columns", paramLabel = "F1,F2",

@@ -49,8 +49,8 @@ public final class ConfluentProtobuf implements SchemaDecoder {
     private final SchemaRegistryClient registry;
     /** A schema id's file (or the reason it cannot be read). */
     private final Map<Integer, Object> files = new ConcurrentHashMap<>();
-    /** A schema id and message-index path's message type. */
-    private final Map<List<Integer>, Descriptor> types = new ConcurrentHashMap<>();
+    /** A schema id and message-index path's message type, with its reader. */
+    private final Map<List<Integer>, ProtobufReader> types = new ConcurrentHashMap<>();
     private final ThreadLocal<Columns.Builder> columns = ThreadLocal.withInitial(Columns.Builder::new);
 
     public ConfluentProtobuf(SchemaRegistryClient registry) {
@@ -78,30 +78,35 @@ public final class ConfluentProtobuf implements SchemaDecoder {
         } catch (IOException e) {
             throw new DecodeException(record, "the " + what + " is truncated inside its message indexes", e);
         }
-        Descriptor type = type(record, what, path);
-        DynamicMessage message;
-        try {
-            message = DynamicMessage.parseFrom(type, in);
-        } catch (IOException e) { // InvalidProtocolBufferException
-            throw new DecodeException(record, "the " + what + "'s body does not match message " + type.getFullName()
-                    + " of schema id " + id + ": " + e.getMessage(), e);
-        }
+        ProtobufReader reader = type(record, what, path);
         Columns.Builder out = columns.get().clear();
         try {
-            for (FieldDescriptor f : type.getFields()) {
-                out.put(f.getName(), column(message, f));
-            }
+            reader.read(in, out);
+        } catch (IOException e) { // InvalidProtocolBufferException
+            out.clear();
+            throw new DecodeException(record, "the " + what + "'s body does not match message "
+                    + reader.type().getFullName() + " of schema id " + id + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {
             out.clear();
-            throw new DecodeException(record, "the " + what + " (message " + type.getFullName() + " of schema id " + id
-                    + ") cannot be read: " + e.getMessage(), e);
+            throw new DecodeException(record, "the " + what + " (message " + reader.type().getFullName()
+                    + " of schema id " + id + ") cannot be read: " + e.getMessage(), e);
         }
         return out.build();
     }
 
-    /** The message type at {@code path} (schema id, then message indexes). */
-    private Descriptor type(SourceRecord record, String what, List<Integer> path) {
-        Descriptor cached = types.get(path);
+    /**
+     * The columns of a message protobuf-java has read: the same as {@link ProtobufReader} gives from its bytes (the
+     * reference the reader is tested against).
+     */
+    static void columns(Message message, Columns.Builder out) {
+        for (FieldDescriptor f : message.getDescriptorForType().getFields()) {
+            out.put(f.getName(), column(message, f));
+        }
+    }
+
+    /** The message type at {@code path} (schema id, then message indexes), with its reader. */
+    private ProtobufReader type(SourceRecord record, String what, List<Integer> path) {
+        ProtobufReader cached = types.get(path);
         if (cached != null) {
             return cached;
         }
@@ -129,8 +134,9 @@ public final class ConfluentProtobuf implements SchemaDecoder {
             type = candidates.get(index);
             candidates = type.getNestedTypes();
         }
-        types.put(List.copyOf(path), type);
-        return type;
+        ProtobufReader reader = new ProtobufReader(type);
+        types.put(List.copyOf(path), reader);
+        return reader;
     }
 
     /** A column value: null when a field with presence is not set, a typed scalar, or JSON text. */
@@ -143,13 +149,48 @@ public final class ConfluentProtobuf implements SchemaDecoder {
         }
         Object v = message.getField(f);
         if (f.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
-            Object known = wellKnown((Message) v);
-            if (known != NOT_KNOWN) {
-                return known;
-            }
-            return new JsonText(json(g -> writeMessage(g, (Message) v)));
+            return messageColumn((Message) v);
         }
         return scalar(f, v);
+    }
+
+    /** A set message field's column: a well-known type's value, else JSON text of its fields. */
+    static Object messageColumn(Message m) {
+        Object known = wellKnown(m);
+        return known != NOT_KNOWN ? known : new JsonText(json(g -> writeMessage(g, m)));
+    }
+
+    /**
+     * A repeated field's column from its elements as {@link ProtobufReader} collects them (scalars as column values,
+     * messages and map entries as their encoded bytes): a JSON array, or an object for a map.
+     */
+    static JsonText repeated(FieldDescriptor f, List<Object> elements) throws IOException {
+        Descriptor element = f.getJavaType() == FieldDescriptor.JavaType.MESSAGE ? f.getMessageType() : null;
+        List<Object> decoded = new ArrayList<>(elements.size());
+        for (Object e : elements) {
+            decoded.add(element == null ? e : DynamicMessage.parseFrom(element, (ByteString) e));
+        }
+        return new JsonText(json(g -> {
+            if (f.isMapField()) {
+                FieldDescriptor key = element.findFieldByNumber(1);
+                FieldDescriptor value = element.findFieldByNumber(2);
+                g.writeStartObject();
+                for (Object e : decoded) {
+                    writeEntry(g, (Message) e, key, value);
+                }
+                g.writeEndObject();
+                return;
+            }
+            g.writeStartArray();
+            for (Object e : decoded) {
+                if (element != null) {
+                    writeMessage(g, (Message) e);
+                } else {
+                    writeScalar(g, e);
+                }
+            }
+            g.writeEndArray();
+        }));
     }
 
     private static final Object NOT_KNOWN = new Object();
@@ -203,7 +244,7 @@ public final class ConfluentProtobuf implements SchemaDecoder {
     }
 
     /** A scalar field's value with its column type. */
-    private static Object scalar(FieldDescriptor f, Object v) {
+    static Object scalar(FieldDescriptor f, Object v) {
         return switch (f.getType()) {
             case INT32, SINT32, SFIXED32 -> ((Integer) v).longValue();
             case UINT32, FIXED32 -> Integer.toUnsignedLong((Integer) v);
@@ -226,7 +267,7 @@ public final class ConfluentProtobuf implements SchemaDecoder {
         try (JsonGenerator g = JSON.createGenerator(out)) {
             writing.write(g);
         } catch (IOException e) {
-            throw new IllegalStateException(e);
+            throw new java.io.UncheckedIOException(e); // a StringWriter does not fail
         }
         return out.toString();
     }
@@ -262,13 +303,7 @@ public final class ConfluentProtobuf implements SchemaDecoder {
             FieldDescriptor value = f.getMessageType().findFieldByNumber(2);
             g.writeStartObject();
             for (int i = 0; i < n; i++) {
-                Message entry = (Message) m.getRepeatedField(f, i);
-                g.writeFieldName(String.valueOf(scalar(key, entry.getField(key))));
-                if (value.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
-                    writeMessage(g, (Message) entry.getField(value));
-                } else {
-                    writeScalar(g, scalar(value, entry.getField(value)));
-                }
+                writeEntry(g, (Message) m.getRepeatedField(f, i), key, value);
             }
             g.writeEndObject();
             return;
@@ -283,6 +318,17 @@ public final class ConfluentProtobuf implements SchemaDecoder {
             }
         }
         g.writeEndArray();
+    }
+
+    /** One map entry as a JSON member: its key as text. */
+    private static void writeEntry(JsonGenerator g, Message entry, FieldDescriptor key, FieldDescriptor value)
+            throws IOException {
+        g.writeFieldName(String.valueOf(scalar(key, entry.getField(key))));
+        if (value.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
+            writeMessage(g, (Message) entry.getField(value));
+        } else {
+            writeScalar(g, scalar(value, entry.getField(value)));
+        }
     }
 
     private static void writeScalar(JsonGenerator g, Object v) throws IOException {

@@ -7,8 +7,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.AbstractMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -27,6 +30,7 @@ import dev.cel.parser.CelStandardMacro;
 import dev.cel.runtime.CelEvaluationException;
 import dev.cel.runtime.CelRuntime;
 import dev.cel.runtime.CelRuntimeFactory;
+import dev.cel.runtime.CelVariableResolver;
 import org.apache.kafka.common.header.Header;
 
 /**
@@ -101,19 +105,16 @@ public final class RecordFilter {
      */
     public boolean keeps(SourceRecord record, Map<String, Object> key, Map<String, Object> values, String keyColumn,
                          String valueColumn) {
-        Map<String, Object> vars = new HashMap<>(8);
-        vars.put("key", side(key, keyColumn));
-        vars.put("value", values == null ? NullValue.NULL_VALUE : side(values, valueColumn));
-        Map<String, String> headers = new HashMap<>();
-        if (record.headers() != null) {
-            for (Header h : record.headers()) {
-                headers.put(h.key(), h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8));
-            }
-        }
-        vars.put("headers", headers);
-        vars.put("timestamp", Instant.ofEpochMilli(record.timestamp()));
-        vars.put("partition", (long) record.partition());
-        vars.put("offset", record.offset());
+        // variables are made only when the expression asks for them, and fields only when it reads them
+        CelVariableResolver vars = name -> switch (name) {
+            case "key" -> Optional.of(side(key, keyColumn));
+            case "value" -> Optional.of(values == null ? NullValue.NULL_VALUE : side(values, valueColumn));
+            case "headers" -> Optional.of(headers(record));
+            case "timestamp" -> Optional.of(Instant.ofEpochMilli(record.timestamp()));
+            case "partition" -> Optional.of((long) record.partition());
+            case "offset" -> Optional.of(record.offset());
+            default -> Optional.empty();
+        };
         Object result;
         try {
             result = program.eval(vars);
@@ -129,6 +130,16 @@ public final class RecordFilter {
                 null);
     }
 
+    private static Map<String, String> headers(SourceRecord record) {
+        Map<String, String> headers = new HashMap<>();
+        if (record.headers() != null) {
+            for (Header h : record.headers()) {
+                headers.put(h.key(), h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8));
+            }
+        }
+        return headers;
+    }
+
     /** A key or value as the expression sees it: the scalar of a single non-object column, else a map. */
     private static Object side(Map<String, Object> columns, String single) {
         if (columns == null) {
@@ -137,9 +148,38 @@ public final class RecordFilter {
         if (columns.size() == 1 && columns.containsKey(single)) {
             return cel(columns.get(single));
         }
-        Map<String, Object> out = new LinkedHashMap<>(columns.size() * 2);
-        columns.forEach((k, v) -> out.put(k, cel(v)));
-        return out;
+        return new CelView(columns);
+    }
+
+    /** A record's columns as CEL sees them, each converted when the expression reads it. */
+    private static final class CelView extends AbstractMap<String, Object> {
+        private final Map<String, Object> columns;
+
+        CelView(Map<String, Object> columns) {
+            this.columns = columns;
+        }
+
+        @Override
+        public boolean containsKey(Object key) {
+            return columns.containsKey(key);
+        }
+
+        @Override
+        public Object get(Object key) {
+            return columns.containsKey(key) ? cel(columns.get(key)) : null;
+        }
+
+        @Override
+        public int size() {
+            return columns.size();
+        }
+
+        @Override
+        public Set<Entry<String, Object>> entrySet() {
+            Map<String, Object> all = new LinkedHashMap<>(columns.size() * 2);
+            columns.forEach((k, v) -> all.put(k, cel(v)));
+            return all.entrySet();
+        }
     }
 
     /** A decoded value as a CEL value. */
