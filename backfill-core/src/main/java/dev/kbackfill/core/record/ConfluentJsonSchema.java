@@ -108,8 +108,10 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
             errors = validator.validate(new String(bytes, FRAME, bytes.length - FRAME, StandardCharsets.UTF_8),
                     InputFormat.JSON);
         } catch (RuntimeException e) {
+            boolean unresolved = String.valueOf(e.getMessage()).contains("FileNotFoundException");
             throw new DecodeException(record, "the " + what + " cannot be validated against schema id " + id + ": "
-                    + e.getMessage(), e);
+                    + e.getMessage() + (unresolved ? " (a $ref resolves only to the schema's references in the "
+                    + "registry; nothing is fetched from elsewhere)" : ""), e);
         }
         if (!errors.isEmpty()) {
             throw new DecodeException(record, "the " + what + " does not match schema id " + id + ": "
@@ -320,8 +322,9 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
             version = SpecificationVersion.fromDialectId(declared).orElse(SpecificationVersion.DRAFT_7);
         }
         try {
+            // references resolve to what the registry gave, never to a fetch from wherever a $ref points
             com.networknt.schema.SchemaRegistry registry = com.networknt.schema.SchemaRegistry.withDefaultDialect(
-                    version, b -> b.schemas(known));
+                    version, b -> b.schemas(known).schemaLoader(l -> l.fetchRemoteResources(false)));
             return registry.getSchema(SchemaLocation.of(location), schema.text(), InputFormat.JSON);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("its JSON Schema cannot be used to validate: " + e.getMessage(), e);

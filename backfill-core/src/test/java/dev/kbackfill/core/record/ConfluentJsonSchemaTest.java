@@ -133,6 +133,21 @@ class ConfluentJsonSchemaTest {
     }
 
     @Test
+    void aReferenceOutsideTheRegistryIsNeverFetched() {
+        registry.schema(12, "JSON", "{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":"
+                + "\"https://schemas.example.invalid/a.json\"}}}", null);
+        ConfluentJsonSchema lenient = new ConfluentJsonSchema(client, false);
+        assertThat(decode(lenient, framed(12, "{\"a\":{\"b\":1}}"))).as("typed as plain JSON")
+                .containsEntry("a", new JsonText("{\"b\":1}"));
+        ConfluentJsonSchema strict = new ConfluentJsonSchema(client, true);
+        assertThatThrownBy(() -> decode(strict, framed(12, "{\"a\":{\"b\":1}}"))).isInstanceOf(DecodeException.class)
+                .hasMessageStartingWith("orders/2@5: the value cannot be validated against schema id 12: ")
+                .hasMessageContaining("https://schemas.example.invalid/a.json")
+                .hasMessageEndingWith("(a $ref resolves only to the schema's references in the registry; nothing is "
+                        + "fetched from elsewhere)");
+    }
+
+    @Test
     void aScalarDocumentIsOneColumn() {
         registry.schema(11, "JSON", "{\"type\":\"string\"}", null);
         assertThat(decode(new ConfluentJsonSchema(client, false), framed(11, "\"hello\"")))
