@@ -51,6 +51,10 @@ final class SinkOptions {
             + "and add columns for fields first seen later.")
     boolean createTable;
 
+    @Option(names = "--evolve-schema", description = "Add a nullable column for a value field the table has no column "
+            + "for, also to a table kbackfill did not create (JDBC and Iceberg; Delta Kernel cannot add columns).")
+    boolean evolveSchema;
+
     @Option(names = {"--table-property", "--delta-table-property"}, paramLabel = "KEY=VALUE",
             description = "With --sink delta:... or iceberg:...: a property of the table --create-table creates, over "
                     + "kbackfill's (repeatable), for example%ndelta.enableDeletionVectors=false for readers without "
@@ -126,9 +130,19 @@ final class SinkOptions {
                 }
             }
         }
+        if (evolveSchema && (isKafka() || url().startsWith("delta:"))) {
+            throw new dev.kbackfill.resolver.RequestException("--evolve-schema is for database and Iceberg tables, not "
+                    + scheme(url()) + (isKafka() ? " (a topic has no columns)" : " (Delta Kernel cannot add a column to "
+                    + "a table: add it with ALTER TABLE .. ADD COLUMNS in Spark)"));
+        }
+        if (evolveSchema && ignoreUnknownFields) {
+            throw new dev.kbackfill.resolver.RequestException("--evolve-schema and --ignore-unknown-fields exclude each "
+                    + "other: a new field either becomes a column or is left out");
+        }
         return new JobDefinition.Target(url(), tableName, Optional.ofNullable(user), ConflictMode.parse(onConflict),
                 TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(), ignoreUnknownFields,
-                Optional.ofNullable(sinkCommandConfig).map(java.nio.file.Path::toAbsolutePath), client, properties);
+                Optional.ofNullable(sinkCommandConfig).map(java.nio.file.Path::toAbsolutePath), client, properties,
+                evolveSchema);
     }
 
     /** Refuses an option of lake tables given with another sink: one line naming the option, its value and the sink. */

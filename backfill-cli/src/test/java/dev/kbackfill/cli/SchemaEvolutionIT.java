@@ -153,4 +153,48 @@ class SchemaEvolutionIT {
                 .contains("ALTER TABLE .. ADD COLUMNS").contains("stopped with partition 0 at offset 400");
         assertThat(deltaRows(delta, "n")).as("the batches before it are committed").hasSize(400);
     }
+
+    @Test
+    void evolveSchemaAddsAColumnToATableKbackfillDidNotCreate() throws Exception {
+        String sqlite = "jdbc:sqlite:" + dir.resolve("evolve.db");
+        String iceberg = "iceberg:" + dir.resolve("evolve-iceberg");
+        for (String sink : List.of(sqlite, iceberg)) {
+            List<String> common = List.of("--topic", "evo-halfway", "--sink", sink, "--table", "t", "--batch-size", "100");
+            List<String> first = new ArrayList<>(common);
+            first.addAll(List.of("--from", "earliest", "--to", "offset:499", "--create-table", "--job", "first"));
+            CliRun created = CliRun.run(kafka, first.toArray(String[]::new));
+            assertThat(created.exitCode()).as(created.err()).isZero();
+
+            List<String> rest = new ArrayList<>(common);
+            rest.addAll(List.of("--from", "offset:499", "--to", "latest"));
+            List<String> plain = new ArrayList<>(rest);
+            plain.addAll(List.of("--job", "plain"));
+            CliRun refused = CliRun.run(kafka, plain.toArray(String[]::new));
+            assertThat(refused.exitCode()).as(sink).isEqualTo(ExitCodes.BAD_INPUT);
+            assertThat(refused.err()).contains("value field 'coupon' (first at partition 0 offset 499) has no column")
+                    .contains("pass --evolve-schema to have it added");
+
+            List<String> evolving = new ArrayList<>(rest);
+            evolving.addAll(List.of("--job", "evolving", "--evolve-schema"));
+            CliRun evolved = CliRun.run(kafka, evolving.toArray(String[]::new));
+            assertThat(evolved.exitCode()).as(sink + ": " + evolved.err()).isZero();
+            if (sink.startsWith("jdbc:")) {
+                try (Connection c = DriverManager.getConnection(sqlite); Statement s = c.createStatement();
+                     ResultSet rs = s.executeQuery("SELECT count(*), count(coupon) FROM t")) {
+                    assertThat(rs.next()).isTrue();
+                    assertThat(rs.getLong(1)).isEqualTo(1000);
+                    assertThat(rs.getLong(2)).isEqualTo(501);
+                }
+            } else {
+                Map<String, Object> coupons = icebergRows(dir.resolve("evolve-iceberg").toString(), "coupon");
+                assertThat(coupons).hasSize(1000);
+                assertThat(coupons.values().stream().filter(java.util.Objects::nonNull).count()).isEqualTo(501);
+            }
+        }
+        CliRun delta = run("evo-halfway", "delta:" + dir.resolve("evolve-delta"), "--evolve-schema");
+        assertThat(delta.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(delta.errLines()).hasSize(1);
+        assertThat(delta.err()).contains("--evolve-schema is for database and Iceberg tables, not delta")
+                .contains("ALTER TABLE .. ADD COLUMNS");
+    }
 }

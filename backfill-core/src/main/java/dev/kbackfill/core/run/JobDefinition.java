@@ -139,10 +139,21 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
      * @param client              the sink's client settings given one by one ({@code --sink-bootstrap-server}, a
      *                            Delta table's {@code --sink-property}); never secrets
      * @param tableProperties     properties of a table the sink creates
+     * @param evolveSchema        {@code --evolve-schema}: add columns for new fields to a table kbackfill did not create
      */
     public record Target(String url, String table, Optional<String> user, ConflictMode conflict,
                          TombstoneMode tombstones, boolean createTable, boolean ignoreUnknownFields,
-                         Optional<Path> clientFile, Map<String, String> client, Map<String, String> tableProperties) {
+                         Optional<Path> clientFile, Map<String, String> client, Map<String, String> tableProperties,
+                         boolean evolveSchema) {
+
+        /** A target that does not evolve a table kbackfill did not create. */
+        public Target(String url, String table, Optional<String> user, ConflictMode conflict, TombstoneMode tombstones,
+                      boolean createTable, boolean ignoreUnknownFields, Optional<Path> clientFile,
+                      Map<String, String> client, Map<String, String> tableProperties) {
+            this(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile, client,
+                    tableProperties, false);
+        }
+
         public Target {
             Objects.requireNonNull(url, "url");
             Objects.requireNonNull(table, "table");
@@ -200,7 +211,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             }
             return new SinkSettings(url, table, user, Optional.ofNullable(System.getenv(SINK_PASSWORD_ENV)), conflict,
                     tombstones, createTable, ignoreUnknownFields, SinkSettings.MetadataColumns.DEFAULT, sinkClient,
-                    new SinkSettings.Source(topic, sourceConfig), tableProperties);
+                    new SinkSettings.Source(topic, sourceConfig), tableProperties).withEvolveSchema(evolveSchema);
         }
     }
 
@@ -432,6 +443,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         s.put("onTombstone", sink.tombstones().label());
         s.put("createTable", sink.createTable());
         s.put("ignoreUnknownFields", sink.ignoreUnknownFields());
+        s.put("evolveSchema", sink.evolveSchema());
         sink.clientFile().ifPresent(f -> s.put("clientFile", f.toString()));
         s.set("client", JSON.valueToTree(new java.util.TreeMap<>(sink.client())));
         s.set("tableProperties", JSON.valueToTree(new java.util.TreeMap<>(sink.tableProperties())));
@@ -519,7 +531,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                             ConflictMode.parse(s.path("onConflict").asText()),
                             TombstoneMode.parse(s.path("onTombstone").asText()), s.path("createTable").asBoolean(),
                             s.path("ignoreUnknownFields").asBoolean(), text(s, "clientFile").map(Path::of),
-                            map(s.path("client")), map(s.path("tableProperties"))),
+                            map(s.path("client")), map(s.path("tableProperties")), s.path("evolveSchema").asBoolean(false)),
                     new Decoding(Format.parse("keyFormat", d.path("keyFormat").asText()),
                             Format.parse("valueFormat", d.path("valueFormat").asText()), d.path("keyColumn").asText(),
                             d.path("valueColumn").asText(), keyFields, registry,

@@ -19,6 +19,8 @@ import java.util.Optional;
  * @param clientConfig        client settings of sinks that are Kafka clients ({@code bootstrap.servers}, security)
  * @param source              what the sink may need to know of the source: its topic and client settings
  * @param tableProperties     properties of a table the sink creates ({@code --delta-table-property}), on top of its own
+ * @param evolveSchema        {@code --evolve-schema}: add a nullable column for a field the table lacks, also to a
+ *                            table kbackfill did not create (where the sink can add columns)
  * @param versionField        the value field the job orders versions by ({@code --version-field}), if any: its
  *                            values are kept in {@link MetadataColumns#version()}
  */
@@ -26,7 +28,28 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
                            ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
                            boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
                            Source source, Map<String, String> tableProperties,
-                           Optional<dev.kbackfill.core.version.VersionField> versionField) {
+                           Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema) {
+
+    /** Settings that do not evolve a table they did not create. */
+    public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
+                        ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
+                        boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
+                        Source source, Map<String, String> tableProperties,
+                        Optional<dev.kbackfill.core.version.VersionField> versionField) {
+        this(url, table, user, password, conflictMode, tombstoneMode, createTable, ignoreUnknownFields, metadata,
+                clientConfig, source, tableProperties, versionField, false);
+    }
+
+    /** Whether a field the table has no column for gets one ({@code --create-table} or {@code --evolve-schema}). */
+    public boolean addsColumns() {
+        return createTable || evolveSchema;
+    }
+
+    /** These settings with {@code --evolve-schema} on or off. */
+    public SinkSettings withEvolveSchema(boolean evolve) {
+        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolve);
+    }
 
     /** Settings without a version field. */
     public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
@@ -40,7 +63,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
     /** These settings for a job that orders versions by {@code field}, or by none. */
     public SinkSettings withVersionField(Optional<dev.kbackfill.core.version.VersionField> field) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field);
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field, evolveSchema);
     }
 
     /** Settings without table properties of their own. */

@@ -438,12 +438,12 @@ final class IcebergSink implements Sink {
     }
 
     /**
-     * Under {@code --create-table}, a value field the table has no column for becomes a nullable column before the
-     * batch that carries it is written (a schema update of its own: Iceberg adds columns by id, so files written
-     * before read them as null). Another writer adding the same column first is fine.
+     * Under {@code --create-table} or {@code --evolve-schema}, a value field the table has no column for becomes a
+     * nullable column before the batch that carries it is written (a schema update of its own: Iceberg adds columns
+     * by id, so files written before read them as null). Another writer adding the same column first is fine.
      */
     private void addColumns(Table t, WriteBatch batch) {
-        if (!settings.createTable()) {
+        if (!settings.addsColumns()) {
             return;
         }
         List<Column> missing = batch.shape().valueColumns().stream()
@@ -479,8 +479,8 @@ final class IcebergSink implements Sink {
                 Change first = batch.firstCarrying(v.name());
                 throw new SinkConfigException("value field '" + v.name() + "' (first at partition " + first.partition()
                         + " offset " + first.offset() + ") has no column in the Iceberg table " + ref.shown()
-                        + "; add the column (ALTER TABLE .. ADD COLUMNS in Spark), or pass --ignore-unknown-fields to "
-                        + "skip such fields");
+                        + "; add the column (ALTER TABLE .. ADD COLUMNS in Spark), pass --evolve-schema to have it "
+                        + "added, or --ignore-unknown-fields to skip such fields");
             }
         }
     }

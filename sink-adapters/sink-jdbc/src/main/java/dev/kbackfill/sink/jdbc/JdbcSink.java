@@ -593,13 +593,14 @@ public final class JdbcSink implements Sink {
                 checkedFields.add(value.name());
                 continue;
             }
-            if (settings.createTable()) {
+            if (settings.addsColumns()) {
                 added.add(value);
             } else if (!settings.ignoreUnknownFields()) {
                 Change first = batch.firstCarrying(value.name());
                 throw new SinkConfigException("value field '" + value.name() + "' (first at partition " + first.partition()
                         + " offset " + first.offset() + ") has no column in table " + tableName
-                        + "; add the column, or pass --ignore-unknown-fields to skip such fields");
+                        + "; add the column, pass --evolve-schema to have it added, or --ignore-unknown-fields to "
+                        + "skip such fields");
             }
         }
         if (!added.isEmpty()) {

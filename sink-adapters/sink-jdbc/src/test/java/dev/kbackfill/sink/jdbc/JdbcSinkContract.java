@@ -96,7 +96,8 @@ abstract class JdbcSinkContract extends SinkContract {
             assertThatThrownBy(() -> s.write(batch(2, Map.of(0, 2L), extra)))
                     .isInstanceOf(SinkConfigException.class)
                     .hasMessage("value field 'coupon' (first at partition 0 offset 1) has no column in table " + table
-                            + "; add the column, or pass --ignore-unknown-fields to skip such fields");
+                            + "; add the column, pass --evolve-schema to have it added, or --ignore-unknown-fields to "
+                            + "skip such fields");
         }
         Sink skipping = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false, true);
         skipping.open();
