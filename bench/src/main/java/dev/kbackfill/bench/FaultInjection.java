@@ -57,6 +57,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class FaultInjection {
 
     private static final String TOPIC = "faults-orders";
+    /**
+     * {@code -Dfaults.evolution=true}: the topic starts with deletes (batches of deletes only, which a lake table holds
+     * back until one with values creates it) and records from the middle on carry a field the first half lacks (a
+     * column added under --create-table; Delta, which cannot add one, runs with --ignore-unknown-fields).
+     */
+    private final boolean evolution = Boolean.getBoolean("faults.evolution");
     private static final int PARTITIONS = 3;
     private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -99,8 +105,8 @@ public final class FaultInjection {
 
     private void run(int kills, String only) throws Exception {
         System.out.printf(Locale.ROOT, "# %d records over %d keys in %d partitions, a tenth of keys ending in a "
-                + "tombstone; runs of bin/kbackfill with --batch-size 2000; seed %d%n", records, keys, PARTITIONS,
-                Long.getLong("faults.seed", 42));
+                + "tombstone%s; runs of bin/kbackfill with --batch-size 2000; seed %d%n", records, keys, PARTITIONS,
+                evolution ? ", after leading deletes, a field added halfway" : "", Long.getLong("faults.seed", 42));
         startBroker();
         load();
         startPostgres();
@@ -152,13 +158,21 @@ public final class FaultInjection {
         List<Future<RecordMetadata>> sent = new ArrayList<>();
         List<String[]> produced = new ArrayList<>(); // key, status or null
         try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            int leading = evolution ? Math.min(2000, records / 5) : 0;
+            for (int j = 0; j < leading; j++) {
+                String key = String.format(Locale.ROOT, "k%06d", j % keys);
+                sent.add(p.send(new ProducerRecord<>(TOPIC, (Integer) null, (Long) T0.minusSeconds(leading - j).toEpochMilli(),
+                        key, (String) null)));
+                produced.add(new String[] {key, null});
+            }
             for (int i = 0; i < records; i++) {
                 int k = i % keys;
                 int update = i / keys;
                 String key = String.format(Locale.ROOT, "k%06d", k);
                 boolean last = i + keys >= records;
                 String value = last && k % 10 == 0 ? null : String.format(Locale.ROOT,
-                        "{\"order_id\":\"%s\",\"status\":\"s%d\",\"n\":%d}", key, update, i);
+                        "{\"order_id\":\"%s\",\"status\":\"s%d\",\"n\":%d%s}", key, update, i,
+                        evolution && i >= records / 2 ? ",\"coupon\":\"c" + i + "\"" : "");
                 sent.add(p.send(new ProducerRecord<>(TOPIC, null, T0.plusSeconds(i).toEpochMilli(), key, value)));
                 produced.add(new String[] {key, value == null ? null : "s" + update});
             }
@@ -549,6 +563,9 @@ public final class FaultInjection {
             args.addAll(List.of("--batch-size", "2000"));
         }
         args.add(t.sink().equals("kafka") ? "--create-topic" : "--create-table");
+        if (evolution && (t.sink().equals("delta") || t.sink().equals("s3"))) {
+            args.add("--ignore-unknown-fields"); // Delta Kernel cannot add the field the second half brings
+        }
         args.addAll(t.options());
         args.addAll(List.of(extra));
         return start(args);
