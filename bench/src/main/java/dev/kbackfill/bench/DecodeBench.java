@@ -13,7 +13,6 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.UUID;
 
-import com.google.protobuf.CodedOutputStream;
 import com.sun.net.httpserver.HttpServer;
 import dev.kbackfill.core.record.ConfluentAvro;
 import dev.kbackfill.core.record.Format;
@@ -156,37 +155,30 @@ public final class DecodeBench {
     }
 
     /** Order {@code i} in Confluent's Protobuf framing (message indexes [0]), written field by field. */
-    private static byte[] protobuf(int i) throws java.io.IOException {
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(128);
-        bytes.write(new byte[] {0, 0, 0, 0, 2, 0});
-        CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-        out.writeString(1, "order-" + i);
-        out.writeString(2, "customer-" + (i % 20000));
-        out.writeString(3, "paid");
+    private static byte[] protobuf(int i) {
         BigDecimal amount = new BigDecimal(String.format(Locale.ROOT, "%d.%02d", 10 + i % 900, i % 100));
-        out.writeTag(4, com.google.protobuf.WireFormat.WIRETYPE_LENGTH_DELIMITED);
-        byte[] unscaled = amount.unscaledValue().toByteArray();
-        out.writeUInt32NoTag(CodedOutputStream.computeByteArraySize(1, unscaled) + CodedOutputStream.computeInt32Size(3, 2));
-        out.writeByteArray(1, unscaled);
-        out.writeInt32(3, 2);
-        out.writeString(5, "EUR");
-        out.writeInt32(6, 1 + i % 9);
         long seconds = Instant.parse("2024-01-01T00:00:00Z").getEpochSecond() + i;
-        out.writeTag(7, com.google.protobuf.WireFormat.WIRETYPE_LENGTH_DELIMITED);
-        out.writeUInt32NoTag(CodedOutputStream.computeInt64Size(1, seconds));
-        out.writeInt64(1, seconds);
-        out.writeTag(8, com.google.protobuf.WireFormat.WIRETYPE_LENGTH_DELIMITED);
-        out.writeUInt32NoTag(CodedOutputStream.computeInt32Size(1, 2024) + CodedOutputStream.computeInt32Size(2, 1)
-                + CodedOutputStream.computeInt32Size(3, 1));
-        out.writeInt32(1, 2024);
-        out.writeInt32(2, 1);
-        out.writeInt32(3, 1);
-        out.writeString(9, new UUID(i, i).toString());
-        if (i % 2 != 0) {
-            out.writeString(10, "note");
-        }
-        out.flush();
-        return bytes.toByteArray();
+        return ConfluentFraming.protobuf(2, new int[] {0}, ConfluentFraming.protobufMessage(out -> {
+            out.writeString(1, "order-" + i);
+            out.writeString(2, "customer-" + (i % 20000));
+            out.writeString(3, "paid");
+            out.writeByteArray(4, ConfluentFraming.protobufMessage(d -> {
+                d.writeByteArray(1, amount.unscaledValue().toByteArray());
+                d.writeInt32(3, 2);
+            }));
+            out.writeString(5, "EUR");
+            out.writeInt32(6, 1 + i % 9);
+            out.writeByteArray(7, ConfluentFraming.protobufMessage(t -> t.writeInt64(1, seconds)));
+            out.writeByteArray(8, ConfluentFraming.protobufMessage(d -> {
+                d.writeInt32(1, 2024);
+                d.writeInt32(2, 1);
+                d.writeInt32(3, 1);
+            }));
+            out.writeString(9, new UUID(i, i).toString());
+            if (i % 2 != 0) {
+                out.writeString(10, "note");
+            }
+        }));
     }
 
     static String peakRss() {

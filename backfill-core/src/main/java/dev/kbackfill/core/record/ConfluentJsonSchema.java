@@ -2,7 +2,6 @@ package dev.kbackfill.core.record;
 
 import java.io.IOException;
 import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -11,7 +10,6 @@ import java.time.LocalTime;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 import com.fasterxml.jackson.core.JsonParser;
@@ -115,8 +113,8 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
         }
         if (!errors.isEmpty()) {
             throw new DecodeException(record, "the " + what + " does not match schema id " + id + ": "
-                    + errors.get(0).getInstanceLocation() + " " + errors.get(0).getMessage() + (errors.size() > 1 ? " (and " + (errors.size() - 1)
-                    + " more)" : ""), null);
+                    + errors.get(0).getInstanceLocation() + " " + errors.get(0).getMessage()
+                    + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more)" : ""), null);
         }
     }
 
@@ -178,17 +176,12 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
     /** A whole number: an integer token, or a number with no fraction (JSON Schema's integer includes 1.0). */
     private static Object whole(JsonParser p, JsonToken t) throws IOException {
         if (t == JsonToken.VALUE_NUMBER_INT) {
-            if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
-                BigInteger big = p.getBigIntegerValue();
-                return big.bitLength() < 64 ? (Object) big.longValue() : new BigDecimal(big);
-            }
-            return p.getLongValue();
+            return RecordDecoder.value(p, t);
         }
         if (t == JsonToken.VALUE_NUMBER_FLOAT) {
             BigDecimal d = p.getDecimalValue();
             if (d.signum() == 0 || d.stripTrailingZeros().scale() <= 0) {
-                BigInteger big = d.toBigInteger();
-                return big.bitLength() < 64 ? (Object) big.longValue() : new BigDecimal(big);
+                return RecordDecoder.scalarInteger(d.toBigInteger());
             }
         }
         return MISMATCH;

@@ -249,13 +249,18 @@ public final class ConfluentProtobuf implements SchemaDecoder {
             case INT32, SINT32, SFIXED32 -> ((Integer) v).longValue();
             case UINT32, FIXED32 -> Integer.toUnsignedLong((Integer) v);
             case INT64, SINT64, SFIXED64 -> v;
-            case UINT64, FIXED64 -> (Long) v >= 0 ? v : new BigDecimal(Long.toUnsignedString((Long) v));
+            case UINT64, FIXED64 -> unsigned((Long) v);
             case FLOAT -> ((Float) v).doubleValue();
             case DOUBLE, BOOL, STRING -> v;
             case BYTES -> ((ByteString) v).toByteArray();
             case ENUM -> ((EnumValueDescriptor) v).getName();
             default -> throw new IllegalStateException("not a scalar: " + f.getType());
         };
+    }
+
+    /** An unsigned 64-bit value: a long where it fits, else an exact decimal. */
+    static Object unsigned(long v) {
+        return v >= 0 ? (Object) v : new BigDecimal(Long.toUnsignedString(v));
     }
 
     private interface Writing {

@@ -1,7 +1,6 @@
 package dev.kbackfill.core.record;
 
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -221,8 +220,8 @@ final class ProtobufReader {
             case INT64 -> in.readInt64();
             case SINT64 -> in.readSInt64();
             case SFIXED64 -> in.readSFixed64();
-            case UINT64 -> unsigned(in.readUInt64());
-            case FIXED64 -> unsigned(in.readFixed64());
+            case UINT64 -> ConfluentProtobuf.unsigned(in.readUInt64());
+            case FIXED64 -> ConfluentProtobuf.unsigned(in.readFixed64());
             case FLOAT -> (double) in.readFloat();
             case DOUBLE -> in.readDouble();
             case BOOL -> in.readBool();
@@ -242,9 +241,5 @@ final class ProtobufReader {
             }
             default -> throw new IllegalStateException("not a scalar: " + f.getType());
         };
-    }
-
-    private static Object unsigned(long v) {
-        return v >= 0 ? (Object) v : new BigDecimal(Long.toUnsignedString(v));
     }
 }

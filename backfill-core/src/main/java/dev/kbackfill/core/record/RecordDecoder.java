@@ -46,9 +46,9 @@ public final class RecordDecoder {
     private final SchemaDecoder valueSchema;
     private final dev.kbackfill.core.version.VersionField versionField;
     /** {@code --where}, or null. */
-    private RecordFilter filter;
+    private final RecordFilter filter;
     /** {@code --columns}, {@code --rename}, {@code --header-columns}. */
-    private ColumnMapping mapping = ColumnMapping.none();
+    private final ColumnMapping mapping;
     /** Per decoding thread: collects a record's fields and shares field names between records of one shape. */
     private final ThreadLocal<Columns.Builder> builder = ThreadLocal.withInitial(Columns.Builder::new);
 
@@ -87,6 +87,14 @@ public final class RecordDecoder {
     public RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                          List<String> keyFields, SchemaDecoder keySchema, SchemaDecoder valueSchema,
                          dev.kbackfill.core.version.VersionField versionField) {
+        this(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, keySchema, valueSchema, versionField, null,
+                ColumnMapping.none());
+    }
+
+    private RecordDecoder(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
+                          List<String> keyFields, SchemaDecoder keySchema, SchemaDecoder valueSchema,
+                          dev.kbackfill.core.version.VersionField versionField, RecordFilter filter,
+                          ColumnMapping mapping) {
         if (keyFormat.needsRegistry() && keySchema == null || valueFormat.needsRegistry() && valueSchema == null) {
             throw new IllegalArgumentException("the " + (keyFormat.needsRegistry() && keySchema == null ? keyFormat
                     : valueFormat).label() + " format needs a schema registry");
@@ -99,6 +107,8 @@ public final class RecordDecoder {
         this.valueColumn = Objects.requireNonNull(valueColumn);
         this.keyFields = List.copyOf(keyFields);
         this.versionField = versionField;
+        this.filter = filter;
+        this.mapping = Objects.requireNonNull(mapping);
     }
 
     /**
@@ -106,11 +116,8 @@ public final class RecordDecoder {
      * one unchanged.
      */
     public RecordDecoder withShaping(RecordFilter filter, ColumnMapping mapping) {
-        RecordDecoder d = new RecordDecoder(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, keySchema,
-                valueSchema, versionField);
-        d.filter = filter;
-        d.mapping = Objects.requireNonNull(mapping);
-        return d;
+        return new RecordDecoder(keyFormat, valueFormat, keyColumn, valueColumn, keyFields, keySchema, valueSchema,
+                versionField, filter, mapping);
     }
 
     /** The record filter ({@code --where}), if any: a run decodes every record whole to apply it. */
@@ -302,7 +309,8 @@ public final class RecordDecoder {
         };
     }
 
-    private static Object scalarInteger(BigInteger big) {
+    /** A whole number: a long where it fits, else an exact decimal. */
+    static Object scalarInteger(BigInteger big) {
         return big.bitLength() < 64 ? (Object) big.longValue() : new BigDecimal(big);
     }
 

@@ -14,7 +14,8 @@ import dev.kbackfill.core.sink.WriteResult;
 /**
  * Batches a lake sink holds back while the table it is to create does not exist yet and they carry no values (only
  * deletes, or nothing): a table takes its columns from the first batch that has values, never from one without, as
- * neither format's writer here can add a column the records bring later (Delta Kernel cannot change a schema). A held
+ * Delta Kernel cannot add a column the records bring later (Iceberg could, but both lake sinks create a table from the
+ * same batch). A held
  * batch is written with the next batch that has values, in one commit: the two reduced together by the version rule,
  * as if they had been one batch, with the later batch's progress. Nothing of a held batch is durable until then; a
  * run that ends while holding leaves the job unstarted in the sink, and the next run reads those records again.
