@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.UUID;
 
 import dev.kbackfill.core.record.JsonText;
+import dev.kbackfill.core.sink.NarrowNumber;
 
 /**
  * Binds a decoded value to a parameter for a column of a given JDBC type, converting where the conversion is
@@ -31,16 +32,28 @@ final class Binder {
             .withZone(ZoneOffset.UTC);
 
     /** A value that does not fit its column. */
-    static final class Mismatch extends Exception {
+    static class Mismatch extends Exception {
         Mismatch(String message) {
             super(message);
         }
     }
 
-    private final String dialect;
+    /** A number a narrow column cannot hold but its 64-bit type would ({@link NarrowNumber}): worth widening for. */
+    static final class TooNarrow extends Mismatch {
+        final NarrowNumber width;
 
-    Binder(String dialect) {
-        this.dialect = dialect;
+        TooNarrow(String message, NarrowNumber width) {
+            super(message);
+            this.width = width;
+        }
+    }
+
+    private final String dialect;
+    private final Dialect sql;
+
+    Binder(Dialect dialect) {
+        this.dialect = dialect.name();
+        this.sql = dialect;
     }
 
     void bind(PreparedStatement ps, int index, Object value, TableColumn column) throws SQLException, Mismatch {
@@ -49,6 +62,7 @@ final class Binder {
             return;
         }
         int t = column.jdbcType();
+        checkWidth(value, column);
         switch (t) {
             case Types.BIGINT, Types.INTEGER, Types.SMALLINT, Types.TINYINT -> ps.setLong(index, toLong(value, column));
             case Types.DECIMAL, Types.NUMERIC -> ps.setBigDecimal(index, toDecimal(value, column));
@@ -96,6 +110,7 @@ final class Binder {
         if (value == null) {
             return null;
         }
+        checkWidth(value, column);
         return switch (column.jdbcType()) {
             case Types.BIGINT, Types.INTEGER, Types.SMALLINT, Types.TINYINT -> Long.toString(toLong(value, column));
             case Types.DECIMAL, Types.NUMERIC -> toDecimal(value, column).toPlainString();
@@ -151,6 +166,16 @@ final class Binder {
             ps.setObject(index, value instanceof UUID u ? u : parseUuid(value, column));
         } else {
             ps.setObject(index, storable(text(value), column), Types.OTHER); // json, jsonb and other typed text
+        }
+    }
+
+    /** Refuses a number a narrow column would round or cut ({@link NarrowNumber}): never stored as another number. */
+    private void checkWidth(Object value, TableColumn column) throws TooNarrow {
+        java.util.Optional<NarrowNumber> width = sql.narrow(column);
+        if (width.isPresent() && !width.get().holds(value)) {
+            throw new TooNarrow("value " + text(value) + " does not fit column " + column.name() + " ("
+                    + column.typeName() + ")" + (width.get().widens(value) ? "; a " + width.get().wider()
+                    + " column would hold it" : ""), width.get());
         }
     }
 

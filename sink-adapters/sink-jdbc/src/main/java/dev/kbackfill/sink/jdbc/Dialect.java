@@ -6,6 +6,7 @@ import java.util.List;
 
 import dev.kbackfill.core.record.ColumnType;
 import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.NarrowNumber;
 
 /**
  * What differs between databases: quoting, types, the upsert statement and the job lock. Everything else (the
@@ -49,6 +50,37 @@ interface Dialect {
 
     /** The column type for values of {@code type}; {@code key} for primary-key columns (some databases need a bounded type there). */
     String columnType(ColumnType type, boolean key);
+
+    /**
+     * The width of a number column narrower than the 64-bit types kbackfill creates ({@link NarrowNumber}), by its
+     * JDBC type; empty for every other column. Unsigned columns are left to the database.
+     */
+    default java.util.Optional<NarrowNumber> narrow(TableColumn column) {
+        if (column.typeName().toUpperCase(java.util.Locale.ROOT).contains("UNSIGNED")) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.ofNullable(switch (column.jdbcType()) {
+            case java.sql.Types.TINYINT -> NarrowNumber.INT8;
+            case java.sql.Types.SMALLINT -> NarrowNumber.INT16;
+            case java.sql.Types.INTEGER -> NarrowNumber.INT32;
+            case java.sql.Types.REAL -> NarrowNumber.FLOAT32;
+            default -> null;
+        });
+    }
+
+    /** The statement that widens a narrow column to the 64-bit type of its family (standard SQL). */
+    default String widen(TableName table, TableColumn column, NarrowNumber width) {
+        return "ALTER TABLE " + table.quoted(this) + " ALTER COLUMN " + quote(column.name()) + " SET DATA TYPE "
+                + columnType(width.isInteger() ? ColumnType.LONG : ColumnType.DOUBLE, false);
+    }
+
+    /**
+     * Whether schema changes (added or widened columns) can run in the batch's transaction, committed or rolled
+     * back with its rows; where they cannot, each commits on its own before the batch.
+     */
+    default boolean transactionalDdl() {
+        return true;
+    }
 
     /** A type for long text (the stored plan). */
     String textType();

@@ -7,14 +7,12 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.Set;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Column;
@@ -43,27 +41,26 @@ public final class JdbcSink implements Sink {
     private final String url;
     private final TableName tableName;
     private final Dialect baseDialect;
-    private Dialect dialect;
     private final Binder binder;
     private Connection connection;
-    private TargetTable table;
+    /** The table's schema: read, checked, created and changed there. */
+    private final TableSchema schema;
     private final JobTables jobs;
     /** The tombstone ledger beside the table (hard deletes under newer-wins). */
     private final TombstoneLedger ledger;
     private final VersionColumns versions;
     private final List<String> warnings = new ArrayList<>();
-    private final Set<String> checkedFields = new HashSet<>();
     /** PostgreSQL's COPY path, when chosen; null for batched statements. */
     private final PostgresCopy copy;
 
     JdbcSink(SinkSettings settings, Dialect dialect) {
         this.settings = settings;
         this.baseDialect = dialect;
-        this.dialect = dialect;
         this.url = dialect.tuneUrl(settings.url());
         this.tableName = TableName.parse(settings.table());
+        this.schema = new TableSchema(settings, tableName, dialect);
         this.jobs = new JobTables(dialect, tableName);
-        this.binder = new Binder(dialect.name());
+        this.binder = new Binder(dialect);
         this.versions = new VersionColumns(settings.metadata(), binder);
         this.ledger = new TombstoneLedger(tableName, settings.metadata(), versions, binder);
         this.copy = dialect instanceof PostgresDialect && !Boolean.getBoolean("kbackfill.pg.batched")
@@ -106,17 +103,8 @@ public final class JdbcSink implements Sink {
                 return; // connected by begin(): opening would create the file
             }
             connection = connect();
-            table = TargetTable.read(connection, tableName).orElse(null);
-            if (table == null && !settings.createTable()) {
-                throw new SinkConfigException("table " + tableName + " does not exist in " + SinkFactory.redact(settings.url())
-                        + "; create it, or pass --create-table to create it from the records");
-            }
-            if (table != null) {
-                checkMetadataColumns();
-                useTable(table);
-                checkTopicColumn();
-            }
-            ledger.read(connection, dialect);
+            warnings.addAll(schema.open(connection));
+            ledger.read(connection, dialect());
             openJobTables();
         } catch (SQLException e) {
             close();
@@ -133,7 +121,7 @@ public final class JdbcSink implements Sink {
      * Refused before anything is created.
      */
     private void checkSqliteFile() {
-        if (!(dialect instanceof SqliteDialect)) {
+        if (!(dialect() instanceof SqliteDialect)) {
             return;
         }
         String url = SinkFactory.redact(settings.url());
@@ -155,7 +143,7 @@ public final class JdbcSink implements Sink {
     }
 
     private boolean sqliteFileMissing() {
-        return dialect instanceof SqliteDialect && sqliteFile(settings.url()).map(f -> !java.nio.file.Files.exists(f))
+        return dialect() instanceof SqliteDialect && sqliteFile(settings.url()).map(f -> !java.nio.file.Files.exists(f))
                 .orElse(false);
     }
 
@@ -212,7 +200,7 @@ public final class JdbcSink implements Sink {
             throw new SinkException("cannot connect to " + SinkFactory.redact(settings.url()) + ": " + e.getMessage(), e);
         }
         try (Statement s = c.createStatement()) {
-            for (String setup : dialect.sessionSetup()) {
+            for (String setup : dialect().sessionSetup()) {
                 s.execute(setup);
             }
         }
@@ -220,66 +208,27 @@ public final class JdbcSink implements Sink {
         return c;
     }
 
-    private void checkMetadataColumns() {
-        List<String> missing = settings.requiredMetadataColumns().stream().filter(m -> table.column(m).isEmpty()).toList();
-        if (!missing.isEmpty()) {
-            throw new SinkConfigException("table " + tableName + " lacks the column(s) " + String.join(", ", missing)
-                    + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
-                    + settings.tombstoneMode().label() + " need; add them (partition and offset BIGINT, timestamp "
-                    + "and log time of the timestamp column's type, deleted BOOLEAN, the --version-field's BIGINT "
-                    + "or text), pass --create-table to let kbackfill add the log time and version columns, or use "
-                    + "--on-conflict overwrite");
-        }
-        if (table.primaryKey.isEmpty()) {
-            throw new SinkConfigException("table " + tableName + " has no primary key: upserts need one on the key columns");
-        }
-    }
-
-    /**
-     * Rows carry their topic so that the version rule can tell two topics' offsets apart: a table created by an
-     * earlier version gets the column at the first write where the user lets kbackfill shape the table
-     * (--create-table); otherwise rows without it are compared as if from the incoming topic, which is right for a
-     * table one topic fills, and a warning says so.
-     */
-    private void checkTopicColumn() {
-        String topicColumn = settings.metadata().topic();
-        if (settings.conflictMode() != ConflictMode.NEWER_WINS || table.column(topicColumn).isPresent()
-                || settings.createTable()) {
-            return; // with --create-table the first write adds it
-        }
-        warnings.add("table " + tableName + " has no " + topicColumn + " column: its rows are compared with "
-                + "incoming records as if from the same topic; before writing a second topic into it, add the "
-                + "column (text), or pass --create-table to let kbackfill add it");
-    }
-
     @Override
     public List<String> warnings() {
         return List.copyOf(warnings);
     }
 
-    private void useTable(TargetTable t) {
-        this.table = t;
-        if (baseDialect instanceof MergeDialect) {
-            dialect = new MergeDialect(c -> t.column(c).map(TableColumn::castType).orElse("VARCHAR"));
-        }
-    }
-
     @Override
     public AutoCloseable lock(String job) {
-        if (dialect instanceof SqliteDialect) {
+        if (dialect() instanceof SqliteDialect) {
             return fileLock(job);
         }
         try {
             Connection lockConnection = connect();
             lockConnection.setAutoCommit(true);
-            if (!dialect.tryLock(lockConnection, job)) {
+            if (!dialect().tryLock(lockConnection, job)) {
                 lockConnection.close();
                 throw new JobConflictException("job '" + job + "' is already running against " + target()
                         + "; wait for it to finish (or stop it) before starting it again");
             }
             return () -> {
                 try (lockConnection) {
-                    dialect.unlock(lockConnection, job);
+                    dialect().unlock(lockConnection, job);
                 }
             };
         } catch (SQLException e) {
@@ -359,7 +308,7 @@ public final class JdbcSink implements Sink {
             if (connection == null) {
                 return 0;
             }
-            long n = ledger.forgetBefore(connection, dialect, before);
+            long n = ledger.forgetBefore(connection, dialect(), before);
             connection.commit();
             return n;
         } catch (SQLException e) {
@@ -397,7 +346,7 @@ public final class JdbcSink implements Sink {
             Optional<TargetTable> deletes = TargetTable.read(connection, ledger.name());
             connection.rollback();
             Dialect d = baseDialect instanceof MergeDialect
-                    ? new MergeDialect(c -> t.column(c).map(TableColumn::castType).orElse("VARCHAR")) : dialect;
+                    ? new MergeDialect(c -> t.column(c).map(TableColumn::castType).orElse("VARCHAR")) : dialect();
             return new JdbcTargetLookup(connection, d, binder, tableName, t, ledger.name(), deletes, settings.metadata());
         } catch (SQLException e) {
             throw new SinkException("cannot read " + target() + ": " + e.getMessage(), e);
@@ -406,16 +355,16 @@ public final class JdbcSink implements Sink {
 
     @Override
     public boolean destinationExists() {
-        return table != null;
+        return table() != null;
     }
 
     @Override
     public WriteResult write(WriteBatch batch) {
         String where = coordinates(batch);
         try {
-            ensureColumns(batch);
+            schema.prepare(connection, batch);
             if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
-                ledger.read(connection, dialect); // another job writing this table may have created it since
+                ledger.read(connection, dialect()); // another job writing this table may have created it since
             }
             ensureLedger(batch);
             ensureLedgerVersionColumn(batch);
@@ -441,13 +390,14 @@ public final class JdbcSink implements Sink {
                 } else {
                     writeDeletes(batch, tombstones);
                     if (ledger.table().isPresent() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
-                        ledger.record(connection, dialect, batch, tombstones);
+                        ledger.record(connection, dialect(), batch, tombstones);
                     }
                     deleted = tombstones.size();
                 }
             }
             jobs.advance(connection, batch.job(), batch.run(), batch.nextOffsets());
             connection.commit();
+            schema.committed();
             return new WriteResult(upserted, deleted, ignored, keptOut);
         } catch (Binder.Mismatch e) {
             rollback();
@@ -466,6 +416,7 @@ public final class JdbcSink implements Sink {
     /** A change whose value the table cannot hold: a poison record, named, nothing of its batch written. */
     private RecordRejectedException refused(Change c, Binder.Mismatch e) {
         return new RecordRejectedException(c, "table " + tableName + " cannot hold it: " + e.getMessage()
+                + (e instanceof Binder.TooNarrow && !settings.addsColumns() ? " (--evolve-schema widens the column)" : "")
                 + "; nothing of its batch was written", e);
     }
 
@@ -480,7 +431,7 @@ public final class JdbcSink implements Sink {
         if (mode == ConflictMode.OVERWRITE || changes.isEmpty()) {
             return changes;
         }
-        Map<KeyIdentity, StoredVersions.Stored> stored = stored(table, tableName, batch, changes, true);
+        Map<KeyIdentity, StoredVersions.Stored> stored = stored(table(), tableName, batch, changes, true);
         if (mode == ConflictMode.NEWER_WINS && ledger.table().isPresent()) {
             stored(ledger.table().get(), ledger.name(), batch, changes, false)
                     .forEach((k, v) -> stored.merge(k, v, StoredVersions::newer));
@@ -518,7 +469,7 @@ public final class JdbcSink implements Sink {
         if (partition.isEmpty() || offset.isEmpty() || timestamp.isEmpty()) {
             return new java.util.HashMap<>(); // overwrite-only table: no versions to compare
         }
-        return StoredVersions.lookup(connection, dialect, binder, name.quoted(dialect), keys, t.column(meta.topic()),
+        return StoredVersions.lookup(connection, dialect(), binder, name.quoted(dialect()), keys, t.column(meta.topic()),
                 partition.get(), offset.get(), timestamp.get(), t.column(meta.logTime()), t.column(meta.version()),
                 liveRows ? t.column(meta.deleted()) : Optional.empty(),
                 liveRows, changes);
@@ -531,141 +482,27 @@ public final class JdbcSink implements Sink {
             return;
         }
         try {
-            ledger.create(connection, dialect, batch.shape().keyColumns());
+            ledger.create(connection, dialect(), batch.shape().keyColumns());
         } catch (SQLException e) {
             // another writer of the job (a Spark task) created it first: use theirs
             rollback();
-            ledger.read(connection, dialect);
+            ledger.read(connection, dialect());
             if (ledger.table().isEmpty()) {
                 throw e;
             }
         }
     }
 
-    /** Creates the table on first use, adds columns for new fields of a created table, and refuses unknown fields. */
-    private void ensureColumns(WriteBatch batch) throws SQLException {
-        if (table != null && settings.createTable() && table.column(settings.metadata().topic()).isEmpty()) {
-            TargetTable.addColumns(connection, dialect, tableName,
-                    List.of(new Column(settings.metadata().topic(), dev.kbackfill.core.record.ColumnType.STRING, true)));
-            connection.commit();
-            useTable(TargetTable.read(connection, tableName).orElseThrow());
-        }
-        if (table != null && settings.createTable() && table.column(settings.metadata().logTime()).isEmpty()
-                && table.column(settings.metadata().timestamp()).isPresent()) {
-            // of the timestamp column's type, so that a row written before it (NULL) compares by its timestamp
-            TargetTable.addColumnLike(connection, dialect, tableName, settings.metadata().logTime(),
-                    table.column(settings.metadata().timestamp()).get());
-            connection.commit();
-            useTable(TargetTable.read(connection, tableName).orElseThrow());
-        }
-        if (table == null) {
-            try {
-                TargetTable.create(connection, dialect, tableName, batch.shape().keyColumns(), batch.shape().valueColumns(),
-                        settings.metadata(), settings.tombstoneMode() == TombstoneMode.SOFT_DELETE);
-                connection.commit();
-            } catch (SQLException e) {
-                // another writer of the job (a Spark task) created it first: use theirs
-                rollback();
-                if (TargetTable.read(connection, tableName).isEmpty()) {
-                    throw e;
-                }
-            }
-            useTable(TargetTable.read(connection, tableName).orElseThrow(
-                    () -> new SQLException("table " + tableName + " was created but cannot be read back")));
-            checkedFields.addAll(batch.shape().columns().stream().map(Column::name).toList());
-        }
-        for (Column key : batch.shape().keyColumns()) {
-            if (checkedFields.contains(key.name())) {
-                continue;
-            }
-            boolean inKey = table.primaryKey.stream().anyMatch(k -> k.equalsIgnoreCase(key.name()));
-            if (!inKey || table.primaryKey.size() != batch.shape().keyColumns().size()) {
-                throw new SinkConfigException("the record key maps to column(s) " + batch.shape().keyColumns().stream()
-                        .map(Column::name).toList() + " but the primary key of table " + tableName + " is "
-                        + table.primaryKey + "; key by value fields with --key-fields, or name the key column with "
-                        + "--key-column");
-            }
-            checkedFields.add(key.name());
-        }
-        List<Column> added = new ArrayList<>();
-        for (Column value : batch.shape().valueColumns()) {
-            if (checkedFields.contains(value.name()) || table.column(value.name()).isPresent()) {
-                checkedFields.add(value.name());
-                continue;
-            }
-            if (settings.addsColumns()) {
-                added.add(value);
-            } else if (!settings.ignoreUnknownFields()) {
-                Change first = batch.firstCarrying(value.name());
-                throw new SinkConfigException("value field '" + value.name() + "' (first at partition " + first.partition()
-                        + " offset " + first.offset() + ") has no column in table " + tableName
-                        + "; add the column, pass --evolve-schema to have it added, or --ignore-unknown-fields to "
-                        + "skip such fields");
-            }
-        }
-        if (!added.isEmpty()) {
-            try {
-                TargetTable.addColumns(connection, dialect, tableName, added);
-                connection.commit();
-            } catch (SQLException e) {
-                // another writer of the job (a Spark task) added them first: use theirs
-                rollback();
-                TargetTable now = TargetTable.read(connection, tableName).orElseThrow(() -> e);
-                if (added.stream().anyMatch(c -> now.column(c.name()).isEmpty())) {
-                    throw e;
-                }
-            }
-            useTable(TargetTable.read(connection, tableName).orElseThrow());
-            added.forEach(c -> checkedFields.add(c.name()));
-        }
-        ensureVersionColumn(batch);
-    }
-
-    /**
-     * A job that orders versions by a value field ({@code --version-field}) keeps each row's field in the version
-     * column: added under {@code --create-table} (whole numbers, or text for a string field), else required before
-     * anything is written; the ledger of a table gets it as kbackfill's own table.
-     */
-    private void ensureVersionColumn(WriteBatch batch) throws SQLException {
-        Optional<Column> column = versionColumn(batch);
-        if (column.isEmpty() || settings.conflictMode() != ConflictMode.NEWER_WINS) {
-            return;
-        }
-        String name = column.get().name();
-        if (table.column(name).isEmpty()) {
-            if (!settings.createTable()) {
-                throw new SinkConfigException("the job orders versions by --version-field, and table " + tableName
-                        + " has no column " + name + " to keep them in: add it ("
-                        + dialect.columnType(column.get().type(), false) + ", NULL allowed) or pass --create-table, "
-                        + "which adds it");
-            }
-            try {
-                TargetTable.addColumns(connection, dialect, tableName, List.of(column.get()));
-                connection.commit();
-            } catch (SQLException e) {
-                rollback(); // another writer of the job added it first: use theirs
-            }
-            useTable(TargetTable.read(connection, tableName).orElseThrow());
-        }
-    }
-
     /** The ledger's version column, where the job orders by a version field (see {@link #ensureVersionColumn}). */
     private void ensureLedgerVersionColumn(WriteBatch batch) throws SQLException {
-        Optional<Column> column = versionColumn(batch);
+        Optional<Column> column = schema.versionColumn(batch);
         if (column.isPresent()) {
-            ledger.ensureColumn(connection, dialect, column.get());
+            ledger.ensureColumn(connection, dialect(), column.get());
         }
-    }
-
-    /** The version field's column, typed by the values a batch carries (text, or whole numbers), if it carries any. */
-    private Optional<Column> versionColumn(WriteBatch batch) {
-        return batch.changes().stream().filter(c -> c.versionField() != null).findFirst()
-                .map(c -> new Column(settings.metadata().version(), c.versionField() instanceof String
-                        ? dev.kbackfill.core.record.ColumnType.STRING : dev.kbackfill.core.record.ColumnType.LONG, true));
     }
 
     private List<String> keyColumns(WriteBatch batch) {
-        return batch.shape().keyColumns().stream().map(c -> table.column(c.name()).orElseThrow().name()).toList();
+        return batch.shape().keyColumns().stream().map(c -> table().column(c.name()).orElseThrow().name()).toList();
     }
 
     /** Upserts the changes; returns how many the target kept out on the way (PostgreSQL's COPY path decides there). */
@@ -678,20 +515,20 @@ public final class JdbcSink implements Sink {
         List<String> keys = keyColumns(batch);
         Map<String, TableColumn> valueColumns = new LinkedHashMap<>();
         for (Column v : batch.shape().valueColumns()) {
-            table.column(v.name()).ifPresent(col -> valueColumns.put(v.name(), col));
+            table().column(v.name()).ifPresent(col -> valueColumns.put(v.name(), col));
         }
         List<String> columns = new ArrayList<>(keys);
         valueColumns.values().forEach(c -> columns.add(c.name()));
-        List<String> metaColumns = versions.present(table);
+        List<String> metaColumns = versions.present(table());
         columns.addAll(metaColumns);
-        Guard guard = versions.guard(table);
+        Guard guard = versions.guard(table());
         if (copy != null) {
             List<Column> keyFields = batch.shape().keyColumns();
-            TableColumn[] keyTypes = keyFields.stream().map(k -> table.column(k.name()).orElseThrow()).toArray(TableColumn[]::new);
+            TableColumn[] keyTypes = keyFields.stream().map(k -> table().column(k.name()).orElseThrow()).toArray(TableColumn[]::new);
             Map<Integer, Long> staged = new java.util.HashMap<>();
             upserts.forEach(c -> staged.merge(c.partition(), 1L, Long::sum));
-            String partitionColumn = table.column(meta.partition()).map(TableColumn::name).orElse(null);
-            return copy.upsert(connection, tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(),
+            String partitionColumn = table().column(meta.partition()).map(TableColumn::name).orElse(null);
+            return copy.upsert(connection, tableName.quoted(dialect()), keys, columns, guard, settings.conflictMode(),
                     partitionColumn, partitionColumn == null ? Map.of() : staged, keepOut(), keptOut, out -> {
                 StringBuilder csv = out.row();
                 for (Change c : upserts) {
@@ -703,7 +540,7 @@ public final class JdbcSink implements Sink {
                             PostgresCopy.field(csv, binder.copyText(c.values().get(v.getKey()), v.getValue()), false);
                         }
                         for (String name : metaColumns) {
-                            PostgresCopy.field(csv, versions.copyText(c, batch, table, name, false), false);
+                            PostgresCopy.field(csv, versions.copyText(c, batch, table(), name, false), false);
                         }
                     } catch (Binder.Mismatch e) {
                         throw refused(c, e);
@@ -714,12 +551,12 @@ public final class JdbcSink implements Sink {
         }
         // One row per statement: a single JDBC batch of every row. Several rows per statement (multi-row VALUES,
         // for drivers that would send a batch row by row): slices of that many rows.
-        int perStatement = dialect.rowsPerStatement(columns.size());
+        int perStatement = dialect().rowsPerStatement(columns.size());
         int sliceSize = perStatement == 1 ? upserts.size() : perStatement;
         for (int from = 0; from < upserts.size(); from += sliceSize) {
             List<Change> slice = upserts.subList(from, Math.min(upserts.size(), from + sliceSize));
             int rows = perStatement == 1 ? 1 : slice.size();
-            String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, guard, settings.conflictMode(), rows);
+            String sql = dialect().upsert(tableName.quoted(dialect()), keys, columns, guard, settings.conflictMode(), rows);
             try (PreparedStatement ps = connection.prepareStatement(sql)) {
                 int index = 1;
                 for (Change c : slice) {
@@ -728,7 +565,7 @@ public final class JdbcSink implements Sink {
                         for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
                             binder.bind(ps, index++, c.values().get(v.getKey()), v.getValue());
                         }
-                        index = versions.bind(ps, index, c, batch, table, metaColumns, false);
+                        index = versions.bind(ps, index, c, batch, table(), metaColumns, false);
                     } catch (Binder.Mismatch e) {
                         throw refused(c, e);
                     }
@@ -752,20 +589,20 @@ public final class JdbcSink implements Sink {
         if (settings.conflictMode() != ConflictMode.NEWER_WINS) {
             return List.of();
         }
-        return ledger.keepOut(dialect).stream().toList();
+        return ledger.keepOut(dialect()).stream().toList();
     }
 
     private void writeSoftDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
         List<String> keys = keyColumns(batch);
-        List<String> metaColumns = versions.present(table);
+        List<String> metaColumns = versions.present(table());
         List<String> columns = new ArrayList<>(keys);
         columns.addAll(metaColumns);
-        String sql = dialect.upsert(tableName.quoted(dialect), keys, columns, versions.guard(table), settings.conflictMode(), 1);
+        String sql = dialect().upsert(tableName.quoted(dialect()), keys, columns, versions.guard(table()), settings.conflictMode(), 1);
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             for (Change c : tombstones) {
                 try {
                     int index = bindKey(ps, 1, c, batch);
-                    versions.bind(ps, index, c, batch, table, metaColumns, true);
+                    versions.bind(ps, index, c, batch, table(), metaColumns, true);
                 } catch (Binder.Mismatch e) {
                     throw refused(c, e);
                 }
@@ -777,13 +614,13 @@ public final class JdbcSink implements Sink {
 
     private void writeDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
         List<String> keys = keyColumns(batch);
-        Guard guard = versions.guard(table);
-        String sql = dialect.delete(tableName.quoted(dialect), keys, guard, settings.conflictMode());
+        Guard guard = versions.guard(table());
+        String sql = dialect().delete(tableName.quoted(dialect()), keys, guard, settings.conflictMode());
         List<Guard.Parameter> guarded = settings.conflictMode() == ConflictMode.NEWER_WINS ? guard.parameters() : List.of();
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             for (Change c : tombstones) {
                 try {
-                    versions.bindGuard(ps, bindKey(ps, 1, c, batch), guarded, c, batch, table);
+                    versions.bindGuard(ps, bindKey(ps, 1, c, batch), guarded, c, batch, table());
                 } catch (Binder.Mismatch e) {
                     throw refused(c, e);
                 }
@@ -795,7 +632,7 @@ public final class JdbcSink implements Sink {
 
     private int bindKey(PreparedStatement ps, int index, Change c, WriteBatch batch) throws SQLException, Binder.Mismatch {
         for (Column k : batch.shape().keyColumns()) {
-            binder.bind(ps, index++, c.key().get(k.name()), table.column(k.name()).orElseThrow());
+            binder.bind(ps, index++, c.key().get(k.name()), table().column(k.name()).orElseThrow());
         }
         return index;
     }
@@ -818,6 +655,7 @@ public final class JdbcSink implements Sink {
         try {
             if (connection != null) {
                 connection.rollback();
+                schema.rolledBack(connection);
             }
         } catch (SQLException ignored) {
             // the original failure is what matters
@@ -837,8 +675,16 @@ public final class JdbcSink implements Sink {
         }
     }
 
+    private Dialect dialect() {
+        return schema.dialect();
+    }
+
+    private TargetTable table() {
+        return schema.table();
+    }
+
     /** For tests: the dialect's name. */
     String dialectName() {
-        return dialect.name().toLowerCase(Locale.ROOT);
+        return dialect().name().toLowerCase(Locale.ROOT);
     }
 }

@@ -51,6 +51,28 @@ final class MariaDbDialect implements Dialect {
         };
     }
 
+    /** MEDIUMINT reports itself as an INTEGER: 24 bits. */
+    @Override
+    public java.util.Optional<dev.kbackfill.core.sink.NarrowNumber> narrow(TableColumn column) {
+        if (column.typeName().toUpperCase(java.util.Locale.ROOT).equals("MEDIUMINT")) {
+            return java.util.Optional.of(dev.kbackfill.core.sink.NarrowNumber.INT24);
+        }
+        return Dialect.super.narrow(column);
+    }
+
+    /** {@code MODIFY COLUMN} restates the column: its NOT NULL is kept (a default or comment is not). */
+    @Override
+    public String widen(TableName table, TableColumn column, dev.kbackfill.core.sink.NarrowNumber width) {
+        return "ALTER TABLE " + table.quoted(this) + " MODIFY COLUMN " + quote(column.name()) + " "
+                + (width.isInteger() ? "BIGINT" : "DOUBLE") + (column.nullable() ? " NULL" : " NOT NULL");
+    }
+
+    /** MariaDB commits before and after every DDL statement. */
+    @Override
+    public boolean transactionalDdl() {
+        return false;
+    }
+
     @Override
     public String exactText(String expression) {
         return "BINARY " + expression;

@@ -25,6 +25,12 @@ final class MergeDialect implements Dialect {
         return "merge";
     }
 
+    /** H2 commits the open transaction before a DDL statement. */
+    @Override
+    public boolean transactionalDdl() {
+        return false;
+    }
+
     @Override
     public String columnType(ColumnType type, boolean key) {
         return switch (type) {

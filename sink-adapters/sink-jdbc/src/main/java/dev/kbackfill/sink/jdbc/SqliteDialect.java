@@ -17,6 +17,12 @@ final class SqliteDialect implements Dialect {
         return "sqlite";
     }
 
+    /** SQLite stores every integer in up to 64 bits and every REAL as a double, whatever the declared type. */
+    @Override
+    public java.util.Optional<dev.kbackfill.core.sink.NarrowNumber> narrow(TableColumn column) {
+        return java.util.Optional.empty();
+    }
+
     @Override
     public String columnType(ColumnType type, boolean key) {
         return switch (type) {

@@ -8,8 +8,14 @@ package dev.kbackfill.sink.jdbc;
  * @param typeName the database's name for its type
  * @param size     its precision or length, where the database says
  * @param scale    its scale (digits after the point), where the database says
+ * @param nullable whether it may hold NULL (true unless the database says NOT NULL)
  */
-record TableColumn(String name, int jdbcType, String typeName, int size, int scale) {
+record TableColumn(String name, int jdbcType, String typeName, int size, int scale, boolean nullable) {
+
+    /** A column that may hold NULL. */
+    TableColumn(String name, int jdbcType, String typeName, int size, int scale) {
+        this(name, jdbcType, typeName, size, scale, true);
+    }
 
     /** The type as SQL for a CAST: decimals keep their precision and scale, so a cast never rounds. */
     String castType() {

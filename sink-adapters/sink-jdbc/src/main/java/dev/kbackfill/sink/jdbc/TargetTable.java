@@ -55,7 +55,8 @@ final class TargetTable {
                 while (rs.next()) {
                     String col = rs.getString("COLUMN_NAME");
                     cols.put(col.toLowerCase(Locale.ROOT), new TableColumn(col, rs.getInt("DATA_TYPE"),
-                            rs.getString("TYPE_NAME"), rs.getInt("COLUMN_SIZE"), rs.getInt("DECIMAL_DIGITS")));
+                            rs.getString("TYPE_NAME"), rs.getInt("COLUMN_SIZE"), rs.getInt("DECIMAL_DIGITS"),
+                            rs.getInt("NULLABLE") != DatabaseMetaData.columnNoNulls));
                 }
             }
             if (cols.isEmpty()) {
@@ -75,6 +76,14 @@ final class TargetTable {
     /** Creates the table for these columns: the key as primary key, then values, then the metadata columns. */
     static void create(Connection c, Dialect d, TableName table, List<Column> keys, List<Column> values,
                        SinkSettings.MetadataColumns meta, boolean softDelete) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute(create(d, table, keys, values, meta, softDelete));
+        }
+    }
+
+    /** The statement of {@link #create(Connection, Dialect, TableName, List, List, SinkSettings.MetadataColumns, boolean)}. */
+    static String create(Dialect d, TableName table, List<Column> keys, List<Column> values,
+                         SinkSettings.MetadataColumns meta, boolean softDelete) {
         List<String> defs = new ArrayList<>();
         keys.forEach(k -> defs.add(d.quote(k.name()) + " " + d.columnType(k.type(), true) + " NOT NULL"));
         values.forEach(v -> defs.add(d.quote(v.name()) + " " + d.columnType(v.type(), false)));
@@ -87,9 +96,7 @@ final class TargetTable {
             defs.add(d.quote(meta.deleted()) + " " + d.columnType(ColumnType.BOOLEAN, false));
         }
         String pk = "PRIMARY KEY (" + Sql.join(keys.stream().map(Column::name).toList(), d::quote) + ")";
-        try (Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE " + table.quoted(d) + " (" + String.join(", ", defs) + ", " + pk + ")");
-        }
+        return "CREATE TABLE " + table.quoted(d) + " (" + String.join(", ", defs) + ", " + pk + ")";
     }
 
     /**
@@ -101,22 +108,32 @@ final class TargetTable {
         create(c, d, ledger, keys, List.of(), meta, false);
     }
 
-    /** Adds a nullable column of the type {@code like} has (the log time beside an existing timestamp column). */
-    static void addColumnLike(Connection c, Dialect d, TableName table, String name, TableColumn like) throws SQLException {
+    /** The statement adding a nullable column of the type {@code like} has (the log time beside a timestamp column). */
+    static String addColumnLike(Dialect d, TableName table, String name, TableColumn like) {
         String type = like.jdbcType() == java.sql.Types.TIMESTAMP || like.jdbcType() == java.sql.Types.TIMESTAMP_WITH_TIMEZONE
                 ? d.columnType(ColumnType.TIMESTAMP, false) : like.castType();
+        return "ALTER TABLE " + table.quoted(d) + " ADD COLUMN " + d.quote(name) + " " + type;
+    }
+
+    /** Adds a nullable column of the type {@code like} has. */
+    static void addColumnLike(Connection c, Dialect d, TableName table, String name, TableColumn like) throws SQLException {
         try (Statement s = c.createStatement()) {
-            s.execute("ALTER TABLE " + table.quoted(d) + " ADD COLUMN " + d.quote(name) + " " + type);
+            s.execute(addColumnLike(d, table, name, like));
         }
     }
 
-    /** Adds nullable columns (a created table growing with fields first seen later). */
+    /** Adds nullable columns. */
     static void addColumns(Connection c, Dialect d, TableName table, List<Column> added) throws SQLException {
         try (Statement s = c.createStatement()) {
             for (Column col : added) {
-                s.execute("ALTER TABLE " + table.quoted(d) + " ADD COLUMN " + d.quote(col.name()) + " "
-                        + d.columnType(col.type(), false));
+                s.execute(addColumn(d, table, col));
             }
         }
+    }
+
+    /** The statement adding a nullable column for values of {@code column}'s type. */
+    static String addColumn(Dialect d, TableName table, Column column) {
+        return "ALTER TABLE " + table.quoted(d) + " ADD COLUMN " + d.quote(column.name()) + " "
+                + d.columnType(column.type(), false);
     }
 }

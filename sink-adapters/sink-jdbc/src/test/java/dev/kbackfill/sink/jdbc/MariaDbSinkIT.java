@@ -46,6 +46,11 @@ class MariaDbSinkIT extends JdbcSinkContract {
     }
 
     @Override
+    String floatType() {
+        return "FLOAT";
+    }
+
+    @Override
     Dialect dialect() {
         return new MariaDbDialect();
     }

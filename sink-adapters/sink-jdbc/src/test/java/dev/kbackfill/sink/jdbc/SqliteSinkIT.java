@@ -27,6 +27,11 @@ class SqliteSinkIT extends JdbcSinkContract {
     }
 
     @Override
+    boolean narrowColumns() {
+        return false;
+    }
+
+    @Override
     boolean concurrentWriters() {
         return false; // one writer at a time: a second transaction cannot interleave with a batch
     }

@@ -1,0 +1,280 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.Column;
+import dev.kbackfill.core.record.ColumnType;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.NarrowNumber;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.sink.WriteBatch;
+
+/**
+ * The target table's schema as a job sees and changes it: the checks when the sink opens (metadata columns, primary
+ * key, the topic column), the table created from the first batch with values, columns added for fields that appear
+ * later and narrow number columns widened ({@link NarrowNumber}) where the job may change the table
+ * ({@code --create-table}, {@code --evolve-schema}), and the version field's column.
+ *
+ * <p>Schema changes run in the batch's transaction where the database allows DDL there (PostgreSQL, SQLite): the
+ * column appears with the rows that need it, or not at all. MariaDB and H2 commit each one on its own, before the
+ * batch; a column added that way and never written is harmless (NULL in every row). Another writer of the job (a
+ * Spark task) making the same change first is fine: the change is planned again from the table as it is then.
+ */
+final class TableSchema {
+
+    private final SinkSettings settings;
+    private final TableName tableName;
+    private final Dialect baseDialect;
+    private TargetTable table;
+    private Dialect dialect;
+    /** Fields already matched to a column (or refused), so each batch checks only new ones. */
+    private final Set<String> checkedFields = new HashSet<>();
+    /** Whether the open transaction holds a schema change (rolled back with it). */
+    private boolean changed;
+
+    TableSchema(SinkSettings settings, TableName tableName, Dialect dialect) {
+        this.settings = settings;
+        this.tableName = tableName;
+        this.baseDialect = dialect;
+        this.dialect = dialect;
+    }
+
+    /** The table as last read, or null before it exists. */
+    TargetTable table() {
+        return table;
+    }
+
+    /** The dialect for this table (H2's MERGE casts to the table's column types). */
+    Dialect dialect() {
+        return dialect;
+    }
+
+    /**
+     * Reads the table when the sink opens and checks what the job's options need of it; returns the warnings to
+     * show. A missing table is refused unless {@code --create-table}.
+     */
+    List<String> open(Connection c) throws SQLException {
+        TargetTable t = TargetTable.read(c, tableName).orElse(null);
+        if (t == null) {
+            if (!settings.createTable()) {
+                throw new SinkConfigException("table " + tableName + " does not exist in "
+                        + dev.kbackfill.core.sink.SinkFactory.redact(settings.url())
+                        + "; create it, or pass --create-table to create it from the records");
+            }
+            return List.of();
+        }
+        use(t);
+        checkMetadataColumns();
+        return topicWarning().map(List::of).orElse(List.of());
+    }
+
+    private void use(TargetTable t) {
+        this.table = t;
+        if (baseDialect instanceof MergeDialect) {
+            dialect = new MergeDialect(c -> t.column(c).map(TableColumn::castType).orElse("VARCHAR"));
+        }
+    }
+
+    private void checkMetadataColumns() {
+        List<String> missing = settings.requiredMetadataColumns().stream().filter(m -> table.column(m).isEmpty()).toList();
+        if (!missing.isEmpty()) {
+            throw new SinkConfigException("table " + tableName + " lacks the column(s) " + String.join(", ", missing)
+                    + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
+                    + settings.tombstoneMode().label() + " need; add them (partition and offset BIGINT, timestamp "
+                    + "and log time of the timestamp column's type, deleted BOOLEAN, the --version-field's BIGINT "
+                    + "or text), pass --create-table to let kbackfill add the log time and version columns, or use "
+                    + "--on-conflict overwrite");
+        }
+        if (table.primaryKey.isEmpty()) {
+            throw new SinkConfigException("table " + tableName + " has no primary key: upserts need one on the key columns");
+        }
+    }
+
+    /**
+     * Rows carry their topic so that the version rule can tell two topics' offsets apart: a table created by an
+     * earlier version gets the column at the first write where the user lets kbackfill shape the table
+     * (--create-table); otherwise rows without it are compared as if from the incoming topic, which is right for a
+     * table one topic fills, and a warning says so.
+     */
+    private Optional<String> topicWarning() {
+        String topicColumn = settings.metadata().topic();
+        if (settings.conflictMode() != ConflictMode.NEWER_WINS || table.column(topicColumn).isPresent()
+                || settings.createTable()) {
+            return Optional.empty(); // with --create-table the first write adds it
+        }
+        return Optional.of("table " + tableName + " has no " + topicColumn + " column: its rows are compared with "
+                + "incoming records as if from the same topic; before writing a second topic into it, add the "
+                + "column (text), or pass --create-table to let kbackfill add it");
+    }
+
+    /**
+     * Brings the table to what the batch needs before its rows are written, in the connection's open transaction:
+     * creates it, adds and widens columns where the job may, and refuses a key that does not match the primary key
+     * or a field without a column (unless {@code --ignore-unknown-fields}).
+     */
+    void prepare(Connection c, WriteBatch batch) throws SQLException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                prepareOnce(c, batch);
+                return;
+            } catch (SQLException e) {
+                // another writer of the job (a Spark task) changed the table first: see theirs and plan again
+                c.rollback();
+                rolledBack(c);
+                if (attempt == 3) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** After the batch's transaction committed. */
+    void committed() {
+        changed = false;
+    }
+
+    /** After the batch's transaction rolled back: a schema change made in it is gone, so the table is read again. */
+    void rolledBack(Connection c) throws SQLException {
+        if (!changed) {
+            return;
+        }
+        changed = false;
+        checkedFields.clear();
+        table = null;
+        TargetTable.read(c, tableName).ifPresent(this::use);
+        c.rollback();
+    }
+
+    private void prepareOnce(Connection c, WriteBatch batch) throws SQLException {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        if (table != null && settings.createTable() && table.column(meta.topic()).isEmpty()) {
+            ddl(c, List.of(addColumn(new Column(meta.topic(), ColumnType.STRING, true))));
+        }
+        if (table != null && settings.createTable() && table.column(meta.logTime()).isEmpty()
+                && table.column(meta.timestamp()).isPresent()) {
+            // of the timestamp column's type, so that a row written before it (NULL) compares by its timestamp
+            ddl(c, List.of(TargetTable.addColumnLike(dialect, tableName, meta.logTime(), table.column(meta.timestamp()).get())));
+        }
+        if (table == null) {
+            ddl(c, List.of(TargetTable.create(dialect, tableName, batch.shape().keyColumns(), batch.shape().valueColumns(),
+                    meta, settings.tombstoneMode() == TombstoneMode.SOFT_DELETE)));
+            checkedFields.addAll(batch.shape().columns().stream().map(Column::name).toList());
+        }
+        checkKey(batch);
+        List<String> changes = new ArrayList<>();
+        List<String> added = new ArrayList<>();
+        for (Column value : batch.shape().valueColumns()) {
+            Optional<TableColumn> column = table.column(value.name());
+            if (column.isPresent()) {
+                widening(batch, value.name(), column.get()).ifPresent(changes::add);
+            } else if (!checkedFields.contains(value.name())) {
+                if (settings.addsColumns()) {
+                    changes.add(addColumn(value));
+                    added.add(value.name());
+                } else if (!settings.ignoreUnknownFields()) {
+                    Change first = batch.firstCarrying(value.name());
+                    throw new SinkConfigException("value field '" + value.name() + "' (first at partition "
+                            + first.partition() + " offset " + first.offset() + ") has no column in table " + tableName
+                            + "; add the column, pass --evolve-schema to have it added, or --ignore-unknown-fields to "
+                            + "skip such fields");
+                } else {
+                    checkedFields.add(value.name());
+                }
+            }
+        }
+        ddl(c, changes);
+        ensureVersionColumn(c, batch);
+    }
+
+    private void checkKey(WriteBatch batch) {
+        for (Column key : batch.shape().keyColumns()) {
+            if (checkedFields.contains(key.name())) {
+                continue;
+            }
+            boolean inKey = table.primaryKey.stream().anyMatch(k -> k.equalsIgnoreCase(key.name()));
+            if (!inKey || table.primaryKey.size() != batch.shape().keyColumns().size()) {
+                throw new SinkConfigException("the record key maps to column(s) " + batch.shape().keyColumns().stream()
+                        .map(Column::name).toList() + " but the primary key of table " + tableName + " is "
+                        + table.primaryKey + "; key by value fields with --key-fields, or name the key column with "
+                        + "--key-column");
+            }
+            checkedFields.add(key.name());
+        }
+    }
+
+    /**
+     * The statement that widens a narrow number column for a value of the batch only its 64-bit type holds, where
+     * the job may change the table; without that, such a value is a poison record when it is bound.
+     */
+    private Optional<String> widening(WriteBatch batch, String field, TableColumn column) {
+        Optional<NarrowNumber> width = dialect.narrow(column);
+        if (width.isEmpty() || !settings.addsColumns() || !width.get().needsWidening(batch.changes(), field)) {
+            return Optional.empty();
+        }
+        return Optional.of(dialect.widen(tableName, column, width.get()));
+    }
+
+    /**
+     * A job that orders versions by a value field ({@code --version-field}) keeps each row's field in the version
+     * column: added under {@code --create-table} (whole numbers, or text for a string field), else required before
+     * anything is written.
+     */
+    private void ensureVersionColumn(Connection c, WriteBatch batch) throws SQLException {
+        Optional<Column> column = versionColumn(batch);
+        if (column.isEmpty() || settings.conflictMode() != ConflictMode.NEWER_WINS) {
+            return;
+        }
+        if (table.column(column.get().name()).isEmpty()) {
+            if (!settings.createTable()) {
+                throw new SinkConfigException("the job orders versions by --version-field, and table " + tableName
+                        + " has no column " + column.get().name() + " to keep them in: add it ("
+                        + dialect.columnType(column.get().type(), false) + ", NULL allowed) or pass --create-table, "
+                        + "which adds it");
+            }
+            ddl(c, List.of(addColumn(column.get())));
+        }
+    }
+
+    /** The version field's column, typed by the values a batch carries (text, or whole numbers), if it carries any. */
+    Optional<Column> versionColumn(WriteBatch batch) {
+        return batch.changes().stream().filter(ch -> ch.versionField() != null).findFirst()
+                .map(ch -> new Column(settings.metadata().version(), ch.versionField() instanceof String
+                        ? ColumnType.STRING : ColumnType.LONG, true));
+    }
+
+    private String addColumn(Column column) {
+        return TargetTable.addColumn(dialect, tableName, column);
+    }
+
+    /**
+     * Runs schema changes: in the open transaction where the database allows it, else each committed on its own;
+     * then reads the table again.
+     */
+    private void ddl(Connection c, List<String> statements) throws SQLException {
+        if (statements.isEmpty()) {
+            return;
+        }
+        try (Statement s = c.createStatement()) {
+            for (String sql : statements) {
+                s.execute(sql);
+                if (dialect.transactionalDdl()) {
+                    changed = true;
+                } else {
+                    c.commit();
+                }
+            }
+        }
+        use(TargetTable.read(c, tableName).orElseThrow(
+                () -> new SQLException("table " + tableName + " was changed but cannot be read back")));
+    }
+}
