@@ -14,7 +14,6 @@ import java.util.TreeSet;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Column;
-import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.JobStateJson;
@@ -31,7 +30,6 @@ import dev.kbackfill.sink.lake.LakeRows;
 import dev.kbackfill.sink.lake.LakeType;
 import dev.kbackfill.sink.lake.MetadataOrdinals;
 import dev.kbackfill.sink.lake.HeldBatches;
-import dev.kbackfill.sink.lake.NewTableColumns;
 import io.delta.kernel.Operation;
 import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
@@ -76,6 +74,8 @@ final class DeltaSink implements Sink {
     private final SinkSettings settings;
     private final String path;
     private final SinkSettings.MetadataColumns meta;
+    /** The table's schema: what it must be for kbackfill to write it, checked there. */
+    private final DeltaTableSchema tableSchema;
     private Engine engine;
     private Configuration hadoop;
     /** The job's lease on a table in S3 while this sink holds it; checked before every commit. */
@@ -91,6 +91,7 @@ final class DeltaSink implements Sink {
         this.settings = settings;
         this.path = path;
         this.meta = settings.metadata();
+        this.tableSchema = new DeltaTableSchema(settings, path);
     }
 
     private static String domain(String job) {
@@ -133,50 +134,7 @@ final class DeltaSink implements Sink {
             DeltaTableCreation.checkProperties(path, settings, engine, ENGINE_INFO);
             return;
         }
-        StructType schema = snapshot.get().getSchema();
-        List<String> sensitive = KernelInternals.rewriteSensitiveFeatures(snapshot.get());
-        if (!sensitive.isEmpty() && settings.conflictMode() != ConflictMode.INSERT_ONLY
-                && (sensitive.contains("rowTracking") || !DeletionVectors.enabled(snapshot.get()))) {
-            // replacing rows gives them new row ids; copying files drops row ids and clustering: refused, not done
-            throw new SinkConfigException("the Delta table at " + path + " uses " + String.join(" and ", sensitive)
-                    + ", which kbackfill does not preserve when it replaces rows" + (sensitive.contains("rowTracking")
-                    ? " (updated rows would get new row ids)" : " without deletion vectors (copied files would lose "
-                    + "their clustering)") + "; use --on-conflict insert-only, or a table without "
-                    + String.join(" or ", sensitive));
-        }
-        if (!settings.tableProperties().isEmpty()) {
-            warnings.add("--delta-table-property applies to a table --create-table creates; the Delta table at " + path
-                    + " exists, so its properties stay as they are (ALTER TABLE .. SET TBLPROPERTIES in Spark changes them)");
-        }
-        if (settings.conflictMode() == ConflictMode.NEWER_WINS && schema.indexOf(meta.topic()) < 0) {
-            warnings.add("the Delta table at " + path + " has no " + meta.topic() + " column (created by an earlier "
-                    + "kbackfill): its rows are compared with incoming records as if from the same topic; write a "
-                    + "second topic into it only after adding the column (e.g. ALTER TABLE .. ADD COLUMNS in Spark)");
-        }
-        List<String> missing = new ArrayList<>(settings.requiredMetadataColumns().stream()
-                .filter(m -> schema.indexOf(m) < 0).toList());
-        if (settings.conflictMode() == ConflictMode.NEWER_WINS && schema.indexOf(meta.logTime()) < 0
-                && !missing.contains(meta.logTime())) {
-            missing.add(meta.logTime()); // Delta Kernel cannot add it: --create-table does not help an existing table
-        }
-        if (settings.conflictMode() == ConflictMode.NEWER_WINS && settings.versionField().isPresent()
-                && schema.indexOf(meta.version()) < 0 && !missing.contains(meta.version())) {
-            missing.add(meta.version()); // likewise
-        }
-        if (!missing.isEmpty()) {
-            List<String> add = new ArrayList<>();
-            if (missing.contains(meta.logTime())) {
-                add.add(meta.logTime() + " TIMESTAMP");
-            }
-            if (missing.contains(meta.version())) {
-                add.add(meta.version() + " " + (versionIsText() ? "STRING" : "BIGINT"));
-            }
-            throw new SinkConfigException("the Delta table at " + path + " lacks the column(s) " + String.join(", ", missing)
-                    + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
-                    + settings.tombstoneMode().label() + (settings.versionField().isPresent() ? " / --version-field" : "")
-                    + " need" + (add.isEmpty() ? "" : "; add them in Spark (ALTER TABLE delta.`" + path + "` ADD COLUMNS ("
-                    + String.join(", ", add) + ")), or use --on-conflict overwrite"));
-        }
+        warnings.addAll(tableSchema.check(snapshot.get()));
     }
 
     @Override
@@ -333,7 +291,7 @@ final class DeltaSink implements Sink {
     private WriteResult writeOnce(WriteBatch batch) {
         Snapshot snapshot = snapshot().orElseGet(() -> create(batch));
         StructType schema = snapshot.getSchema();
-        checkColumns(schema, batch);
+        tableSchema.check(schema, batch);
         JobState state = snapshot.getDomainMetadata(domain(batch.job())).map(JobStateJson::read)
                 .or(() -> Optional.ofNullable(pending)).orElseThrow(() -> new SinkException("job " + batch.job()
                 + " has no stored state in " + path + " (reset by another process?)"));
@@ -359,26 +317,6 @@ final class DeltaSink implements Sink {
         runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
         latest = null;
         return snapshot().orElseThrow();
-    }
-
-    private void checkColumns(StructType schema, WriteBatch batch) {
-        for (Column k : batch.shape().keyColumns()) {
-            if (schema.indexOf(k.name()) < 0) {
-                throw new SinkConfigException("key column " + k.name() + " is not in the Delta table at " + path
-                        + " (columns " + schema.fieldNames() + ")");
-            }
-        }
-        for (Column v : batch.shape().valueColumns()) {
-            if (schema.indexOf(v.name()) < 0 && !settings.ignoreUnknownFields()) {
-                Change first = batch.firstCarrying(v.name());
-                // Delta Kernel 4.4 changes a schema only with column mapping, and cannot write column-mapped tables
-                throw new SinkConfigException("value field '" + v.name() + "' (first at partition " + first.partition()
-                        + " offset " + first.offset() + ") has no column in the Delta table at " + path
-                        + " (a table created by kbackfill takes its columns from the first batch, and Delta Kernel cannot "
-                        + "add columns to it); add the column to the table (e.g. ALTER TABLE .. ADD COLUMNS in Spark), "
-                        + "or pass --ignore-unknown-fields to skip such fields");
-            }
-        }
     }
 
     /**
@@ -560,12 +498,8 @@ final class DeltaSink implements Sink {
     /** A change whose values the table cannot hold: a poison record, named; nothing of its batch is committed. */
     private RecordRejectedException refused(Change c, ValueMismatch e) {
         return new RecordRejectedException(c, "the Delta table at " + path + " cannot hold it: " + e.getMessage()
-                + "; nothing of its batch was written", e);
-    }
-
-    /** Whether the job's version field is text (a string field), else whole numbers. */
-    private boolean versionIsText() {
-        return NewTableColumns.versionIsText(settings);
+                + (e.widens().isPresent() ? " (Delta Kernel cannot widen a column: the table must change outside "
+                + "kbackfill)" : "") + "; nothing of its batch was written", e);
     }
 
     /** The table's rows as this sink builds them from changes, for the key columns at {@code keyOrdinals}. */
@@ -620,8 +554,13 @@ final class DeltaSink implements Sink {
     private Transaction transaction(Snapshot snapshot, String job) {
         String appId = "kbackfill-" + job;
         long version = snapshot.getLatestTransactionVersion(engine, appId).orElse(0L) + 1;
-        return snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE)
-                .withTransactionId(appId, version).withMaxRetries(0).build(engine);
+        var builder = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE)
+                .withTransactionId(appId, version).withMaxRetries(0);
+        if (!KernelInternals.supportsDomainMetadata(snapshot)) {
+            // allowed by --create-table (DeltaTableSchema#check): the job's state rides in domain metadata
+            builder = builder.withTablePropertiesAdded(Map.of(DeltaTableSchema.DOMAIN_METADATA, "supported"));
+        }
+        return builder.build(engine);
     }
 
     private void doCommit(Transaction txn, List<Row> actions, String job) {

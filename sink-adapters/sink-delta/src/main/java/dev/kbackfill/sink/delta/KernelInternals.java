@@ -62,6 +62,12 @@ final class KernelInternals {
     }
 
     /** Whether the table's protocol has the deletionVectors feature (reader 3 / writer 7). */
+    /** Whether the table's protocol lets a commit carry domain metadata (where kbackfill keeps a job's state). */
+    static boolean supportsDomainMetadata(io.delta.kernel.Snapshot snapshot) {
+        return ((io.delta.kernel.internal.SnapshotImpl) snapshot).getProtocol()
+                .supportsFeature(io.delta.kernel.internal.tablefeatures.TableFeatures.DOMAIN_METADATA_W_FEATURE);
+    }
+
     static boolean supportsDeletionVectors(io.delta.kernel.Snapshot snapshot) {
         return ((io.delta.kernel.internal.SnapshotImpl) snapshot).getProtocol()
                 .supportsFeature(io.delta.kernel.internal.tablefeatures.TableFeatures.DELETION_VECTORS_RW_FEATURE);

@@ -125,6 +125,12 @@ final class RowsBatch implements ColumnarBatch {
             return ((Number) at(row)).doubleValue();
         }
 
+        /** A float column's value (held as a double a float holds: {@link dev.kbackfill.core.sink.NarrowNumber}). */
+        @Override
+        public float getFloat(int row) {
+            return ((Number) at(row)).floatValue();
+        }
+
         @Override
         public byte[] getBinary(int row) {
             return (byte[]) at(row);

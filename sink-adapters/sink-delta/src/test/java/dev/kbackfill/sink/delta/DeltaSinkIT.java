@@ -378,6 +378,45 @@ class DeltaSinkIT {
     }
 
     @Test
+    void aNumberA32BitColumnCannotHoldIsAPoisonRecordSayingDeltaKernelCannotWidenTheColumn() throws Exception {
+        Engine engine = DefaultEngine.create(new Configuration());
+        io.delta.kernel.types.StructType schema = new io.delta.kernel.types.StructType()
+                .add("kafka_key", io.delta.kernel.types.StringType.STRING, false)
+                .add("qty", io.delta.kernel.types.IntegerType.INTEGER, true)
+                .add("ratio", io.delta.kernel.types.FloatType.FLOAT, true)
+                .add("kafka_topic", io.delta.kernel.types.StringType.STRING, true)
+                .add("kafka_partition", io.delta.kernel.types.LongType.LONG, true)
+                .add("kafka_offset", io.delta.kernel.types.LongType.LONG, true)
+                .add("kafka_timestamp", io.delta.kernel.types.TimestampType.TIMESTAMP, true)
+                .add("kafka_log_time", io.delta.kernel.types.TimestampType.TIMESTAMP, true);
+        TableManager.buildCreateTableTransaction(table(), schema, "test")
+                .withTableProperties(Map.of("kbackfill.keyColumns", "kafka_key"))
+                .build(engine).commit(engine, CloseableIterable.emptyIterable());
+        // a table made elsewhere (as Spark makes them) has no domain metadata for the job's state: refused, unless
+        // kbackfill may change the table, which enables it with the job's first commit
+        assertThatThrownBy(() -> sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false))
+                .isInstanceOf(SinkConfigException.class).hasMessageContaining("does not support domain metadata")
+                .hasMessageContaining("'delta.feature.domainMetadata' = 'supported'");
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            assertThat(s.warnings()).anyMatch(w -> w.contains("kbackfill's first commit enables it"));
+            begin(s);
+            s.write(batch(1, Map.of(0, 1L), new Change(Map.of("kafka_key", "a"),
+                    Map.of("qty", 2_147_483_647L, "ratio", new BigDecimal("0.1")), 0, 0, T0.toEpochMilli())));
+            long version = DeltaTableRows.version(table());
+            assertThatThrownBy(() -> s.write(batch(2, Map.of(0, 2L), new Change(Map.of("kafka_key", "b"),
+                    Map.of("qty", 3_000_000_000L), 0, 1, T0.toEpochMilli()))))
+                    .isInstanceOf(dev.kbackfill.core.sink.RecordRejectedException.class)
+                    .hasMessageContaining("value 3000000000 does not fit column qty (integer); a 64-bit integer "
+                            + "column would hold it (Delta Kernel cannot widen a column");
+            assertThatThrownBy(() -> s.write(batch(2, Map.of(0, 2L), new Change(Map.of("kafka_key", "c"),
+                    Map.of("ratio", 3.141592653589793), 0, 1, T0.toEpochMilli()))))
+                    .isInstanceOf(dev.kbackfill.core.sink.RecordRejectedException.class)
+                    .hasMessageContaining("value 3.141592653589793 does not fit column ratio (float)");
+            assertThat(DeltaTableRows.version(table())).isEqualTo(version);
+        }
+    }
+
+    @Test
     void aMissingTableIsRefusedAndATypeMismatchCommitsNothing() throws Exception {
         assertThatThrownBy(() -> sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false))
                 .isInstanceOf(SinkConfigException.class).hasMessageContaining("no Delta table at").hasMessageContaining("--create-table");

@@ -12,8 +12,6 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 import dev.kbackfill.core.record.Change;
-import dev.kbackfill.core.record.Column;
-import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.JobStateJson;
@@ -30,7 +28,6 @@ import dev.kbackfill.sink.lake.LakeRows;
 import dev.kbackfill.sink.lake.LakeType;
 import dev.kbackfill.sink.lake.MetadataOrdinals;
 import dev.kbackfill.sink.lake.HeldBatches;
-import dev.kbackfill.sink.lake.NewTableColumns;
 import dev.kbackfill.sink.lake.TombstoneLedger;
 import dev.kbackfill.sink.lake.ValueMismatch;
 import org.apache.iceberg.DataFile;
@@ -63,6 +60,8 @@ final class IcebergSink implements Sink {
     private final SinkSettings settings;
     private final IcebergTableRef ref;
     private final SinkSettings.MetadataColumns meta;
+    /** The table's schema: checked, created and changed there. */
+    private final IcebergTableSchema tableSchema;
     private IcebergTables tables;
     private Table table;
     /** Batches without values held back until the table can be created from one with values. */
@@ -83,6 +82,7 @@ final class IcebergSink implements Sink {
         this.settings = settings;
         this.ref = ref;
         this.meta = settings.metadata();
+        this.tableSchema = new IcebergTableSchema(settings, ref);
     }
 
     @Override
@@ -120,38 +120,7 @@ final class IcebergSink implements Sink {
             }
             return;
         }
-        Table t = existing.get();
-        if (!t.spec().isUnpartitioned()) {
-            throw new SinkConfigException("the Iceberg table " + ref.shown() + " is partitioned (" + t.spec() + "); "
-                    + "kbackfill writes unpartitioned Iceberg tables only");
-        }
-        String format = t.properties().getOrDefault("write.format.default", "parquet");
-        if (!format.equalsIgnoreCase("parquet")) {
-            throw new SinkConfigException("the Iceberg table " + ref.shown() + " writes " + format + " files "
-                    + "(write.format.default); kbackfill reads and writes Parquet data files only");
-        }
-        if (!settings.tableProperties().isEmpty()) {
-            warnings.add("--table-property applies to a table --create-table creates; the Iceberg table "
-                    + ref.shown() + " exists, so its properties stay as they are");
-        }
-        Schema schema = t.schema();
-        List<String> missing = new ArrayList<>(settings.requiredMetadataColumns().stream()
-                .filter(m -> schema.findField(m) == null).toList());
-        if (settings.conflictMode() == ConflictMode.NEWER_WINS && schema.findField(meta.logTime()) == null
-                && !missing.contains(meta.logTime())) {
-            missing.add(meta.logTime());
-        }
-        if (settings.conflictMode() == ConflictMode.NEWER_WINS && settings.versionField().isPresent()
-                && schema.findField(meta.version()) == null && !missing.contains(meta.version())) {
-            missing.add(meta.version());
-        }
-        if (!missing.isEmpty()) {
-            throw new SinkConfigException("the Iceberg table " + ref.shown() + " lacks the column(s) "
-                    + String.join(", ", missing) + " that --on-conflict " + settings.conflictMode().label()
-                    + " / --on-tombstone " + settings.tombstoneMode().label()
-                    + (settings.versionField().isPresent() ? " / --version-field" : "") + " need; add them (ALTER TABLE "
-                    + ".. ADD COLUMNS in Spark), or use --on-conflict overwrite");
-        }
+        warnings.addAll(tableSchema.check(existing.get()));
     }
 
     private Optional<Table> table() {
@@ -300,11 +269,11 @@ final class IcebergSink implements Sink {
     }
 
     private WriteResult writeOnce(WriteBatch batch) {
-        Table t = table().orElseGet(() -> create(batch));
-        addColumns(t, batch);
+        Table t = table().orElseGet(() -> table = tableSchema.create(tables, batch));
+        tableSchema.evolve(t, batch);
         Schema schema = t.schema();
         List<Types.NestedField> columns = schema.columns();
-        checkColumns(schema, batch);
+        tableSchema.check(schema, batch);
         JobState state = new TableState(t).job(batch.job()).or(() -> Optional.ofNullable(pending))
                 .orElseThrow(() -> new SinkException("job " + batch.job() + " has no stored state in " + ref.shown()
                         + " (reset by another process?)"));
@@ -410,81 +379,6 @@ final class IcebergSink implements Sink {
         return result;
     }
 
-    /** Creates the table from the first batch's columns (the key as identifier fields), format v2, merge-on-read. */
-    private Table create(WriteBatch batch) {
-        List<Types.NestedField> fields = new ArrayList<>();
-        java.util.Set<Integer> identifiers = new java.util.LinkedHashSet<>();
-        int id = 1;
-        for (NewTableColumns.NewColumn c : NewTableColumns.of(batch.shape(), settings)) {
-            fields.add(c.required() ? Types.NestedField.required(id, c.name(), IcebergTypes.of(c.type()))
-                    : Types.NestedField.optional(id, c.name(), IcebergTypes.of(c.type())));
-            if (c.key()) {
-                identifiers.add(id);
-            }
-            id++;
-        }
-        Map<String, String> properties = new LinkedHashMap<>();
-        properties.put("format-version", "2");
-        properties.put("write.format.default", "parquet");
-        // other writers (Spark's MERGE, UPDATE, DELETE) replace rows as kbackfill does: with delete files
-        properties.put("write.delete.mode", "merge-on-read");
-        properties.put("write.update.mode", "merge-on-read");
-        properties.put("write.merge.mode", "merge-on-read");
-        // a snapshot per batch: keep the table's metadata files from piling up (the snapshots stay until expired)
-        properties.put("write.metadata.delete-after-commit.enabled", "true");
-        properties.putAll(settings.tableProperties());
-        table = tables.create(new Schema(fields, identifiers), properties);
-        return table;
-    }
-
-    /**
-     * Under {@code --create-table} or {@code --evolve-schema}, a value field the table has no column for becomes a
-     * nullable column before the batch that carries it is written (a schema update of its own: Iceberg adds columns
-     * by id, so files written before read them as null). Another writer adding the same column first is fine.
-     */
-    private void addColumns(Table t, WriteBatch batch) {
-        if (!settings.addsColumns()) {
-            return;
-        }
-        List<Column> missing = batch.shape().valueColumns().stream()
-                .filter(v -> t.schema().findField(v.name()) == null).toList();
-        if (missing.isEmpty()) {
-            return;
-        }
-        try {
-            org.apache.iceberg.UpdateSchema update = t.updateSchema();
-            for (Column v : missing) {
-                update.addColumn(v.name(), IcebergTypes.of(LakeType.forColumn(v.type())));
-            }
-            update.commit();
-        } catch (IllegalArgumentException | CommitFailedException e) {
-            t.refresh(); // another writer added them first: use theirs
-            if (missing.stream().anyMatch(v -> t.schema().findField(v.name()) == null)) {
-                throw new SinkException("cannot add the columns " + missing.stream().map(Column::name).toList()
-                        + " to the Iceberg table " + ref.shown() + ": " + e.getMessage(), e);
-            }
-        }
-        t.refresh();
-    }
-
-    private void checkColumns(Schema schema, WriteBatch batch) {
-        for (Column k : batch.shape().keyColumns()) {
-            if (schema.findField(k.name()) == null) {
-                throw new SinkConfigException("key column " + k.name() + " is not in the Iceberg table " + ref.shown()
-                        + " (columns " + schema.columns().stream().map(Types.NestedField::name).toList() + ")");
-            }
-        }
-        for (Column v : batch.shape().valueColumns()) {
-            if (schema.findField(v.name()) == null && !settings.ignoreUnknownFields()) {
-                Change first = batch.firstCarrying(v.name());
-                throw new SinkConfigException("value field '" + v.name() + "' (first at partition " + first.partition()
-                        + " offset " + first.offset() + ") has no column in the Iceberg table " + ref.shown()
-                        + "; add the column (ALTER TABLE .. ADD COLUMNS in Spark), pass --evolve-schema to have it "
-                        + "added, or --ignore-unknown-fields to skip such fields");
-            }
-        }
-    }
-
     private static int ordinal(List<Types.NestedField> columns, String name) {
         for (int i = 0; i < columns.size(); i++) {
             if (columns.get(i).name().equals(name)) {
@@ -500,6 +394,7 @@ final class IcebergSink implements Sink {
 
     private RecordRejectedException refused(Change c, ValueMismatch e) {
         return new RecordRejectedException(c, "the Iceberg table " + ref.shown() + " cannot hold it: " + e.getMessage()
+                + (e.widens().isPresent() && !settings.addsColumns() ? " (--evolve-schema widens the column)" : "")
                 + "; nothing of its batch was written", e);
     }
 

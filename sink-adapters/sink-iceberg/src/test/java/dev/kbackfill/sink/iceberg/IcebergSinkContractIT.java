@@ -178,6 +178,62 @@ class IcebergSinkContractIT extends SinkContract {
     }
 
     @Test
+    void aNumberA32BitColumnCannotHoldIsAPoisonRecordAndEvolveSchemaWidensTheColumnWithoutRewritingData()
+            throws Exception {
+        org.apache.iceberg.types.Types.NestedField[] fields = {
+            org.apache.iceberg.types.Types.NestedField.required(1, "kafka_key", org.apache.iceberg.types.Types.StringType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(2, "qty", org.apache.iceberg.types.Types.IntegerType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(3, "ratio", org.apache.iceberg.types.Types.FloatType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(4, "kafka_topic", org.apache.iceberg.types.Types.StringType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(5, "kafka_partition", org.apache.iceberg.types.Types.LongType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(6, "kafka_offset", org.apache.iceberg.types.Types.LongType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(7, "kafka_timestamp", org.apache.iceberg.types.Types.TimestampType.withZone()),
+            org.apache.iceberg.types.Types.NestedField.optional(8, "kafka_log_time", org.apache.iceberg.types.Types.TimestampType.withZone())};
+        new HadoopTables(new Configuration()).create(new org.apache.iceberg.Schema(List.of(fields), java.util.Set.of(1)),
+                org.apache.iceberg.PartitionSpec.unpartitioned(), Map.of("format-version", "2"), table());
+        dev.kbackfill.core.record.Change fits = new dev.kbackfill.core.record.Change(Map.of("kafka_key", "a"),
+                Map.of("qty", 2_147_483_647L, "ratio", new java.math.BigDecimal("0.1")), 0, 0, T0.toEpochMilli());
+        dev.kbackfill.core.record.Change big = new dev.kbackfill.core.record.Change(Map.of("kafka_key", "b"),
+                Map.of("qty", 3_000_000_000L, "ratio", 0.5), 0, 1, T0.toEpochMilli());
+        dev.kbackfill.core.record.Change precise = new dev.kbackfill.core.record.Change(Map.of("kafka_key", "c"),
+                Map.of("qty", 1L, "ratio", 3.141592653589793), 0, 2, T0.toEpochMilli());
+        try (Opened o = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
+            o.sink.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
+            o.write(batch(1, Map.of(0, 1L), fits));
+            assertThatThrownBy(() -> o.write(batch(2, Map.of(0, 2L), big)))
+                    .isInstanceOf(dev.kbackfill.core.sink.RecordRejectedException.class)
+                    .hasMessageContaining("value 3000000000 does not fit column qty (int); a 64-bit integer column "
+                            + "would hold it (--evolve-schema widens the column)");
+            assertThatThrownBy(() -> o.write(batch(2, Map.of(0, 3L), precise)))
+                    .isInstanceOf(dev.kbackfill.core.sink.RecordRejectedException.class)
+                    .hasMessageContaining("value 3.141592653589793 does not fit column ratio (float)");
+        }
+        Sink evolving = SinkFactory.forSettings(new SinkSettings("iceberg:" + table(), "orders", Optional.empty(),
+                Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false, false,
+                SinkSettings.MetadataColumns.DEFAULT, Map.of(), SinkSettings.Source.NONE, Map.of()).withEvolveSchema(true));
+        evolving.open();
+        String firstFile;
+        try (Opened o = new Opened(evolving, evolving.lock(job))) {
+            firstFile = loaded().currentSnapshot().addedDataFiles(loaded().io()).iterator().next().location();
+            o.write(batch(2, Map.of(0, 3L), big, precise));
+        }
+        Table t = loaded();
+        assertThat(t.schema().findField("qty").type()).isEqualTo(org.apache.iceberg.types.Types.LongType.get());
+        assertThat(t.schema().findField("ratio").type()).isEqualTo(org.apache.iceberg.types.Types.DoubleType.get());
+        Map<String, String> read = new java.util.TreeMap<>();
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> rows =
+                     org.apache.iceberg.data.IcebergGenerics.read(t).build()) {
+            rows.forEach(r -> read.put((String) r.getField("kafka_key"), r.getField("qty") + "/" + r.getField("ratio")));
+        }
+        // the row written before the change is read from its file through the wider types
+        assertThat(read).containsExactly(Map.entry("a", "2147483647/" + (double) 0.1f), Map.entry("b", "3000000000/0.5"),
+                Map.entry("c", "1/3.141592653589793"));
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks = t.newScan().planFiles()) {
+            assertThat(tasks).extracting(task -> task.file().location()).contains(firstFile);
+        }
+    }
+
+    @Test
     void aPartitionedTableIsRefusedBeforeAnythingIsWritten() {
         org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
                 org.apache.iceberg.types.Types.NestedField.required(1, "kafka_key", org.apache.iceberg.types.Types.StringType.get()),

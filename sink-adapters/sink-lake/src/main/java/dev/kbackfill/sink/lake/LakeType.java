@@ -36,6 +36,15 @@ public record LakeType(Kind kind, int precision, int scale) {
         };
     }
 
+    /** The width of a column narrower than the 64-bit ones kbackfill creates (32-bit integers and floats). */
+    public java.util.Optional<dev.kbackfill.core.sink.NarrowNumber> narrow() {
+        return java.util.Optional.ofNullable(switch (kind) {
+            case INT -> dev.kbackfill.core.sink.NarrowNumber.INT32;
+            case FLOAT -> dev.kbackfill.core.sink.NarrowNumber.FLOAT32;
+            default -> null;
+        });
+    }
+
     @Override
     public String toString() {
         return kind == Kind.DECIMAL ? "decimal(" + precision + "," + scale + ")" : kind.name().toLowerCase(java.util.Locale.ROOT);

@@ -34,6 +34,12 @@ public final class LakeValues {
         if (value == null) {
             return null;
         }
+        java.util.Optional<dev.kbackfill.core.sink.NarrowNumber> narrow = type.narrow();
+        if (narrow.isPresent() && !narrow.get().holds(value)) {
+            // never rounded nor cut: a poison record, or the column widened first (--evolve-schema, where it can be)
+            throw new ValueMismatch("value " + value + " does not fit column " + column + " (" + shownType + "); a "
+                    + narrow.get().wider() + " column would hold it", narrow.get());
+        }
         try {
             switch (type.kind()) {
                 case STRING:
