@@ -128,8 +128,10 @@ final class TableSchema {
                 prepareOnce(c, batch);
                 return;
             } catch (SQLException e) {
-                // another writer of the job (a Spark task) changed the table first: see theirs and plan again
+                // another writer of the job (a Spark task) changed the table first: see theirs and plan again,
+                // whether or not a change of ours had run before the one that failed
                 c.rollback();
+                changed = true;
                 rolledBack(c);
                 if (attempt == 3) {
                     throw e;

@@ -160,6 +160,32 @@ abstract class JdbcSinkContract extends SinkContract {
         }
     }
 
+    /**
+     * Two writers of one job (Spark tasks) that opened the table before either changed it: the second one's change
+     * fails because the first made it, and the second sees the column and writes its batch.
+     */
+    @Test
+    void aColumnAnotherWriterAddedFirstIsSeenAndUsed() throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 1L), row("a", "x", "1", 0, 0)));
+            try (Sink other = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+                other.open(); // sees the table without the coupon column
+                o.write(batch(2, Map.of(0, 2L), new Change(Map.of("kafka_key", "b"),
+                        Map.of("status", "y", "coupon", "FREE"), 0, 1, 0)));
+                other.write(batch(1, Map.of(1, 1L), new Change(Map.of("kafka_key", "c"),
+                        Map.of("status", "z", "coupon", "HALF"), 1, 0, 0)));
+            }
+            try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT kafka_key, coupon FROM " + table + " ORDER BY kafka_key")) {
+                List<String> rows = new ArrayList<>();
+                while (rs.next()) {
+                    rows.add(rs.getString(1) + "=" + rs.getString(2));
+                }
+                assertThat(rows).containsExactly("a=null", "b=FREE", "c=HALF");
+            }
+        }
+    }
+
     @Test
     void aKeyWrittenWithItsFieldsInTwoOrdersIsOneRow() throws Exception {
         try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
