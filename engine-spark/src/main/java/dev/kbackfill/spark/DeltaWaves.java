@@ -303,11 +303,14 @@ final class DeltaWaves {
             try {
                 Map<Integer, Long> perPartition = survivors.map(e -> e.partition).countByValue();
                 phase("read, decode keys and reduce");
+                boolean created = false;
                 if (!sink.destinationExists()) {
                     // the table, from the columns of the wave's changes (as the single-machine sink takes its first batch's)
-                    RowShape shape = survivors.mapPartitions(raws -> shapeOf(json, raws)).reduce(RowShape.Accumulator::merge)
-                            .shape();
-                    sink.write(new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(), plan.topic()));
+                    RowShape shape = shapeOf(json, survivors);
+                    created = true;
+                    if (!shape.keyColumns().isEmpty()) {
+                        sink.write(new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(), plan.topic()));
+                    }
                     phase("create the table");
                     if (!sink.destinationExists()) {
                         // every record of the wave was left out (filtered, rejected): a table takes its columns from
@@ -323,13 +326,17 @@ final class DeltaWaves {
                     }
                 }
                 StructType table = spark.read().format("delta").load(path).schema();
+                if (!created && sinkSettings.addsColumns()) {
+                    table = withColumnsFor(shapeOf(json, survivors), table);
+                }
+                StructType columns = table;
                 // a table with no rows before the MERGE keeps nothing out: no need to count
                 boolean emptyBefore = !DeltaEngineSupport.hasData(path);
                 List<String> keys = DeltaEngineSupport.keyColumns(path).orElseThrow(() -> new RunFailure("the Delta "
                         + "table at " + path + " was not created by kbackfill (it has no kbackfill.keyColumns property): "
                         + "the Spark engine needs its key columns; set the property, e.g. ALTER TABLE delta.`" + path
                         + "` SET TBLPROPERTIES ('kbackfill.keyColumns' = 'id')", null));
-                reduced = survivors.mapPartitions(raws -> new Rows(json, table, keys, meta, soft, ignoreUnknown, p,
+                reduced = survivors.mapPartitions(raws -> new Rows(json, columns, keys, meta, soft, ignoreUnknown, p,
                         counters, raws)).persist(StorageLevel.MEMORY_AND_DISK());
                 Map<Integer, Long> refused = reduced.map(e -> e.partition).countByValue();
                 phase("decode values");
@@ -402,6 +409,27 @@ final class DeltaWaves {
                     reduced.unpersist(false);
                 }
             }
+        }
+
+        /**
+         * The table with a nullable column for each value field of the wave it lacks, added by Spark's {@code ALTER
+         * TABLE .. ADD COLUMNS} (a commit of its own, before the wave's MERGE: a column added by a wave that then
+         * fails is NULL in every row, and the rerun finds it). Types as a table kbackfill creates gives them.
+         */
+        private StructType withColumnsFor(RowShape shape, StructType table) {
+            List<String> add = new ArrayList<>();
+            for (dev.kbackfill.core.record.Column c : shape.valueColumns()) {
+                if (!has(table, c.name())) {
+                    add.add(q(c.name()) + " " + sparkType(c.type()).sql());
+                }
+            }
+            if (add.isEmpty()) {
+                return table;
+            }
+            spark.sql("ALTER TABLE delta.`" + path.replace("`", "``") + "` ADD COLUMNS (" + String.join(", ", add) + ")");
+            System.err.println("added column(s) " + String.join(", ", add) + " to the Delta table at " + path);
+            phase("add columns");
+            return spark.read().format("delta").load(path).schema();
         }
 
         /** Per source partition, the changes whose version the key's row holds already (a replay). */
@@ -690,6 +718,29 @@ final class DeltaWaves {
     }
 
     /** The columns of the survivors of a wave, for a table the wave creates. */
+    /** The columns of a wave's changes, decoded by the executors (none for a wave without any). */
+    static RowShape shapeOf(String specJson, JavaRDD<Raw> survivors) {
+        return survivors.mapPartitions(raws -> shapeOf(specJson, raws))
+                .fold(new RowShape.Accumulator(), RowShape.Accumulator::merge).shape();
+    }
+
+    /** The Spark type of the column a lake table kbackfill creates gives values of {@code type}. */
+    static DataType sparkType(dev.kbackfill.core.record.ColumnType type) {
+        dev.kbackfill.sink.lake.LakeType lake = dev.kbackfill.sink.lake.LakeType.forColumn(type);
+        return switch (lake.kind()) {
+            case STRING -> DataTypes.StringType;
+            case LONG -> DataTypes.LongType;
+            case INT -> DataTypes.IntegerType;
+            case DOUBLE -> DataTypes.DoubleType;
+            case FLOAT -> DataTypes.FloatType;
+            case DECIMAL -> DataTypes.createDecimalType(lake.precision(), lake.scale());
+            case BOOLEAN -> DataTypes.BooleanType;
+            case BINARY -> DataTypes.BinaryType;
+            case TIMESTAMP -> DataTypes.TimestampType;
+            case DATE -> DataTypes.DateType;
+        };
+    }
+
     static Iterator<RowShape.Accumulator> shapeOf(String specJson, Iterator<Raw> raws) {
         return List.of(Shapes.accumulate(TaskContextCache.job(specJson).decoder(), new Iterator<SourceRecord>() {
             @Override
@@ -804,7 +855,8 @@ final class DeltaWaves {
                         }
                         throw new IllegalStateException("value field '" + v.getKey() + "' (first at partition "
                                 + c.partition() + " offset " + c.offset() + ") has no column in the Delta table at "
-                                + path + "; pass --ignore-unknown-fields to skip such fields");
+                                + path + "; pass --create-table to have it added (on the Spark engine, through "
+                                + "ALTER TABLE), or --ignore-unknown-fields to skip such fields");
                     }
                     values[i] = spark(DeltaEngineSupport.physical(v.getValue(), kernelTypes[i], v.getKey()),
                             table.fields()[i].dataType());

@@ -293,6 +293,54 @@ class SparkEngineIT {
         assertThat(onSpark.err()).contains("1 record(s) could not be decoded");
     }
 
+    /**
+     * A field that first appears at the 500th record of the range, in the second wave only: under --create-table
+     * the Delta table gains its column (Spark's ALTER TABLE) before that wave's MERGE, and PostgreSQL's before the
+     * batch that carries it, written by sub-jobs at once; every row ends with its last record's fields.
+     */
+    @Test
+    void aFieldAddedHalfwayBecomesAColumnOnDeltaAndPostgresOnSpark() throws Exception {
+        String topic = "spark-evolve";
+        kafka.createTopic(topic, 2, Map.of("retention.ms", "-1"));
+        Map<String, String> expected = new TreeMap<>();
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            long t = T0.plusSeconds(60).toEpochMilli();
+            for (int i = 0; i < 1000; i++) {
+                String key = "k" + (i % 300); // partition i % 2, as the key's number
+                String coupon = i >= 500 && i % 2 == 1 ? "C" + i : null;
+                String value = "{\"status\":\"s" + i + "\"" + (coupon == null ? "" : ",\"coupon\":\"" + coupon + "\"") + "}";
+                producer.send(new ProducerRecord<>(topic, i % 2, t++, key.getBytes(StandardCharsets.UTF_8),
+                        value.getBytes(StandardCharsets.UTF_8)));
+                expected.put(key, "s" + i + "|" + coupon);
+            }
+        }
+        String[] request = {"--topic", topic, "--from", "2024-01-01", "--to", "2024-01-02", "--create-table"};
+        Path delta = dir.resolve("evolved");
+        SparkCli onDelta = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "1"),
+                concat(request, "--sink", "delta:" + delta));
+        assertThat(onDelta.exitCode()).as(onDelta.toString()).isZero();
+        assertThat(onDelta.err()).contains("added column(s) `coupon` STRING");
+        Map<String, String> rows = new TreeMap<>();
+        for (Map<String, Object> r : DeltaTableRows.rows(delta.toString())) {
+            rows.put(String.valueOf(r.get("kafka_key")), r.get("status") + "|" + r.get("coupon"));
+        }
+        assertThat(rows).isEqualTo(expected);
+        String url = SharedPostgres.newDatabase("spark_evolve");
+        SparkCli onPostgres = SparkCli.onSpark(kafka, List.of(), concat(request, "--sink", url, "--table", "evolved",
+                "--batch-size", "50"));
+        assertThat(onPostgres.exitCode()).as(onPostgres.toString()).isZero();
+        rows.clear();
+        try (var c = java.sql.DriverManager.getConnection(url); var st = c.createStatement();
+             var rs = st.executeQuery("SELECT kafka_key, status, coupon FROM evolved")) {
+            while (rs.next()) {
+                rows.put(rs.getString(1), rs.getString(2) + "|" + rs.getString(3));
+            }
+        }
+        assertThat(rows).isEqualTo(expected);
+    }
+
     @Test
     void theSpecRunsThroughSparkSubmitAsDocumented() throws Exception {
         kafka.createTopic("spark-submit", 2, Map.of("retention.ms", "-1"));
