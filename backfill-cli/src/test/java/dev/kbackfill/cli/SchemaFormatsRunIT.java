@@ -29,8 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Protobuf and JSON Schema in the Confluent wire format with a real schema registry (Apicurio's Confluent API): two
- * schema versions in one range, a reference, a poison record, into PostgreSQL, SQLite and Delta. Protobuf bodies are
- * written field by field with protobuf's own encoder, independently of the decoder's schema parser.
+ * schema versions in one range, a reference, a poison record, into PostgreSQL, MariaDB, SQLite, Delta, Iceberg and a
+ * topic. Protobuf bodies are written field by field with protobuf's own encoder, independently of the decoder's
+ * schema parser.
  */
 @Tag("formats")
 class SchemaFormatsRunIT {
@@ -272,6 +273,12 @@ class SchemaFormatsRunIT {
             assertThat(rs.getString(1)).as("the field v2 added").isEqualTo("app");
         }
 
+        String maria = dev.kbackfill.testservices.SharedMariaDb.newDatabase("pb_where");
+        CliRun m = run("protobuf", "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", maria,
+                "--table", "orders", "--where", where);
+        assertThat(m.exitCode()).as(m.err()).isZero();
+        assertThat(jdbcRows(maria, "orders", "kafka_key", "qty")).isEqualTo(expected);
+
         String sqlite = "jdbc:sqlite:" + dir.resolve("where.db");
         CliRun mapped = run("protobuf", "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", sqlite,
                 "--table", "orders", "--where", where, "--columns", "qty,channel", "--rename", "qty=quantity",
@@ -422,6 +429,104 @@ class SchemaFormatsRunIT {
             assertThat(rs.getString(1)).isEqualTo("p1");
             assertThat(rs.next()).isFalse();
         }
+    }
+
+    /**
+     * JSON Schema into the sinks the PostgreSQL test above does not reach: two schema versions (v2 adds {@code day}),
+     * the reference, and a record {@code --validate} refuses, skipped under {@code --on-error skip}; MariaDB, Delta
+     * and Iceberg hold the same typed rows, and a topic sink copies exactly the records that decode and validate.
+     */
+    @Test
+    void jsonSchemaLandsTheSameTypedRowsInMariaDbDeltaIcebergAndATopic() throws Exception {
+        String topic = "js-every";
+        kafka.createTopic(topic, 1, Map.of());
+        Orders.send(kafka, List.of(
+                record(topic, "p1", json(paymentV1, "{\"id\":\"6f1c2a4e-1b7e-4e53-9a55-0d6f8a3f2b11\",\"amount\":10,"
+                        + "\"qty\":1,\"paid_at\":\"2024-01-01T10:00:00+02:00\",\"customer\":{\"name\":\"Ann\"}}")),
+                record(topic, "p2", json(paymentV1, "{\"id\":\"0a5f6a43-9d2e-4c57-8b33-77aa1cfa2d02\",\"amount\":0.5,"
+                        + "\"qty\":-4}")),
+                record(topic, "p1", json(paymentV2, "{\"id\":\"6f1c2a4e-1b7e-4e53-9a55-0d6f8a3f2b11\",\"amount\":12.25,"
+                        + "\"qty\":2,\"day\":\"2024-01-03\",\"customer\":{\"name\":\"Ann\"}}")),
+                record(topic, "p3", json(paymentV2, "{\"id\":\"1b2c3d4e-0000-4000-8000-000000000003\",\"amount\":3,"
+                        + "\"qty\":3,\"day\":\"2024-01-04\",\"customer\":{\"name\":\"Bob\"}}"))), Map.of());
+        // key -> amount|qty|day (days since the epoch where a lake stores them)
+        Map<String, String> expected = Map.of("p1", "12.25|2|2024-01-03", "p3", "3|3|2024-01-04");
+        String[] request = {"--topic", topic, "--from", "earliest", "--to", "latest", "--validate", "--on-error", "skip"};
+
+        String maria = dev.kbackfill.testservices.SharedMariaDb.newDatabase("js_every");
+        CliRun m = run("json-schema", concat(request, "--sink", maria, "--table", "payments"));
+        assertThat(m.exitCode()).as(m.err()).isZero();
+        assertThat(m.err()).contains("1 record(s) could not be decoded and were skipped (--on-error skip)");
+        Map<String, String> mariaRows = new TreeMap<>();
+        try (Connection c = DriverManager.getConnection(maria); Statement s = c.createStatement()) {
+            try (ResultSet rs = s.executeQuery("SELECT kafka_key, amount, qty, day, customer FROM payments")) {
+                while (rs.next()) {
+                    mariaRows.put(rs.getString(1), rs.getBigDecimal(2).stripTrailingZeros().toPlainString() + "|"
+                            + rs.getLong(3) + "|" + rs.getDate(4).toLocalDate());
+                    assertThat(rs.getString(5)).contains("\"name\"");
+                }
+            }
+            try (ResultSet rs = s.executeQuery("SELECT column_name, data_type FROM information_schema.columns WHERE "
+                    + "table_schema = DATABASE() AND table_name = 'payments'")) {
+                Map<String, String> types = new TreeMap<>();
+                while (rs.next()) {
+                    types.put(rs.getString(1), rs.getString(2).toLowerCase(java.util.Locale.ROOT));
+                }
+                assertThat(types).containsEntry("qty", "bigint").containsEntry("amount", "decimal")
+                        .containsEntry("day", "date").containsEntry("id", "char");
+            }
+        }
+        assertThat(mariaRows).isEqualTo(expected);
+
+        String delta = dir.resolve("js-delta").toString();
+        CliRun d = run("json-schema", concat(request, "--sink", "delta:" + delta));
+        assertThat(d.exitCode()).as(d.err()).isZero();
+        Map<String, String> deltaRows = new TreeMap<>();
+        dev.kbackfill.sink.delta.DeltaTableRows.rows(delta).forEach(r -> deltaRows.put((String) r.get("kafka_key"),
+                ((BigDecimal) r.get("amount")).stripTrailingZeros().toPlainString() + "|" + r.get("qty") + "|"
+                        + java.time.LocalDate.ofEpochDay(((Number) r.get("day")).longValue())));
+        assertThat(deltaRows).isEqualTo(expected);
+
+        String iceberg = dir.resolve("js-iceberg").toString();
+        CliRun i = run("json-schema", concat(request, "--sink", "iceberg:" + iceberg));
+        assertThat(i.exitCode()).as(i.err()).isZero();
+        Map<String, String> icebergRows = new TreeMap<>();
+        org.apache.iceberg.Table table = new org.apache.iceberg.hadoop.HadoopTables(
+                new org.apache.hadoop.conf.Configuration()).load(iceberg);
+        assertThat(table.schema().findType("day")).isEqualTo(org.apache.iceberg.types.Types.DateType.get());
+        assertThat(table.schema().findType("id")).isEqualTo(org.apache.iceberg.types.Types.StringType.get());
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> rows =
+                     org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+            rows.forEach(r -> icebergRows.put((String) r.getField("kafka_key"),
+                    ((BigDecimal) r.getField("amount")).stripTrailingZeros().toPlainString() + "|" + r.getField("qty")
+                            + "|" + r.getField("day")));
+        }
+        assertThat(icebergRows).isEqualTo(expected);
+
+        kafka.createTopic("js-every-copy", 1, Map.of("cleanup.policy", "compact"));
+        CliRun copy = CliRun.run(kafka, concat(request, "--sink", "kafka:js-every-copy", "--value-format", "json-schema",
+                "--schema-registry-url", registry));
+        assertThat(copy.exitCode()).as(copy.err()).isZero();
+        List<String> copied = new ArrayList<>();
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> c =
+                     new org.apache.kafka.clients.consumer.KafkaConsumer<>(kafka.clientConfig(),
+                             new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                             new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition("js-every-copy", 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
+            while (System.nanoTime() < deadline && c.position(tp) < c.endOffsets(List.of(tp)).get(tp)) {
+                c.poll(java.time.Duration.ofMillis(200)).forEach(r -> copied.add(new String(r.key(), StandardCharsets.UTF_8)));
+            }
+        }
+        assertThat(copied).as("the newest record of each valid key, the invalid one left out").containsExactlyInAnyOrder("p1", "p3");
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        List<String> all = new ArrayList<>(List.of(a));
+        all.addAll(List.of(b));
+        return all.toArray(String[]::new);
     }
 
     @Test
