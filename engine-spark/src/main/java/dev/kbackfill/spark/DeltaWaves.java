@@ -112,8 +112,13 @@ final class DeltaWaves {
         long waves = 0;
         JobState current = state;
         int wave = 0;
-        for (List<Integer> partitions : spec.waves()) {
+        // the partitions of waves that found no table and had nothing to create it from (deletes only): read again
+        // with the next wave, so that their deletes reach the table (and its ledger) with the first values
+        List<Integer> carried = new ArrayList<>();
+        for (List<Integer> waveParts : spec.waves()) {
             wave++;
+            List<Integer> partitions = new ArrayList<>(carried);
+            partitions.addAll(waveParts);
             Map<Integer, long[]> ranges = remaining(plan, current, partitions);
             if (ranges.isEmpty()) {
                 continue;
@@ -124,6 +129,13 @@ final class DeltaWaves {
                     w.write(appId, wave, sink, state);
                     System.err.println("wave " + wave + " of " + spec.waves().size() + " (" + ranges.size()
                             + " partitions): " + w.timings);
+                    if (w.noTable && wave < spec.waves().size()) {
+                        System.err.println("wave " + wave + " holds no values to create the Delta table from: its "
+                                + "partitions are read again with wave " + (wave + 1));
+                        carried = partitions;
+                        continue;
+                    }
+                    carried = new ArrayList<>();
                     Faults.haltAt(spark, "write:" + wave);
                     w.stats.forEach((p, s) -> stats.merge(p, s, PartitionStats::plus));
                     records += w.stats.values().stream().mapToLong(PartitionStats::read).sum();
@@ -257,6 +269,8 @@ final class DeltaWaves {
         final JavaSparkContext jsc;
         final Map<Integer, PartitionStats> stats = new TreeMap<>();
         long bytes;
+        /** Whether the table did not exist and the wave had no values to create it from. */
+        boolean noTable;
         /** Where the wave's time went, for people. */
         final StringBuilder timings = new StringBuilder();
         private long mark = System.nanoTime();
@@ -308,13 +322,13 @@ final class DeltaWaves {
                     // the table, from the columns of the wave's changes (as the single-machine sink takes its first batch's)
                     RowShape shape = shapeOf(json, survivors);
                     created = true;
-                    if (!shape.keyColumns().isEmpty()) {
+                    if (!shape.valueColumns().isEmpty()) { // never from deletes only: the table waits for values
                         sink.write(new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(), plan.topic()));
                     }
                     phase("create the table");
                     if (!sink.destinationExists()) {
-                        // every record of the wave was left out (filtered, rejected): a table takes its columns from
-                        // records with values, so it waits for a later wave, and this one has nothing to merge
+                        // every record of the wave was a delete or left out (filtered, rejected): a table takes its
+                        // columns from records with values, so it waits for a later wave, which reads this one again
                         for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
                             int part = r.getKey();
                             stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
@@ -322,6 +336,7 @@ final class DeltaWaves {
                                     counters.rejected.get(part).value(), 0, 0, 0, r.getValue()[1], r.getValue()[1]));
                         }
                         bytes = counters.bytes.value();
+                        noTable = true;
                         return;
                     }
                 }
