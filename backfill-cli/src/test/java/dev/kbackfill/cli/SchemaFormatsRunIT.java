@@ -337,19 +337,7 @@ class SchemaFormatsRunIT {
                 "--schema-registry-url", registry, "--where", where);
         assertThat(copy.exitCode()).as(copy.err()).isZero();
         Map<String, Boolean> live = new TreeMap<>();
-        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> c =
-                     new org.apache.kafka.clients.consumer.KafkaConsumer<>(kafka.clientConfig(),
-                             new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
-                             new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
-            org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition("pb-where-target", 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
-            while (System.nanoTime() < deadline && c.position(tp) < c.endOffsets(List.of(tp)).get(tp)) {
-                c.poll(java.time.Duration.ofMillis(200)).forEach(r -> live.put(new String(r.key(), StandardCharsets.UTF_8),
-                        r.value() != null));
-            }
-        }
+        readToEnd("pb-where-target", r -> live.put(new String(r.key(), StandardCharsets.UTF_8), r.value() != null));
         assertThat(live).as("Bob's records are not copied; the delete is").isEqualTo(Map.of("o1", true, "o5", true,
                 "o4", false));
 
@@ -508,19 +496,25 @@ class SchemaFormatsRunIT {
                 "--schema-registry-url", registry));
         assertThat(copy.exitCode()).as(copy.err()).isZero();
         List<String> copied = new ArrayList<>();
+        readToEnd("js-every-copy", r -> copied.add(new String(r.key(), StandardCharsets.UTF_8)));
+        assertThat(copied).as("the newest record of each valid key, the invalid one left out").containsExactlyInAnyOrder("p1", "p3");
+    }
+
+    /** Every record of partition 0 of a topic, read from its start to its end. */
+    private static void readToEnd(String topic,
+                                  java.util.function.Consumer<org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]>> each) {
         try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> c =
                      new org.apache.kafka.clients.consumer.KafkaConsumer<>(kafka.clientConfig(),
                              new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
                              new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
-            org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition("js-every-copy", 0);
+            org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(topic, 0);
             c.assign(List.of(tp));
             c.seekToBeginning(List.of(tp));
             long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
             while (System.nanoTime() < deadline && c.position(tp) < c.endOffsets(List.of(tp)).get(tp)) {
-                c.poll(java.time.Duration.ofMillis(200)).forEach(r -> copied.add(new String(r.key(), StandardCharsets.UTF_8)));
+                c.poll(java.time.Duration.ofMillis(200)).forEach(each);
             }
         }
-        assertThat(copied).as("the newest record of each valid key, the invalid one left out").containsExactlyInAnyOrder("p1", "p3");
     }
 
     private static String[] concat(String[] a, String... b) {
