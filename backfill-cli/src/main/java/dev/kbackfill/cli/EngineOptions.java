@@ -21,7 +21,8 @@ final class EngineOptions {
     Engine engine;
 
     @Option(names = "--master", paramLabel = "URL", defaultValue = "local[*]",
-            description = "With --engine spark: the Spark master, local[2], yarn, k8s://HOST:PORT, spark://... "
+            description = "With --engine spark: the Spark master, e.g. local[2], yarn, k8s://HOST:PORT, spark://..., "
+                    + "or local-cluster[2,1,1024] for executors that are processes of their own on this machine "
                     + "(default: ${DEFAULT-VALUE}).")
     String master;
 

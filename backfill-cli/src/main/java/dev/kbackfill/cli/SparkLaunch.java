@@ -140,6 +140,7 @@ public final class SparkLaunch {
                     return outcome(run(command(engineDir(), jar, file), listener), job, state, listener);
                 } finally {
                     Files.deleteIfExists(file);
+                    deleteLocalClusterHome();
                 }
             } catch (IOException e) {
                 throw new CliFailure("cannot write the Spark job spec: " + e.getMessage(), e);
@@ -234,8 +235,61 @@ public final class SparkLaunch {
         cmd.add(runtime + "/*");
         cmd.add("org.apache.spark.deploy.SparkSubmit");
         cmd.addAll(submitOptions());
+        localClusterOptions(runtime).forEach(c -> cmd.addAll(List.of("--conf", c)));
         addApplication(cmd, jar, spec);
         return cmd;
+    }
+
+    /** {@code local-cluster[WORKERS,CORES,MB]}: a master and workers in the driver, each executor a JVM of its own. */
+    private static final java.util.regex.Pattern LOCAL_CLUSTER =
+            java.util.regex.Pattern.compile("local-cluster\\[\\s*(\\d+)\\s*,\\s*(\\d+)\\s*,\\s*(\\d+)\\s*]");
+
+    /** The Spark home made for a local-cluster run on the built runtime, removed when the run ends. */
+    private Path localClusterHome;
+
+    /**
+     * What a {@code local-cluster} master needs on the built runtime, where no Spark is installed: its workers start
+     * executors from a Spark home's jars, so a temporary one points at the runtime (Spark's build layout,
+     * {@code assembly/target/scala-2.13/jars}, named by {@code SPARK_HOME} and {@code SPARK_SCALA_VERSION} for the
+     * driver only); executors get the driver's module openings, and no more memory than a worker has (else none
+     * would ever start).
+     */
+    private List<String> localClusterOptions(Path runtime) {
+        java.util.regex.Matcher m = LOCAL_CLUSTER.matcher(options.master.strip());
+        if (!m.matches()) {
+            return List.of();
+        }
+        try {
+            localClusterHome = Files.createTempDirectory("kbackfill-spark-home-");
+            Path jars = localClusterHome.resolve("assembly/target/scala-2.13/jars");
+            Files.createDirectories(jars.getParent());
+            Files.createSymbolicLink(jars, runtime.toAbsolutePath());
+        } catch (IOException e) {
+            throw new CliFailure("cannot prepare the local cluster's Spark home: " + e.getMessage(), e);
+        }
+        List<String> conf = new ArrayList<>();
+        if (conf("spark.executor.extraJavaOptions").isEmpty()) {
+            conf.add("spark.executor.extraJavaOptions=" + String.join(" ", JAVA_17_OPENS));
+        }
+        if (conf("spark.executor.memory").isEmpty()) {
+            conf.add("spark.executor.memory=" + m.group(3) + "m");
+        }
+        return conf;
+    }
+
+    /** Removes the local cluster's Spark home: its link to the runtime (never what it points at) and the workers' files. */
+    private void deleteLocalClusterHome() {
+        if (localClusterHome == null) {
+            return;
+        }
+        try (var paths = Files.walk(localClusterHome)) { // does not follow the link into the runtime
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            err.println("warning: could not remove " + localClusterHome + ": " + e.getMessage());
+        }
+        localClusterHome = null;
     }
 
     /**
@@ -309,6 +363,10 @@ public final class SparkLaunch {
             ProcessBuilder builder = new ProcessBuilder(cmd);
             if (options.master.startsWith("local") && System.getenv("SPARK_LOCAL_IP") == null) {
                 builder.environment().put("SPARK_LOCAL_IP", "127.0.0.1"); // one machine: no guessing at interfaces
+            }
+            if (localClusterHome != null) {
+                builder.environment().put("SPARK_HOME", localClusterHome.toString());
+                builder.environment().put("SPARK_SCALA_VERSION", "2.13");
             }
             p = builder.start();
         } catch (IOException e) {

@@ -80,8 +80,13 @@ class SparkEngineIT {
         return rows;
     }
 
+    /**
+     * The engine outside a single JVM: Spark's {@code local-cluster} master on the built runtime (no Spark installed)
+     * starts two executors as processes of their own, with real RPC and shuffle between them; the job decodes,
+     * reduces and merges there, and gives the single-machine run's table.
+     */
     @Test
-    void deltaOnSparkGivesTheSameTableAsTheLocalRunAndASecondRunWritesNothing() throws Exception {
+    void deltaOnSparkExecutorsOfTheirOwnGivesTheSameTableAsTheLocalRunAndASecondRunWritesNothing() throws Exception {
         kafka.createTopic("spark-delta", 3, Map.of("retention.ms", "-1"));
         produce("spark-delta", 3, 200, 4);
         Path local = dir.resolve("local");
@@ -89,13 +94,14 @@ class SparkEngineIT {
         String[] request = {"--topic", "spark-delta", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table"};
         SparkCli single = SparkCli.run(kafka, concat(request, "--sink", "delta:" + local));
         assertThat(single.exitCode()).as(single.toString()).isZero();
-        SparkCli first = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "2"),
-                concat(request, "--sink", "delta:" + spark, "--verify"));
+        SparkCli first = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "3", "--master",
+                "local-cluster[2,1,1024]"), concat(request, "--sink", "delta:" + spark, "--verify"));
         assertThat(first.exitCode()).as(first.toString()).isZero();
+        assertThat(first.err()).contains("on Spark (local-cluster[2,1,1024])");
         assertThat(first.out()).contains("verify: AGREES: 200 keys"); // the run verified the MERGEs' table
         assertThat(deltaRows(spark)).isEqualTo(deltaRows(local));
         long version = DeltaTableRows.version(spark.toString());
-        SparkCli second = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "2"),
+        SparkCli second = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "3"),
                 concat(request, "--sink", "delta:" + spark));
         assertThat(second.exitCode()).as(second.toString()).isZero();
         assertThat(second.out()).contains("nothing to do");
