@@ -602,7 +602,9 @@ public final class Benchmark {
             double single = timed(kbackfillDelta(TOPIC, "latest", dir.resolve("single").toString(), "scale-single"));
             checkRows(dir.resolve("single"));
             List<Double> spark = new ArrayList<>();
-            for (String master : List.of("local[2]", "local[1]")) {
+            // local-cluster: executors as JVMs of their own (RPC, shuffle and task serialization as on a cluster)
+            List<String> masters = List.of("local[2]", "local[1]", "local-cluster[1,1,1024]", "local-cluster[2,1,1024]");
+            for (String master : masters) {
                 Path table = dir.resolve("spark-" + master.replaceAll("\\W", ""));
                 List<String> command = new ArrayList<>(kbackfillDelta(TOPIC, "latest", table.toString(), "scale-" + master));
                 command.addAll(List.of("--engine", "spark", "--master", master, "--conf", "spark.driver.memory=2g"));
@@ -610,10 +612,14 @@ public final class Benchmark {
                 checkRows(table);
             }
             System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run (one process)", single);
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run --engine spark, local[2]", spark.get(0));
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run --engine spark, local[1]", spark.get(1));
+            for (int m = 0; m < masters.size(); m++) {
+                System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run --engine spark, " + masters.get(m),
+                        spark.get(m));
+            }
             System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx / %.2fx%n", r, "Spark local[2] / one process; local[1] / local[2]",
                     spark.get(0) / single, spark.get(1) / spark.get(0));
+            System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx / %.2fx%n", r, "local-cluster 1 executor / local[1]; 2 / 1",
+                    spark.get(2) / spark.get(1), spark.get(3) / spark.get(2));
         }
     }
 
