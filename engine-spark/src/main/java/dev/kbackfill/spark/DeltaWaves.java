@@ -732,7 +732,6 @@ final class DeltaWaves {
         }
     }
 
-    /** The columns of the survivors of a wave, for a table the wave creates. */
     /** The columns of a wave's changes, decoded by the executors (none for a wave without any). */
     static RowShape shapeOf(String specJson, JavaRDD<Raw> survivors) {
         return survivors.mapPartitions(raws -> shapeOf(specJson, raws))
@@ -756,6 +755,7 @@ final class DeltaWaves {
         };
     }
 
+    /** The columns of the records of one Spark partition of a wave's survivors. */
     static Iterator<RowShape.Accumulator> shapeOf(String specJson, Iterator<Raw> raws) {
         return List.of(Shapes.accumulate(TaskContextCache.job(specJson).decoder(), new Iterator<SourceRecord>() {
             @Override

@@ -83,19 +83,33 @@ class SparkEngineIT {
     /**
      * The engine outside a single JVM: Spark's {@code local-cluster} master on the built runtime (no Spark installed)
      * starts two executors as processes of their own, with real RPC and shuffle between them; the job decodes,
-     * reduces and merges there, and gives the single-machine run's table.
+     * reduces and merges there, and gives the single-machine run's table. The launch holds the job's lock for as long
+     * as Spark runs: another run of the job (here on the single-machine engine) is a job conflict meanwhile, not a
+     * second writer. A second run writes nothing.
      */
     @Test
-    void deltaOnSparkExecutorsOfTheirOwnGivesTheSameTableAsTheLocalRunAndASecondRunWritesNothing() throws Exception {
+    void deltaOnSparkExecutorsOfTheirOwnGivesTheLocalRunsTableUnderTheJobsLockAndASecondRunWritesNothing() throws Exception {
         kafka.createTopic("spark-delta", 3, Map.of("retention.ms", "-1"));
         produce("spark-delta", 3, 200, 4);
         Path local = dir.resolve("local");
         Path spark = dir.resolve("spark");
-        String[] request = {"--topic", "spark-delta", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table"};
+        String[] request = {"--topic", "spark-delta", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table",
+                "--job", "flagship"};
         SparkCli single = SparkCli.run(kafka, concat(request, "--sink", "delta:" + local));
         assertThat(single.exitCode()).as(single.toString()).isZero();
-        SparkCli first = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "3", "--master",
-                "local-cluster[2,1,1024]"), concat(request, "--sink", "delta:" + spark, "--verify"));
+        java.util.concurrent.CompletableFuture<SparkCli> onSpark = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "3", "--master", "local-cluster[2,1,1024]"),
+                        concat(request, "--sink", "delta:" + spark, "--verify")));
+        Path lock = dev.kbackfill.core.sink.JobLockFile.beside(spark, "flagship");
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!java.nio.file.Files.exists(lock) && !onSpark.isDone() && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(onSpark.isDone()).as("the Spark run is still starting").isFalse();
+        SparkCli meanwhile = SparkCli.run(kafka, concat(request, "--sink", "delta:" + spark));
+        assertThat(meanwhile.exitCode()).as(meanwhile.toString()).isEqualTo(3);
+        assertThat(meanwhile.err()).contains("already running");
+        SparkCli first = onSpark.get();
         assertThat(first.exitCode()).as(first.toString()).isZero();
         assertThat(first.err()).contains("on Spark (local-cluster[2,1,1024])");
         assertThat(first.out()).contains("verify: AGREES: 200 keys"); // the run verified the MERGEs' table
@@ -429,34 +443,6 @@ class SparkEngineIT {
                 "--create-table", "--version-field", "source.lsn", "--sink", url, "--table", "cdc", "--job", "cdc-pg");
         assertThat(pg.exitCode()).as(pg.toString()).isZero();
         assertThat(sqlRows(url, "cdc")).isEqualTo(expected);
-    }
-
-    /**
-     * The launch runs the job protocol and holds the job's lock for as long as Spark runs: another run of the job
-     * (here on the single-machine engine) is a job conflict meanwhile, not a second writer.
-     */
-    @Test
-    void theLaunchHoldsTheJobsLockWhileSparkRuns() throws Exception {
-        kafka.createTopic("spark-held", 2, Map.of("retention.ms", "-1"));
-        produce("spark-held", 2, 40, 2);
-        Path table = dir.resolve("held");
-        String[] request = {"--topic", "spark-held", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table",
-                "--job", "held", "--sink", "delta:" + table};
-        java.util.concurrent.CompletableFuture<SparkCli> onSpark = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> SparkCli.onSpark(kafka, List.of(), request));
-        Path lock = dev.kbackfill.core.sink.JobLockFile.beside(table, "held");
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (!java.nio.file.Files.exists(lock) && !onSpark.isDone() && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
-        assertThat(onSpark.isDone()).as("the Spark run is still starting").isFalse();
-        SparkCli meanwhile = SparkCli.run(kafka, request);
-        assertThat(meanwhile.exitCode()).as(meanwhile.toString()).isEqualTo(3);
-        assertThat(meanwhile.err()).contains("already running");
-        SparkCli done = onSpark.get();
-        assertThat(done.exitCode()).as(done.toString()).isZero();
-        assertThat(done.out()).contains("job held run 1: wrote").contains("PARTITION");
-        assertThat(deltaRows(table)).hasSize(40 - 6);
     }
 
     /**
