@@ -317,11 +317,10 @@ final class DeltaWaves {
             try {
                 Map<Integer, Long> perPartition = survivors.map(e -> e.partition).countByValue();
                 phase("read, decode keys and reduce");
-                boolean created = false;
+                RowShape shape = null; // the wave's columns, decoded once where they are needed
                 if (!sink.destinationExists()) {
                     // the table, from the columns of the wave's changes (as the single-machine sink takes its first batch's)
-                    RowShape shape = shapeOf(json, survivors);
-                    created = true;
+                    shape = shapeOf(json, survivors);
                     if (!shape.valueColumns().isEmpty()) { // never from deletes only: the table waits for values
                         sink.write(new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(), plan.topic()));
                     }
@@ -341,8 +340,8 @@ final class DeltaWaves {
                     }
                 }
                 StructType table = spark.read().format("delta").load(path).schema();
-                if (!created && sinkSettings.addsColumns()) {
-                    table = withColumnsFor(shapeOf(json, survivors), table);
+                if (sinkSettings.addsColumns()) { // a table created from this wave's shape lacks none of it
+                    table = withColumnsFor(shape != null ? shape : shapeOf(json, survivors), table);
                 }
                 StructType columns = table;
                 // a table with no rows before the MERGE keeps nothing out: no need to count

@@ -131,8 +131,7 @@ final class TableSchema {
                 // another writer of the job (a Spark task) changed the table first: see theirs and plan again,
                 // whether or not a change of ours had run before the one that failed
                 c.rollback();
-                changed = true;
-                rolledBack(c);
+                reread(c);
                 if (attempt == 3) {
                     throw e;
                 }
@@ -147,9 +146,13 @@ final class TableSchema {
 
     /** After the batch's transaction rolled back: a schema change made in it is gone, so the table is read again. */
     void rolledBack(Connection c) throws SQLException {
-        if (!changed) {
-            return;
+        if (changed) {
+            reread(c);
         }
+    }
+
+    /** Forgets what was known of the table and reads it as it is now (outside any transaction of ours). */
+    private void reread(Connection c) throws SQLException {
         changed = false;
         checkedFields.clear();
         table = null;
