@@ -21,6 +21,13 @@ record CliRun(int exitCode, String out, String err) {
         return of(all.toArray(String[]::new));
     }
 
+    /** {@code a} then {@code b}: a request's arguments with a run's own. */
+    static String[] concat(String[] a, String... b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
+
     /** The lines of stderr. */
     java.util.List<String> errLines() {
         return err.lines().toList();

@@ -62,7 +62,7 @@ class RunCommandIT {
 
     /** A run that creates its table where missing. */
     private static CliRun run(String... args) {
-        return List.of(args).contains("--create-table") ? runAsIs(args) : runAsIs(concat(args, "--create-table"));
+        return List.of(args).contains("--create-table") ? runAsIs(args) : runAsIs(CliRun.concat(args, "--create-table"));
     }
 
     private static CliRun runAsIs(String... args) {
@@ -378,7 +378,7 @@ class RunCommandIT {
         String url = sqlite("limits");
         String[] command = {"--topic", "run-limits", "--from", "earliest", "--to", "latest", "--sink", url, "--job", "l",
                 "--batch-size", "50"};
-        CliRun first = run(concat(command, "--max-records", "250"));
+        CliRun first = run(CliRun.concat(command, "--max-records", "250"));
         assertThat(first.exitCode()).as(first.err()).isZero();
         assertThat(first.err()).contains("stopped at this run's limit (--max-records 250)")
                 .contains("the next run of job l continues where this one stopped");
@@ -417,7 +417,7 @@ class RunCommandIT {
         assertThat(run(command).exitCode()).isZero();
         assertThat(json.readTree(java.nio.file.Files.readString(file)).path("outcome").asText()).isEqualTo("nothing-to-do");
         // the same job name for another table: exit 3, reported as such
-        CliRun conflict = run(concat(command, "--table", "other"));
+        CliRun conflict = run(CliRun.concat(command, "--table", "other"));
         assertThat(conflict.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
         var failed = json.readTree(java.nio.file.Files.readString(file));
         assertThat(failed.path("outcome").asText()).isEqualTo("failed");
@@ -483,7 +483,7 @@ class RunCommandIT {
             assertThat(otlpWritten).isEqualTo(10);
 
             // a failed run: its own exit code, the time of the last success carried over
-            CliRun conflict = run(concat(command, "--table", "other"));
+            CliRun conflict = run(CliRun.concat(command, "--table", "other"));
             assertThat(conflict.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
             List<String> after = java.nio.file.Files.readAllLines(prom);
             assertThat(sample(after, "kbackfill_run_exit_code", "job=\"m\"", "outcome=\"failed\"")).isEqualTo(3);
@@ -602,23 +602,23 @@ class RunCommandIT {
         Orders.produce(kafka, "run-errors", 3, 1);
         String[] range = {"--topic", "run-errors", "--from", "earliest", "--to", "latest"};
 
-        CliRun badUrl = run(concat(range, "--sink", "mongodb://db/x"));
+        CliRun badUrl = run(CliRun.concat(range, "--sink", "mongodb://db/x"));
         assertThat(badUrl.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(badUrl.err()).startsWith("kbackfill run: invalid --sink 'mongodb://db/x': expected jdbc:postgresql://");
 
-        CliRun notDelta = run(concat(range, "--sink", "jdbc:sqlite:" + dir.resolve("not-delta.db"),
+        CliRun notDelta = run(CliRun.concat(range, "--sink", "jdbc:sqlite:" + dir.resolve("not-delta.db"),
                 "--delta-table-property", "delta.enableDeletionVectors=false"));
         assertThat(notDelta.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(notDelta.err()).isEqualTo("kbackfill run: invalid --table-property 'delta.enableDeletionVectors': "
                 + "it is for --sink delta:... and iceberg:... only, not jdbc:sqlite:\n");
         assertThat(dir.resolve("not-delta.db")).doesNotExist();
 
-        CliRun noDriver = run(concat(range, "--sink", "jdbc:nosuchdb://db/x"));
+        CliRun noDriver = run(CliRun.concat(range, "--sink", "jdbc:nosuchdb://db/x"));
         assertThat(noDriver.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(noDriver.err()).contains("no JDBC driver for it");
 
         // an unreachable database is retried for --retry-for, each retry said, then exit 1 naming it
-        CliRun unreachable = run(concat(range, "--sink", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=secret",
+        CliRun unreachable = run(CliRun.concat(range, "--sink", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=secret",
                 "--retry-for", "2s"));
         assertThat(unreachable.exitCode()).isEqualTo(ExitCodes.FAILURE);
         assertThat(unreachable.errLines().get(0)).startsWith("retrying in 1 s (attempt 2, --retry-for 2s): cannot connect");
@@ -627,7 +627,7 @@ class RunCommandIT {
         assertThat(unreachable.err()).doesNotContain("secret");
 
         String pg = SharedPostgres.newDatabase("run_errors");
-        CliRun missing = runAsIs(concat(range, "--sink", pg, "--table", "nope"));
+        CliRun missing = runAsIs(CliRun.concat(range, "--sink", pg, "--table", "nope"));
         assertThat(missing.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(missing.err()).contains("table nope does not exist").contains("--create-table");
 
@@ -636,7 +636,7 @@ class RunCommandIT {
                     + "order_id text, kafka_partition int, kafka_offset bigint, kafka_timestamp timestamptz, "
                     + "kafka_log_time timestamptz)");
         }
-        CliRun mismatch = runAsIs(concat(range, "--sink", pg, "--table", "typed"));
+        CliRun mismatch = runAsIs(CliRun.concat(range, "--sink", pg, "--table", "typed"));
         assertThat(mismatch.exitCode()).isEqualTo(ExitCodes.FAILURE);
         assertThat(mismatch.errLines().get(mismatch.errLines().size() - 1))
                 .startsWith("kbackfill run: partition 0 offset 0: table typed cannot hold it")
@@ -645,13 +645,6 @@ class RunCommandIT {
                 .contains("stopped with partition 0 at offset 0");
         assertThat(Orders.count(pg, "SELECT count(*) FROM typed")).isZero();
         assertThat(Orders.count(pg, "SELECT sum(next_offset) FROM kbackfill_progress")).isZero();
-    }
-
-    private static String[] concat(String[] a, String... b) {
-        String[] all = new String[a.length + b.length];
-        System.arraycopy(a, 0, all, 0, a.length);
-        System.arraycopy(b, 0, all, a.length, b.length);
-        return all;
     }
 
     private static String dump(String url, String sql) throws Exception {
@@ -666,5 +659,4 @@ class RunCommandIT {
         }
         return sb.toString();
     }
-
 }

@@ -442,7 +442,7 @@ class SchemaFormatsRunIT {
         String[] request = {"--topic", topic, "--from", "earliest", "--to", "latest", "--validate", "--on-error", "skip"};
 
         String maria = dev.kbackfill.testservices.SharedMariaDb.newDatabase("js_every");
-        CliRun m = run("json-schema", concat(request, "--sink", maria, "--table", "payments"));
+        CliRun m = run("json-schema", CliRun.concat(request, "--sink", maria, "--table", "payments"));
         assertThat(m.exitCode()).as(m.err()).isZero();
         assertThat(m.err()).contains("1 record(s) could not be decoded and were skipped (--on-error skip)");
         Map<String, String> mariaRows = new TreeMap<>();
@@ -467,7 +467,7 @@ class SchemaFormatsRunIT {
         assertThat(mariaRows).isEqualTo(expected);
 
         String delta = dir.resolve("js-delta").toString();
-        CliRun d = run("json-schema", concat(request, "--sink", "delta:" + delta));
+        CliRun d = run("json-schema", CliRun.concat(request, "--sink", "delta:" + delta));
         assertThat(d.exitCode()).as(d.err()).isZero();
         Map<String, String> deltaRows = new TreeMap<>();
         dev.kbackfill.sink.delta.DeltaTableRows.rows(delta).forEach(r -> deltaRows.put((String) r.get("kafka_key"),
@@ -476,7 +476,7 @@ class SchemaFormatsRunIT {
         assertThat(deltaRows).isEqualTo(expected);
 
         String iceberg = dir.resolve("js-iceberg").toString();
-        CliRun i = run("json-schema", concat(request, "--sink", "iceberg:" + iceberg));
+        CliRun i = run("json-schema", CliRun.concat(request, "--sink", "iceberg:" + iceberg));
         assertThat(i.exitCode()).as(i.err()).isZero();
         Map<String, String> icebergRows = new TreeMap<>();
         org.apache.iceberg.Table table = new org.apache.iceberg.hadoop.HadoopTables(
@@ -492,7 +492,7 @@ class SchemaFormatsRunIT {
         assertThat(icebergRows).isEqualTo(expected);
 
         kafka.createTopic("js-every-copy", 1, Map.of("cleanup.policy", "compact"));
-        CliRun copy = CliRun.run(kafka, concat(request, "--sink", "kafka:js-every-copy", "--value-format", "json-schema",
+        CliRun copy = CliRun.run(kafka, CliRun.concat(request, "--sink", "kafka:js-every-copy", "--value-format", "json-schema",
                 "--schema-registry-url", registry));
         assertThat(copy.exitCode()).as(copy.err()).isZero();
         List<String> copied = new ArrayList<>();
@@ -515,12 +515,6 @@ class SchemaFormatsRunIT {
                 c.poll(java.time.Duration.ofMillis(200)).forEach(each);
             }
         }
-    }
-
-    private static String[] concat(String[] a, String... b) {
-        List<String> all = new ArrayList<>(List.of(a));
-        all.addAll(List.of(b));
-        return all.toArray(String[]::new);
     }
 
     @Test

@@ -213,16 +213,16 @@ class TrustIT {
         String url = dev.kbackfill.testservices.SharedPostgres.newDatabase("trust_nul");
         String[] common = {"--topic", "trust-nul", "--from", "earliest", "--to", "latest", "--sink", url,
                 "--create-table"};
-        CliRun failing = CliRun.run(kafka, concat(common, "--table", "failing", "--job", "failing"));
+        CliRun failing = CliRun.run(kafka, CliRun.concat(common, "--table", "failing", "--job", "failing"));
         assertThat(failing.exitCode()).as(failing.err()).isEqualTo(ExitCodes.FAILURE);
         assertThat(failing.err()).contains("partition 0 offset 1").contains("NUL character")
                 .contains("--on-error skip or --dead-letter");
-        CliRun skipping = CliRun.run(kafka, concat(common, "--table", "skipping", "--job", "skipping", "--on-error", "skip"));
+        CliRun skipping = CliRun.run(kafka, CliRun.concat(common, "--table", "skipping", "--job", "skipping", "--on-error", "skip"));
         assertThat(skipping.exitCode()).as(skipping.err()).isZero();
         assertThat(skipping.out()).containsPattern("total +3 +2 +0 +0 +0 +1 +0");
         assertThat(rows(url, "skipping")).isEqualTo(Map.of("a", "fine", "c", "fine"));
         Path letters = dir.resolve("nul.jsonl");
-        CliRun lettered = CliRun.run(kafka, concat(common, "--table", "lettered", "--job", "lettered", "--dead-letter",
+        CliRun lettered = CliRun.run(kafka, CliRun.concat(common, "--table", "lettered", "--job", "lettered", "--dead-letter",
                 letters.toString()));
         assertThat(lettered.exitCode()).as(lettered.err()).isZero();
         assertThat(Files.readAllLines(letters)).singleElement().satisfies(line -> assertThat(line)
@@ -281,11 +281,5 @@ class TrustIT {
                 "--from", "earliest", "--to", "latest", "--out", plan.toString());
         assertThat(planned.exitCode()).as(planned.err()).isZero();
         return plan;
-    }
-
-    private static String[] concat(String[] a, String... b) {
-        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, all, a.length, b.length);
-        return all;
     }
 }

@@ -122,10 +122,10 @@ class VerifyIT {
     private void classesOnOneDatabase(String topic, String url) throws Exception {
         List<Orders.Produced> produced = fill(topic);
         String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders"};
-        CliRun run = CliRun.run(kafka, concat(range, "--create-table", "--job", "j-" + topic));
+        CliRun run = CliRun.run(kafka, CliRun.concat(range, "--create-table", "--job", "j-" + topic));
         assertThat(run.exitCode()).as(run.err()).isZero();
 
-        CliRun agrees = verify(concat(range, "--format", "json"));
+        CliRun agrees = verify(CliRun.concat(range, "--format", "json"));
         assertThat(agrees.exitCode()).as(agrees.out() + agrees.err()).isZero();
         JsonNode ok = json(agrees);
         assertThat(ok.path("agrees").asBoolean()).isTrue();
@@ -151,7 +151,7 @@ class VerifyIT {
                 "INSERT INTO orders (kafka_key, status, n, amount, kafka_partition, kafka_offset, kafka_timestamp, "
                         + "kafka_topic, kafka_log_time) SELECT 'k00018', 'zombie', n, amount, kafka_partition, 0, "
                         + "kafka_timestamp, kafka_topic, kafka_log_time FROM orders WHERE kafka_key = 'k00000'");
-        CliRun differs = verify(concat(range, "--format", "json"));
+        CliRun differs = verify(CliRun.concat(range, "--format", "json"));
         assertThat(differs.exitCode()).as(differs.out() + differs.err()).isEqualTo(ExitCodes.DISAGREES);
         JsonNode bad = json(differs);
         assertThat(bad.path("agrees").asBoolean()).isFalse();
@@ -201,12 +201,6 @@ class VerifyIT {
         throw new AssertionError("no " + verdict + " sample in " + report);
     }
 
-    private static String[] concat(String[] a, String... b) {
-        List<String> all = new ArrayList<>(List.of(a));
-        all.addAll(List.of(b));
-        return all.toArray(String[]::new);
-    }
-
     @Test
     @Tag("delta")
     void deltaAgreesAfterABackfillTellsAnotherJobsNewerRowsApartAndNamesRowsRewrittenOtherwise() throws Exception {
@@ -214,9 +208,9 @@ class VerifyIT {
         fill(topic);
         String table = dir.resolve("lake").toString();
         String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", "delta:" + table};
-        CliRun run = CliRun.run(kafka, concat(range, "--create-table"));
+        CliRun run = CliRun.run(kafka, CliRun.concat(range, "--create-table"));
         assertThat(run.exitCode()).as(run.err()).isZero();
-        CliRun agrees = verify(concat(range, "--format", "json"));
+        CliRun agrees = verify(CliRun.concat(range, "--format", "json"));
         assertThat(agrees.exitCode()).as(agrees.out() + agrees.err()).isZero();
         assertThat(json(agrees).path("counts").path("matching").asLong()).isEqualTo(20);
 
@@ -238,7 +232,7 @@ class VerifyIT {
                 "delta:" + table, "--on-conflict", "overwrite");
         assertThat(overwrite.exitCode()).as(overwrite.err()).isZero();
 
-        CliRun after = verify(concat(range, "--format", "json"));
+        CliRun after = verify(CliRun.concat(range, "--format", "json"));
         assertThat(after.exitCode()).as(after.out() + after.err()).isEqualTo(ExitCodes.DISAGREES);
         JsonNode r = json(after);
         assertThat(r.path("counts").path("newer").asLong()).isEqualTo(2);
@@ -299,9 +293,9 @@ class VerifyIT {
         List<Orders.Produced> produced = fill(topic);
         String target = "verify-topic-target";
         String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", "kafka:" + target};
-        CliRun run = CliRun.run(kafka, concat(range, "--create-topic"));
+        CliRun run = CliRun.run(kafka, CliRun.concat(range, "--create-topic"));
         assertThat(run.exitCode()).as(run.err()).isZero();
-        CliRun agrees = verify(concat(range, "--format", "json"));
+        CliRun agrees = verify(CliRun.concat(range, "--format", "json"));
         assertThat(agrees.exitCode()).as(agrees.out() + agrees.err()).isZero();
         JsonNode ok = json(agrees);
         assertThat(ok.path("counts").path("matching").asLong()).isEqualTo(20);
@@ -325,7 +319,7 @@ class VerifyIT {
                 .add("kbackfill.source.timestamp", bytes(String.valueOf(last5.timestamp())));
         others.add(forged);
         Orders.send(kafka, others, Map.of());
-        CliRun after = verify(concat(range, "--format", "json"));
+        CliRun after = verify(CliRun.concat(range, "--format", "json"));
         assertThat(after.exitCode()).as(after.out() + after.err()).isEqualTo(ExitCodes.DISAGREES);
         JsonNode counts = json(after).path("counts");
         assertThat(counts.path("newer").asLong()).isEqualTo(2);
@@ -376,9 +370,9 @@ class VerifyIT {
         fill(topic);
         String url = "jdbc:sqlite:" + dir.resolve("p.db");
         String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders"};
-        assertThat(CliRun.run(kafka, concat(range, "--create-table")).exitCode()).isZero();
+        assertThat(CliRun.run(kafka, CliRun.concat(range, "--create-table")).exitCode()).isZero();
         Orders.send(kafka, List.of(record(topic, 0, "k00010", "{not json", 500)), Map.of());
-        CliRun v = verify(concat(range, "--format", "json"));
+        CliRun v = verify(CliRun.concat(range, "--format", "json"));
         assertThat(v.exitCode()).as(v.out() + v.err()).isZero();
         JsonNode r = json(v);
         assertThat(r.path("rejected").asLong()).isEqualTo(1);
@@ -391,7 +385,7 @@ class VerifyIT {
         fill(topic);
         String url = "jdbc:sqlite:" + dir.resolve("r.db");
         String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders"};
-        assertThat(CliRun.run(kafka, concat(range, "--create-table")).exitCode()).isZero();
+        assertThat(CliRun.run(kafka, CliRun.concat(range, "--create-table")).exitCode()).isZero();
         Path plan = dir.resolve("plan.json");
         CliRun planned = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", topic, "--from",
                 "earliest", "--to", "latest", "--out", plan.toString());
@@ -441,7 +435,7 @@ class VerifyIT {
         fill(topic);
         String url = "jdbc:sqlite:" + dir.resolve("l.db");
         String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "orders"};
-        assertThat(CliRun.run(kafka, concat(range, "--create-table")).exitCode()).isZero();
+        assertThat(CliRun.run(kafka, CliRun.concat(range, "--create-table")).exitCode()).isZero();
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
             for (int i = 0; i < 20_000; i++) {
@@ -451,7 +445,7 @@ class VerifyIT {
             s.executeBatch();
             c.commit();
         }
-        CliRun v = verify(concat(range, "--format", "json"));
+        CliRun v = verify(CliRun.concat(range, "--format", "json"));
         assertThat(v.exitCode()).as(v.out() + v.err()).isZero();
         JsonNode r = json(v);
         assertThat(r.path("counts").path("matching").asLong()).isEqualTo(20);

@@ -161,21 +161,21 @@ class VersionFieldIT {
                 event(topic, 0, "b", "b?", null, 2), event(topic, 0, "c", "c5", 5L, 3)), Map.of());
         String url = "jdbc:sqlite:" + dir.resolve("poison.db");
         String[] request = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--create-table"};
-        CliRun skipped = CliRun.run(kafka, concat(request, "--table", "skipped", "--job", "vf-skip", "--version-field",
+        CliRun skipped = CliRun.run(kafka, CliRun.concat(request, "--table", "skipped", "--job", "vf-skip", "--version-field",
                 "source.lsn", "--on-error", "skip"));
         assertThat(skipped.exitCode()).as(skipped.out() + skipped.err()).isZero();
         assertThat(skipped.err()).contains("1 record(s) could not be decoded");
         assertThat(Orders.table(url, "skipped")).isEqualTo(Map.of("a", "a2", "c", "c5"));
-        CliRun failed = CliRun.run(kafka, concat(request, "--table", "failed", "--job", "vf-fail", "--version-field",
+        CliRun failed = CliRun.run(kafka, CliRun.concat(request, "--table", "failed", "--job", "vf-fail", "--version-field",
                 "source.lsn"));
         assertThat(failed.exitCode()).as(failed.out() + failed.err()).isEqualTo(1);
         assertThat(failed.err()).contains("vf-poison/0@2").contains("version field 'source.lsn' is missing or null");
         // the same job ordered by another field, or by none, is another job's spec
-        CliRun other = CliRun.run(kafka, concat(request, "--table", "skipped", "--job", "vf-skip", "--version-field",
+        CliRun other = CliRun.run(kafka, CliRun.concat(request, "--table", "skipped", "--job", "vf-skip", "--version-field",
                 "source.db:string", "--on-error", "skip"));
         assertThat(other.exitCode()).as(other.out() + other.err()).isEqualTo(3);
         assertThat(other.err()).contains("version-field");
-        CliRun none = CliRun.run(kafka, concat(request, "--table", "skipped", "--job", "vf-skip", "--on-error", "skip"));
+        CliRun none = CliRun.run(kafka, CliRun.concat(request, "--table", "skipped", "--job", "vf-skip", "--on-error", "skip"));
         assertThat(none.exitCode()).as(none.out() + none.err()).isEqualTo(3);
         assertThat(none.err()).contains("version-field").contains("source.lsn:integer").contains("(none)");
         // a table of one's own without the column: refused, nothing written
@@ -193,14 +193,8 @@ class VersionFieldIT {
                 "kafka:vf-poison-out", "--create-topic", "--version-field", "source.lsn");
         assertThat(bytes.exitCode()).as(bytes.out() + bytes.err()).isEqualTo(2);
         assertThat(bytes.err()).contains("needs --value-format json, avro, protobuf or json-schema");
-        CliRun bad = CliRun.run(kafka, concat(request, "--version-field", "lsn:float"));
+        CliRun bad = CliRun.run(kafka, CliRun.concat(request, "--version-field", "lsn:float"));
         assertThat(bad.exitCode()).isEqualTo(2);
         assertThat(bad.err()).contains("invalid --version-field 'lsn:float'");
-    }
-
-    private static String[] concat(String[] a, String... b) {
-        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, all, a.length, b.length);
-        return all;
     }
 }
