@@ -286,6 +286,11 @@ public final class RecordDecoder {
             return columns.build();
         } catch (JsonProcessingException e) {
             throw new DecodeException(record, "the " + what + " is not JSON: " + e.getOriginalMessage(), e);
+        } catch (NumberFormatException | ArithmeticException e) {
+            // valid JSON, but a number no exact decimal holds (an exponent of more than ten digits): a poison
+            // record, not a failure of the run
+            throw new DecodeException(record, "the " + what + " holds a number that cannot be read exactly: "
+                    + e.getMessage(), e);
         } catch (IOException e) {
             throw new DecodeException(record, "the " + what + " cannot be read: " + e.getMessage(), e);
         }

@@ -21,6 +21,16 @@ class RecordDecoderTest {
     private final RecordDecoder json = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
 
     @Test
+    void aNumberNoDecimalCanHoldIsAPoisonRecordNotAFailureOfTheRun() {
+        // valid JSON whose exponent BigDecimal cannot take: Jackson throws NumberFormatException, which used to
+        // escape the decoder, so --on-error skip and --dead-letter could not keep the record aside
+        assertThatThrownBy(() -> json.decode(record("o-1", "{\"n\":-2e060403833019796}")))
+                .isInstanceOf(DecodeException.class)
+                .hasMessageContaining("orders/2@41")
+                .hasMessageContaining("number that cannot be read exactly");
+    }
+
+    @Test
     void aJsonObjectBecomesTypedColumnsAndNestedValuesJsonText() {
         Change c = json.decode(record("o-1", "{\"id\":7,\"amount\":12.30,\"paid\":true,\"note\":\"x\",\"none\":null,"
                 + "\"items\":[{\"sku\":\"a\"}],\"big\":123456789012345678901234567890}"));
