@@ -114,6 +114,9 @@ public final class Columns extends AbstractMap<String, Object> {
         private Object[] pendingValues = new Object[16];
         private int size;
         private Names last;
+        /** The JSON parser's buffers, kept from record to record on this builder's thread. */
+        final com.fasterxml.jackson.core.util.BufferRecycler jsonBuffers =
+                new com.fasterxml.jackson.core.util.BufferRecycler();
 
         /** Adds a field; a name given twice keeps its first position and its last value, as a JSON reader does. */
         public Builder put(String name, Object value) {
@@ -125,6 +128,11 @@ public final class Columns extends AbstractMap<String, Object> {
             pendingValues[size] = value;
             size++;
             return this;
+        }
+
+        /** The name of field {@code position} in the shape built last, or null: a reader reuses it where it recurs. */
+        String previousName(int position) {
+            return last == null || position >= last.names.length ? null : last.names[position];
         }
 
         /** Forgets the fields added since the last build (a record that failed to decode half way). */

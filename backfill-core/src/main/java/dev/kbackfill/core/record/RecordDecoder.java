@@ -30,7 +30,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  */
 public final class RecordDecoder {
 
-    static final ObjectMapper JSON = JsonMapper.builder()
+    static final ObjectMapper JSON = JsonMapper.builder(new Utf8JsonFactory())
             .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
             // keep a decimal's scale: 12.30 stays 12.30
             .nodeFactory(com.fasterxml.jackson.databind.node.JsonNodeFactory.withExactBigDecimals(true))
@@ -249,9 +249,17 @@ public final class RecordDecoder {
         };
     }
 
-    /** One column per top-level field, read in one streaming pass (no tree per record). */
+    /**
+     * One column per top-level field, read in one streaming pass (no tree per record): a flat object of plain
+     * fields by {@link FlatJson}, anything else by Jackson.
+     */
     Map<String, Object> json(SourceRecord record, byte[] bytes, String single, String what) {
-        return jsonColumns(record, bytes, 0, bytes.length, single, what, builder.get(), (name, p, t) -> value(p, t));
+        Columns.Builder columns = builder.get();
+        Map<String, Object> flat = FlatJson.columns(bytes, 0, bytes.length, columns);
+        if (flat != null) {
+            return flat;
+        }
+        return jsonColumns(record, bytes, 0, bytes.length, single, what, columns, (name, p, t) -> value(p, t));
     }
 
     /** How the value of one top-level field is read, at its first token. */
@@ -265,7 +273,8 @@ public final class RecordDecoder {
      */
     static Map<String, Object> jsonColumns(SourceRecord record, byte[] bytes, int offset, int length, String single,
                                            String what, Columns.Builder builder, FieldReader fields) {
-        try (JsonParser p = JSON.createParser(bytes, offset, length)) {
+        try (JsonParser p = ((Utf8JsonFactory) JSON.getFactory()).utf8Parser(bytes, offset, length,
+                builder.jsonBuffers)) {
             JsonToken t = p.nextToken();
             if (t == null) {
                 throw new DecodeException(record, "the " + what + " is empty, not JSON", null);
@@ -320,6 +329,16 @@ public final class RecordDecoder {
     }
 
     private static String utf8(SourceRecord record, byte[] bytes, String what) {
+        boolean ascii = true;
+        for (byte b : bytes) {
+            if (b < 0) {
+                ascii = false;
+                break;
+            }
+        }
+        if (ascii) {
+            return new String(bytes, StandardCharsets.ISO_8859_1); // a copy, where a decoder is set up every time
+        }
         try {
             return StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)

@@ -1,0 +1,178 @@
+package dev.kbackfill.core.record;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The quick JSON reader against Jackson: on every document it reads, the same columns (same names in the same order,
+ * same value types, decimals with the same scale); on anything it does not read, null, so Jackson decides. Random
+ * flat documents, and the same documents broken byte by byte, over many seeds.
+ */
+class FlatJsonTest {
+
+    private static final SourceRecord RECORD = new SourceRecord("t", 0, 0, 0, null, null, new RecordHeaders());
+
+    /** What Jackson makes of the document, or the exception's class where it refuses it. */
+    private static Object jackson(byte[] bytes) {
+        try {
+            Map<String, Object> columns = RecordDecoder.jsonColumns(RECORD, bytes, 0, bytes.length, "value", "value",
+                    new Columns.Builder(), (name, p, t) -> RecordDecoder.value(p, t));
+            return List.copyOf(columns.entrySet()).toString() + types(columns);
+        } catch (DecodeException e) {
+            return DecodeException.class;
+        }
+    }
+
+    private static Object flat(byte[] bytes, Columns.Builder builder) {
+        Map<String, Object> columns = FlatJson.columns(bytes, 0, bytes.length, builder);
+        return columns == null ? null : List.copyOf(columns.entrySet()).toString() + types(columns);
+    }
+
+    /** Each value's class and, for a decimal, its scale: 1.50 and 1.5 are different columns. */
+    private static String types(Map<String, Object> columns) {
+        StringBuilder s = new StringBuilder();
+        columns.forEach((k, v) -> s.append(' ').append(v == null ? "null" : v.getClass().getSimpleName())
+                .append(v instanceof BigDecimal d ? "@" + d.scale() : ""));
+        return s.toString();
+    }
+
+    @Test
+    void everyDocumentTheQuickReaderReadsGivesJacksonsColumnsAndItReadsTheCommonShape() {
+        int read = 0;
+        int refused = 0;
+        for (long seed = 0; seed < 300; seed++) {
+            Random random = new Random(seed);
+            Columns.Builder builder = new Columns.Builder(); // one per thread, reused as a run reuses it
+            for (int d = 0; d < 200; d++) {
+                String document = document(random);
+                byte[] bytes = document.getBytes(StandardCharsets.UTF_8);
+                if (random.nextInt(3) == 0) {
+                    bytes = broken(bytes, random);
+                }
+                Object quick = flat(bytes, builder);
+                Object expected = jackson(bytes);
+                if (quick == null) {
+                    refused++;
+                    continue;
+                }
+                read++;
+                assertThat(quick).as("seed %d: %s", seed, new String(bytes, StandardCharsets.ISO_8859_1))
+                        .isEqualTo(expected);
+            }
+        }
+        // most unbroken documents are of the shape it exists for; a test where it reads nothing would prove nothing
+        assertThat(read).isGreaterThan(10_000);
+        assertThat(refused).isGreaterThan(10_000);
+    }
+
+    @Test
+    void numbersKeepTheirTypeAndScale() {
+        Columns.Builder builder = new Columns.Builder();
+        for (String n : List.of("0", "-0", "7", "-12", "123456789012345678", "0.5", "-0.0", "12.30", "1.000",
+                "-999999999999999.999")) {
+            byte[] bytes = ("{\"n\":" + n + "}").getBytes(StandardCharsets.UTF_8);
+            assertThat(flat(bytes, builder)).as(n).isNotNull().isEqualTo(jackson(bytes));
+        }
+        // not read here: Jackson decides (a long that does not fit, an exponent, a leading zero, a bare sign)
+        for (String n : List.of("1234567890123456789", "1e5", "1.5E-3", "01", "-", "1.", ".5", "+1", "NaN")) {
+            assertThat(flat(("{\"n\":" + n + "}").getBytes(StandardCharsets.UTF_8), builder)).as(n).isNull();
+        }
+    }
+
+    @Test
+    void escapesOtherCharactersAndNestedValuesAreLeftToJackson() {
+        Columns.Builder builder = new Columns.Builder();
+        for (String doc : List.of("{\"a\":\"x\\\"y\"}", "{\"a\":\"caf\u00e9\"}", "{\"a\":{\"b\":1}}", "{\"a\":[1]}",
+                "[1,2]", "\"text\"", "12", "", "   ", "{\"a\":1,}", "{\"a\" 1}", "{'a':1}", "{a:1}",
+                "{\"a\":\"tab\there\"}", "\ufeff{\"a\":1}", "{\"a\":1", "{\"a\":tru}", "{\"a\":nulls}")) {
+            assertThat(flat(doc.getBytes(StandardCharsets.UTF_8), builder)).as(doc).isNull();
+        }
+    }
+
+    @Test
+    void whatFollowsTheClosingBraceIsNotReadAsJacksonDoesNot() {
+        byte[] bytes = "{\"a\":1} trailing".getBytes(StandardCharsets.UTF_8);
+        assertThat(flat(bytes, new Columns.Builder())).isNotNull().isEqualTo(jackson(bytes));
+    }
+
+    private static final String[] NAMES = {"id", "order_id", "amount", "status", "a", "", "note", "x y", "id"};
+
+    /** A flat object most of the time; sometimes a value or a whole document of another kind. */
+    private static String document(Random random) {
+        if (random.nextInt(20) == 0) {
+            return List.of("[1]", "\"s\"", "7", "null", "{}", " { } ", "").get(random.nextInt(7));
+        }
+        StringBuilder s = new StringBuilder(space(random)).append('{');
+        int fields = random.nextInt(8);
+        for (int f = 0; f < fields; f++) {
+            if (f > 0) {
+                s.append(space(random)).append(',');
+            }
+            s.append(space(random)).append('"').append(NAMES[random.nextInt(NAMES.length)]).append('"')
+                    .append(space(random)).append(':').append(space(random)).append(value(random));
+        }
+        return s.append(space(random)).append('}').append(space(random)).toString();
+    }
+
+    private static String value(Random random) {
+        return switch (random.nextInt(12)) {
+            case 0 -> "true";
+            case 1 -> "false";
+            case 2 -> "null";
+            case 3 -> Long.toString(random.nextLong() >> random.nextInt(64));
+            case 4 -> (random.nextBoolean() ? "-" : "") + random.nextInt(100_000) + "." + digits(random, 1 + random.nextInt(6));
+            case 5 -> digits(random, 1 + random.nextInt(25)); // leading zeros, and longer than a long
+            case 6 -> random.nextInt(1000) + (random.nextBoolean() ? "e" : "E") + (random.nextBoolean() ? "-" : "") + random.nextInt(30);
+            case 7 -> "\"" + "plain text, 2024-01-01T00:00:00Z".substring(0, random.nextInt(33)) + "\"";
+            case 8 -> "\"" + List.of("\\n", "\\\"", "\\u00e9", "\u00e9", "\u20ac", "\t", "~\u007f").get(random.nextInt(7)) + "\"";
+            case 9 -> "{\"n\":" + random.nextInt(9) + "}";
+            case 10 -> "[" + random.nextInt(9) + ",\"a\"]";
+            default -> "\"" + random.nextInt() + "\"";
+        };
+    }
+
+    private static String digits(Random random, int n) {
+        StringBuilder s = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            s.append((char) ('0' + random.nextInt(10)));
+        }
+        return s.toString();
+    }
+
+    private static String space(Random random) {
+        return List.of("", "", "", " ", "\n", "\t ", "\r\n").get(random.nextInt(7));
+    }
+
+    /** The document with one byte dropped, changed, or added, or cut short. */
+    private static byte[] broken(byte[] bytes, Random random) {
+        if (bytes.length == 0) {
+            return new byte[] {'{'};
+        }
+        int at = random.nextInt(bytes.length);
+        List<Byte> out = new ArrayList<>();
+        for (byte b : bytes) {
+            out.add(b);
+        }
+        byte[] noise = {'"', ',', ':', '{', '}', '[', '-', '.', '0', '9', 'e', ' ', '\\', 't', 0, (byte) 0xC3};
+        switch (random.nextInt(4)) {
+            case 0 -> out.remove(at);
+            case 1 -> out.set(at, noise[random.nextInt(noise.length)]);
+            case 2 -> out.add(at, noise[random.nextInt(noise.length)]);
+            default -> out.subList(at, out.size()).clear();
+        }
+        byte[] result = new byte[out.size()];
+        for (int i = 0; i < result.length; i++) {
+            result[i] = out.get(i);
+        }
+        return result;
+    }
+}
