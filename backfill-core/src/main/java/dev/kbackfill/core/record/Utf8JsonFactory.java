@@ -19,6 +19,20 @@ final class Utf8JsonFactory extends JsonFactory {
 
     private static final long serialVersionUID = 1L;
 
+    Utf8JsonFactory() {
+    }
+
+    private Utf8JsonFactory(Utf8JsonFactory source) {
+        super(source, null);
+    }
+
+    /** A copy that is still this kind of factory (Jackson refuses to copy a subclass that does not say how). */
+    @Override
+    public JsonFactory copy() {
+        _checkInvalidCopy(Utf8JsonFactory.class);
+        return new Utf8JsonFactory(this);
+    }
+
     /**
      * A parser over {@code bytes[offset, offset + length)} that takes its buffers from {@code buffers}, one
      * recycler per decoding thread: the factory's own pool finds a thread's recycler through a thread-local lookup

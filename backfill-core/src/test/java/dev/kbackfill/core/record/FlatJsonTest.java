@@ -99,6 +99,11 @@ class FlatJsonTest {
     }
 
     @Test
+    void theMapperCopiesItsUtf8Factory() {
+        assertThat(RecordDecoder.JSON.copy().getFactory()).isInstanceOf(Utf8JsonFactory.class);
+    }
+
+    @Test
     void whatFollowsTheClosingBraceIsNotReadAsJacksonDoesNot() {
         byte[] bytes = "{\"a\":1} trailing".getBytes(StandardCharsets.UTF_8);
         assertThat(flat(bytes, new Columns.Builder())).isNotNull().isEqualTo(jackson(bytes));
