@@ -36,12 +36,15 @@ public interface RecordSource extends AutoCloseable {
         RecordSource open(Plan plan, List<BoundedReader.Range> ranges, Map<String, Object> clientConfig,
                           boolean allowDataLoss, java.time.Duration stallTimeout, int maxPoll);
 
-        /** Kafka, read by {@link BoundedReader}: assign, seek, poll to the end of every range. */
+        /**
+         * Kafka, read by {@link BoundedReader}: assign, seek, poll to the end of every range; polled on a thread of
+         * its own ({@link ReadAhead}, two polls ahead), so that the run decodes one poll while the next is fetched.
+         */
         Factory KAFKA = (plan, ranges, config, allowDataLoss, stall, maxPoll) -> {
             Map<String, Object> readerConfig = new java.util.HashMap<>(config);
             readerConfig.putIfAbsent("max.poll.records", maxPoll);
-            return new BoundedReader(plan.topic(), readerConfig, plan.request().isolationLevel(), ranges,
-                    allowDataLoss, stall);
+            return new ReadAhead(new BoundedReader(plan.topic(), readerConfig, plan.request().isolationLevel(), ranges,
+                    allowDataLoss, stall), 2);
         };
     }
 }
