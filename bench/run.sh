@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of docs/benchmarks.md side by side and prints a report.
-#   bench/run.sh [RECORDS] [ROUNDS] [all|read|postgres|delta|iceberg|scale|plan|index|growth|verify|serve]   (default 1000000 records, 2 rounds, all; needs kcat)
+#   bench/run.sh [RECORDS] [ROUNDS] [all|decode|read|postgres|delta|iceberg|scale|plan|index|growth|verify|serve]   (default 1000000 records, 2 rounds, all; needs kcat)
 #   serve: load the topic, print the broker's address, keep it up until end of input (for experiments by hand)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -83,6 +83,13 @@ public final class Benchmark {
     }
 
     private void run() throws Exception {
+        if (only.equals("decode")) {
+            decoding(); // one JVM, no broker: decoders on records in memory
+            return;
+        }
+        if (only.equals("all")) {
+            decoding();
+        }
         System.out.printf("kbackfill benchmark: %d records (%d keys), %d partitions, %d rounds, %s, %d cores%n",
                 records, keys, PARTITIONS, rounds, Instant.now(), Runtime.getRuntime().availableProcessors());
         Process broker = new ProcessBuilder("java", "-Xmx1g", "-cp", classpath, dev.kbackfill.embedded.EmbeddedKafkaProcess.class.getName())
@@ -192,9 +199,30 @@ public final class Benchmark {
                     "-Xmx256m", "-cp", jarsOnly, RawConsumer.class.getName(), bootstrap, TOPIC), "records=");
             double reader = time(r, "kbackfill reader (-Xmx256m)", List.of("java", "-XX:SharedArchiveFile=" + ours,
                     "-Xmx256m", "-cp", jarsOnly, ReadOnly.class.getName(), bootstrap, TOPIC, "raw"), "records=");
-            time(r, "kbackfill reader + JSON decode", List.of("java", "-XX:SharedArchiveFile=" + ours, "-Xmx256m", "-cp",
-                    jarsOnly, ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
+            double decoding = time(r, "kbackfill reader + JSON decode", List.of("java", "-XX:SharedArchiveFile=" + ours,
+                    "-Xmx256m", "-cp", jarsOnly, ReadOnly.class.getName(), bootstrap, TOPIC, "decode"), "records=");
+            // the same decode on the polling thread, as before ReadAhead
+            time(r, "  ... decoded on the polling thread", List.of("java", "-XX:SharedArchiveFile=" + ours, "-Xmx256m",
+                    "-cp", jarsOnly, ReadOnly.class.getName(), bootstrap, TOPIC, "decode-inline"), "records=");
             System.out.printf(Locale.ROOT, "%-6d %-34s %9.2fx%n", r, "reader vs KafkaConsumer loop", reference / reader);
+            System.out.printf(Locale.ROOT, "%-6d %-34s %9.2fx%n", r, "reader + decode / KafkaConsumer loop",
+                    decoding / reference);
+        }
+        System.out.println();
+    }
+
+    /**
+     * Decode throughput per format on one thread (DecoderBenchmark, JMH, a fork of its own), with the fork's peak
+     * RSS: the cost that every sink pays per record read, apart from reading.
+     */
+    private void decoding() throws Exception {
+        System.out.println("== decoding, records/s on one thread (JMH: DecoderBenchmark, 3 x 2 s warm-up, 5 x 2 s)");
+        Measured m = measure(List.of("java", "-cp", classpath, "org.openjdk.jmh.Main", DecoderBenchmark.class.getName(),
+                "-rf", "csv", "-rff", root.resolve("bench/target/decode.csv").toString()), Map.of());
+        for (String line : m.out().split("\n")) {
+            if (line.startsWith("DecoderBenchmark.") || line.startsWith("Benchmark ") || line.contains("peak RSS")) {
+                System.out.println(line.strip());
+            }
         }
         System.out.println();
     }

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 
 import dev.kbackfill.core.read.BoundedReader;
+import dev.kbackfill.core.read.ReadAhead;
+import dev.kbackfill.core.read.RecordSource;
 import dev.kbackfill.core.record.Format;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.record.SourceRecord;
@@ -17,9 +19,11 @@ import dev.kbackfill.resolver.RangeResolver;
 import org.apache.kafka.common.IsolationLevel;
 
 /**
- * kbackfill's read path without a sink: plan earliest..latest, read it with the BoundedReader, optionally decode
- * every record as the run loop does. Prints {@code records=N bytes=B seconds=S}.
- * Usage: {@code ReadOnly BOOTSTRAP TOPIC decode|raw}.
+ * kbackfill's read path without a sink: plan earliest..latest, read it as a run does (the BoundedReader polled ahead
+ * on a thread of its own by ReadAhead), and with {@code decode} decode every record on the handler's thread, as a
+ * run decodes every record that needs its value. {@code decode-inline} decodes on the polling thread instead, as
+ * runs did before ReadAhead (the lever's own figure). Prints {@code records=N bytes=B seconds=S plan=S}.
+ * Usage: {@code ReadOnly BOOTSTRAP TOPIC raw|decode|decode-inline}.
  */
 public final class ReadOnly {
 
@@ -29,7 +33,8 @@ public final class ReadOnly {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0];
         String topic = args[1];
-        boolean decode = args[2].equals("decode");
+        boolean decode = args[2].startsWith("decode");
+        boolean ahead = !args[2].equals("decode-inline");
         long started = System.nanoTime();
         Map<String, Object> config = Map.of("bootstrap.servers", bootstrap);
         Plan plan;
@@ -43,8 +48,9 @@ public final class ReadOnly {
         }
         RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
         long[] counts = {0, 0};
-        try (BoundedReader reader = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
-                Duration.ofMinutes(2))) {
+        RecordSource bounded = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
+                Duration.ofMinutes(2));
+        try (RecordSource reader = ahead ? new ReadAhead(bounded, 2) : bounded) {
             reader.read((records, positions, lost) -> {
                 for (SourceRecord r : records) {
                     counts[0]++;
