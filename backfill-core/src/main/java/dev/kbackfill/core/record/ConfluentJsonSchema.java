@@ -87,16 +87,47 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
         if (typed.validator() != null) {
             validate(record, bytes, what, id, typed.validator());
         }
-        return RecordDecoder.jsonColumns(record, bytes, FRAME, bytes.length - FRAME, single, what, columns.get(),
-                (name, p, t) -> {
-                    Kind kind = typed.fields().getOrDefault(name, Kind.ANY);
-                    Object v = value(p, t, kind);
-                    if (v == MISMATCH) {
-                        throw new DecodeException(record, "the " + what + "'s field '" + name + "' is "
-                                + shown(p, t) + ", not " + kind.described + " as schema id " + id + " says", null);
-                    }
-                    return v;
-                });
+        Columns.Builder builder = columns.get();
+        Map<String, Object> quick = quickColumns(bytes, FRAME, bytes.length - FRAME, typed.fields(), builder);
+        return quick != null ? quick : parsedColumns(record, bytes, FRAME, bytes.length - FRAME, single, what, id,
+                typed.fields(), builder);
+    }
+
+    /**
+     * A flat document's columns ({@link FlatJson}), each read as its field's kind; or null where the document is not
+     * flat or a field does not fit its kind, for {@link #parsedColumns} to read (and to say what the field holds).
+     */
+    static Map<String, Object> quickColumns(byte[] bytes, int offset, int length, Map<String, Kind> kinds,
+                                            Columns.Builder builder) {
+        Map<String, Object> flat = FlatJson.columns(bytes, offset, length, builder);
+        if (!(flat instanceof Columns)) {
+            // not flat; or a name given twice (the builder's other map), where each occurrence must fit its kind
+            return null;
+        }
+        for (Map.Entry<String, Object> column : flat.entrySet()) {
+            Object v = typed(column.getValue(), kinds.getOrDefault(column.getKey(), Kind.ANY));
+            if (v == MISMATCH) {
+                builder.clear();
+                return null;
+            }
+            builder.put(column.getKey(), v);
+        }
+        return builder.build();
+    }
+
+    /** Any document's columns read by Jackson, each as its field's kind; a field that does not fit is poison. */
+    static Map<String, Object> parsedColumns(SourceRecord record, byte[] bytes, int offset, int length, String single,
+                                             String what, int id, Map<String, Kind> kinds, Columns.Builder builder) {
+        return RecordDecoder.jsonColumns(record, bytes, offset, length, single, what, builder, (name, p, t) -> {
+            Kind kind = kinds.getOrDefault(name, Kind.ANY);
+            Object v = t == JsonToken.VALUE_NULL || kind == Kind.ANY || kind == Kind.JSON || t.isScalarValue()
+                    ? typed(RecordDecoder.value(p, t), kind) : MISMATCH;
+            if (v == MISMATCH) {
+                throw new DecodeException(record, "the " + what + "'s field '" + name + "' is " + shown(p, t)
+                        + ", not " + kind.described + " as schema id " + id + " says", null);
+            }
+            return v;
+        });
     }
 
     private static void validate(SourceRecord record, byte[] bytes, String what, int id,
@@ -120,17 +151,20 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
 
     private static final Object MISMATCH = new Object();
 
-    /** The value at the parser's token read as {@code kind}, or {@link #MISMATCH}. */
-    private static Object value(JsonParser p, JsonToken t, Kind kind) throws IOException {
-        if (t == JsonToken.VALUE_NULL) {
+    /**
+     * A value as {@link RecordDecoder#value} reads any JSON value (a string, a long or an exact decimal, a boolean,
+     * null, JSON text), read as {@code kind}; or {@link #MISMATCH}. One definition for both ways a document is read.
+     */
+    static Object typed(Object plain, Kind kind) {
+        if (plain == null) {
             return null;
         }
         switch (kind) {
             case ANY, JSON -> {
-                return RecordDecoder.value(p, t);
+                return plain;
             }
             case INTEGER, EPOCH_MILLIS, EPOCH_DAYS, MILLIS_OF_DAY -> {
-                Object whole = whole(p, t);
+                Object whole = whole(plain);
                 if (whole == MISMATCH || kind == Kind.INTEGER) {
                     return whole;
                 }
@@ -148,17 +182,15 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
                 }
             }
             case NUMBER -> {
-                return t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT ? p.getDecimalValue()
-                        : MISMATCH;
+                return plain instanceof Long n ? BigDecimal.valueOf(n) : plain instanceof BigDecimal ? plain : MISMATCH;
             }
             case BOOLEAN -> {
-                return t == JsonToken.VALUE_TRUE ? Boolean.TRUE : t == JsonToken.VALUE_FALSE ? Boolean.FALSE : MISMATCH;
+                return plain instanceof Boolean ? plain : MISMATCH;
             }
             default -> {
-                if (t != JsonToken.VALUE_STRING) {
+                if (!(plain instanceof String s)) {
                     return MISMATCH;
                 }
-                String s = p.getText();
                 try {
                     return switch (kind) {
                         case TIMESTAMP -> ITU.parseDateTime(s).toInstant();
@@ -173,16 +205,13 @@ public final class ConfluentJsonSchema implements SchemaDecoder {
         }
     }
 
-    /** A whole number: an integer token, or a number with no fraction (JSON Schema's integer includes 1.0). */
-    private static Object whole(JsonParser p, JsonToken t) throws IOException {
-        if (t == JsonToken.VALUE_NUMBER_INT) {
-            return RecordDecoder.value(p, t);
+    /** A whole number: an integer, or a number with no fraction (JSON Schema's integer includes 1.0). */
+    private static Object whole(Object plain) {
+        if (plain instanceof Long) {
+            return plain;
         }
-        if (t == JsonToken.VALUE_NUMBER_FLOAT) {
-            BigDecimal d = p.getDecimalValue();
-            if (d.signum() == 0 || d.stripTrailingZeros().scale() <= 0) {
-                return RecordDecoder.scalarInteger(d.toBigInteger());
-            }
+        if (plain instanceof BigDecimal d && (d.signum() == 0 || d.stripTrailingZeros().scale() <= 0)) {
+            return RecordDecoder.scalarInteger(d.toBigInteger());
         }
         return MISMATCH;
     }

@@ -75,6 +75,67 @@ class FlatJsonTest {
     }
 
     @Test
+    void aJsonSchemaDocumentReadQuicklyGetsTheColumnsJacksonsTypedReadingGives() {
+        ConfluentJsonSchema.Kind[] kinds = ConfluentJsonSchema.Kind.values();
+        int read = 0;
+        for (long seed = 0; seed < 300; seed++) {
+            Random random = new Random(seed);
+            // each field name gets a kind from the schema, or none (any JSON value)
+            Map<String, ConfluentJsonSchema.Kind> schema = new java.util.HashMap<>();
+            for (String name : NAMES) {
+                if (random.nextInt(4) > 0) {
+                    schema.put(name, kinds[random.nextInt(kinds.length)]);
+                }
+            }
+            Columns.Builder builder = new Columns.Builder();
+            for (int d = 0; d < 200; d++) {
+                String document = random.nextInt(4) == 0 ? typedDocument(random, schema) : document(random);
+                byte[] bytes = document.getBytes(StandardCharsets.UTF_8);
+                if (random.nextInt(4) == 0) {
+                    bytes = broken(bytes, random);
+                }
+                Map<String, Object> quick = ConfluentJsonSchema.quickColumns(bytes, 0, bytes.length, schema, builder);
+                if (quick == null) {
+                    continue;
+                }
+                read++;
+                Object expected;
+                try {
+                    Map<String, Object> parsed = ConfluentJsonSchema.parsedColumns(RECORD, bytes, 0, bytes.length,
+                            "value", "value", 1, schema, new Columns.Builder());
+                    expected = List.copyOf(parsed.entrySet()).toString() + types(parsed);
+                } catch (DecodeException e) {
+                    expected = DecodeException.class;
+                }
+                assertThat(List.copyOf(quick.entrySet()).toString() + types(quick))
+                        .as("seed %d: %s with %s", seed, new String(bytes, StandardCharsets.ISO_8859_1), schema)
+                        .isEqualTo(expected);
+            }
+        }
+        assertThat(read).isGreaterThan(10_000);
+    }
+
+    /** A flat document whose fields mostly hold what their kind wants (timestamps, dates, uuids, whole decimals). */
+    private static String typedDocument(Random random, Map<String, ConfluentJsonSchema.Kind> schema) {
+        StringBuilder s = new StringBuilder("{");
+        for (int f = 0; f < 1 + random.nextInt(6); f++) {
+            String name = NAMES[random.nextInt(NAMES.length)];
+            String v = switch (schema.getOrDefault(name, ConfluentJsonSchema.Kind.ANY)) {
+                case TIMESTAMP -> "\"2024-0" + (1 + random.nextInt(9)) + "-1" + random.nextInt(9) + "T10:00:0"
+                        + random.nextInt(9) + (random.nextBoolean() ? "Z" : "+02:00") + "\"";
+                case DATE -> "\"2024-02-" + (10 + random.nextInt(25)) + "\"";
+                case UUID -> "\"" + new java.util.UUID(random.nextLong(), random.nextLong()) + "\"";
+                case INTEGER, EPOCH_MILLIS, EPOCH_DAYS, MILLIS_OF_DAY -> List.of("5", "86399999", "86400000", "-1",
+                        "1.0", "1.50", "0.0", "9999999999999", "100000000.000").get(random.nextInt(9));
+                case BOOLEAN -> random.nextBoolean() ? "true" : "1";
+                default -> value(random);
+            };
+            s.append(f > 0 ? "," : "").append('"').append(name).append("\":").append(v);
+        }
+        return s.append('}').toString();
+    }
+
+    @Test
     void numbersKeepTheirTypeAndScale() {
         Columns.Builder builder = new Columns.Builder();
         for (String n : List.of("0", "-0", "7", "-12", "123456789012345678", "0.5", "-0.0", "12.30", "1.000",
