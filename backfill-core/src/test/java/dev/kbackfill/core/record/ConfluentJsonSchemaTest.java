@@ -65,6 +65,38 @@ class ConfluentJsonSchemaTest {
     }
 
     @Test
+    void aDateIsReadAsLocalDateParseReadsIt() {
+        java.util.Random random = new java.util.Random(7);
+        String chars = "0123456789-+ x";
+        for (int n = 0; n < 200_000; n++) {
+            String s;
+            if (random.nextBoolean()) { // mostly well-formed, some impossible dates (month 13, February 30)
+                s = String.format(java.util.Locale.ROOT, "%04d-%02d-%02d", random.nextInt(10_000), random.nextInt(14),
+                        random.nextInt(33));
+            } else {
+                StringBuilder b = new StringBuilder();
+                for (int k = 0; k < 8 + random.nextInt(5); k++) {
+                    b.append(chars.charAt(random.nextInt(chars.length())));
+                }
+                s = b.toString();
+            }
+            Object expected;
+            try {
+                expected = java.time.LocalDate.parse(s);
+            } catch (java.time.DateTimeException e) {
+                expected = "invalid";
+            }
+            Object actual;
+            try {
+                actual = ConfluentJsonSchema.date(s);
+            } catch (java.time.DateTimeException e) {
+                actual = "invalid";
+            }
+            org.assertj.core.api.Assertions.assertThat(actual).as(s).isEqualTo(expected);
+        }
+    }
+
+    @Test
     void propertiesAreTypedByTheSchema() {
         serve();
         Map<String, Object> c = decode(new ConfluentJsonSchema(client, false), framed(9, """
