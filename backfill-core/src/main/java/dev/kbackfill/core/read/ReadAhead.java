@@ -90,7 +90,7 @@ public final class ReadAhead implements RecordSource {
         }
     }
 
-    private static RuntimeException rethrow(Throwable t) throws InterruptedException {
+    private static RuntimeException rethrow(Throwable t) {
         if (t instanceof RuntimeException re) {
             throw re;
         }
