@@ -19,7 +19,6 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.kbackfill.core.registry.SchemaRegistryClient;
 import dev.kbackfill.core.registry.UnknownSchemaException;
-import org.apache.avro.AvroRuntimeException;
 import org.apache.avro.Conversions;
 import org.apache.avro.Schema;
 import org.apache.avro.data.TimeConversions;
@@ -86,7 +85,10 @@ public final class ConfluentAvro implements SchemaDecoder {
         } catch (java.io.EOFException e) {
             throw new DecodeException(record, "the " + what + "'s body is truncated: it ends before the fields of schema id "
                     + id + " do", e);
-        } catch (IOException | AvroRuntimeException | IndexOutOfBoundsException | NegativeArraySizeException e) {
+        } catch (IOException | RuntimeException e) {
+            // whatever the reader or a logical type's conversion throws is about this body (one schema, read as it was
+            // written): an empty decimal, an invalid UUID, a time out of range, a length past every limit are poison
+            // records, never a failure of the run
             throw new DecodeException(record, "the " + what + "'s body does not match schema id " + id + ": "
                     + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
         }

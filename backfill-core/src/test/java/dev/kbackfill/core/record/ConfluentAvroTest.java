@@ -110,6 +110,28 @@ class ConfluentAvroTest {
     }
 
     @Test
+    void aValueNoLogicalTypeCanHoldIsAPoisonRecordNotAFailureOfTheRun() {
+        String flat = """
+                {"type":"record","name":"P","fields":[{"name":"id","type":{"type":"string","logicalType":"uuid"}},
+                 {"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":12,"scale":2}}]}""";
+        registry.schema(7, flat, null);
+        Schema plain = new Schema.Parser().parse(flat.replace(",\"logicalType\":\"uuid\"", "")
+                .replace(",\"logicalType\":\"decimal\",\"precision\":12,\"scale\":2", ""));
+        GenericRecord badUuid = new GenericData.Record(plain);
+        badUuid.put("id", "not-a-uuid");
+        badUuid.put("amount", ByteBuffer.wrap(new byte[] {1}));
+        byte[] one = ConfluentFraming.frame(7, plain, badUuid);
+        assertThatThrownBy(() -> avro.columns(record(one), one, "value", "value")).isInstanceOf(DecodeException.class)
+                .hasMessage("payments/1@77: the value's body does not match schema id 7: Invalid UUID string: not-a-uuid");
+        GenericRecord emptyDecimal = new GenericData.Record(plain);
+        emptyDecimal.put("id", "6f1c2a4e-1b7e-4e53-9a55-0d6f8a3f2b11");
+        emptyDecimal.put("amount", ByteBuffer.wrap(new byte[0]));
+        byte[] two = ConfluentFraming.frame(7, plain, emptyDecimal);
+        assertThatThrownBy(() -> avro.columns(record(two), two, "value", "value")).isInstanceOf(DecodeException.class)
+                .hasMessage("payments/1@77: the value's body does not match schema id 7: Zero length BigInteger");
+    }
+
+    @Test
     void aPrimitiveSchemaIsOneColumn() {
         registry.schema(5, "\"string\"", null);
         byte[] framed = ConfluentFraming.frame(5, Schema.create(Schema.Type.STRING), "hello");
