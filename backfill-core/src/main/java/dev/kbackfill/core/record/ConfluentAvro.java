@@ -48,12 +48,23 @@ public final class ConfluentAvro implements SchemaDecoder {
 
     private static final class PerThread {
         final Map<Integer, GenericDatumReader<Object>> readers = new HashMap<>();
+        /** Per schema id, its quick reader (empty: the schema is not a record of scalar fields). */
+        final Map<Integer, java.util.Optional<FlatAvro>> quick = new HashMap<>();
         final Columns.Builder columns = new Columns.Builder();
         BinaryDecoder reuse;
     }
 
+    /** Whether records of scalar fields are read by {@link FlatAvro} (the generic reader otherwise, and always on doubt). */
+    private final boolean quick;
+
     public ConfluentAvro(SchemaRegistryClient registry) {
+        this(registry, true);
+    }
+
+    /** With {@code quick} false, every value is read by Avro's generic reader (the quick reader's test compares). */
+    ConfluentAvro(SchemaRegistryClient registry, boolean quick) {
         this.registry = registry;
+        this.quick = quick;
         data.addLogicalTypeConversion(new Conversions.DecimalConversion());
         data.addLogicalTypeConversion(new Conversions.UUIDConversion());
         data.addLogicalTypeConversion(new TimeConversions.DateConversion());
@@ -77,6 +88,14 @@ public final class ConfluentAvro implements SchemaDecoder {
             });
         } catch (UnknownSchemaException e) {
             throw new DecodeException(record, "the " + what + " names schema id " + id + ": " + e.getMessage(), e);
+        }
+        if (quick) {
+            FlatAvro flat = state.quick.computeIfAbsent(id, i -> java.util.Optional.ofNullable(
+                    FlatAvro.of(reader.getSchema(), data))).orElse(null);
+            Map<String, Object> columns = flat == null ? null : flat.read(bytes, 5, state.columns);
+            if (columns != null) {
+                return columns;
+            }
         }
         Object datum;
         try {
