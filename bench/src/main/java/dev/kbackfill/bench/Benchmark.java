@@ -78,6 +78,31 @@ public final class Benchmark {
                 key, key % 20000, update, 10 + key % 900, key % 100, 1 + key % 9, T0.plusSeconds(i));
     }
 
+    /** The orders of {@link #json} as Avro: the same fields, the amount a decimal, the time a timestamp. */
+    static final String AVRO_SCHEMA = """
+            {"type":"record","name":"Order","fields":[
+              {"name":"order_id","type":"string"},{"name":"customer","type":"string"},{"name":"status","type":"string"},
+              {"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":12,"scale":2}},
+              {"name":"currency","type":"string"},{"name":"items","type":"int"},{"name":"channel","type":"string"},
+              {"name":"updated_at","type":{"type":"long","logicalType":"timestamp-millis"}},
+              {"name":"note","type":"string"}]}""";
+
+    /** Order {@code i} of {@link #json} in Confluent's Avro framing, schema id 1. */
+    static byte[] avro(org.apache.avro.Schema schema, int i, int keys) {
+        int key = i % keys;
+        org.apache.avro.generic.GenericRecord r = new org.apache.avro.generic.GenericData.Record(schema);
+        r.put("order_id", String.format(Locale.ROOT, "order-%07d", key));
+        r.put("customer", String.format(Locale.ROOT, "customer-%05d", key % 20000));
+        r.put("status", "status-" + i / keys);
+        r.put("amount", new java.math.BigDecimal(String.format(Locale.ROOT, "%d.%02d", 10 + key % 900, key % 100)));
+        r.put("currency", "EUR");
+        r.put("items", 1 + key % 9);
+        r.put("channel", "web");
+        r.put("updated_at", T0.plusSeconds(i));
+        r.put("note", "benchmark record padding to about two hundred bytes");
+        return dev.kbackfill.testservices.ConfluentFraming.frame(1, schema, r);
+    }
+
     public static String key(int i, int keys) {
         return String.format(Locale.ROOT, "order-%07d", i % keys);
     }
@@ -134,7 +159,9 @@ public final class Benchmark {
             }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
-                System.out.println("serving topic " + TOPIC + " at " + bootstrap + " until end of input");
+                loadAvro();
+                System.out.println("serving topics " + TOPIC + " and " + AVRO_TOPIC + " at " + bootstrap
+                        + " until end of input");
                 System.in.transferTo(java.io.OutputStream.nullOutputStream());
             }
         } finally {
@@ -208,7 +235,43 @@ public final class Benchmark {
             System.out.printf(Locale.ROOT, "%-6d %-34s %9.2fx%n", r, "reader + decode / KafkaConsumer loop",
                     decoding / reference);
         }
+        // the same orders as Avro (Confluent framing; the registry a loopback server in the reader's process)
+        loadAvro();
+        Path oursAvro = root.resolve("bench/target/readonly-avro.jsa");
+        Files.deleteIfExists(oursAvro);
+        time(0, "(untimed: class-data-sharing archive)", List.of("java", "-XX:ArchiveClassesAtExit=" + oursAvro,
+                "-Xmx256m", "-cp", jarsOnly, ReadOnly.class.getName(), bootstrap, AVRO_TOPIC, "decode-avro"), "records=");
+        for (int r = 1; r <= rounds; r++) {
+            double reference = time(r, "KafkaConsumer loop, Avro topic", List.of("java", "-XX:SharedArchiveFile=" + plain,
+                    "-Xmx256m", "-cp", jarsOnly, RawConsumer.class.getName(), bootstrap, AVRO_TOPIC), "records=");
+            double decoding = time(r, "kbackfill reader + Avro decode", List.of("java", "-XX:SharedArchiveFile=" + oursAvro,
+                    "-Xmx256m", "-cp", jarsOnly, ReadOnly.class.getName(), bootstrap, AVRO_TOPIC, "decode-avro"),
+                    "records=");
+            System.out.printf(Locale.ROOT, "%-6d %-34s %9.2fx%n", r, "reader + Avro / KafkaConsumer loop",
+                    decoding / reference);
+        }
         System.out.println();
+    }
+
+    private static final String AVRO_TOPIC = TOPIC + "-avro";
+
+    /** The topic's records again as Avro, into {@link #AVRO_TOPIC}: the same keys, timestamps and partitioner. */
+    private void loadAvro() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(AVRO_TOPIC, PARTITIONS, (short) 1))).all().get();
+            Thread.sleep(2000);
+        }
+        org.apache.avro.Schema schema = new org.apache.avro.Schema.Parser().parse(AVRO_SCHEMA);
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.LINGER_MS_CONFIG, 20, ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+        try (KafkaProducer<String, byte[]> p = new KafkaProducer<>(config, new StringSerializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            for (int i = 0; i < records; i++) {
+                p.send(new ProducerRecord<>(AVRO_TOPIC, null, T0.plusSeconds(i).toEpochMilli(), key(i, keys),
+                        avro(schema, i, keys)));
+            }
+            p.flush();
+        }
     }
 
     /**

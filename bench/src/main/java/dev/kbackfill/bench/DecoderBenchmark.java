@@ -1,20 +1,14 @@
 package dev.kbackfill.bench;
 
-import java.io.OutputStream;
 import java.math.BigDecimal;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
-import com.sun.net.httpserver.HttpServer;
 import dev.kbackfill.core.record.ColumnMapping;
 import dev.kbackfill.core.record.ConfluentAvro;
 import dev.kbackfill.core.record.Format;
@@ -94,19 +88,14 @@ public class DecoderBenchmark {
     @Param({"avro", "protobuf", "json-schema", "json-schema-validated", "json", "json-where"})
     public String format;
 
-    private HttpServer registry;
+    private LocalRegistry registry;
     private SourceRecord[] records;
     private RecordDecoder decoder;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        registry = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        serve(registry, 1, "AVRO", SCHEMA);
-        serve(registry, 2, "PROTOBUF", PROTO);
-        serve(registry, 3, "JSON", JSON_SCHEMA);
-        registry.start();
-        SchemaRegistryClient client = new SchemaRegistryClient("http://127.0.0.1:" + registry.getAddress().getPort(),
-                Optional.empty(), Optional.empty(), Duration.ofSeconds(5));
+        registry = new LocalRegistry().serve(1, "AVRO", SCHEMA).serve(2, "PROTOBUF", PROTO).serve(3, "JSON", JSON_SCHEMA);
+        SchemaRegistryClient client = registry.start();
         Schema schema = new Schema.Parser().parse(SCHEMA);
         records = new SourceRecord[RECORDS];
         for (int i = 0; i < RECORDS; i++) {
@@ -139,7 +128,7 @@ public class DecoderBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        registry.stop(0);
+        registry.close();
         System.out.printf("%n%s: peak RSS of this fork %s%n", format, peakRss());
     }
 
@@ -173,17 +162,6 @@ public class DecoderBenchmark {
                         + "\"day\":\"2024-01-01\",\"ref\":\"%s\",\"note\":%s}", i, i % 20000, 10 + i % 900, i % 100,
                 1 + i % 9, Instant.parse("2024-01-01T00:00:00Z").plusSeconds(i), new UUID(i, i),
                 i % 2 == 0 ? "null" : "\"note\"").getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static void serve(HttpServer registry, int id, String type, String schema) {
-        byte[] body = ("{\"schemaType\":\"" + type + "\",\"schema\":\"" + schema.replace("\"", "\\\"")
-                .replace("\n", "\\n") + "\"}").getBytes(StandardCharsets.UTF_8);
-        registry.createContext("/schemas/ids/" + id, ex -> {
-            ex.sendResponseHeaders(200, body.length);
-            try (OutputStream out = ex.getResponseBody()) {
-                out.write(body);
-            }
-        });
     }
 
     /** Order {@code i} in Confluent's Protobuf framing (message indexes [0]), written field by field. */

@@ -8,6 +8,7 @@ import java.util.Map;
 import dev.kbackfill.core.read.BoundedReader;
 import dev.kbackfill.core.read.ReadAhead;
 import dev.kbackfill.core.read.RecordSource;
+import dev.kbackfill.core.record.ConfluentAvro;
 import dev.kbackfill.core.record.Format;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.record.SourceRecord;
@@ -22,8 +23,9 @@ import org.apache.kafka.common.IsolationLevel;
  * kbackfill's read path without a sink: plan earliest..latest, read it as a run does (the BoundedReader polled ahead
  * on a thread of its own by ReadAhead), and with {@code decode} decode every record on the handler's thread, as a
  * run decodes every record that needs its value. {@code decode-inline} decodes on the polling thread instead, as
- * runs did before ReadAhead (the lever's own figure). Prints {@code records=N bytes=B seconds=S plan=S}.
- * Usage: {@code ReadOnly BOOTSTRAP TOPIC raw|decode|decode-inline}.
+ * runs did before ReadAhead (the lever's own figure). {@code decode-avro} decodes Confluent-framed Avro values of
+ * {@link Benchmark#AVRO_SCHEMA}, whose registry is a loopback server in this process. Prints
+ * {@code records=N bytes=B seconds=S plan=S}. Usage: {@code ReadOnly BOOTSTRAP TOPIC raw|decode|decode-inline|decode-avro}.
  */
 public final class ReadOnly {
 
@@ -46,7 +48,11 @@ public final class ReadOnly {
         for (PartitionRange r : plan.partitions()) {
             ranges.add(new BoundedReader.Range(r.partition(), r.start(), r.end()));
         }
-        RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
+        LocalRegistry registry = args[2].equals("decode-avro") ? new LocalRegistry().serve(1, "AVRO", Benchmark.AVRO_SCHEMA)
+                : null;
+        RecordDecoder decoder = registry == null ? new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value",
+                List.of()) : new RecordDecoder(Format.STRING, Format.AVRO, "kafka_key", "value", List.of(),
+                new ConfluentAvro(registry.start()));
         long[] counts = {0, 0};
         RecordSource bounded = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
                 Duration.ofMinutes(2));
@@ -62,6 +68,9 @@ public final class ReadOnly {
             });
         }
         double seconds = (System.nanoTime() - started) / 1e9;
+        if (registry != null) {
+            registry.close();
+        }
         System.out.printf("records=%d bytes=%d seconds=%.3f plan=%.3f%n", counts[0], counts[1], seconds, planSeconds);
     }
 }
