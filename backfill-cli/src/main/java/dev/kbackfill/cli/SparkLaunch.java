@@ -228,8 +228,7 @@ public final class SparkLaunch {
         }
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.add("-Xmx" + conf("spark.driver.memory").orElse("2g"));
-        cmd.addAll(JAVA_17_OPENS);
+        cmd.addAll(driverJvmOptions(conf("spark.driver.memory"), conf("spark.driver.extraJavaOptions")));
         cmd.add("-Dlog4j2.configurationFile=" + dir.resolve("spark-log4j2.properties").toUri());
         cmd.add("-cp");
         cmd.add(runtime + "/*");
@@ -238,6 +237,25 @@ public final class SparkLaunch {
         localClusterOptions(runtime).forEach(c -> cmd.addAll(List.of("--conf", c)));
         addApplication(cmd, jar, spec);
         return cmd;
+    }
+
+    /**
+     * The driver's JVM options on the built runtime, where the launch starts the driver's JVM itself (spark-submit's
+     * own launcher would otherwise read these two settings): its heap from {@code spark.driver.memory} (2g unless
+     * set), Spark's module openings, then {@code spark.driver.extraJavaOptions} split on white space.
+     */
+    static List<String> driverJvmOptions(Optional<String> memory, Optional<String> extraJavaOptions) {
+        List<String> options = new ArrayList<>();
+        options.add("-Xmx" + memory.orElse("2g"));
+        options.addAll(JAVA_17_OPENS);
+        extraJavaOptions.ifPresent(extra -> {
+            for (String option : extra.strip().split("\\s+")) {
+                if (!option.isEmpty()) {
+                    options.add(option);
+                }
+            }
+        });
+        return options;
     }
 
     /** {@code local-cluster[WORKERS,CORES,MB]}: a master and workers in the driver, each executor a JVM of its own. */

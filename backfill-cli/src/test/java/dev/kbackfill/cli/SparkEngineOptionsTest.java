@@ -2,6 +2,8 @@ package dev.kbackfill.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Optional;
+
 import org.junit.jupiter.api.Test;
 
 
@@ -22,5 +24,14 @@ class SparkEngineOptionsTest {
         CliRun engine = CliRun.of("run", "--topic", "t", "--from", "earliest", "--to", "latest", "--engine", "flink");
         assertThat(engine.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(engine.err()).contains("flink");
+    }
+
+    @Test
+    void theDriverOnTheBuiltRuntimeGetsItsMemoryAndExtraJavaOptions() {
+        assertThat(SparkLaunch.driverJvmOptions(Optional.empty(), Optional.empty())).startsWith("-Xmx2g")
+                .contains("--add-opens=java.base/java.nio=ALL-UNNAMED");
+        assertThat(SparkLaunch.driverJvmOptions(Optional.of("3g"),
+                Optional.of(" -XX:TieredStopAtLevel=1   -XX:+UseSerialGC -Dx=y ")))
+                .startsWith("-Xmx3g").endsWith("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dx=y");
     }
 }
