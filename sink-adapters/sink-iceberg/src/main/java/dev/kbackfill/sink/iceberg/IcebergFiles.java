@@ -61,9 +61,17 @@ final class IcebergFiles {
     private final Table table;
     private final Schema schema;
 
+    /** Whether the probe may read Iceberg's internal values ({@link #liveRows}); off only to compare in tests. */
+    private final boolean internalValues;
+
     IcebergFiles(Table table) {
+        this(table, true);
+    }
+
+    IcebergFiles(Table table, boolean internalValues) {
         this.table = table;
         this.schema = table.schema();
+        this.internalValues = internalValues;
     }
 
     /**
@@ -97,14 +105,25 @@ final class IcebergFiles {
                 reads.add(() -> {
                     List<Hit> hits = new ArrayList<>();
                     int[] targets = read.stream().mapToInt(Integer::intValue).toArray();
-                    liveRows(task, projection, r -> {
+                    // where each key column is in the projection: a row is built only for a key of the batch
+                    int[] keyAt = new int[keyOrdinals.length];
+                    for (int k = 0; k < keyOrdinals.length; k++) {
+                        keyAt[k] = java.util.Arrays.binarySearch(targets, keyOrdinals[k]);
+                    }
+                    List<Object> key = new ArrayList<>(keyAt.length);
+                    liveRows(task, projection, internalValues, r -> {
+                        key.clear();
+                        for (int at : keyAt) {
+                            key.add(LakeValues.keyValue(IcebergTypes.physical(r.get(at))));
+                        }
+                        if (!keys.contains(key)) {
+                            return;
+                        }
                         Object[] row = new Object[columns.size()];
                         for (int i = 0; i < targets.length; i++) {
                             row[targets[i]] = IcebergTypes.physical(r.get(i));
                         }
-                        if (keys.contains(IcebergSink.keyOf(row, keyOrdinals))) {
-                            hits.add(new Hit(task, (Long) r.get(targets.length), row));
-                        }
+                        hits.add(new Hit(task, (Long) r.get(targets.length), row));
                     });
                     return hits;
                 });
@@ -134,7 +153,7 @@ final class IcebergFiles {
         Map<Hit, Object[]> rows = new LinkedHashMap<>();
         for (Map<Long, Hit> positions : byFile.values()) {
             FileScanTask task = positions.values().iterator().next().task();
-            liveRows(task, projection, r -> {
+            liveRows(task, projection, false, r -> {
                 Hit h = positions.get((Long) r.get(width));
                 if (h != null) {
                     Object[] row = new Object[width];
@@ -273,7 +292,7 @@ final class IcebergFiles {
         long[] rows = {0};
         try (writer) {
             for (FileScanTask task : tasks) {
-                liveRows(task, schema, r -> {
+                liveRows(task, schema, false, r -> {
                     writer.write(r.copy());
                     rows[0]++;
                 });
@@ -298,17 +317,29 @@ final class IcebergFiles {
                 .operationId(UUID.randomUUID().toString()).build();
     }
 
-    /** The task's live rows (the table's position and equality deletes applied) in {@code projection}. */
-    private void liveRows(FileScanTask task, Schema projection, Consumer<Record> out) {
+    /**
+     * The task's live rows (the table's position and equality deletes applied) in {@code projection}. With
+     * {@code physical}, values may come in Iceberg's internal representation (timestamps as microseconds, dates as
+     * days: what {@link IcebergTypes#physical} makes of either), which spares the probe a {@code java.time} object per
+     * value and row; not where equality deletes apply, whose filter compares generic values, nor for columns of types
+     * kbackfill does not write.
+     */
+    private void liveRows(FileScanTask task, Schema projection, boolean physical, Consumer<Record> out) {
         if (task.file().format() != FileFormat.PARQUET) {
             throw new org.apache.iceberg.exceptions.ValidationException("data file %s of %s is %s; kbackfill reads "
                     + "Parquet data files only", task.file().location(), table.name(), task.file().format());
         }
         GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, schema, projection);
         Schema required = deletes.requiredSchema();
+        // the two representations give the same physical values for the columns kbackfill writes (lake types)
+        boolean internal = physical && task.deletes().stream()
+                .noneMatch(d -> d.content() == org.apache.iceberg.FileContent.EQUALITY_DELETES)
+                && required.columns().stream().allMatch(f -> MetadataColumns.isMetadataColumn(f.fieldId())
+                || IcebergTypes.lakeType(f.type()).isPresent());
         CloseableIterable<Record> records = Parquet.read(table.io().newInputFile(task.file().location()))
                 .project(required).split(task.start(), task.length())
-                .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(required, fileSchema))
+                .createReaderFunc(fileSchema -> internal ? org.apache.iceberg.data.parquet.InternalReader
+                        .<Record>create(required, fileSchema) : GenericParquetReaders.buildReader(required, fileSchema))
                 .build();
         // the filter's rows are in the required schema, which starts with the projection's columns
         try (CloseableIterable<Record> live = deletes.filter(records)) {

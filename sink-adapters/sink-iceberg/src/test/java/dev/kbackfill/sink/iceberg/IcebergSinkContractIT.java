@@ -345,4 +345,29 @@ class IcebergSinkContractIT extends SinkContract {
             }
         }
     }
+
+    @Test
+    void theProbeFindsTheSameRowsInIcebergsInternalValuesAsInItsGenericOnes() throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 4L), row("a", "created", "1", 0, 0), row("b", "created", "1", 0, 1),
+                    row("c", "created", "1", 0, 2), row("d", "created", "1", 0, 3)));
+            o.write(batch(2, Map.of(0, 6L), row("a", "paid", "2", 0, 4), tombstone("d", 0, 5))); // position deletes
+        }
+        Table t = loaded();
+        List<org.apache.iceberg.types.Types.NestedField> columns = t.schema().columns();
+        int[] key = {columns.indexOf(t.schema().findField("kafka_key"))};
+        int[] metadata = java.util.stream.IntStream.range(0, columns.size())
+                .filter(i -> columns.get(i).name().startsWith("kafka_") && i != key[0]).toArray();
+        assertThat(metadata).hasSizeGreaterThanOrEqualTo(5); // topic, partition, offset, timestamp, log time
+        java.util.Set<List<Object>> keys = java.util.Set.of(List.of("a"), List.of("c"), List.of("d"), List.of("x"));
+        List<String> internal = described(new IcebergFiles(t).probe(t.currentSnapshot(), key, metadata, keys));
+        List<String> generic = described(new IcebergFiles(t, false).probe(t.currentSnapshot(), key, metadata, keys));
+        assertThat(internal).hasSize(2).isEqualTo(generic); // a's new row and c; d was deleted
+        assertThat(internal.toString()).contains("1704067204000000"); // a's timestamp as microseconds (T0 + 4 s)
+    }
+
+    private static List<String> described(List<IcebergFiles.Hit> hits) {
+        return hits.stream().map(h -> h.file() + "@" + h.position() + java.util.Arrays.deepToString(h.row()))
+                .sorted().toList();
+    }
 }
