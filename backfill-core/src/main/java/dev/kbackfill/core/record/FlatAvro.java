@@ -1,7 +1,5 @@
 package dev.kbackfill.core.record;
 
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -10,7 +8,6 @@ import java.util.Map;
 import org.apache.avro.Conversion;
 import org.apache.avro.Conversions;
 import org.apache.avro.LogicalType;
-import org.apache.avro.LogicalTypes;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 
@@ -30,7 +27,7 @@ final class FlatAvro {
     }
 
     /** How one value is read: its kind, its logical conversion (or null), and what the kind needs. */
-    private record Reader(Kind kind, Schema schema, LogicalType logical, Conversion<?> conversion, int decimalScale,
+    private record Reader(Kind kind, Schema schema, LogicalType logical, Conversion<?> conversion,
                           List<String> symbols, Reader[] branches) {
     }
 
@@ -63,18 +60,17 @@ final class FlatAvro {
     private static Reader reader(Schema s, GenericData data, boolean unionAllowed) {
         LogicalType logical = s.getLogicalType();
         Conversion<?> conversion = logical == null ? null : data.getConversionFor(logical);
-        int scale = logical instanceof LogicalTypes.Decimal d ? d.getScale() : 0;
         return switch (s.getType()) {
-            case NULL -> new Reader(Kind.NULL, s, null, null, 0, null, null);
-            case BOOLEAN -> new Reader(Kind.BOOLEAN, s, logical, conversion, 0, null, null);
-            case INT -> new Reader(Kind.INT, s, logical, conversion, 0, null, null);
-            case LONG -> new Reader(Kind.LONG, s, logical, conversion, 0, null, null);
-            case FLOAT -> new Reader(Kind.FLOAT, s, logical, conversion, 0, null, null);
-            case DOUBLE -> new Reader(Kind.DOUBLE, s, logical, conversion, 0, null, null);
-            case STRING -> new Reader(Kind.STRING, s, logical, conversion, 0, null, null);
-            case BYTES -> new Reader(Kind.BYTES, s, logical, conversion, scale, null, null);
-            case FIXED -> new Reader(Kind.FIXED, s, logical, conversion, scale, null, null);
-            case ENUM -> logical == null ? new Reader(Kind.ENUM, s, null, null, 0, s.getEnumSymbols(), null) : null;
+            case NULL -> new Reader(Kind.NULL, s, null, null, null, null);
+            case BOOLEAN -> new Reader(Kind.BOOLEAN, s, logical, conversion, null, null);
+            case INT -> new Reader(Kind.INT, s, logical, conversion, null, null);
+            case LONG -> new Reader(Kind.LONG, s, logical, conversion, null, null);
+            case FLOAT -> new Reader(Kind.FLOAT, s, logical, conversion, null, null);
+            case DOUBLE -> new Reader(Kind.DOUBLE, s, logical, conversion, null, null);
+            case STRING -> new Reader(Kind.STRING, s, logical, conversion, null, null);
+            case BYTES -> new Reader(Kind.BYTES, s, logical, conversion, null, null);
+            case FIXED -> new Reader(Kind.FIXED, s, logical, conversion, null, null);
+            case ENUM -> logical == null ? new Reader(Kind.ENUM, s, null, null, s.getEnumSymbols(), null) : null;
             case UNION -> {
                 if (!unionAllowed || logical != null) {
                     yield null;
@@ -87,7 +83,7 @@ final class FlatAvro {
                         yield null;
                     }
                 }
-                yield new Reader(Kind.UNION, s, null, null, 0, null, branches);
+                yield new Reader(Kind.UNION, s, null, null, null, branches);
             }
             default -> null; // records, arrays and maps: nested values, the generic reader's
         };
@@ -126,36 +122,17 @@ final class FlatAvro {
                 return in.has(1) ? converted(r, (in.bytes[in.pos++] & 0xff) == 1) : MALFORMED;
             case INT: {
                 long n = in.readInt();
-                return n == Long.MIN_VALUE ? MALFORMED : r.conversion == null ? (Object) n
-                        : ConfluentAvro.plain(Conversions.convertToLogicalType((int) n, r.schema, r.logical, r.conversion));
+                return n == Long.MIN_VALUE ? MALFORMED : converted(r, (int) n);
             }
-            case LONG: {
-                if (!in.readLong()) {
-                    return MALFORMED;
-                }
-                return r.conversion == null ? (Object) in.longValue
-                        : ConfluentAvro.plain(Conversions.convertToLogicalType(in.longValue, r.schema, r.logical,
-                        r.conversion));
-            }
+            case LONG:
+                return in.readLong() ? converted(r, in.longValue) : MALFORMED;
             case FLOAT:
-                if (!in.has(4)) {
-                    return MALFORMED;
-                }
-                float f = Float.intBitsToFloat((int) in.littleEndian(4));
-                return r.conversion == null ? (Object) (double) f : converted(r, f);
+                return in.has(4) ? converted(r, Float.intBitsToFloat((int) in.littleEndian(4))) : MALFORMED;
             case DOUBLE:
-                if (!in.has(8)) {
-                    return MALFORMED;
-                }
-                double d = Double.longBitsToDouble(in.littleEndian(8));
-                return r.conversion == null ? (Object) d : converted(r, d);
+                return in.has(8) ? converted(r, Double.longBitsToDouble(in.littleEndian(8))) : MALFORMED;
             case STRING: {
                 int length = in.length();
-                if (length < 0) {
-                    return MALFORMED;
-                }
-                String text = in.string(length);
-                return r.conversion == null ? text : converted(r, text);
+                return length < 0 ? MALFORMED : converted(r, in.string(length));
             }
             case BYTES: {
                 int length = in.length();
@@ -164,10 +141,7 @@ final class FlatAvro {
                 }
                 byte[] b = java.util.Arrays.copyOfRange(in.bytes, in.pos, in.pos + length);
                 in.pos += length;
-                if (r.conversion instanceof Conversions.DecimalConversion) {
-                    return new BigDecimal(new BigInteger(b), r.decimalScale);
-                }
-                return r.conversion == null ? b : converted(r, ByteBuffer.wrap(b));
+                return converted(r, ByteBuffer.wrap(b)); // plain() copies a buffer out: bytes, or a decimal
             }
             case FIXED: {
                 int size = r.schema.getFixedSize();
@@ -176,10 +150,7 @@ final class FlatAvro {
                 }
                 byte[] b = java.util.Arrays.copyOfRange(in.bytes, in.pos, in.pos + size);
                 in.pos += size;
-                if (r.conversion instanceof Conversions.DecimalConversion) {
-                    return new BigDecimal(new BigInteger(b), r.decimalScale);
-                }
-                return r.conversion == null ? b : converted(r, new GenericData.Fixed(r.schema, b));
+                return converted(r, new GenericData.Fixed(r.schema, b));
             }
             case ENUM: {
                 long index = in.readInt();
@@ -194,6 +165,7 @@ final class FlatAvro {
         }
     }
 
+    /** The value as the generic reader gives it (its logical type's conversion applied), made plain. */
     private static Object converted(Reader r, Object raw) {
         return ConfluentAvro.plain(r.conversion == null ? raw
                 : Conversions.convertToLogicalType(raw, r.schema, r.logical, r.conversion));
