@@ -319,12 +319,12 @@ final class IcebergFiles {
 
     /**
      * The task's live rows (the table's position and equality deletes applied) in {@code projection}. With
-     * {@code physical}, values may come in Iceberg's internal representation (timestamps as microseconds, dates as
+     * {@code internalAllowed}, values may come in Iceberg's internal representation (timestamps as microseconds, dates as
      * days: what {@link IcebergTypes#physical} makes of either), which spares the probe a {@code java.time} object per
      * value and row; not where equality deletes apply, whose filter compares generic values, nor for columns of types
      * kbackfill does not write.
      */
-    private void liveRows(FileScanTask task, Schema projection, boolean physical, Consumer<Record> out) {
+    private void liveRows(FileScanTask task, Schema projection, boolean internalAllowed, Consumer<Record> out) {
         if (task.file().format() != FileFormat.PARQUET) {
             throw new org.apache.iceberg.exceptions.ValidationException("data file %s of %s is %s; kbackfill reads "
                     + "Parquet data files only", task.file().location(), table.name(), task.file().format());
@@ -332,7 +332,7 @@ final class IcebergFiles {
         GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, schema, projection);
         Schema required = deletes.requiredSchema();
         // the two representations give the same physical values for the columns kbackfill writes (lake types)
-        boolean internal = physical && task.deletes().stream()
+        boolean internal = internalAllowed && task.deletes().stream()
                 .noneMatch(d -> d.content() == org.apache.iceberg.FileContent.EQUALITY_DELETES)
                 && required.columns().stream().allMatch(f -> MetadataColumns.isMetadataColumn(f.fieldId())
                 || IcebergTypes.lakeType(f.type()).isPresent());
