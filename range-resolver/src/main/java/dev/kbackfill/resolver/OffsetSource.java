@@ -50,6 +50,14 @@ public interface OffsetSource {
                                                           IsolationLevel isolationLevel);
 
     /**
+     * A hint that {@link #firstVisibleAtOrAfter} will soon be asked at this isolation level: a source whose check
+     * needs a client of its own may start making it now, while other questions are in flight. A source that
+     * ignores the hint (this default) answers the same.
+     */
+    default void prepareCheck(String topic, IsolationLevel isolationLevel) {
+    }
+
+    /**
      * {@link #offsetsForTime} with a time of its own per partition: a source that can ask for them in one request
      * does so ({@link KafkaOffsetSource}); this default asks once per distinct time.
      */
