@@ -96,6 +96,7 @@ final class IcebergFiles {
                 firstKeys.add(k.get(0));
             }
         }
+        dev.kbackfill.sink.lake.KeyFilter filter = dev.kbackfill.sink.lake.KeyFilter.of(keys);
         List<Callable<List<Hit>>> reads = new ArrayList<>();
         try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(base.snapshotId()).planFiles()) {
             for (FileScanTask task : tasks) {
@@ -116,7 +117,7 @@ final class IcebergFiles {
                         for (int at : keyAt) {
                             key.add(LakeValues.keyValue(IcebergTypes.physical(r.get(at))));
                         }
-                        if (!keys.contains(key)) {
+                        if (!filter.mayContain(key) || !keys.contains(key)) {
                             return;
                         }
                         Object[] row = new Object[columns.size()];
