@@ -61,17 +61,26 @@ final class IcebergFiles {
     private final Table table;
     private final Schema schema;
 
-    /** Whether the probe may read Iceberg's internal values ({@link #liveRows}); off only to compare in tests. */
-    private final boolean internalValues;
-
-    IcebergFiles(Table table) {
-        this(table, true);
+    /** How the probe reads a file it can: in tests, each of the three, to compare them. */
+    enum ProbeReader {
+        /** Parquet's column readers ({@link ColumnarProbe}), else Iceberg's internal values. */
+        COLUMNAR,
+        /** Iceberg's row reader of internal values where {@link #liveRows} allows it, else its generic values. */
+        INTERNAL,
+        /** Iceberg's row reader of generic values. */
+        GENERIC
     }
 
-    IcebergFiles(Table table, boolean internalValues) {
+    private final ProbeReader probeReader;
+
+    IcebergFiles(Table table) {
+        this(table, ProbeReader.COLUMNAR);
+    }
+
+    IcebergFiles(Table table, ProbeReader probeReader) {
         this.table = table;
         this.schema = table.schema();
-        this.internalValues = internalValues;
+        this.probeReader = probeReader;
     }
 
     /**
@@ -111,8 +120,19 @@ final class IcebergFiles {
                     for (int k = 0; k < keyOrdinals.length; k++) {
                         keyAt[k] = java.util.Arrays.binarySearch(targets, keyOrdinals[k]);
                     }
+                    if (probeReader == ProbeReader.COLUMNAR && ColumnarProbe.probe(table, task,
+                            read.stream().map(columns::get).toList(), keyAt, filter,
+                            k -> filter.mayContain(k) && keys.contains(k), (position, values) -> {
+                                Object[] row = new Object[columns.size()];
+                                for (int i = 0; i < targets.length; i++) {
+                                    row[targets[i]] = values[i];
+                                }
+                                hits.add(new Hit(task, position, row));
+                            })) {
+                        return hits;
+                    }
                     List<Object> key = new ArrayList<>(keyAt.length);
-                    liveRows(task, projection, internalValues, r -> {
+                    liveRows(task, projection, probeReader != ProbeReader.GENERIC, r -> {
                         key.clear();
                         for (int at : keyAt) {
                             key.add(LakeValues.keyValue(IcebergTypes.physical(r.get(at))));

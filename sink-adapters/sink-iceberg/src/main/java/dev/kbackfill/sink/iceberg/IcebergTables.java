@@ -65,6 +65,7 @@ final class IcebergTables implements AutoCloseable {
         if (hadoop.get("fs.s3.impl") == null) {
             hadoop.set("fs.s3.impl", dev.kbackfill.sink.lake.ConditionalWrites.S3A); // s3:// as S3A
         }
+        dev.kbackfill.sink.lake.LocalLakeFileSystem.use(hadoop);
         if (ref.isPath()) {
             if (isObjectStore(ref.location())) {
                 throw new SinkConfigException("invalid --sink 'iceberg:" + ref.location() + "': a path table commits by "

@@ -40,7 +40,15 @@ public final class KeyFilter {
 
     /** False only for a key certainly not among the filter's keys. */
     public boolean mayContain(List<?> key) {
-        long z = mix(key.hashCode());
+        return mayContainHash(key.hashCode());
+    }
+
+    /**
+     * {@link #mayContain} for a key known by its {@link List#hashCode()} alone (a reader that can hash a value before
+     * it builds one: for one string column, {@code 31 + text.hashCode()}).
+     */
+    public boolean mayContainHash(int listHash) {
+        long z = mix(listHash);
         long b = bits(z);
         return (words[index(z)] & b) == b;
     }
