@@ -61,6 +61,7 @@ final class DeltaFiles {
         if (conf.get("fs.s3.impl") == null) {
             conf.set("fs.s3.impl", ConditionalWrites.S3A); // s3:// as S3A, as Spark on EMR and Databricks spell it
         }
+        dev.kbackfill.sink.lake.LocalLakeFileSystem.use(conf); // local files' permissions without a chmod process
         return conf;
     }
 
