@@ -688,29 +688,35 @@ public final class Benchmark {
     private void scale() throws Exception {
         System.out.println("== Scale: the whole topic into a new Delta table, wall time of the command");
         System.out.printf("%-6s %-44s %10s%n", "round", "run", "seconds");
+        // -Dbench.scaleMasters=MASTER;MASTER (default: all four below) runs some of them, e.g. the executors' own JVMs
+        List<String> masters = List.of(System.getProperty("bench.scaleMasters",
+                "local[2];local[1];local-cluster[1,1,1024];local-cluster[2,1,1024]").split(";"));
         for (int r = 1; r <= rounds; r++) {
             Path dir = Files.createTempDirectory("kbackfill-bench-scale");
             double single = timed(kbackfillDelta(TOPIC, "latest", dir.resolve("single").toString(), "scale-single"));
             checkRows(dir.resolve("single"));
-            List<Double> spark = new ArrayList<>();
+            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run (one process)", single);
+            Map<String, Double> spark = new java.util.HashMap<>();
             // local-cluster: executors as JVMs of their own (RPC, shuffle and task serialization as on a cluster)
-            List<String> masters = List.of("local[2]", "local[1]", "local-cluster[1,1,1024]", "local-cluster[2,1,1024]");
             for (String master : masters) {
                 Path table = dir.resolve("spark-" + master.replaceAll("\\W", ""));
                 List<String> command = new ArrayList<>(kbackfillDelta(TOPIC, "latest", table.toString(), "scale-" + master));
                 command.addAll(List.of("--engine", "spark", "--master", master, "--conf", "spark.driver.memory=2g"));
-                spark.add(timed(command));
+                spark.put(master, timed(command));
                 checkRows(table);
+                System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run --engine spark, " + master,
+                        spark.get(master));
             }
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run (one process)", single);
-            for (int m = 0; m < masters.size(); m++) {
-                System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill run --engine spark, " + masters.get(m),
-                        spark.get(m));
+            if (spark.containsKey("local[2]") && spark.containsKey("local[1]")) {
+                System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx / %.2fx%n", r,
+                        "Spark local[2] / one process; local[1] / local[2]", spark.get("local[2]") / single,
+                        spark.get("local[1]") / spark.get("local[2]"));
             }
-            System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx / %.2fx%n", r, "Spark local[2] / one process; local[1] / local[2]",
-                    spark.get(0) / single, spark.get(1) / spark.get(0));
-            System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx / %.2fx%n", r, "local-cluster 1 executor / local[1]; 2 / 1",
-                    spark.get(2) / spark.get(1), spark.get(3) / spark.get(2));
+            if (spark.containsKey("local-cluster[1,1,1024]") && spark.containsKey("local-cluster[2,1,1024]")) {
+                System.out.printf(Locale.ROOT, "%-6d %-44s %9.2fx / %.2fx%n", r, "local-cluster 1 executor / one process; 2 / 1",
+                        spark.get("local-cluster[1,1,1024]") / single,
+                        spark.get("local-cluster[2,1,1024]") / spark.get("local-cluster[1,1,1024]"));
+            }
         }
     }
 
