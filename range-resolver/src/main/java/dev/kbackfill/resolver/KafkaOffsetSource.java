@@ -87,7 +87,7 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
             KafkaConsumer<Void, Void> c;
             try {
                 c = f.join(); // a consumer still being made is waited for: its warm-up ends within PREPARE_TIMEOUT
-            } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            } catch (CompletionException e) {
                 continue; // never made: nothing to close (a check that needed it has said why)
             }
             c.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));

@@ -383,12 +383,11 @@ final class DeltaSink implements Sink {
                 .build().getScanState(engine);
         // one file per core at a time: probing is most of a small batch's work on a large table
         List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();
-        dev.kbackfill.sink.lake.KeyFilter filter = dev.kbackfill.sink.lake.KeyFilter.of(incoming.keySet());
-        java.util.function.Predicate<List<Object>> wanted = k -> filter.mayContain(k) && incoming.containsKey(k);
+        dev.kbackfill.sink.lake.KeyFilter wanted = dev.kbackfill.sink.lake.KeyFilter.of(incoming.keySet());
         for (Row scanFile : DeltaPruning.candidateFiles(engine, scan, schema, keyOrdinals[0], incoming.keySet())) {
             probes.add(() -> {
                 Candidate file = new Candidate(scanFile);
-                file.rows = DeltaFiles.scan(engine, probeState, scanFile, schema, keyOrdinals, wanted,
+                file.rows = DeltaFiles.scan(engine, probeState, scanFile, schema, keyOrdinals, wanted::wants,
                         (position, row) -> {
                             file.hits.add(row);
                             file.positions.add(position);

@@ -3,7 +3,6 @@ package dev.kbackfill.sink.iceberg;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Predicate;
 
 import dev.kbackfill.sink.lake.KeyFilter;
 import dev.kbackfill.sink.lake.LakeValues;
@@ -59,16 +58,16 @@ final class ColumnarProbe {
     }
 
     /**
-     * Reads {@code task}'s live rows whose key {@code wanted} accepts.
+     * Reads {@code task}'s live rows whose key {@code filter} {@link KeyFilter#wants wants}.
      *
      * @param fields the probed columns, in the order of the values handed to {@code hits}
      * @param keyAt  where the key columns are among {@code fields}, in key order
-     * @param filter the batch's keys' filter: a row's one string key column is hashed from its bytes and turned away
-     *               by the filter before it becomes a string; {@code wanted} decides every other row
+     * @param filter the batch's keys: a row's one string key column is hashed from its bytes and turned away by the
+     *               filter before it becomes a string
      * @return false, having read no row, for a file this reader does not read
      */
     static boolean probe(Table table, FileScanTask task, List<Types.NestedField> fields, int[] keyAt,
-                         KeyFilter filter, Predicate<List<Object>> wanted, Hits hits) throws IOException {
+                         KeyFilter filter, Hits hits) throws IOException {
         DataFile file = task.file();
         if (file.format() != FileFormat.PARQUET || task.start() != 0 || task.length() != file.fileSizeInBytes()) {
             return false;
@@ -147,7 +146,7 @@ final class ColumnarProbe {
                             values[keyAt[0]] = text.toStringUsingUTF8();
                             key.clear();
                             key.add(values[keyAt[0]]);
-                            hit = wanted.test(key);
+                            hit = filter.wants(key);
                         }
                     } else if (live) {
                         key.clear();
@@ -155,7 +154,7 @@ final class ColumnarProbe {
                             values[k] = kinds[k].read(readers[k], columns[k]);
                             key.add(LakeValues.keyValue(values[k]));
                         }
-                        hit = wanted.test(key);
+                        hit = filter.wants(key);
                     }
                     for (int i = 0; i < n; i++) {
                         ColumnReader c = readers[i];

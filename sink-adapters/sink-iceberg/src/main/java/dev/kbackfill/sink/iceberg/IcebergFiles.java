@@ -96,7 +96,14 @@ final class IcebergFiles {
         for (int o : metadataOrdinals) {
             read.add(o);
         }
-        Schema projection = withPosition(new Schema(read.stream().map(columns::get).toList()));
+        List<Types.NestedField> probed = read.stream().map(columns::get).toList();
+        Schema projection = withPosition(new Schema(probed));
+        int[] targets = read.stream().mapToInt(Integer::intValue).toArray();
+        // where each key column is in the projection: a row is built only for a key of the batch
+        int[] keyAt = new int[keyOrdinals.length];
+        for (int k = 0; k < keyOrdinals.length; k++) {
+            keyAt[k] = java.util.Arrays.binarySearch(targets, keyOrdinals[k]);
+        }
         Types.NestedField first = columns.get(keyOrdinals[0]);
         TreeSet<Object> firstKeys = null;
         if (prunable(first.type())) {
@@ -114,15 +121,8 @@ final class IcebergFiles {
                 }
                 reads.add(() -> {
                     List<Hit> hits = new ArrayList<>();
-                    int[] targets = read.stream().mapToInt(Integer::intValue).toArray();
-                    // where each key column is in the projection: a row is built only for a key of the batch
-                    int[] keyAt = new int[keyOrdinals.length];
-                    for (int k = 0; k < keyOrdinals.length; k++) {
-                        keyAt[k] = java.util.Arrays.binarySearch(targets, keyOrdinals[k]);
-                    }
-                    if (probeReader == ProbeReader.COLUMNAR && ColumnarProbe.probe(table, task,
-                            read.stream().map(columns::get).toList(), keyAt, filter,
-                            k -> filter.mayContain(k) && keys.contains(k), (position, values) -> {
+                    if (probeReader == ProbeReader.COLUMNAR && ColumnarProbe.probe(table, task, probed, keyAt, filter,
+                            (position, values) -> {
                                 Object[] row = new Object[columns.size()];
                                 for (int i = 0; i < targets.length; i++) {
                                     row[targets[i]] = values[i];
@@ -137,7 +137,7 @@ final class IcebergFiles {
                         for (int at : keyAt) {
                             key.add(LakeValues.keyValue(IcebergTypes.physical(r.get(at))));
                         }
-                        if (!filter.mayContain(key) || !keys.contains(key)) {
+                        if (!filter.wants(key)) {
                             return;
                         }
                         Object[] row = new Object[columns.size()];

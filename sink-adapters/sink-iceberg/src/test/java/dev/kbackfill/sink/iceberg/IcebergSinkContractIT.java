@@ -360,18 +360,11 @@ class IcebergSinkContractIT extends SinkContract {
                 .filter(i -> columns.get(i).name().startsWith("kafka_") && i != key[0]).toArray();
         assertThat(metadata).hasSizeGreaterThanOrEqualTo(5); // topic, partition, offset, timestamp, log time
         java.util.Set<List<Object>> keys = java.util.Set.of(List.of("a"), List.of("c"), List.of("d"), List.of("x"));
-        List<String> internal = described(new IcebergFiles(t, IcebergFiles.ProbeReader.INTERNAL)
-                .probe(t.currentSnapshot(), key, metadata, keys));
-        List<String> generic = described(new IcebergFiles(t, IcebergFiles.ProbeReader.GENERIC)
-                .probe(t.currentSnapshot(), key, metadata, keys));
-        List<String> columnar = described(new IcebergFiles(t, IcebergFiles.ProbeReader.COLUMNAR)
-                .probe(t.currentSnapshot(), key, metadata, keys));
+        Map<IcebergFiles.ProbeReader, List<String>> found = ColumnarProbeTest.byEachReader(t, key, metadata, keys);
+        List<String> internal = found.get(IcebergFiles.ProbeReader.INTERNAL);
+        List<String> generic = found.get(IcebergFiles.ProbeReader.GENERIC);
+        List<String> columnar = found.get(IcebergFiles.ProbeReader.COLUMNAR);
         assertThat(internal).hasSize(2).isEqualTo(generic).isEqualTo(columnar); // a's new row and c; d was deleted
         assertThat(internal.toString()).contains("1704067204000000"); // a's timestamp as microseconds (T0 + 4 s)
-    }
-
-    private static List<String> described(List<IcebergFiles.Hit> hits) {
-        return hits.stream().map(h -> h.file() + "@" + h.position() + java.util.Arrays.deepToString(h.row()))
-                .sorted().toList();
     }
 }

@@ -1,7 +1,7 @@
 package dev.kbackfill.sink.lake;
 
-import java.util.Collection;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A batch's keys in a few bits each, asked before the batch's own key set by a probe that looks at the key of every
@@ -11,31 +11,38 @@ import java.util.List;
  * about 2 bytes a key (a blocked Bloom filter: four bits of one word per key), small enough to stay in a core's cache.
  *
  * <p>No false negatives: a key's hash is {@link List#hashCode()}, which equal keys share (as they share their values'
- * hash codes); about 2% of the other keys pass, and the set decides them.
+ * hash codes); about 2% of the other keys pass, and the set decides them ({@link #wants}).
  */
 public final class KeyFilter {
 
     private static final int MAX_WORDS = 1 << 22;
 
+    private final Set<? extends List<?>> keys;
     private final long[] words;
     private final int mask;
 
-    private KeyFilter(int wordCount) {
+    private KeyFilter(Set<? extends List<?>> keys, int wordCount) {
+        this.keys = keys;
         this.words = new long[wordCount];
         this.mask = wordCount - 1;
     }
 
-    /** A filter holding {@code keys} (physical values, as the probe builds a row's key). */
-    public static KeyFilter of(Collection<? extends List<?>> keys) {
+    /** A filter of the batch's {@code keys} (physical values, as the probe builds a row's key), kept to decide. */
+    public static KeyFilter of(Set<? extends List<?>> keys) {
         // 16 to 32 bits a key: the power of two of words at or above a word per four keys (at most 32 MB)
         int wanted = (int) Math.min(MAX_WORDS, Math.max(1, ((long) keys.size() + 3) / 4));
         int count = Integer.highestOneBit(wanted);
-        KeyFilter f = new KeyFilter(count < wanted ? count << 1 : count);
+        KeyFilter f = new KeyFilter(keys, count < wanted ? count << 1 : count);
         for (List<?> k : keys) {
             long z = mix(k.hashCode());
             f.words[f.index(z)] |= bits(z);
         }
         return f;
+    }
+
+    /** Whether {@code key} is one of the batch's: the filter first, then, for a key it lets pass, the set. */
+    public boolean wants(List<?> key) {
+        return mayContain(key) && keys.contains(key);
     }
 
     /** False only for a key certainly not among the filter's keys. */

@@ -50,6 +50,7 @@ class KeyFilterTest {
                 // the probe's own shapes: a reused ArrayList, a singleton list, an immutable copy
                 List<Object> asProbed = columns == 1 ? Collections.singletonList(k.get(0)) : new ArrayList<>(k);
                 assertThat(filter.mayContain(asProbed)).as("key %s of a batch of %s", k, size).isTrue();
+                assertThat(filter.wants(asProbed)).as("key %s of a batch of %s", k, size).isTrue();
             }
             if (size >= 10_000) {
                 int passed = 0;
@@ -59,6 +60,7 @@ class KeyFilterTest {
                     if (!batch.contains(other)) {
                         others++;
                         passed += filter.mayContain(other) ? 1 : 0;
+                        assertThat(filter.wants(other)).as("key %s outside the batch", other).isFalse();
                     }
                 }
                 assertThat((double) passed / others).as("keys outside a batch of %s of kinds %s that pass", size,
@@ -69,7 +71,7 @@ class KeyFilterTest {
 
     @Test
     void aKeyEqualToABatchKeyPassesWhateverObjectsHoldIt() {
-        KeyFilter filter = KeyFilter.of(List.of(List.of("order-1", 5L), List.of(ByteBuffer.wrap(new byte[] {1, 2}))));
+        KeyFilter filter = KeyFilter.of(Set.of(List.of("order-1", 5L), List.of(ByteBuffer.wrap(new byte[] {1, 2}))));
         assertThat(filter.mayContain(new ArrayList<>(List.of(new String("order-1"), Long.valueOf(5))))).isTrue();
         ByteBuffer inALargerArray = ByteBuffer.wrap(new byte[] {9, 1, 2, 9}, 1, 2).slice();
         assertThat(filter.mayContain(Collections.singletonList(inALargerArray))).isTrue();
@@ -77,9 +79,10 @@ class KeyFilterTest {
 
     @Test
     void itsSizeFollowsTheBatchAndIsBounded() {
-        assertThat(KeyFilter.of(List.of()).words()).isEqualTo(1);
-        assertThat(KeyFilter.of(Collections.nCopies(5, List.of("x"))).words()).isEqualTo(2);
-        List<List<Object>> many = new ArrayList<>();
+        assertThat(KeyFilter.of(Set.of()).words()).isEqualTo(1);
+        assertThat(KeyFilter.of(Set.of(List.of("a"), List.of("b"), List.of("c"), List.of("d"), List.of("e"))).words())
+                .isEqualTo(2);
+        Set<List<Object>> many = new HashSet<>();
         for (int i = 0; i < 100_000; i++) {
             many.add(List.of(i));
         }
