@@ -217,18 +217,14 @@ final class IcebergFiles {
     }
 
     private List<DataFile> writeChunk(List<Object[]> rows, int partitionId, String operation) throws IOException {
-        List<Types.NestedField> columns = schema.columns();
         OutputFileFactory files = OutputFileFactory.builderFor(table, partitionId, System.currentTimeMillis())
                 .format(FileFormat.PARQUET).operationId(operation).build();
-        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), files, table.io(), targetFileSize(),
-                table.spec(), null);
+        RollingDataWriter<org.apache.iceberg.StructLike> writer = new RollingDataWriter<>(
+                new PhysicalRowWriters(table, schema), files, table.io(), targetFileSize(), table.spec(), null);
         try (writer) {
-            GenericRecord r = GenericRecord.create(schema);
+            PhysicalRowWriters.Row r = new PhysicalRowWriters.Row(schema);
             for (Object[] row : rows) {
-                for (int i = 0; i < row.length; i++) {
-                    r.set(i, IcebergTypes.toIceberg(row[i], columns.get(i).type()));
-                }
-                writer.write(r); // Parquet's writer copies the values out before the next row
+                writer.write(r.of(row)); // Parquet's writer copies the values out before the next row
             }
         }
         return writer.result().dataFiles();

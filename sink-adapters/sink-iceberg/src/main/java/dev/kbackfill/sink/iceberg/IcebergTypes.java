@@ -15,8 +15,8 @@ import org.apache.iceberg.types.Types;
 
 /**
  * Column types and values between the lake sinks' physical values (timestamps as long microseconds UTC, dates as int
- * days, bytes as arrays) and Iceberg's generic values ({@code OffsetDateTime}, {@code LocalDate},
- * {@code ByteBuffer}, ...). Iceberg types the lake sinks have no value for (time, UUID, fixed, nested) have no lake
+ * days, bytes as arrays) and Iceberg's values: the internal ones its writer takes ({@link #toInternal}) and the
+ * generic or internal ones its readers give ({@code OffsetDateTime}, {@code LocalDate}, {@code ByteBuffer}, ...). Iceberg types the lake sinks have no value for (time, UUID, fixed, nested) have no lake
  * type: such a column is left null, and a field written into it is refused.
  */
 final class IcebergTypes {
@@ -58,30 +58,26 @@ final class IcebergTypes {
         });
     }
 
-    /** A physical value as Iceberg's generic records hold it in a column of {@code type}. */
-    static Object toIceberg(Object physical, Type type) {
+    /**
+     * A physical value as Iceberg's internal rows hold it in a column of {@code type}, which its Parquet writer
+     * writes without a conversion: timestamps as long microseconds and dates as int days (as physical values already
+     * are), floats as {@code Float}, bytes as a {@code ByteBuffer}; strings, decimals and booleans as they are.
+     */
+    static Object toInternal(Object physical, Type.TypeID type) {
         if (physical == null) {
             return null;
         }
-        return switch (type.typeId()) {
-            case LONG -> ((Number) physical).longValue();
-            case INTEGER -> ((Number) physical).intValue();
-            case DOUBLE -> ((Number) physical).doubleValue();
+        return switch (type) {
+            case LONG, TIMESTAMP -> physical instanceof Long l ? l : (Object) ((Number) physical).longValue();
+            case INTEGER, DATE -> physical instanceof Integer i ? i : (Object) ((Number) physical).intValue();
+            case DOUBLE -> physical instanceof Double d ? d : (Object) ((Number) physical).doubleValue();
             case FLOAT -> ((Number) physical).floatValue();
             case BINARY -> physical instanceof ByteBuffer b ? b : ByteBuffer.wrap((byte[]) physical);
-            case TIMESTAMP -> {
-                long micros = ((Number) physical).longValue();
-                Instant i = Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L),
-                        Math.floorMod(micros, 1_000_000L) * 1_000L);
-                yield ((Types.TimestampType) type).shouldAdjustToUTC() ? OffsetDateTime.ofInstant(i, ZoneOffset.UTC)
-                        : LocalDateTime.ofInstant(i, ZoneOffset.UTC);
-            }
-            case DATE -> LocalDate.ofEpochDay(((Number) physical).longValue());
             default -> physical; // strings, decimals, booleans
         };
     }
 
-    /** A generic record's value in physical form: the inverse of {@link #toIceberg}. */
+    /** A generic (or internal) record's value in physical form: the inverse of {@link #toInternal}. */
     static Object physical(Object value) {
         if (value == null) {
             return null;

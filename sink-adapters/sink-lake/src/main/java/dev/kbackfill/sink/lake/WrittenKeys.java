@@ -5,47 +5,58 @@ import java.util.List;
 
 /**
  * The keys a sink wrote into a table that was empty when it began, for as long as it is the table's only writer: a
- * Bloom filter (32 bits a key, about two false positives in ten million) that tells a key it certainly never wrote,
- * so that a batch of new keys into a table this run is filling needs no probe of the files written so far (a probe
- * that random keys would make read every file, batch after batch). Bounded: past {@code capacity} keys it is full and
- * answers "maybe" for every key, which is where the sinks probe as before.
+ * set of 32-bit fingerprints of the keys' 64-bit hashes (open addressing, at most three quarters full, about 5 bytes a
+ * key) that tells a key it certainly never wrote, so that a batch of new keys into a table this run is filling needs
+ * no probe of the files written so far (a probe that random keys would make read every file, batch after batch).
+ * A key never written passes only if its fingerprint equals one met on its way through the table: a few in a billion.
+ * Each key costs one hash and, mostly, one cache line (a Bloom filter of the same accuracy costs some twenty lines a
+ * key, and that was a tenth of a new table's CPU). Bounded: past {@code capacity} keys it is full and answers "maybe"
+ * for every key, which is where the sinks probe as before.
  */
 public final class WrittenKeys {
 
-    private static final int BITS_PER_KEY = 32;
-    private static final int HASHES = 22;
+    private static final long SEED = 0x9E3779B97F4A7C15L;
 
-    private final long[] bits;
-    private final long size;
+    private final int[] slots;
+    private final int mask;
     private final long capacity;
     private long keys;
 
-    /** A filter for up to {@code capacity} keys ({@code capacity * 4} bytes). */
+    /** A set for up to {@code capacity} keys (a power of two of 4-byte slots, at least {@code capacity * 4 / 3}). */
     public WrittenKeys(long capacity) {
+        long wanted = Math.max(8, (capacity * 4 + 2) / 3);
+        long size = Long.highestOneBit(wanted) < wanted ? Long.highestOneBit(wanted) << 1 : wanted;
+        this.slots = new int[Math.toIntExact(size)];
+        this.mask = slots.length - 1;
         this.capacity = capacity;
-        this.size = Math.max(64, capacity * BITS_PER_KEY);
-        this.bits = new long[Math.toIntExact((size + 63) / 64)];
     }
 
-    /** A filter sized for a heap: at most a sixteenth of it, and no more than 64 MB (16M keys). */
+    /** A set sized for a heap: at most a sixteenth of it, and no more than 64 MB (12M keys). */
     public static WrittenKeys forHeap(long maxHeapBytes) {
-        long bytes = Math.min(64L << 20, maxHeapBytes / 16);
-        return new WrittenKeys(bytes / (BITS_PER_KEY / 8));
+        long bytes = Long.highestOneBit(Math.max(64, Math.min(64L << 20, maxHeapBytes / 16)));
+        return new WrittenKeys(bytes / 4 * 3 / 4);
     }
 
-    /** Whether the filter holds as many keys as it was sized for: then every key may have been written. */
+    /** Whether the set holds as many keys as it was sized for: then every key may have been written. */
     public boolean full() {
         return keys >= capacity;
     }
 
     /** Records a written key (its physical values). */
     public void add(List<Object> key) {
-        long h1 = hash(key, 0x9E3779B97F4A7C15L);
-        long h2 = hash(key, 0xC2B2AE3D27D4EB4FL) | 1;
-        for (int i = 0; i < HASHES; i++) {
-            long bit = Math.floorMod(h1 + i * h2, size);
-            bits[(int) (bit >>> 6)] |= 1L << (bit & 63);
+        if (full()) {
+            return;
         }
+        long h = hash(key, SEED);
+        int fingerprint = fingerprint(h);
+        int i = index(h);
+        while (slots[i] != 0) {
+            if (slots[i] == fingerprint) {
+                return; // this key again, or one that shares its place and fingerprint: either way it passes
+            }
+            i = (i + 1) & mask;
+        }
+        slots[i] = fingerprint;
         keys++;
     }
 
@@ -54,15 +65,25 @@ public final class WrittenKeys {
         if (full()) {
             return true;
         }
-        long h1 = hash(key, 0x9E3779B97F4A7C15L);
-        long h2 = hash(key, 0xC2B2AE3D27D4EB4FL) | 1;
-        for (int i = 0; i < HASHES; i++) {
-            long bit = Math.floorMod(h1 + i * h2, size);
-            if ((bits[(int) (bit >>> 6)] & (1L << (bit & 63))) == 0) {
-                return false;
+        long h = hash(key, SEED);
+        int fingerprint = fingerprint(h);
+        for (int i = index(h); slots[i] != 0; i = (i + 1) & mask) {
+            if (slots[i] == fingerprint) {
+                return true;
             }
         }
-        return true;
+        return false;
+    }
+
+    /** The hash's low half, never 0 (which marks an empty slot). */
+    private static int fingerprint(long h) {
+        int f = (int) h;
+        return f == 0 ? 1 : f;
+    }
+
+    /** The slot a hash starts at: its high half, independent of the fingerprint. */
+    private int index(long h) {
+        return (int) (h >>> 32) & mask;
     }
 
     private static long hash(List<Object> key, long seed) {

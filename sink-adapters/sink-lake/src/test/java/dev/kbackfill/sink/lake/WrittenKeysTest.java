@@ -29,6 +29,45 @@ class WrittenKeysTest {
     }
 
     @Test
+    void atThreeQuartersFullAKeyNeverWrittenStillAlmostNeverPasses() {
+        WrittenKeys keys = new WrittenKeys(786_432); // 2^20 slots, filled to three quarters: the longest searches
+        for (int i = 0; i < 786_431; i++) {
+            keys.add(List.of((long) i * 7919));
+        }
+        assertThat(keys.full()).isFalse();
+        for (int i = 0; i < 786_431; i++) {
+            assertThat(keys.mayContain(List.of((long) i * 7919))).isTrue();
+        }
+        int falsePositives = 0;
+        for (int i = 0; i < 1_000_000; i++) {
+            if (keys.mayContain(List.of((long) i * 7919 + 1))) {
+                falsePositives++;
+            }
+        }
+        assertThat(falsePositives).as("false positives in a million keys never written").isLessThanOrEqualTo(2);
+    }
+
+    @Test
+    void aSetForAHeapTakesASixteenthOfItAtMost64Mb() {
+        WrittenKeys small = WrittenKeys.forHeap(64L << 20); // 4 MB: 2^20 slots, three quarters of them
+        for (int i = 0; i < 786_431; i++) {
+            small.add(List.of("k" + i));
+        }
+        assertThat(small.full()).isFalse();
+        small.add(List.of("last"));
+        assertThat(small.full()).isTrue();
+    }
+
+    @Test
+    void aKeyAddedTwiceCountsOnce() {
+        WrittenKeys keys = new WrittenKeys(2);
+        keys.add(List.of("a", 1L));
+        keys.add(List.of("a", 1L));
+        assertThat(keys.full()).isFalse();
+        assertThat(keys.mayContain(List.of("a", 2L))).isFalse();
+    }
+
+    @Test
     void aFullFilterAnswersMaybeForEveryKey() {
         WrittenKeys keys = new WrittenKeys(2);
         keys.add(List.of("a"));
