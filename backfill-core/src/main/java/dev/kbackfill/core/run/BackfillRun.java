@@ -316,7 +316,12 @@ public final class BackfillRun {
     }
 
     /** A batch handed to the writer thread; its counters apply once its transaction is committed. */
-    private record InFlight(Future<Written> done, Reduction.Pending pending, List<Change> reduced,
+    /**
+     * A batch handed to the writer thread, with what counting it needs once written: per partition the records it
+     * superseded and the changes it reduced to, counts only, so that the batch's raw records and undecoded changes
+     * are not kept alive beside its decoded ones while it is written (with unique keys they were a third of the heap).
+     */
+    private record InFlight(Future<Written> done, Map<Integer, Long> superseded, Map<Integer, Long> reduced,
                             Map<Integer, Long> next) {
     }
 
@@ -432,7 +437,9 @@ public final class BackfillRun {
         WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, decoded, RowShape.of(decoded), next,
                 state.plan().topic());
         submitted.putAll(next);
-        return new InFlight(writer.submit(() -> write(batch)), pending, reduced, next);
+        Map<Integer, Long> perPartition = new HashMap<>();
+        reduced.forEach(c -> perPartition.merge(c.partition(), 1L, Long::sum));
+        return new InFlight(writer.submit(() -> write(batch)), pending.superseded(), perPartition, next);
     }
 
     /** What the writer did with a batch: the sink's result, and per partition the records the sink refused. */
@@ -520,8 +527,8 @@ public final class BackfillRun {
             Throwable cause = e.getCause();
             throw new RunFailure(describeFailure(cause, counters), cause);
         }
-        inFlight.pending().superseded().forEach((p, n) -> counters.get(p).superseded += n);
-        inFlight.reduced().forEach(c -> counters.get(c.partition()).written++);
+        inFlight.superseded().forEach((p, n) -> counters.get(p).superseded += n);
+        inFlight.reduced().forEach((p, n) -> counters.get(p).written += n);
         // what the target kept out (it holds a newer version) is not written
         result.result().keptOut().forEach((p, n) -> {
             Counters c = counters.get(p);
