@@ -172,8 +172,13 @@ class FlatAvroTest {
         return switch (s) {
             case "ENUM" -> "{\"type\":\"enum\",\"name\":\"E" + id + tag + field + "\",\"symbols\":[\"A\",\"B\",\"C\"]}";
             case "FIXED" -> "{\"type\":\"fixed\",\"name\":\"X" + id + tag + field + "\",\"size\":" + (1 + random.nextInt(9)) + "}";
-            case "FIXED_DECIMAL" -> "{\"type\":\"fixed\",\"name\":\"D" + id + tag + field
-                    + "\",\"size\":6,\"logicalType\":\"decimal\",\"precision\":14,\"scale\":3}";
+            case "FIXED_DECIMAL" -> { // 1 to 12 bytes, at the most digits each size holds: quick path and not
+                int size = 1 + random.nextInt(12);
+                int precision = new int[] {2, 4, 6, 9, 11, 14, 16, 18, 21, 23, 26, 28}[size - 1];
+                yield "{\"type\":\"fixed\",\"name\":\"D" + id + tag + field + "\",\"size\":" + size
+                        + ",\"logicalType\":\"decimal\",\"precision\":" + precision + ",\"scale\":"
+                        + random.nextInt(Math.min(precision, 4) + 1) + "}";
+            }
             default -> s;
         };
     }
