@@ -52,11 +52,14 @@ public record RowShape(List<Column> keyColumns, List<Column> valueColumns) {
         }
 
         private static void note(Map<String, ColumnType> seen, String name, ColumnType t) {
-            if (!seen.containsKey(name)) {
-                seen.put(name, t);
-            } else if (t != null) {
-                ColumnType before = seen.get(name);
-                seen.put(name, before == null ? t : before.widen(t));
+            // one lookup for the common case, a column seen before with the same type: every field of every record
+            ColumnType before = seen.get(name);
+            if (before == null) {
+                if (t != null || !seen.containsKey(name)) {
+                    seen.put(name, t);
+                }
+            } else if (t != null && t != before) {
+                seen.put(name, before.widen(t));
             }
         }
 
