@@ -115,15 +115,9 @@ final class ColumnarProbe {
                     deleted = deletes.deletedRowPositions();
                 }
             }
-            boolean oneText = keyAt.length == 1 && kinds[keyAt[0]] == Kind.STRING;
-            boolean[] isKey = new boolean[n];
-            for (int k : keyAt) {
-                isKey[k] = true;
-            }
+            Scan scan = new Scan(columns, kinds, keyAt, filter, deleted, hits);
             String createdBy = reader.getFooter().getFileMetaData().getCreatedBy();
             GroupConverter ignored = ignoring(projection);
-            Object[] values = new Object[n];
-            List<Object> key = new ArrayList<>(keyAt.length);
             long base = 0;
             PageReadStore group;
             while ((group = reader.readNextRowGroup()) != null) {
@@ -132,47 +126,98 @@ final class ColumnarProbe {
                 for (int i = 0; i < n; i++) {
                     readers[i] = store.getColumnReader(columns[i]);
                 }
-                long rows = group.getRowCount();
-                for (long r = 0; r < rows; r++) {
-                    long position = base + r;
-                    boolean live = deleted == null || !deleted.isDeleted(position);
-                    boolean hit = false;
-                    if (live && oneText && readers[keyAt[0]].getCurrentDefinitionLevel()
-                            == columns[keyAt[0]].getMaxDefinitionLevel()) {
-                        // the common key: one string; most rows are turned away on a hash of their bytes
-                        Binary text = readers[keyAt[0]].getBinary();
-                        long h = asciiHash(text);
-                        if (h == NOT_ASCII || filter.mayContainHash(31 + (int) h)) {
-                            values[keyAt[0]] = text.toStringUsingUTF8();
-                            key.clear();
-                            key.add(values[keyAt[0]]);
-                            hit = filter.wants(key);
-                        }
-                    } else if (live) {
-                        key.clear();
-                        for (int k : keyAt) {
-                            values[k] = kinds[k].read(readers[k], columns[k]);
-                            key.add(LakeValues.keyValue(values[k]));
-                        }
-                        hit = filter.wants(key);
-                    }
-                    for (int i = 0; i < n; i++) {
-                        ColumnReader c = readers[i];
-                        if (hit && !isKey[i]) {
-                            values[i] = kinds[i].read(c, columns[i]);
-                        } else if (!(live && isKey[i]) && c.getCurrentDefinitionLevel() == columns[i].getMaxDefinitionLevel()) {
-                            c.skip();
-                        }
-                        c.consume();
-                    }
-                    if (hit) {
-                        hits.hit(position, values.clone());
-                    }
-                }
-                base += rows;
+                scan.rows(readers, base, group.getRowCount());
+                base += group.getRowCount();
             }
         }
         return true;
+    }
+
+    /**
+     * The rows of a file's row groups, one call per row: a method of its own, small, so that the JIT compiles the
+     * per-row work once and quickly. Inside one large method with the file's setup, the loop was compiled four times
+     * over (on-stack replacement at two tiers, then whole), C2 alone spending 1.4 s of a 1% touch's 8 s on it.
+     */
+    private static final class Scan {
+        private final ColumnDescriptor[] columns;
+        private final Kind[] kinds;
+        private final int[] keyAt;
+        private final boolean[] isKey;
+        private final boolean oneText;
+        private final KeyFilter filter;
+        private final PositionDeleteIndex deleted;
+        private final Hits hits;
+        private final Object[] values;
+        private final List<Object> key;
+        private ColumnReader[] readers;
+
+        Scan(ColumnDescriptor[] columns, Kind[] kinds, int[] keyAt, KeyFilter filter, PositionDeleteIndex deleted,
+             Hits hits) {
+            this.columns = columns;
+            this.kinds = kinds;
+            this.keyAt = keyAt;
+            this.isKey = new boolean[columns.length];
+            for (int k : keyAt) {
+                isKey[k] = true;
+            }
+            this.oneText = keyAt.length == 1 && kinds[keyAt[0]] == Kind.STRING;
+            this.filter = filter;
+            this.deleted = deleted;
+            this.hits = hits;
+            this.values = new Object[columns.length];
+            this.key = new ArrayList<>(keyAt.length);
+        }
+
+        /** The {@code count} rows of a row group read by {@code readers}, its first at {@code base} in the file. */
+        void rows(ColumnReader[] readers, long base, long count) {
+            this.readers = readers;
+            for (long r = 0; r < count; r++) {
+                row(base + r);
+            }
+        }
+
+        private void row(long position) {
+            boolean live = deleted == null || !deleted.isDeleted(position);
+            boolean hit = live && (oneText ? textKeyWanted() : keyWanted());
+            for (int i = 0; i < readers.length; i++) {
+                ColumnReader c = readers[i];
+                if (hit && !isKey[i]) {
+                    values[i] = kinds[i].read(c, columns[i]);
+                } else if (!(live && isKey[i]) && c.getCurrentDefinitionLevel() == columns[i].getMaxDefinitionLevel()) {
+                    c.skip();
+                }
+                c.consume();
+            }
+            if (hit) {
+                hits.hit(position, values.clone());
+            }
+        }
+
+        /** The common key, one string: most rows are turned away on a hash of their bytes. */
+        private boolean textKeyWanted() {
+            int k = keyAt[0];
+            if (readers[k].getCurrentDefinitionLevel() != columns[k].getMaxDefinitionLevel()) {
+                return keyWanted(); // a null key
+            }
+            Binary text = readers[k].getBinary();
+            long h = asciiHash(text);
+            if (h != NOT_ASCII && !filter.mayContainHash(31 + (int) h)) {
+                return false;
+            }
+            values[k] = text.toStringUsingUTF8();
+            key.clear();
+            key.add(values[k]);
+            return filter.wants(key);
+        }
+
+        private boolean keyWanted() {
+            key.clear();
+            for (int k : keyAt) {
+                values[k] = kinds[k].read(readers[k], columns[k]);
+                key.add(LakeValues.keyValue(values[k]));
+            }
+            return filter.wants(key);
+        }
     }
 
     private static final long NOT_ASCII = Long.MIN_VALUE;
