@@ -159,15 +159,7 @@ public final class BoundedReader implements RecordSource {
                 }
                 throw e;
             }
-            List<SourceRecord> records = new ArrayList<>(polled.count());
-            for (ConsumerRecord<byte[], byte[]> r : polled) {
-                Range range = ranges.get(r.partition());
-                if (r.offset() >= range.end() || r.offset() < range.start()) {
-                    continue; // past the end of the range: the next one's business, never this backfill's
-                }
-                records.add(new SourceRecord(r.topic(), r.partition(), r.offset(), r.timestamp(),
-                        clock.stamp(r.partition(), r.timestamp()), r.key(), r.value(), r.headers()));
-            }
+            List<SourceRecord> records = inRange(polled, clock);
             Map<Integer, Long> positions = new HashMap<>();
             List<TopicPartition> finished = new ArrayList<>();
             for (Map.Entry<TopicPartition, Long> e : pending.entrySet()) {
@@ -192,6 +184,23 @@ public final class BoundedReader implements RecordSource {
             handler.accept(records, positions, lost);
             checkStall(pending, lastProgress);
         }
+    }
+
+    /**
+     * The polled records within their partition's range, as source records. A method of its own, so that the JIT
+     * compiles this per-record loop by itself rather than the whole poll loop over and over (on-stack replacement).
+     */
+    private List<SourceRecord> inRange(ConsumerRecords<byte[], byte[]> polled, LogClock clock) {
+        List<SourceRecord> records = new ArrayList<>(polled.count());
+        for (ConsumerRecord<byte[], byte[]> r : polled) {
+            Range range = ranges.get(r.partition());
+            if (r.offset() >= range.end() || r.offset() < range.start()) {
+                continue; // past the end of the range: the next one's business, never this backfill's
+            }
+            records.add(new SourceRecord(r.topic(), r.partition(), r.offset(), r.timestamp(),
+                    clock.stamp(r.partition(), r.timestamp()), r.key(), r.value(), r.headers()));
+        }
+        return records;
     }
 
     /** Fails when no partition has moved for the stall timeout, whatever path the loop took. */
