@@ -132,24 +132,38 @@ final class DeltaFiles {
                                 keys[k] = b.getColumnVector(ordinals[keyOrdinals[k]]);
                             }
                         }
-                        for (int r = 0; r < b.getSize(); r++) {
-                            if (fb.getSelectionVector().isPresent() && !fb.getSelectionVector().get().getBoolean(r)) {
-                                continue;
-                            }
-                            live++;
-                            if (keys != null && !wanted.test(key(keys, r))) {
-                                continue;
-                            }
-                            Object[] row = new Object[schema.length()];
-                            for (int c = 0; c < schema.length(); c++) {
-                                row[c] = ordinals[c] < 0 ? null : DeltaTypes.read(b.getColumnVector(ordinals[c]), r);
-                            }
-                            consumer.accept(position + r, row);
-                        }
+                        live += rows(b, fb.getSelectionVector().orElse(null), ordinals, keys, wanted, position,
+                                consumer);
                     }
                 }
                 position += physical.getSize();
             }
+        }
+        return live;
+    }
+
+    /**
+     * The live rows of one batch of a file, handed on where their key is wanted; returns how many were live. A method
+     * of its own, small, so that the JIT compiles the per-row work once: inside {@link #scan} the loop made C2 compile
+     * all of scan by on-stack replacement, four times (1.1 s of compiler time in a 7.6 s touch of a 2M-row table).
+     */
+    private static long rows(ColumnarBatch b, io.delta.kernel.data.ColumnVector selection, int[] ordinals,
+                             io.delta.kernel.data.ColumnVector[] keys, java.util.function.Predicate<List<Object>> wanted,
+                             long position, RowConsumer consumer) throws IOException {
+        long live = 0;
+        for (int r = 0; r < b.getSize(); r++) {
+            if (selection != null && !selection.getBoolean(r)) {
+                continue;
+            }
+            live++;
+            if (keys != null && !wanted.test(key(keys, r))) {
+                continue;
+            }
+            Object[] row = new Object[ordinals.length];
+            for (int c = 0; c < ordinals.length; c++) {
+                row[c] = ordinals[c] < 0 ? null : DeltaTypes.read(b.getColumnVector(ordinals[c]), r);
+            }
+            consumer.accept(position + r, row);
         }
         return live;
     }
