@@ -315,11 +315,11 @@ public final class BackfillRun {
         return new Chunk(changes, positions, read, filtered, rejected, lost, late, poison, bytes);
     }
 
-    /** A batch handed to the writer thread; its counters apply once its transaction is committed. */
     /**
-     * A batch handed to the writer thread, with what counting it needs once written: per partition the records it
-     * superseded and the changes it reduced to, counts only, so that the batch's raw records and undecoded changes
-     * are not kept alive beside its decoded ones while it is written (with unique keys they were a third of the heap).
+     * A batch handed to the writer thread; its counters apply once its transaction is committed. It keeps what that
+     * counting needs, per partition the records it superseded and the changes it reduced to, counts only, so that the
+     * batch's raw records and undecoded changes are not kept alive beside its decoded ones while it is written (with
+     * unique keys they were a third of the heap).
      */
     private record InFlight(Future<Written> done, Map<Integer, Long> superseded, Map<Integer, Long> reduced,
                             Map<Integer, Long> next) {

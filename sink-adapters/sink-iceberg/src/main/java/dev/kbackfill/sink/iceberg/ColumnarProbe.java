@@ -126,8 +126,9 @@ final class ColumnarProbe {
                 for (int i = 0; i < n; i++) {
                     readers[i] = store.getColumnReader(columns[i]);
                 }
-                scan.rows(readers, base, group.getRowCount());
-                base += group.getRowCount();
+                long rows = group.getRowCount();
+                scan.rows(readers, base, rows);
+                base += rows;
             }
         }
         return true;

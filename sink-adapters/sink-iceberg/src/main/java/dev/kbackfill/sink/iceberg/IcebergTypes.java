@@ -16,8 +16,9 @@ import org.apache.iceberg.types.Types;
 /**
  * Column types and values between the lake sinks' physical values (timestamps as long microseconds UTC, dates as int
  * days, bytes as arrays) and Iceberg's values: the internal ones its writer takes ({@link #toInternal}) and the
- * generic or internal ones its readers give ({@code OffsetDateTime}, {@code LocalDate}, {@code ByteBuffer}, ...). Iceberg types the lake sinks have no value for (time, UUID, fixed, nested) have no lake
- * type: such a column is left null, and a field written into it is refused.
+ * generic or internal ones its readers give ({@code OffsetDateTime}, {@code LocalDate}, {@code ByteBuffer}, ...).
+ * Iceberg types the lake sinks have no value for (time, UUID, fixed, nested) have no lake type: such a column is
+ * left null, and a field written into it is refused.
  */
 final class IcebergTypes {
 

@@ -47,7 +47,7 @@ public final class WrittenKeys {
         if (full()) {
             return;
         }
-        long h = hash(key, SEED);
+        long h = hash(key);
         int fingerprint = fingerprint(h);
         int i = index(h);
         while (slots[i] != 0) {
@@ -65,7 +65,7 @@ public final class WrittenKeys {
         if (full()) {
             return true;
         }
-        long h = hash(key, SEED);
+        long h = hash(key);
         int fingerprint = fingerprint(h);
         for (int i = index(h); slots[i] != 0; i = (i + 1) & mask) {
             if (slots[i] == fingerprint) {
@@ -86,36 +86,36 @@ public final class WrittenKeys {
         return (int) (h >>> 32) & mask;
     }
 
-    private static long hash(List<Object> key, long seed) {
-        long h = seed;
+    private static long hash(List<Object> key) {
+        long h = SEED;
         for (Object v : key) {
-            h = mix(h ^ valueHash(v, seed));
+            h = mix(h ^ valueHash(v));
         }
         return h;
     }
 
-    private static long valueHash(Object v, long seed) {
+    private static long valueHash(Object v) {
         if (v == null) {
-            return seed;
+            return SEED;
         }
         if (v instanceof CharSequence s) {
-            long h = seed ^ 0xCBF29CE484222325L;
+            long h = SEED ^ 0xCBF29CE484222325L;
             for (int i = 0; i < s.length(); i++) {
                 h = (h ^ s.charAt(i)) * 0x100000001B3L;
             }
             return mix(h);
         }
         if (v instanceof Number n && !(v instanceof java.math.BigDecimal)) {
-            return mix(seed + n.longValue());
+            return mix(SEED + n.longValue());
         }
         if (v instanceof ByteBuffer b) {
-            long h = seed ^ 0xCBF29CE484222325L;
+            long h = SEED ^ 0xCBF29CE484222325L;
             for (int i = b.position(); i < b.limit(); i++) {
                 h = (h ^ (b.get(i) & 0xFF)) * 0x100000001B3L;
             }
             return mix(h);
         }
-        return mix(seed + v.hashCode());
+        return mix(SEED + v.hashCode());
     }
 
     /** splitmix64's finaliser. */
