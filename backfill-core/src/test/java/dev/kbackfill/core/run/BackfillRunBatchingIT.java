@@ -227,4 +227,48 @@ class BackfillRunBatchingIT {
                         + "offset 0 of [.., 3) committed; a rerun resumes there");
         assertThat(sink.batches).isEmpty();
     }
+
+    @Test
+    void theNextBatchIsDecodedWhileTheOneBeforeItIsBeingWritten() throws Exception {
+        // one record a batch: a (valid) is batch 1, b (not JSON, decoded lazily) batch 2
+        Plan plan = loadValues("batching-overlap", "a", "{\"n\":1}", "b", "{oops");
+        java.util.concurrent.CountDownLatch decoded = new java.util.concurrent.CountDownLatch(1);
+        boolean[] decodedDuringWrite = {false};
+        RecordingSink sink = new RecordingSink() {
+            @Override
+            public WriteResult write(WriteBatch batch) {
+                try {
+                    // batch 2's poison record is met (and rejected) only by decoding it
+                    decodedDuringWrite[0] = decoded.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.write(batch);
+            }
+        };
+        Rejects failing = new Rejects() {
+            @Override
+            public void reject(dev.kbackfill.core.record.SourceRecord record, RuntimeException error) {
+                decoded.countDown();
+                throw error;
+            }
+
+            @Override
+            public boolean failsTheRun() {
+                return true;
+            }
+        };
+        RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
+        BackfillRun run = new BackfillRun(kafka.clientConfig(), decoder, sink, TombstoneMode.DELETE,
+                RunOptions.DEFAULTS.withBatchRows(1), RunListener.NONE, failing);
+
+        assertThatThrownBy(() -> run.execute(JobState.begin("batching", "f", 1, plan)))
+                .isInstanceOf(RunFailure.class)
+                .hasMessageStartingWith("cannot decode batching-overlap/0@1: the value is not JSON")
+                // batch 1 was written meanwhile, and committed before the run stopped
+                .hasMessageContaining("stopped with partition 0 at offset 1 of [.., 2) committed");
+        assertThat(decodedDuringWrite[0]).as("batch 2 decoded while batch 1 was being written").isTrue();
+        assertThat(sink.batches).hasSize(1);
+        assertThat(sink.rows.get("a").values()).containsEntry("n", 1L);
+    }
 }
