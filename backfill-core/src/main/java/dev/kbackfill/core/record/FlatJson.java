@@ -67,7 +67,7 @@ final class FlatJson {
                 if (stringEnd < 0) {
                     return giveUp(builder);
                 }
-                value = new String(bytes, i + 1, stringEnd - i - 1, StandardCharsets.ISO_8859_1);
+                value = builder.string(field, bytes, i + 1, stringEnd);
                 i = stringEnd + 1;
             } else if (b == '-' || (b >= '0' && b <= '9')) {
                 // -?(0|[1-9][0-9]*)(.[0-9]+)? of at most 18 digits: a long, or an exact decimal with its scale

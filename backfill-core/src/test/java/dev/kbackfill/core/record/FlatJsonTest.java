@@ -136,6 +136,26 @@ class FlatJsonTest {
     }
 
     @Test
+    void aValueThatRecursAtItsFieldIsOneStringAndOthersAreTheirOwn() {
+        Columns.Builder builder = new Columns.Builder();
+        List<Map<String, Object>> read = new java.util.ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            // a constant, an id of the same length each time, a value that starts to recur after 200 records
+            String document = "{\"currency\":\"EUR\",\"id\":\"order-" + (1000 + i) + "\",\"status\":\""
+                    + (i < 200 ? "s" + (1000 + i) : "paid") + "\"}";
+            read.add(FlatJson.columns(document.getBytes(StandardCharsets.UTF_8), 0, document.length(), builder));
+        }
+        for (int i = 1; i < 300; i++) {
+            assertThat(read.get(i).get("currency")).isSameAs(read.get(0).get("currency"));
+            assertThat(read.get(i).get("id")).isEqualTo("order-" + (1000 + i));
+            assertThat(read.get(i).get("status")).isEqualTo(i < 200 ? "s" + (1000 + i) : "paid");
+        }
+        // after 200 new values in a row the field is compared once in 64 records, so the recurring one is caught
+        // within 64 records and shared from then on
+        assertThat(read.get(299).get("status")).isSameAs(read.get(264).get("status"));
+    }
+
+    @Test
     void numbersKeepTheirTypeAndScale() {
         Columns.Builder builder = new Columns.Builder();
         for (String n : List.of("0", "-0", "7", "-12", "123456789012345678", "0.5", "-0.0", "12.30", "1.000",
