@@ -57,4 +57,29 @@ class KeyOrderTest {
         dev.kbackfill.sink.lake.KeyOrder.sortByKey(rows, new int[] {0, 1});
         assertThat(rows).extracting(r -> r[2]).containsExactly("z", "y", "x", "f", "e");
     }
+
+    @Test
+    void rowsSortInUtf8OrderAndKeepTheOrderOfEqualKeys() {
+        Random random = new Random(7);
+        char[] plain = {'a', 'b', 'z', '0', '9', '-', '\u00e9', '\u4e2d', '\uD7FF'};
+        char[] any = {'a', 'b', '\u00e9', '\uD7FF', '\uE000', '\uFF21', '\uFFFD'};
+        for (int round = 0; round < 6; round++) {
+            // below U+D800 only, with characters above it (where UTF-16 order is not UTF-8 order), or with nulls
+            char[] alphabet = round % 3 == 1 ? any : plain;
+            int n = round < 3 ? 40_000 : 300;
+            List<Object[]> rows = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Object key = randomString(random, alphabet);
+                if (round % 3 == 2 && random.nextInt(100) == 0) {
+                    key = null;
+                }
+                rows.add(new Object[] {key, i});
+            }
+            List<Object[]> expected = new ArrayList<>(rows);
+            expected.sort((x, y) -> x[0] instanceof String a && y[0] instanceof String b ? utf8Order(a, b)
+                    : dev.kbackfill.sink.lake.KeyOrder.compareValues(x[0], y[0]));
+            dev.kbackfill.sink.lake.KeyOrder.sortByKey(rows, new int[] {0});
+            assertThat(rows).as("round %d", round).containsExactlyElementsOf(expected);
+        }
+    }
 }
