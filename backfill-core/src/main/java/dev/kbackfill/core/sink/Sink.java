@@ -45,9 +45,9 @@ public interface Sink extends AutoCloseable {
     int BYTES_PER_PENDING_KEY = 1024;
 
     /**
-     * A batch size from the heap: a run holds two batches (one being written while the next fills), each given an
-     * eighth of the heap at {@link #BYTES_PER_PENDING_KEY} per key, the rest left to polls, decoding and the
-     * destination's driver; between 20,000 and 500,000 rows (32,768 in -Xmx256m, 131,072 in -Xmx1g). Records far
+     * A batch size from the heap: a run holds two batches (one being written while the next fills and is decoded),
+     * each given an eighth of the heap at {@link #BYTES_PER_PENDING_KEY} per key, the rest left to polls, decoding and
+     * the destination's driver; between 20,000 and 500,000 rows (32,768 in -Xmx256m, 131,072 in -Xmx1g). Records far
      * larger than 1 KB want an explicit {@code --batch-size}.
      */
     static int heapSizedBatchRows(long maxHeapBytes) {
