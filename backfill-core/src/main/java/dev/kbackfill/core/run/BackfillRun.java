@@ -394,7 +394,14 @@ public final class BackfillRun {
                 if ((full || idle || end) && hasProgress(pendingPositions, submitted)) {
                     // decoded while the batch in flight is still being written, not after it (the two added up:
                     // a third of a Delta batch's time with every key once)
-                    Decoded next = decode(pending);
+                    Decoded next;
+                    try {
+                        next = decode(pending);
+                    } catch (RuntimeException e) {
+                        complete(inFlight, counters, total, records, totals); // a failed write is the first cause
+                        inFlight = null;
+                        throw e;
+                    }
                     pending = new Reduction.Pending(); // its raw records are garbage while the batch in flight ends
                     complete(inFlight, counters, total, records, totals);
                     inFlight = null; // counted once, even if the next batch cannot be handed over

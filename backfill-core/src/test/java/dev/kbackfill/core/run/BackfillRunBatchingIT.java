@@ -271,4 +271,29 @@ class BackfillRunBatchingIT {
         assertThat(sink.batches).hasSize(1);
         assertThat(sink.rows.get("a").values()).containsEntry("n", 1L);
     }
+
+    @Test
+    void aFailedWriteOfTheBatchInFlightIsReportedBeforeTheNextBatchsUndecodableValue() throws Exception {
+        Plan plan = loadValues("batching-overlap-failure", "a", "{\"n\":1}", "b", "{oops");
+        RecordingSink sink = new RecordingSink() {
+            @Override
+            public WriteResult write(WriteBatch batch) {
+                try {
+                    Thread.sleep(500); // batch 2 is decoded (and fails) meanwhile
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.write(batch);
+            }
+        };
+        sink.failAt = 1;
+        RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
+        BackfillRun run = new BackfillRun(kafka.clientConfig(), decoder, sink, TombstoneMode.DELETE,
+                RunOptions.DEFAULTS.withBatchRows(1), RunListener.NONE);
+
+        assertThatThrownBy(() -> run.execute(JobState.begin("batching", "f", 1, plan)))
+                .isInstanceOf(RunFailure.class)
+                .hasMessageStartingWith("disk full at batch 1; stopped with partition 0 at offset 0 of [.., 2) committed");
+        assertThat(sink.batches).isEmpty();
+    }
 }
