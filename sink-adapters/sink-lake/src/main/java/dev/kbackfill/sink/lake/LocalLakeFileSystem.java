@@ -56,8 +56,9 @@ public final class LocalLakeFileSystem extends LocalFileSystem {
 
     /**
      * {@code file:} for {@code FileContext}: Hadoop's {@link LocalFs} (checksummed, over the raw local filesystem)
-     * with the raw filesystem's permissions set in the JVM. A Delta commit's log file and checksum forked two
-     * {@code chmod} processes on the writer's path, one after the other, on every commit.
+     * with the raw filesystem's permissions set in the JVM and its links read there: Delta's log store, which writes
+     * each commit through it, forked {@code chmod} and {@code readlink} processes on the writer's path, one after the
+     * other (101 in a run of five commits).
      */
     public static final class Fs extends ChecksumFs {
         public Fs(URI uri, Configuration conf) throws IOException, URISyntaxException {
@@ -109,10 +110,9 @@ public final class LocalLakeFileSystem extends LocalFileSystem {
         }
 
         /**
-         * Hadoop's {@code getFileLinkStatus} (here, without the native library: whether the path is a link, then its
-         * status) with the link read by {@code java.nio}, where Hadoop starts a {@code readlink} process: a rename
-         * through {@code FileContext} asks it four times, so every Delta commit forked eight of them. The path's text
-         * is read as Hadoop reads it, scheme included.
+         * Hadoop's {@code getFileLinkStatus} as this Hadoop runs it (whether the path is a link, then its status), with
+         * the link read by {@code java.nio} where Hadoop starts a {@code readlink} process: a rename through
+         * {@code FileContext} asks several times. The path's text is read as Hadoop reads it, scheme included.
          */
         @Override
         public FileStatus getFileLinkStatus(Path f) throws IOException {
