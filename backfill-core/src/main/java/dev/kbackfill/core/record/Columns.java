@@ -163,7 +163,8 @@ public final class Columns extends AbstractMap<String, Object> {
             return s;
         }
 
-        private static boolean sameAscii(String s, byte[] bytes, int start, int end) {
+        /** Whether {@code s} is the ASCII text {@code bytes[start, end)}: how a reader reuses a name or value. */
+        static boolean sameAscii(String s, byte[] bytes, int start, int end) {
             if (s.length() != end - start) {
                 return false;
             }

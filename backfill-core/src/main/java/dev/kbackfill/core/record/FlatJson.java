@@ -196,20 +196,10 @@ final class FlatJson {
 
     /** A field name: the previous record's name at this position where the bytes are the same, else a new one. */
     private static String name(byte[] bytes, int start, int end, String previous) {
-        int length = end - start;
-        if (previous != null && previous.length() == length) {
-            boolean same = true;
-            for (int k = 0; k < length; k++) {
-                if (previous.charAt(k) != bytes[start + k]) {
-                    same = false;
-                    break;
-                }
-            }
-            if (same) {
-                return previous;
-            }
+        if (previous != null && Columns.Builder.sameAscii(previous, bytes, start, end)) {
+            return previous;
         }
-        return new String(bytes, start, length, StandardCharsets.ISO_8859_1);
+        return new String(bytes, start, end - start, StandardCharsets.ISO_8859_1);
     }
 
     private static boolean matches(byte[] bytes, int i, int end, byte[] literal) {

@@ -118,9 +118,13 @@ class BackfillRunBatchingIT {
     }
 
     private static RunSummary run(Plan plan, RecordingSink sink, int batchRows) {
+        return run(plan, sink, batchRows, Rejects.fail());
+    }
+
+    private static RunSummary run(Plan plan, RecordingSink sink, int batchRows, Rejects rejects) {
         RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
         return new BackfillRun(kafka.clientConfig(), decoder, sink, TombstoneMode.DELETE,
-                RunOptions.DEFAULTS.withBatchRows(batchRows), RunListener.NONE)
+                RunOptions.DEFAULTS.withBatchRows(batchRows), RunListener.NONE, rejects)
                 .execute(JobState.begin("batching", "f", 1, plan));
     }
 
@@ -258,11 +262,8 @@ class BackfillRunBatchingIT {
                 return true;
             }
         };
-        RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
-        BackfillRun run = new BackfillRun(kafka.clientConfig(), decoder, sink, TombstoneMode.DELETE,
-                RunOptions.DEFAULTS.withBatchRows(1), RunListener.NONE, failing);
 
-        assertThatThrownBy(() -> run.execute(JobState.begin("batching", "f", 1, plan)))
+        assertThatThrownBy(() -> run(plan, sink, 1, failing))
                 .isInstanceOf(RunFailure.class)
                 .hasMessageStartingWith("cannot decode batching-overlap/0@1: the value is not JSON")
                 // batch 1 was written meanwhile, and committed before the run stopped
@@ -287,11 +288,8 @@ class BackfillRunBatchingIT {
             }
         };
         sink.failAt = 1;
-        RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
-        BackfillRun run = new BackfillRun(kafka.clientConfig(), decoder, sink, TombstoneMode.DELETE,
-                RunOptions.DEFAULTS.withBatchRows(1), RunListener.NONE);
 
-        assertThatThrownBy(() -> run.execute(JobState.begin("batching", "f", 1, plan)))
+        assertThatThrownBy(() -> run(plan, sink, 1))
                 .isInstanceOf(RunFailure.class)
                 .hasMessageStartingWith("disk full at batch 1; stopped with partition 0 at offset 0 of [.., 2) committed");
         assertThat(sink.batches).isEmpty();
