@@ -21,6 +21,8 @@ final class PostgresCopy {
     private static final String STAGING = "kbackfill_staging";
 
     private final Dialect d;
+    /** The connection whose session holds the staging table, and what it was made for. */
+    private Connection stagingConnection;
     private String stagingFor;
 
     PostgresCopy(Dialect dialect) {
@@ -87,11 +89,14 @@ final class PostgresCopy {
                 java.util.Map<Integer, Long> keptOut, Body body) throws SQLException, Binder.Mismatch {
         String signature = table + columns;
         try (Statement s = c.createStatement()) {
-            if (!signature.equals(stagingFor)) {
+            // a temporary table lives as long as its session: a connection made after a failure (a database restart
+            // between two batches, a retry) has none yet
+            if (c != stagingConnection || !signature.equals(stagingFor)) {
                 s.execute("DROP TABLE IF EXISTS pg_temp." + d.quote(STAGING));
                 s.execute("CREATE TEMP TABLE " + d.quote(STAGING) + " (LIKE " + table + " INCLUDING DEFAULTS) "
                         + "ON COMMIT DELETE ROWS");
                 stagingFor = signature;
+                stagingConnection = c;
             }
             String columnList = Sql.join(columns, d::quote);
             CopyIn in = c.unwrap(PGConnection.class).getCopyAPI().copyIn("COPY " + d.quote(STAGING) + " ("
