@@ -117,6 +117,7 @@ public final class FaultInjection {
         }
         if (only.equals("all") || only.equals("postgres")) {
             postgresRestart();
+            postgresRestartBetweenBatches();
         }
         if (only.equals("all") || only.equals("broker")) {
             brokerPause();
@@ -262,7 +263,32 @@ public final class FaultInjection {
         startPostgres();
         int exit = p.waitFor(5, TimeUnit.MINUTES) ? p.exitValue() : -1;
         String retries = drain(p).lines().filter(l -> l.startsWith("retrying")).count() + " retries said";
-        report("postgres restart mid-run", finished ? 0 : 1, t, exit, retries + "; the same process completed");
+        report("postgres restart mid-run", finished ? 0 : 1, t, exit, retries + (exit == 0
+                ? "; the same process completed" : "; the process failed"));
+    }
+
+    /**
+     * PostgreSQL restarted while a throttled {@code --max-records} run waits between batches: the connection dies
+     * idle, and the next batch's first statement (the tombstones' version lookup, before any COPY) meets it. The
+     * retry must open a new session and make its staging table again; the run then ends at its limit, and a second
+     * run finishes the range.
+     */
+    private void postgresRestartBetweenBatches() throws Exception {
+        Target t = target("postgres", "restart-idle");
+        Process p = kbackfill(t, "--retry-for", "2m", "--max-records", Long.toString(records / 2),
+                "--max-records-per-second", "20000");
+        Thread.sleep(2500);
+        boolean finished = !p.isAlive();
+        postgres.close();
+        Thread.sleep(5000);
+        startPostgres();
+        int limited = p.waitFor(5, TimeUnit.MINUTES) ? p.exitValue() : -1;
+        String out = drain(p);
+        String last = out.lines().filter(l -> !l.isBlank()).reduce((a, b) -> b).orElse("");
+        int exit = complete(t);
+        report("postgres restart between batches of a --max-records run", finished ? 0 : 1, t, exit, "the "
+                + "restarted run exits " + limited + (limited == 0 ? "" : " (" + last + ")") + " after "
+                + out.lines().filter(l -> l.startsWith("retrying")).count() + " retries said; a second run completed");
     }
 
     private void brokerPause() throws Exception {
