@@ -29,7 +29,7 @@ import dev.kbackfill.core.record.JsonText;
  *       numeric column, a UUID in any case), as the sink parses text it writes into such a column;</li>
  *   <li>JSON (nested values) structurally: key order, whitespace and number spelling do not count, as a
  *       {@code jsonb} column rewrites them;</li>
- *   <li>bytes by content; times to the millisecond where either side holds only milliseconds.</li>
+ *   <li>bytes by content; times to the millisecond where the stored side holds only milliseconds.</li>
  * </ul>
  */
 public final class Values {
@@ -148,13 +148,17 @@ public final class Values {
         }
     }
 
-    /** Equal to the millisecond where either side has no finer part (a millisecond column, Avro's timestamp-millis). */
-    private static boolean sameInstant(Instant a, Instant b) {
-        if (a.equals(b)) {
+    /**
+     * Equal, or equal to the millisecond where the stored side holds milliseconds only and the expected one more (a
+     * millisecond column keeps what it can of a finer time). A stored time finer than the expected one is another
+     * time: the record did not say it.
+     */
+    private static boolean sameInstant(Instant expected, Instant stored) {
+        if (expected.equals(stored)) {
             return true;
         }
-        boolean coarse = a.getNano() % 1_000_000 == 0 || b.getNano() % 1_000_000 == 0;
-        return coarse && a.toEpochMilli() == b.toEpochMilli();
+        boolean coarse = stored.getNano() % 1_000_000 == 0 && expected.getNano() % 1_000_000 != 0;
+        return coarse && expected.toEpochMilli() == stored.toEpochMilli();
     }
 
     private static Instant instant(Object v) {

@@ -47,6 +47,9 @@ class ValuesTest {
         assertThat(Values.same(t, Instant.parse("2024-01-01T10:00:00.123Z"))).isTrue();
         assertThat(Values.same("2024-01-01T11:00:00.123+01:00", t)).isTrue();
         assertThat(Values.same(Instant.parse("2024-01-01T10:00:00.123456Z"), t)).isTrue(); // a millisecond column
+        // a stored time finer than the record's is not the record's: a whole millisecond expected is not a wildcard
+        assertThat(Values.same(t, Instant.parse("2024-01-01T10:00:00.123456Z"))).isFalse();
+        assertThat(Values.same("2024-01-01T10:00:00.123Z", Instant.parse("2024-01-01T10:00:00.123001Z"))).isFalse();
         assertThat(Values.same(t, t.plusMillis(1))).isFalse();
         assertThat(Values.same(LocalDate.of(2024, 1, 2), LocalDate.of(2024, 1, 2))).isTrue();
         assertThat(Values.same("2024-01-02", LocalDate.of(2024, 1, 2))).isTrue();
