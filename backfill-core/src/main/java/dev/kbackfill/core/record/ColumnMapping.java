@@ -22,7 +22,8 @@ import org.apache.kafka.common.header.Headers;
  * @param renames       field name → column name
  * @param headerColumns headers whose last value becomes a text column
  */
-public record ColumnMapping(List<String> columns, Map<String, String> renames, List<String> headerColumns) {
+public record ColumnMapping(List<String> columns, Map<String, String> renames, List<String> headerColumns)
+        implements java.io.Serializable {
 
     public ColumnMapping {
         columns = List.copyOf(columns);
@@ -44,6 +45,34 @@ public record ColumnMapping(List<String> columns, Map<String, String> renames, L
     /** No mapping: every field under its own name, no header columns. */
     public static ColumnMapping none() {
         return new ColumnMapping(List.of(), Map.of(), List.of());
+    }
+
+    /**
+     * Whether the job writes {@code column}, a value column of its target: every one without {@code --columns};
+     * with it, only the columns of the fields it names and the header columns (under their {@code --rename} names),
+     * the target's other columns being left as they are. Column names compare without regard to case, as
+     * databases compare them.
+     */
+    public boolean writes(String column) {
+        if (columns.isEmpty()) {
+            return true;
+        }
+        for (String field : columns) {
+            if (columnOf(field).equalsIgnoreCase(column)) {
+                return true;
+            }
+        }
+        for (String header : headerColumns) {
+            if (columnOf(header).equalsIgnoreCase(column)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The column a field (or header) goes to: its {@code --rename} name, or its own. */
+    public String columnOf(String field) {
+        return renames.getOrDefault(field, field);
     }
 
     public boolean isNone() {

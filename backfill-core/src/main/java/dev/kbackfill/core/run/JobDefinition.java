@@ -352,7 +352,8 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
 
     /** The sink's settings, the source's client settings being {@code sourceConfig}. */
     public SinkSettings sinkSettings(Map<String, Object> sourceConfig) {
-        return sink.settings(request.topic(), sourceConfig).withVersionField(decoding.versionField());
+        return sink.settings(request.topic(), sourceConfig).withVersionField(decoding.versionField())
+                .withMapping(decoding.mapping());
     }
 
     /** A new decoder (with a registry client of its own where a format needs one). */

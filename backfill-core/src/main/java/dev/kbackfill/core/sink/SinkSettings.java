@@ -23,12 +23,27 @@ import java.util.Optional;
  *                            table kbackfill did not create (where the sink can add columns)
  * @param versionField        the value field the job orders versions by ({@code --version-field}), if any: its
  *                            values are kept in {@link MetadataColumns#version()}
+ * @param mapping             which fields become which columns ({@code --columns}, {@code --rename},
+ *                            {@code --header-columns}): which value columns of the target the job writes
+ *                            ({@link dev.kbackfill.core.record.ColumnMapping#writes})
  */
 public record SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
                            ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
                            boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
                            Source source, Map<String, String> tableProperties,
-                           Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema) {
+                           Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema,
+                           dev.kbackfill.core.record.ColumnMapping mapping) {
+
+    /** Settings without a column mapping: the job writes every value column of its target. */
+    public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
+                        ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
+                        boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
+                        Source source, Map<String, String> tableProperties,
+                        Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema) {
+        this(url, table, user, password, conflictMode, tombstoneMode, createTable, ignoreUnknownFields, metadata,
+                clientConfig, source, tableProperties, versionField, evolveSchema,
+                dev.kbackfill.core.record.ColumnMapping.none());
+    }
 
     /** Settings that do not evolve a table they did not create. */
     public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
@@ -48,7 +63,31 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
     /** These settings with {@code --evolve-schema} on or off. */
     public SinkSettings withEvolveSchema(boolean evolve) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolve);
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolve, mapping);
+    }
+
+    /** These settings with another URL for the same destination (a driver's spelling of it). */
+    public SinkSettings withUrl(String url) {
+        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
+                mapping);
+    }
+
+    /** These settings for a job that maps fields to columns by {@code mapping}. */
+    public SinkSettings withMapping(dev.kbackfill.core.record.ColumnMapping mapping) {
+        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
+                mapping);
+    }
+
+    /**
+     * Whether {@code column}, a column of the target, is one of the row's value columns that the job writes: not a
+     * key column (the caller knows those), not one of the {@link #metadata()} columns, and one the
+     * {@link #mapping()} writes. A row holds the key's last record in every such column, NULL where it lacks the
+     * field.
+     */
+    public boolean writesValueColumn(String column) {
+        return !metadata.contains(column) && mapping.writes(column);
     }
 
     /** Settings without a version field. */
@@ -63,7 +102,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
     /** These settings for a job that orders versions by {@code field}, or by none. */
     public SinkSettings withVersionField(Optional<dev.kbackfill.core.version.VersionField> field) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field, evolveSchema);
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field, evolveSchema, mapping);
     }
 
     /** Settings without table properties of their own. */
@@ -109,6 +148,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
         Objects.requireNonNull(source, "source");
         tableProperties = Map.copyOf(tableProperties);
         Objects.requireNonNull(versionField, "versionField");
+        Objects.requireNonNull(mapping, "mapping");
     }
 
     /**
@@ -153,6 +193,16 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
                                   String logTime, String version) implements java.io.Serializable {
         public static final MetadataColumns DEFAULT = new MetadataColumns("kafka_partition", "kafka_offset",
                 "kafka_timestamp", "kafka_deleted", "kafka_topic", "kafka_log_time", "kafka_version");
+
+        /** Whether {@code column} is one of these (names compared as databases do, without regard to case). */
+        public boolean contains(String column) {
+            for (String m : new String[] {partition, offset, timestamp, deleted, topic, logTime, version}) {
+                if (m.equalsIgnoreCase(column)) {
+                    return true;
+                }
+            }
+            return false;
+        }
 
         /** The default topic, log time and version columns' names. */
         public MetadataColumns(String partition, String offset, String timestamp, String deleted) {

@@ -41,22 +41,42 @@ public final class Values {
     }
 
     /**
-     * The fields of {@code expected} whose value the target holds otherwise; fields the target has no column for
-     * are not judged (a run skips them under {@code --ignore-unknown-fields}).
+     * The columns whose stored value is not the one the key's last record gives them: the row is that record, so
+     * every column the target holds is judged (the caller passes the value columns the job writes, not the key or
+     * metadata columns), against the record's field of the column's name, or of its name in another case, and
+     * against NULL where the record lacks the field. A field the target has no column for is not judged (a run skips
+     * it under {@code --ignore-unknown-fields}).
      *
-     * @param stored the stored values by field name (a column the target lacks is absent)
+     * @param expected the decoded values of the key's last record (null for a delete: nothing to judge)
+     * @param stored   the stored values by column name
      */
     public static List<String> differing(Map<String, Object> expected, Map<String, Object> stored) {
         List<String> differ = new ArrayList<>();
         if (expected == null) {
             return differ;
         }
-        expected.forEach((field, value) -> {
-            if (stored.containsKey(field) && !same(value, stored.get(field))) {
-                differ.add(field);
+        stored.forEach((column, value) -> {
+            if (!same(field(expected, column), value)) {
+                differ.add(column);
             }
         });
         return differ;
+    }
+
+    /**
+     * The value a record gives a column: its field of the column's name, else of that name in another case (a
+     * database folds names), else null (the record lacks it).
+     */
+    public static Object field(Map<String, Object> values, String column) {
+        if (values.containsKey(column)) {
+            return values.get(column);
+        }
+        for (Map.Entry<String, Object> e : values.entrySet()) {
+            if (e.getKey().equalsIgnoreCase(column)) {
+                return e.getValue();
+            }
+        }
+        return null;
     }
 
     /** Whether {@code stored} is what a sink stores for the decoded value {@code expected}. */

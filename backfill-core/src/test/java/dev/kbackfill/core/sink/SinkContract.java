@@ -287,6 +287,23 @@ public abstract class SinkContract {
         }
     }
 
+    /**
+     * A row is its key's last record: a field that record lacks is NULL, never a value an older record of the key left
+     * in the column, whether the older record was written by an earlier batch or reduced away in the same one.
+     */
+    @Test
+    void aFieldTheKeysLastRecordLacksIsNullInItsRowWhateverTheBatch() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 0), row("b", "x", "2", 0, 1)));
+            Map<String, Object> statusOnly = new LinkedHashMap<>();
+            statusOnly.put("status", "y");
+            s.write(batch(2, Map.of(0, 5L), change(TOPIC, "a", statusOnly, 0, 2, T0.plusSeconds(2).toEpochMilli()),
+                    row("c", "x", "3", 0, 3),
+                    change(TOPIC, "c", statusOnly, 0, 4, T0.plusSeconds(4).toEpochMilli())));
+            assertThat(rows()).containsExactly("a=y/null@0:2", "b=x/2@0:1", "c=y/null@0:4");
+        }
+    }
+
     @Test
     void newerWinsNeverRegressesARowWrittenFromALaterRecordAndCountsWhatItKeptOut() throws Exception {
         try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {

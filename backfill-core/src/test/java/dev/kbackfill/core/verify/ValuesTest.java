@@ -42,6 +42,20 @@ class ValuesTest {
     }
 
     @Test
+    void everyStoredColumnIsJudgedAndOneWhoseFieldTheRecordLacksMustBeNull() {
+        Map<String, Object> stored = new java.util.LinkedHashMap<>();
+        stored.put("status", "c");
+        stored.put("coupon", "X"); // left by an older record, or set by hand
+        assertThat(Values.differing(Map.of("status", "c"), stored)).containsExactly("coupon");
+        stored.put("coupon", null);
+        assertThat(Values.differing(Map.of("status", "c"), stored)).isEmpty();
+        assertThat(Values.differing(Map.of("Status", "c"), Map.of("status", "c"))).as("a folded column name").isEmpty();
+        assertThat(Values.differing(Map.of("status", "c", "note", "n"), Map.of("status", "c")))
+                .as("a field without a column is not judged").isEmpty();
+        assertThat(Values.differing(null, stored)).as("a delete").isEmpty();
+    }
+
+    @Test
     void timesCompareByTheirMeaning() {
         Instant t = Instant.parse("2024-01-01T10:00:00.123Z");
         assertThat(Values.same(t, Instant.parse("2024-01-01T10:00:00.123Z"))).isTrue();

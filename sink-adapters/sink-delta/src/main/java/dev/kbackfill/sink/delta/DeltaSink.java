@@ -253,7 +253,7 @@ final class DeltaSink implements Sink {
         } catch (TableNotFoundException e) {
             throw new SinkConfigException("no Delta table at " + path + ": nothing to verify");
         }
-        return new DeltaTargetLookup(this, engine, snapshot, meta, path);
+        return new DeltaTargetLookup(this, engine, snapshot, settings, path);
     }
 
     @Override

@@ -42,6 +42,7 @@ import io.delta.kernel.types.TimestampType;
 final class DeltaTargetLookup implements TargetLookup {
 
     private final DeltaSink sink;
+    private final SinkSettings settings;
     private final Engine engine;
     private final Snapshot snapshot;
     private final StructType schema;
@@ -51,7 +52,9 @@ final class DeltaTargetLookup implements TargetLookup {
     private final boolean ledgered;
     private final AtomicLong rows = new AtomicLong();
 
-    DeltaTargetLookup(DeltaSink sink, Engine engine, Snapshot snapshot, SinkSettings.MetadataColumns meta, String path) {
+    DeltaTargetLookup(DeltaSink sink, Engine engine, Snapshot snapshot, SinkSettings settings, String path) {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        this.settings = settings;
         this.sink = sink;
         this.engine = engine;
         this.snapshot = snapshot;
@@ -223,7 +226,10 @@ final class DeltaTargetLookup implements TargetLookup {
         return sb.toString();
     }
 
-    /** A live row: its values for people, and the fields whose stored value is not the expected one's physical form. */
+    /**
+     * A live row: its values for people, and the columns the job writes whose stored value is not the physical form
+     * of the one the key's last record gives them.
+     */
     private TargetRow live(Map<String, Object> want, Object[] row, Version version, Version expected, int[] keyOrdinals) {
         Map<String, Object> values = new LinkedHashMap<>();
         List<String> differing = new ArrayList<>();
@@ -234,11 +240,13 @@ final class DeltaTargetLookup implements TargetLookup {
             String name = schema.at(i).getName();
             DataType type = schema.at(i).getDataType();
             values.put(name, readable(row[i], type));
-            if (want == null || !want.containsKey(name)) {
+            if (want == null || !settings.writesValueColumn(name)) {
                 continue;
             }
             try {
-                if (!samePhysical(DeltaTypes.physical(want.get(name), type, name), row[i])) {
+                // the row is the key's last record: a field it lacks is NULL (Values#differing's rule)
+                if (!samePhysical(DeltaTypes.physical(dev.kbackfill.core.verify.Values.field(want, name), type, name),
+                        row[i])) {
                     differing.add(name);
                 }
             } catch (ValueMismatch e) {

@@ -347,7 +347,7 @@ public final class JdbcSink implements Sink {
             connection.rollback();
             Dialect d = baseDialect instanceof MergeDialect
                     ? new MergeDialect(c -> t.column(c).map(TableColumn::castType).orElse("VARCHAR")) : dialect();
-            return new JdbcTargetLookup(connection, d, binder, tableName, t, ledger.name(), deletes, settings.metadata());
+            return new JdbcTargetLookup(connection, d, binder, tableName, t, ledger.name(), deletes, settings);
         } catch (SQLException e) {
             throw new SinkException("cannot read " + target() + ": " + e.getMessage(), e);
         }
@@ -513,10 +513,7 @@ public final class JdbcSink implements Sink {
         }
         SinkSettings.MetadataColumns meta = settings.metadata();
         List<String> keys = keyColumns(batch);
-        Map<String, TableColumn> valueColumns = new LinkedHashMap<>();
-        for (Column v : batch.shape().valueColumns()) {
-            table().column(v.name()).ifPresent(col -> valueColumns.put(v.name(), col));
-        }
+        Map<String, TableColumn> valueColumns = valueColumns(batch, keys);
         List<String> columns = new ArrayList<>(keys);
         valueColumns.values().forEach(c -> columns.add(c.name()));
         List<String> metaColumns = versions.present(table());
@@ -537,7 +534,7 @@ public final class JdbcSink implements Sink {
                             PostgresCopy.field(csv, binder.copyText(c.key().get(keyFields.get(i).name()), keyTypes[i]), i == 0);
                         }
                         for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
-                            PostgresCopy.field(csv, binder.copyText(c.values().get(v.getKey()), v.getValue()), false);
+                            PostgresCopy.field(csv, binder.copyText(value(c, v), v.getValue()), false);
                         }
                         for (String name : metaColumns) {
                             PostgresCopy.field(csv, versions.copyText(c, batch, table(), name, false), false);
@@ -563,7 +560,7 @@ public final class JdbcSink implements Sink {
                     try {
                         index = bindKey(ps, index, c, batch);
                         for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
-                            binder.bind(ps, index++, c.values().get(v.getKey()), v.getValue());
+                            binder.bind(ps, index++, value(c, v), v.getValue());
                         }
                         index = versions.bind(ps, index, c, batch, table(), metaColumns, false);
                     } catch (Binder.Mismatch e) {
@@ -582,6 +579,44 @@ public final class JdbcSink implements Sink {
             }
         }
         return 0;
+    }
+
+    /**
+     * The value columns a row is written to, by the field each holds: every column of the table the job writes
+     * ({@link SinkSettings#writesValueColumn}) but the key, whether or not the batch's records carry its field, so
+     * that a row is its key's last record whatever the batch (a field that record lacks is NULL, never an older
+     * record's value left in place). A column is matched to the batch's field of its name, or of its name in
+     * another case; one no record of the batch carries is looked up under its own name, and found in none.
+     */
+    private Map<String, TableColumn> valueColumns(WriteBatch batch, List<String> keys) {
+        Map<String, String> fields = new java.util.HashMap<>();
+        for (Column v : batch.shape().valueColumns()) {
+            table().column(v.name()).ifPresent(col -> fields.merge(col.name(), v.name(),
+                    (a, b) -> a.equals(col.name()) ? a : b)); // the field of the column's own spelling first
+        }
+        Map<String, TableColumn> columns = new LinkedHashMap<>();
+        for (TableColumn col : table().columns()) {
+            if (keys.stream().noneMatch(col.name()::equalsIgnoreCase) && settings.writesValueColumn(col.name())) {
+                columns.put(fields.getOrDefault(col.name(), col.name()), col);
+            }
+        }
+        return columns;
+    }
+
+    /**
+     * The change's value for a column of {@link #valueColumns}: its field's, or NULL where it lacks the field; a
+     * column that holds no NULL refuses such a record (a poison record naming the column) rather than failing the
+     * batch.
+     */
+    private static Object value(Change c, Map.Entry<String, TableColumn> column) throws Binder.Mismatch {
+        Object v = c.values().get(column.getKey());
+        if (v == null && !column.getValue().nullable()) {
+            throw new Binder.Mismatch("column " + column.getValue().name() + " is NOT NULL, and the record "
+                    + (c.values().containsKey(column.getKey()) ? "holds null for it" : "has no field " + column.getKey())
+                    + " (a row is the key's last record: a field it lacks is NULL; --columns names the columns the "
+                    + "job writes, leaving the others as they are)");
+        }
+        return v;
     }
 
     /** The tombstone ledger, where newer-wins consults it on PostgreSQL's COPY path. */

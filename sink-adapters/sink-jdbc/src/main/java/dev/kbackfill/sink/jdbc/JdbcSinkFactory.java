@@ -39,10 +39,7 @@ public final class JdbcSinkFactory implements SinkFactory {
         } else {
             dialect = new MergeDialect(c -> "VARCHAR");
         }
-        SinkSettings s = url.equals(settings.url()) ? settings : new SinkSettings(url, settings.table(), settings.user(),
-                settings.password(), settings.conflictMode(), settings.tombstoneMode(), settings.createTable(),
-                settings.ignoreUnknownFields(), settings.metadata(), settings.clientConfig(), settings.source(),
-                settings.tableProperties());
+        SinkSettings s = url.equals(settings.url()) ? settings : settings.withUrl(url);
         return new JdbcSink(s, dialect);
     }
 }

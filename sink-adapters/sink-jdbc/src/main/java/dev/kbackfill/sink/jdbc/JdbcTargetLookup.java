@@ -20,7 +20,7 @@ import dev.kbackfill.core.verify.Verification;
 
 /**
  * What a table holds for the keys of a verified range: one read-only statement per thousand keys (no locking
- * read), selecting the keys, the value columns the range has and the metadata columns the table has, then the
+ * read), selecting the keys, every value column the job writes and the metadata columns the table has, then the
  * tombstone ledger's entries for the same keys. A table without metadata columns (written by another tool) gives
  * rows without versions, judged by their values. Only the range's keys move, however large the table.
  */
@@ -33,11 +33,12 @@ final class JdbcTargetLookup implements TargetLookup {
     private final TargetTable table;
     private final TableName ledgerName;
     private final Optional<TargetTable> ledger;
+    private final SinkSettings settings;
     private final SinkSettings.MetadataColumns meta;
     private long rows;
 
     JdbcTargetLookup(Connection connection, Dialect dialect, Binder binder, TableName name, TargetTable table,
-                     TableName ledgerName, Optional<TargetTable> ledger, SinkSettings.MetadataColumns meta) {
+                     TableName ledgerName, Optional<TargetTable> ledger, SinkSettings settings) {
         this.connection = connection;
         this.dialect = dialect;
         this.binder = binder;
@@ -45,7 +46,8 @@ final class JdbcTargetLookup implements TargetLookup {
         this.table = table;
         this.ledgerName = ledgerName;
         this.ledger = ledger;
-        this.meta = meta;
+        this.settings = settings;
+        this.meta = settings.metadata();
     }
 
     @Override
@@ -59,10 +61,10 @@ final class JdbcTargetLookup implements TargetLookup {
         expected.forEach(c -> byKey.put(KeyIdentity.of(c.key()), c));
         List<String> keyFields = TargetLookup.keyFields(expected);
         try {
-            // every column but the key and the metadata, by column name: the range's fields are matched to them
+            // every column the job writes (not the key, not the metadata), by column name: each is judged
             LinkedHashMap<String, TableColumn> values = new LinkedHashMap<>();
             for (TableColumn col : table.columns()) {
-                if (!isMetadata(col.name()) && keyFields.stream().noneMatch(col.name()::equalsIgnoreCase)) {
+                if (settings.writesValueColumn(col.name()) && keyFields.stream().noneMatch(col.name()::equalsIgnoreCase)) {
                     values.put(col.name(), col);
                 }
             }
@@ -76,7 +78,7 @@ final class JdbcTargetLookup implements TargetLookup {
                 }
                 Map<String, Object> want = expectedValues.apply(c);
                 found.put(key, TargetRow.live(s.version(), Verification.version(c, topic), s.values(),
-                        want == null ? List.of() : differing(want, s.values(), keyFields)));
+                        want == null ? List.of() : Values.differing(want, s.values())));
             });
             if (ledger.isPresent()) {
                 Map<KeyIdentity, StoredVersions.Stored> deletes = read(ledger.get(), ledgerName, expected, keyFields,
@@ -92,26 +94,6 @@ final class JdbcTargetLookup implements TargetLookup {
         } catch (Binder.Mismatch e) {
             throw new SinkConfigException("table " + name + " cannot hold the range's keys: " + e.getMessage());
         }
-    }
-
-    /**
-     * The expected fields whose column holds another value ({@link Values#differing}): the stored values, by column
-     * name, as the fields they hold (fields without a column, and the key, are not judged).
-     */
-    private List<String> differing(Map<String, Object> want, Map<String, Object> stored, List<String> keyFields) {
-        Map<String, Object> byField = new HashMap<>();
-        want.keySet().forEach(field -> {
-            if (!keyFields.contains(field)) {
-                table.column(field).filter(col -> stored.containsKey(col.name()))
-                        .ifPresent(col -> byField.put(field, stored.get(col.name())));
-            }
-        });
-        return Values.differing(want, byField);
-    }
-
-    private boolean isMetadata(String column) {
-        return List.of(meta.topic(), meta.partition(), meta.offset(), meta.timestamp(), meta.logTime(), meta.version(),
-                meta.deleted()).stream().anyMatch(column::equalsIgnoreCase);
     }
 
     private Map<KeyIdentity, StoredVersions.Stored> read(TargetTable t, TableName n, List<Change> expected,
