@@ -61,7 +61,7 @@ final class StatusCommand implements Callable<Integer> {
                     s.plan().resolvedAt(), s.plan().topicId());
             if (s.spec().isKnown()) {
                 java.util.List<String> parts = new java.util.ArrayList<>();
-                s.spec().parts().forEach((k, v) -> {
+                s.spec().binding().forEach((k, v) -> {
                     if (!k.equals(dev.kbackfill.core.sink.JobSpec.REQUEST) && !k.equals(dev.kbackfill.core.sink.JobSpec.TOPIC)) {
                         parts.add(k + " " + v);
                     }
@@ -93,7 +93,7 @@ final class StatusCommand implements Callable<Integer> {
         root.put("topicId", s.plan().topicId());
         root.put("plannedAt", s.plan().resolvedAt().toString());
         com.fasterxml.jackson.databind.node.ObjectNode spec = root.putObject("spec");
-        s.spec().parts().forEach(spec::put);
+        s.spec().binding().forEach(spec::put);
         com.fasterxml.jackson.databind.node.ArrayNode partitions = root.putArray("partitions");
         for (PartitionRange r : s.plan().partitions()) {
             partitions.addObject().put("partition", r.partition()).put("start", r.start()).put("next", s.next(r))

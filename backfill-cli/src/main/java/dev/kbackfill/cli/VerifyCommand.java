@@ -106,6 +106,7 @@ final class VerifyCommand implements Callable<Integer> {
         Map<String, Object> config = kafka.clientConfig();
         Optional<JobState> stored = Optional.empty();
         Plan plan;
+        JobDefinition definition = null;
         if (job != null) {
             if (request.given() || planFile != null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--job verifies the plan its latest run "
@@ -113,6 +114,11 @@ final class VerifyCommand implements Callable<Integer> {
             }
             stored = Optional.of(loadJob(config));
             plan = stored.get().plan();
+            Optional<String> runs = stored.get().spec().definition();
+            if (runs.isPresent()) {
+                definition = asTheJobRan(JobDefinition.fromStored(runs.get(), plan), plan);
+                config = definition.kafkaConfig();
+            }
         } else if (planFile != null) {
             if (request.given()) {
                 throw new CommandLine.ParameterException(spec.commandLine(),
@@ -125,13 +131,17 @@ final class VerifyCommand implements Callable<Integer> {
                 plan = new dev.kbackfill.resolver.RangeResolver(offsets).resolve(backfill);
             }
         }
-        JobDefinition definition = definition(plan);
+        if (definition == null) {
+            definition = definition(plan);
+        }
         dev.kbackfill.core.record.RecordDecoder decoder = definition.decoder(); // one registry client, one schema cache
         Verification verification = Verification.of(definition, decoder, Verification.Options.DEFAULTS.withSamples(samples));
         try (Sink target = SinkFactory.forSettings(definition.sinkSettings(config))) {
             target.openForVerify();
             if (stored.isPresent()) {
                 checkSpec(stored.get(), definition, decoder, target);
+            } else {
+                checkAgainstJobs(target, definition, decoder, plan.topic());
             }
             err.println("verifying " + plan.totalSpan() + " offsets of " + plan.topic() + " against " + target.target());
             err.flush();
@@ -167,6 +177,61 @@ final class VerifyCommand implements Callable<Integer> {
                 java.time.Duration.ZERO, JobSpec.LOCAL);
     }
 
+    /**
+     * The job as its runs were given it (its stored definition), with what this command line gives explicitly in its
+     * place: the source cluster's settings (a job's cluster may be reached otherwise from here), and any decoding or
+     * sink option, which {@link #checkSpec} then compares with the job's (a mismatch is bad input).
+     */
+    private JobDefinition asTheJobRan(JobDefinition runs, Plan plan) {
+        CommandLine cli = spec.commandLine();
+        JobDefinition.KafkaClient client = given("--bootstrap-server", "--command-config", "-X", "--connect-timeout")
+                ? kafka.client() : runs.kafka();
+        JobDefinition.Decoding mine = decodingOptions.decoding(cli, sink.isKafka());
+        JobDefinition.Decoding theirs = runs.decoding();
+        JobDefinition.Decoding decoding = new JobDefinition.Decoding(
+                given("--key-format") ? mine.keyFormat() : theirs.keyFormat(),
+                given("--value-format") ? mine.valueFormat() : theirs.valueFormat(),
+                given("--key-column") ? mine.keyColumn() : theirs.keyColumn(),
+                given("--value-column") ? mine.valueColumn() : theirs.valueColumn(),
+                given("--key-fields") ? mine.keyFields() : theirs.keyFields(),
+                given("--schema-registry-url") ? mine.registry() : theirs.registry(),
+                given("--version-field") ? mine.versionField() : theirs.versionField(),
+                given("--validate") ? mine.validate() : theirs.validate(),
+                given("--where") ? mine.where() : theirs.where(),
+                given("--columns", "--rename", "--header-columns") ? mine.mapping() : theirs.mapping());
+        JobDefinition.Target here = sink.target(plan.topic());
+        JobDefinition.Target ran = runs.sink();
+        JobDefinition.Target target = new JobDefinition.Target(here.url(), given("--table") ? here.table() : ran.table(),
+                given("--sink-user") ? here.user() : ran.user(),
+                given("--on-conflict") ? here.conflict() : ran.conflict(),
+                given("--on-tombstone") ? here.tombstones() : ran.tombstones(), false, ran.ignoreUnknownFields(),
+                here.clientFile().isPresent() ? here.clientFile() : ran.clientFile(),
+                here.client().isEmpty() ? ran.client() : here.client(), Map.of(), false);
+        return new JobDefinition(Optional.of(job), plan.request(), Optional.of(plan), client, target, decoding,
+                JobDefinition.Poison.FAIL, given("--strict-time") ? strictTime : runs.strictTime(), RunLimits.NONE,
+                java.util.OptionalInt.empty(), java.time.Duration.ZERO, JobSpec.LOCAL);
+    }
+
+    /** Whether any of these options was given: on the command line, in the environment or the settings file. */
+    private boolean given(String... options) {
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        CommandLine.IDefaultValueProvider defaults = spec.defaultValueProvider();
+        for (String option : options) {
+            if (parsed.hasMatchedOption(option)) {
+                return true;
+            }
+            CommandLine.Model.OptionSpec o = spec.findOption(option);
+            try {
+                if (o != null && defaults != null && defaults.defaultValue(o) != null) {
+                    return true;
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return false;
+    }
+
     /** The job's stored state; its table is the one --table names, else the one its topic gives. */
     private JobState loadJob(Map<String, Object> config) {
         String topicHint = request.topic != null ? request.topic : "kbackfill_jobs";
@@ -190,6 +255,45 @@ final class VerifyCommand implements Callable<Integer> {
         if (!differences.isEmpty()) {
             throw new RequestException("job '" + state.job() + "' was run otherwise: " + String.join("; ", differences)
                     .replace(", not ", " here, the job's runs had ") + "; pass the options its runs were given");
+        }
+    }
+
+    /**
+     * A range verified against a target that jobs of its topic wrote is verified as they decoded (their version
+     * field, filter, mapping, formats and modes): otherwise a table could agree with a verification that judges
+     * fewer columns, or other versions, than its runs wrote. When no such job was run with these options, that is
+     * bad input, naming the jobs and what differs; a target without job state (another tool's) is judged as asked.
+     */
+    private void checkAgainstJobs(Sink target, JobDefinition definition,
+                                  dev.kbackfill.core.record.RecordDecoder decoder, String topic) {
+        List<String> names;
+        try {
+            names = target.jobs();
+        } catch (dev.kbackfill.core.sink.SinkConfigException e) {
+            return; // a sink that keeps no job state
+        }
+        JobSpec mine = definition.settings(decoder, dev.kbackfill.core.run.Rejects.fail()).build().spec()
+                .apply(target.destination());
+        List<String> otherwise = new java.util.ArrayList<>();
+        for (String name : names) {
+            Optional<JobState> state = target.load(name);
+            if (state.isEmpty() || !state.get().spec().isKnown()
+                    || !topic.equals(state.get().spec().parts().get(JobSpec.TOPIC))
+                    || !mine.parts().get(JobSpec.DESTINATION).equals(state.get().spec().parts().get(JobSpec.DESTINATION))) {
+                continue;
+            }
+            List<String> differences = mine.differences(state.get().spec()).stream()
+                    .filter(d -> !d.startsWith(JobSpec.REQUEST + " ")).toList();
+            if (differences.isEmpty()) {
+                return;
+            }
+            otherwise.add("'" + name + "' (" + String.join("; ", differences).replace(", not ", " here, its runs had ")
+                    + ")");
+        }
+        if (!otherwise.isEmpty()) {
+            throw new RequestException("the target holds job(s) of topic " + topic + " run with other options: "
+                    + String.join(", ", otherwise) + "; verify with --job NAME to take a job's own options, or pass "
+                    + "the options its runs were given");
         }
     }
 

@@ -92,6 +92,7 @@ public final class BackfillJob {
         private OptionalInt batchRows = OptionalInt.empty();
         private Duration retryFor = Duration.ofMinutes(5);
         private String engine = JobSpec.LOCAL;
+        private String definition;
 
         private Builder(BackfillRequest request, Map<String, Object> kafkaConfig) {
             this.request = request;
@@ -149,6 +150,15 @@ public final class BackfillJob {
             return this;
         }
 
+        /**
+         * How the job's runs are set up, stored with its spec ({@link JobSpec#DEFINITION}): a
+         * {@link JobDefinition#toStored()} document, for commands that later act on the job as its runs did.
+         */
+        public Builder definition(String definition) {
+            this.definition = definition;
+            return this;
+        }
+
         public Settings build() {
             BackfillRequest r = planFile.map(Plan::request).orElse(request);
             RecordDecoder d = decoder;
@@ -157,6 +167,7 @@ public final class BackfillJob {
             TombstoneMode t = tombstones;
             boolean strict = options.strictTime();
             String e = engine;
+            String stored = definition;
             return new Settings(name, r, planFile, destination -> {
                 JobSpec spec = JobSpec.of(r, destination, d.formatSpec(true), d.formatSpec(false), fields, c, t,
                         strict, e);
@@ -164,7 +175,10 @@ public final class BackfillJob {
                 if (d.filter().isPresent()) {
                     s = s.with(JobSpec.WHERE, d.filter().get().expression());
                 }
-                return d.mapping().isNone() ? s : s.with(JobSpec.COLUMNS, d.mapping().spec());
+                if (!d.mapping().isNone()) {
+                    s = s.with(JobSpec.COLUMNS, d.mapping().spec());
+                }
+                return stored == null ? s : s.with(JobSpec.DEFINITION, stored);
             }, kafkaConfig, decoder, rejects, tombstones,
                     options.withAllowDataLoss(r.allowDataLoss()), batchRows, retryFor);
         }

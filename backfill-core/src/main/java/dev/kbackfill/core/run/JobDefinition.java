@@ -173,7 +173,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         }
 
         /** Setting names that hold credentials: they stay out of the job's stored value. */
-        private static final java.util.regex.Pattern SECRET_KEY = java.util.regex.Pattern.compile(
+        static final java.util.regex.Pattern SECRET_KEY = java.util.regex.Pattern.compile(
                 "(?i)(secret|password|token|jaas|session|access\\.key|credential(?!s?\\.provider))");
 
         /** Whether the destination is a topic. */
@@ -402,7 +402,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         name.ifPresent(builder::job);
         plan.ifPresent(builder::plan);
         batchRows.ifPresent(builder::batchRows);
-        return builder;
+        return builder.definition(toStored());
     }
 
     /** This job with {@code plan} frozen: a run of it runs exactly that plan. */
@@ -432,9 +432,45 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+        return settingsNode(root, kafka.settings());
+    }
+
+    /**
+     * How the job's runs are set up, for the job's stored spec ({@link dev.kbackfill.core.sink.JobSpec#DEFINITION}):
+     * this value as JSON without a plan (each run stores its own), without any client setting that looks like a
+     * credential (those stay in the {@code --command-config} file, whose path is kept) and with the sink URL's
+     * credentials masked. {@link #fromStored} reads it.
+     */
+    public String toStored() {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("kbackfill-job", FORMAT_VERSION);
+        name.ifPresent(n -> root.put("name", n));
+        Map<String, String> settings = new HashMap<>();
+        kafka.settings().forEach((key, value) -> {
+            if (!Target.SECRET_KEY.matcher(key).find()) {
+                settings.put(key, value);
+            }
+        });
+        ObjectNode node = settingsNode(root, settings);
+        ((ObjectNode) node.get("sink")).put("url", dev.kbackfill.core.sink.SinkFactory.redact(sink.url()));
+        return node.toString();
+    }
+
+    /** A job stored by {@link #toStored()}, with the plan of the run to judge. */
+    public static JobDefinition fromStored(String json, Plan plan) {
+        try {
+            ObjectNode root = (ObjectNode) JSON.readTree(json);
+            root.set("plan", JSON.readTree(plan.toJson()));
+            return fromNode(root);
+        } catch (IOException | ClassCastException e) {
+            throw new RequestException("invalid stored job: " + e.getMessage());
+        }
+    }
+
+    private ObjectNode settingsNode(ObjectNode root, Map<String, String> kafkaSettings) {
         ObjectNode k = root.putObject("kafka");
         kafka.file().ifPresent(f -> k.put("file", f.toString()));
-        k.set("settings", JSON.valueToTree(new java.util.TreeMap<>(kafka.settings())));
+        k.set("settings", JSON.valueToTree(new java.util.TreeMap<>(kafkaSettings)));
         k.set("defaults", JSON.valueToTree(new java.util.TreeMap<>(kafka.defaults())));
         ObjectNode s = root.putObject("sink");
         s.put("url", sink.url());

@@ -53,6 +53,14 @@ public record JobSpec(Map<String, String> parts) {
     /** Parts that bind a run rather than the job ({@link #runDifferences}). */
     private static final java.util.Set<String> RUN_SCOPED = java.util.Set.of(ENGINE);
 
+    /**
+     * How the job's runs were set up, as a {@code JobDefinition} document without its plan and without credentials
+     * (its source cluster's client settings, its decoding options, its sink): stored with the job so that commands
+     * about it ({@code verify --job}) run with what its runs were given. Information, not a part that binds the job:
+     * it takes no part in the fingerprint or in {@link #differences}.
+     */
+    public static final String DEFINITION = "definition";
+
     /** A spec stored before jobs had one: only the request's fingerprint is known. */
     public static final JobSpec UNKNOWN = new JobSpec(Map.of());
 
@@ -98,14 +106,29 @@ public record JobSpec(Map<String, String> parts) {
     }
 
     public boolean isKnown() {
-        return !parts.isEmpty();
+        return !binding().isEmpty();
     }
 
-    /** A short hash of every part: equal specs, equal fingerprints. */
+    /** A short hash of every part that binds the job (not the {@link #DEFINITION}): equal specs, equal fingerprints. */
     public String fingerprint() {
         StringBuilder sb = new StringBuilder();
-        parts.forEach((k, v) -> sb.append(k).append('\u0000').append(v).append('\u0001'));
+        binding().forEach((k, v) -> sb.append(k).append('\u0000').append(v).append('\u0001'));
         return sha256(sb.toString()).substring(0, 16);
+    }
+
+    /** The parts that bind the job: every part but the {@link #DEFINITION}, by name. */
+    public Map<String, String> binding() {
+        if (!parts.containsKey(DEFINITION)) {
+            return parts;
+        }
+        Map<String, String> p = new TreeMap<>(parts);
+        p.remove(DEFINITION);
+        return Collections.unmodifiableMap(p);
+    }
+
+    /** How the job's runs were set up ({@link #DEFINITION}), where the spec was stored with it. */
+    public java.util.Optional<String> definition() {
+        return java.util.Optional.ofNullable(parts.get(DEFINITION));
     }
 
     /**
@@ -115,7 +138,7 @@ public record JobSpec(Map<String, String> parts) {
      */
     public List<String> differences(JobSpec other) {
         List<String> diffs = new ArrayList<>();
-        parts.forEach((k, v) -> {
+        binding().forEach((k, v) -> {
             String o = other.parts.get(k);
             if (!RUN_SCOPED.contains(k) && o != null && !Objects.equals(v, o)) {
                 diffs.add(k + " " + v + ", not " + o);

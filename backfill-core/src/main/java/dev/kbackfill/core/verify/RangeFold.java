@@ -139,7 +139,7 @@ public final class RangeFold implements Sink {
                 // held without its decoded values (its raw record stays): a key costs half the memory, and its values
                 // are decoded again when it is judged
                 Change compact = c.source() == null ? c
-                        : Change.undecoded(c.key(), withoutHeaders(c.source())).withVersionField(c.versionField());
+                        : Change.undecoded(c.key(), headerColumnsOnly(c.source())).withVersionField(c.versionField());
                 KeyIdentity key = KeyIdentity.of(c.key());
                 Change before = held.get(key);
                 if (before == null || Reduction.isLater(compact, before)) {
@@ -156,7 +156,7 @@ public final class RangeFold implements Sink {
         return new WriteResult(batch.changes().size(), 0, 0);
     }
 
-    /** Headers take no part in decoding: a held record drops them. */
+    /** Headers take part in decoding only as header columns: a held record keeps those and drops the rest. */
     private static final org.apache.kafka.common.header.internals.RecordHeaders NO_HEADERS = noHeaders();
 
     private static org.apache.kafka.common.header.internals.RecordHeaders noHeaders() {
@@ -165,9 +165,25 @@ public final class RangeFold implements Sink {
         return h;
     }
 
-    private static SourceRecord withoutHeaders(SourceRecord r) {
+    /** The record with only the headers that become columns ({@code --header-columns}), each its last value. */
+    private SourceRecord headerColumnsOnly(SourceRecord r) {
         return new SourceRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), r.logTime(), r.key(), r.value(),
-                NO_HEADERS);
+                headerColumns(r.headers()));
+    }
+
+    private org.apache.kafka.common.header.Headers headerColumns(org.apache.kafka.common.header.Headers headers) {
+        List<String> names = decoder.mapping().headerColumns();
+        if (names.isEmpty() || headers == null) {
+            return NO_HEADERS;
+        }
+        org.apache.kafka.common.header.internals.RecordHeaders kept = new org.apache.kafka.common.header.internals.RecordHeaders();
+        for (String name : names) {
+            org.apache.kafka.common.header.Header last = headers.lastHeader(name);
+            if (last != null) {
+                kept.add(name, last.value());
+            }
+        }
+        return kept;
     }
 
     private static long bytes(Change c) {
@@ -337,6 +353,12 @@ public final class RangeFold implements Sink {
             out.writeLong(r.logTime());
             bytes(out, r.key());
             bytes(out, r.value());
+            org.apache.kafka.common.header.Header[] headers = headerColumns(r.headers()).toArray();
+            out.writeShort(headers.length);
+            for (org.apache.kafka.common.header.Header h : headers) {
+                out.writeUTF(h.key());
+                bytes(out, h.value());
+            }
             Comparable<?> field = c.versionField();
             if (field == null) {
                 out.writeByte(0);
@@ -415,10 +437,18 @@ public final class RangeFold implements Sink {
                         long logTime = in.readLong();
                         byte[] key = bytes(in);
                         byte[] value = bytes(in);
+                        org.apache.kafka.common.header.Headers headers = NO_HEADERS;
+                        int headerCount = in.readShort();
+                        if (headerCount > 0) {
+                            headers = new org.apache.kafka.common.header.internals.RecordHeaders();
+                            for (int h = 0; h < headerCount; h++) {
+                                headers.add(in.readUTF(), bytes(in));
+                            }
+                        }
                         byte kind = in.readByte();
                         Comparable<?> field = kind == 0 ? null : kind == 1 ? (Comparable<?>) in.readLong() : in.readUTF();
                         SourceRecord r = new SourceRecord(topic, partition, offset, timestamp, logTime, key, value,
-                                NO_HEADERS);
+                                headers);
                         // the key alone where it is the record key: values are decoded when judged
                         Change c = keyOnly ? decoder.decodeKey(r).withVersionField(field)
                                 : decoder.decode(r).withVersionField(field);

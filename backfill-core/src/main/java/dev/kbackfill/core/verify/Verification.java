@@ -174,6 +174,7 @@ public final class Verification {
                 return d == null ? null : d.values();
             };
             long streamed = 0;
+            boolean unordered = decoder.versionField().isEmpty();
             if (fold.joined()) {
                 listener.onNote("reading the target once for the keys that went to disk");
                 streamed = fold.streamTarget(scan.get());
@@ -191,6 +192,10 @@ public final class Verification {
                         continue;
                     }
                     TargetRow row = held.get(KeyIdentity.of(c.key()));
+                    if (unordered && row != null) {
+                        requireNoField(row.version(), c);
+                        requireNoField(row.deletedAt(), c);
+                    }
                     Verdict v = Verdict.judge(c, version(c, topic), row);
                     counts.merge(v, 1L, Long::sum);
                     if (v != Verdict.MATCHING) {
@@ -205,6 +210,19 @@ public final class Verification {
                     summary.rejected() + undecodable[0],
                     summary.lost(), target.rowsRead() + streamed, fold.spilled(),
                     Duration.ofNanos(System.nanoTime() - started));
+        }
+    }
+
+    /**
+     * A target whose rows carry a version field's value was written by a job that orders versions by that field
+     * ({@code --version-field}); judged without it, every such row would look newer than the range and nothing it
+     * holds would be compared. Refused as bad input, before a verdict is given.
+     */
+    private static void requireNoField(Version stored, Change c) {
+        if (stored != null && stored.field() != null) {
+            throw new RequestException("the target orders versions by a value field (key " + KeyIdentity.of(c.key())
+                    + " holds version " + stored.field() + "), and this verification by none: pass the job's "
+                    + "--version-field, or verify with --job NAME to take the job's own options");
         }
     }
 
