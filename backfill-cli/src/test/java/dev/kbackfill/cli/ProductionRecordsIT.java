@@ -191,4 +191,69 @@ class ProductionRecordsIT {
         assertThat(found.exitCode()).as(found.out() + found.err()).isEqualTo(ExitCodes.DISAGREES);
         assertThat(found.out()).contains("different {kafka_key=k0}").contains("differs in src");
     }
+
+    /**
+     * One field, whole in some records and a double or a fraction in others (an Avro {@code long} that became a
+     * {@code double}, JSON numbers): no digit is lost whatever the batch size; the column is an exact decimal either
+     * way (created so, or widened to it before the batch that needs it), and verify agrees.
+     */
+    private void numbersAreNeverRoundedForAnyBatchSize(String topic, String url, String... format) throws Exception {
+        Map<String, Map<String, String>> bySize = new TreeMap<>();
+        for (String size : List.of("1", "1000")) {
+            String table = topic.replace('-', '_') + "_" + size;
+            List<String> args = new ArrayList<>(List.of("--topic", topic, "--from", "earliest", "--to", "latest",
+                    "--sink", url, "--table", table, "--create-table", "--batch-size", size, "--verify"));
+            args.addAll(List.of(format));
+            CliRun run = CliRun.run(kafka, args.toArray(String[]::new));
+            assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+            Map<String, String> rows = new TreeMap<>();
+            try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT kafka_key, n FROM " + table)) {
+                while (rs.next()) {
+                    rows.put(rs.getString(1), new java.math.BigDecimal(rs.getString(2)).stripTrailingZeros().toPlainString());
+                }
+            }
+            bySize.put(size, rows);
+        }
+        assertThat(bySize.get("1")).isEqualTo(bySize.get("1000"))
+                .isEqualTo(Map.of("k1", "12345678901234567", "k2", "2.5", "k3", "9007199254740993"));
+    }
+
+    @Test
+    @Tag("postgresql")
+    void jsonNumbersWholeAndFractionalInOneFieldAreNeverRounded() throws Exception {
+        String topic = "numbers-json";
+        send(topic, List.of(record(topic, "k1", "{\"n\":12345678901234567}", 1),
+                record(topic, "k2", "{\"n\":2.5}", 2), record(topic, "k3", "{\"n\":9007199254740993}", 3)));
+        numbersAreNeverRoundedForAnyBatchSize(topic, SharedPostgres.newDatabase("numbers_json"));
+    }
+
+    @Test
+    @Tag("postgresql")
+    @Tag("avro")
+    void anAvroLongThatBecameADoubleIsNeverRounded() throws Exception {
+        String registry = dev.kbackfill.testservices.SharedRegistry.url();
+        String v1 = "{\"type\":\"record\",\"name\":\"M\",\"fields\":[{\"name\":\"n\",\"type\":\"long\"}]}";
+        String v2 = "{\"type\":\"record\",\"name\":\"M\",\"fields\":[{\"name\":\"n\",\"type\":\"double\"}]}";
+        int id1 = dev.kbackfill.testservices.SharedRegistry.register("numbers-avro-value", v1, null);
+        int id2 = dev.kbackfill.testservices.SharedRegistry.register("numbers-avro-value", v2, null);
+        org.apache.avro.Schema s1 = new org.apache.avro.Schema.Parser().parse(v1);
+        org.apache.avro.Schema s2 = new org.apache.avro.Schema.Parser().parse(v2);
+        String topic = "numbers-avro";
+        kafka.createTopic(topic, 1, Map.of("retention.ms", "-1"));
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        Object[][] values = {{"k1", s1, id1, 12_345_678_901_234_567L}, {"k2", s2, id2, 2.5},
+                {"k3", s1, id1, 9_007_199_254_740_993L}};
+        for (int i = 0; i < values.length; i++) {
+            org.apache.avro.Schema schema = (org.apache.avro.Schema) values[i][1];
+            org.apache.avro.generic.GenericRecord r = new org.apache.avro.generic.GenericData.Record(schema);
+            r.put("n", values[i][3]);
+            records.add(new ProducerRecord<>(topic, 0, T0.plusSeconds(i).toEpochMilli(),
+                    ((String) values[i][0]).getBytes(StandardCharsets.UTF_8),
+                    dev.kbackfill.testservices.ConfluentFraming.frame((Integer) values[i][2], schema, r)));
+        }
+        Orders.send(kafka, records, Map.of());
+        numbersAreNeverRoundedForAnyBatchSize(topic, SharedPostgres.newDatabase("numbers_avro"), "--value-format",
+                "avro", "--schema-registry-url", registry);
+    }
 }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Random;
 
 import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.ColumnType;
 import org.junit.jupiter.api.Test;
 
 class NarrowNumberTest {
@@ -40,9 +41,14 @@ class NarrowNumberTest {
                 assertThat(width.holds(v)).isEqualTo(v >= min && v <= max);
                 assertThat(width.widens(v)).isEqualTo(v < min || v > max);
             }
-            // not whole numbers, or beyond 64 bits: not this rule's to widen (the conversion refuses them)
-            assertThat(width.widens(new BigDecimal("1.5"))).isFalse();
-            assertThat(width.widens(new BigDecimal("1e30"))).isFalse();
+            // not whole numbers, or beyond 64 bits: only an exact decimal holds them
+            for (Object v : List.of(new BigDecimal("1.5"), new BigDecimal("1e30"), 2.5, 0.1f)) {
+                assertThat(width.holds(v)).as(width + " " + v).isFalse();
+                assertThat(width.widening(v)).as(width + " " + v).contains(ColumnType.DECIMAL);
+            }
+            assertThat(width.widening(max + 1)).contains(ColumnType.LONG);
+            assertThat(width.holds(2.0)).as("a whole double").isTrue();
+            assertThat(width.widening(Double.NaN)).as("no number column holds NaN as a whole number").isEmpty();
             assertThat(width.holds("text")).isTrue();
             assertThat(width.holds(null)).isTrue();
         }
@@ -81,6 +87,58 @@ class NarrowNumberTest {
         assertThat(f.holds(new BigDecimal("0.10000000000001"))).isFalse();
         assertThat(f.holds(Double.NaN)).isTrue();
         assertThat(f.holds(Double.POSITIVE_INFINITY)).isTrue();
+    }
+
+    @Test
+    void aSixtyFourBitIntegerColumnHoldsWholeNumbersOnlyAndWidensToAnExactDecimal() {
+        NarrowNumber w = NarrowNumber.INT64;
+        for (Object v : List.of(Long.MAX_VALUE, Long.MIN_VALUE, 0L, new BigDecimal("9007199254740993"), 4.0)) {
+            assertThat(w.holds(v)).as("%s", v).isTrue();
+        }
+        for (Object v : List.of(new BigDecimal("2.5"), 2.5, new BigDecimal("9223372036854775808"), 0x1p63)) {
+            assertThat(w.holds(v)).as("%s", v).isFalse();
+            assertThat(w.widening(v)).as("%s", v).contains(ColumnType.DECIMAL);
+        }
+    }
+
+    @Test
+    void aDoubleColumnHoldsEveryDoubleAndOnlyTheNumbersADoubleReadsBackAs() {
+        NarrowNumber d = NarrowNumber.FLOAT64;
+        for (int i = 0; i < 10_000; i++) {
+            double v = Double.longBitsToDouble(random.nextLong());
+            assertThat(d.holds(v)).isTrue();
+            if (Double.isFinite(v)) {
+                assertThat(d.holds(new BigDecimal(Double.toString(v)))).as("%s as its decimal", v).isTrue();
+            }
+            long l = random.nextLong() >> random.nextInt(64);
+            assertThat(d.holds(l)).as("%s", l).isEqualTo(new BigDecimal(l).compareTo(new BigDecimal((double) l)) == 0);
+        }
+        assertThat(d.holds(9_007_199_254_740_992L)).isTrue();
+        assertThat(d.holds(9_007_199_254_740_993L)).as("2^53 + 1 is rounded by a double").isFalse();
+        assertThat(d.widening(9_007_199_254_740_993L)).contains(ColumnType.DECIMAL);
+        assertThat(d.holds(new BigDecimal("12345678901234567.5"))).isFalse();
+        assertThat(d.holds(new BigDecimal("0.1"))).as("0.1 reads back from a double as 0.1").isTrue();
+        assertThat(d.holds(Long.MAX_VALUE)).isFalse();
+        assertThat(NarrowNumber.FLOAT32.widening(3.141592653589793)).contains(ColumnType.DOUBLE);
+        assertThat(NarrowNumber.FLOAT32.widening(9_007_199_254_740_993L)).contains(ColumnType.DECIMAL);
+    }
+
+    @Test
+    void aBatchWidensAColumnToTheWidestTypeAnyOfItsValuesNeeds() {
+        Change big = new Change(Map.of("k", 1L), Map.of("n", 5_000_000_000L), 0, 0, 0);
+        Change fraction = new Change(Map.of("k", 2L), Map.of("n", new BigDecimal("2.5")), 0, 1, 0);
+        assertThat(NarrowNumber.INT32.widening(List.of(big), "n")).contains(ColumnType.LONG);
+        assertThat(NarrowNumber.INT32.widening(List.of(big, fraction), "n")).contains(ColumnType.DECIMAL);
+        assertThat(NarrowNumber.INT32.widening(List.of(fraction, big), "n")).contains(ColumnType.DECIMAL);
+    }
+
+    @Test
+    void twoKindsOfNumberInOneFieldMakeAnExactDecimalColumn() {
+        assertThat(ColumnType.LONG.widen(ColumnType.DOUBLE)).isEqualTo(ColumnType.DECIMAL);
+        assertThat(ColumnType.DOUBLE.widen(ColumnType.DECIMAL)).isEqualTo(ColumnType.DECIMAL);
+        assertThat(ColumnType.LONG.widen(ColumnType.DECIMAL)).isEqualTo(ColumnType.DECIMAL);
+        assertThat(ColumnType.DOUBLE.widen(ColumnType.DOUBLE)).isEqualTo(ColumnType.DOUBLE);
+        assertThat(ColumnType.LONG.widen(ColumnType.STRING)).isEqualTo(ColumnType.JSON);
     }
 
     @Test

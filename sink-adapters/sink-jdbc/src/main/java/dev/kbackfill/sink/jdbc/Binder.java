@@ -69,6 +69,10 @@ final class Binder {
         }
         int t = column.jdbcType();
         checkWidth(value, column);
+        if (dialect.equals("sqlite") && value instanceof Number && isNumber(t)) {
+            bindSqliteNumber(ps, index, value, column);
+            return;
+        }
         switch (t) {
             case Types.BIGINT, Types.INTEGER, Types.SMALLINT, Types.TINYINT -> ps.setLong(index, toLong(value, column));
             case Types.DECIMAL, Types.NUMERIC -> ps.setBigDecimal(index, toDecimal(value, column));
@@ -175,13 +179,65 @@ final class Binder {
         }
     }
 
-    /** Refuses a number a narrow column would round or cut ({@link NarrowNumber}): never stored as another number. */
-    private void checkWidth(Object value, TableColumn column) throws TooNarrow {
+    /**
+     * Refuses a number its column would round or cut: a column of limited range ({@link NarrowNumber}), or a decimal
+     * of a declared precision and scale that has fewer digits than the number. Never stored as another number.
+     */
+    private void checkWidth(Object value, TableColumn column) throws Mismatch {
         java.util.Optional<NarrowNumber> width = widths.computeIfAbsent(column, sql::narrow);
         if (width.isPresent() && !width.get().holds(value)) {
             throw new TooNarrow("value " + text(value) + " does not fit column " + column.name() + " ("
-                    + column.typeName() + ")" + (width.get().widens(value) ? "; a " + width.get().wider()
-                    + " column would hold it" : ""), width.get());
+                    + column.typeName() + ")" + width.get().widening(value).map(w -> "; " + NarrowNumber.named(w)
+                    + " column would hold it").orElse(""), width.get());
+        }
+        if ((column.jdbcType() == Types.DECIMAL || column.jdbcType() == Types.NUMERIC) && declaredDigits(column)) {
+            BigDecimal d = NarrowNumber.decimal(value);
+            if (d != null) {
+                d = d.signum() == 0 ? BigDecimal.ZERO : d.stripTrailingZeros();
+                int scale = Math.max(0, column.scale());
+                if (d.scale() > scale || d.precision() - d.scale() > column.size() - scale) {
+                    throw new Mismatch("value " + text(value) + " does not fit column " + column.name() + " ("
+                            + column.castType() + "): it would be " + (d.scale() > scale ? "rounded" : "cut"));
+                }
+            }
+        }
+    }
+
+    /**
+     * Whether a decimal column has a precision of its own ({@code NUMERIC(10, 2)}); an unconstrained one
+     * (PostgreSQL's {@code numeric}, reported with no precision or one of 1000 digits or more) holds every decimal.
+     */
+    private boolean declaredDigits(TableColumn column) {
+        return column.size() > 0 && column.size() < 1000 && !dialect.equals("sqlite");
+    }
+
+    private static boolean isNumber(int jdbcType) {
+        return switch (jdbcType) {
+            case Types.BIGINT, Types.INTEGER, Types.SMALLINT, Types.TINYINT, Types.DECIMAL, Types.NUMERIC,
+                    Types.DOUBLE, Types.FLOAT, Types.REAL -> true;
+            default -> false;
+        };
+    }
+
+    /**
+     * A number into a number column of SQLite, which stores each value as a 64-bit integer or a double whatever the
+     * column's declared type: as the integer where it is a whole one, else as the double where that reads back as
+     * the number. A column of REAL affinity (its type names REAL, FLOA or DOUB) turns every number into a double, so
+     * it takes only what a double holds. A number that would be rounded is refused (a TEXT column holds it exactly).
+     */
+    private static void bindSqliteNumber(PreparedStatement ps, int index, Object value, TableColumn column)
+            throws SQLException, Mismatch {
+        String type = column.typeName().toUpperCase(Locale.ROOT);
+        boolean real = !type.contains("INT") && (type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB"));
+        if (!real && NarrowNumber.INT64.holds(value)) {
+            ps.setLong(index, NarrowNumber.decimal(value).longValueExact());
+        } else if (NarrowNumber.FLOAT64.holds(value)) {
+            ps.setDouble(index, ((Number) value).doubleValue());
+        } else {
+            throw new Mismatch("value " + text(value) + " does not fit column " + column.name() + " ("
+                    + column.typeName() + "): SQLite keeps " + (real ? "every number of a REAL column as a double"
+                    : "a number as a 64-bit integer or a double") + ", and this one would be rounded; a TEXT column "
+                    + "holds it exactly");
         }
     }
 
@@ -209,9 +265,12 @@ final class Binder {
                 || column.typeName().toUpperCase(Locale.ROOT).contains("BOOL"))) {
             return b ? 1 : 0; // SQLite's BOOLEAN and MySQL's TINYINT(1) hold booleans as integers
         }
-        if (value instanceof BigDecimal d) {
+        if (value instanceof BigDecimal || value instanceof Double || value instanceof Float) {
             try {
-                return d.longValueExact();
+                BigDecimal d = NarrowNumber.decimal(value);
+                if (d != null) {
+                    return d.longValueExact(); // a whole double (2.0) is the whole number
+                }
             } catch (ArithmeticException e) {
                 throw mismatch(value, column);
             }

@@ -52,8 +52,9 @@ interface Dialect {
     String columnType(ColumnType type, boolean key);
 
     /**
-     * The width of a number column narrower than the 64-bit types kbackfill creates ({@link NarrowNumber}), by its
-     * JDBC type; empty for every other column. Unsigned columns are left to the database.
+     * The width of a number column of limited range ({@link NarrowNumber}: integers of 8 to 64 bits, 32- and 64-bit
+     * floating point), by its JDBC type; empty for every other column (exact decimals among them). Unsigned columns
+     * are left to the database.
      */
     default java.util.Optional<NarrowNumber> narrow(TableColumn column) {
         if (column.typeName().toUpperCase(java.util.Locale.ROOT).contains("UNSIGNED")) {
@@ -63,15 +64,20 @@ interface Dialect {
             case java.sql.Types.TINYINT -> NarrowNumber.INT8;
             case java.sql.Types.SMALLINT -> NarrowNumber.INT16;
             case java.sql.Types.INTEGER -> NarrowNumber.INT32;
+            case java.sql.Types.BIGINT -> NarrowNumber.INT64;
             case java.sql.Types.REAL -> NarrowNumber.FLOAT32;
+            case java.sql.Types.DOUBLE, java.sql.Types.FLOAT -> NarrowNumber.FLOAT64;
             default -> null;
         });
     }
 
-    /** The statement that widens a narrow column to the 64-bit type of its family (standard SQL). */
-    default String widen(TableName table, TableColumn column, NarrowNumber width) {
+    /**
+     * The statement that widens a number column to {@code to} ({@link NarrowNumber#widening}: the 64-bit type of its
+     * family, or an exact decimal), keeping every value it holds (standard SQL).
+     */
+    default String widen(TableName table, TableColumn column, ColumnType to) {
         return "ALTER TABLE " + table.quoted(this) + " ALTER COLUMN " + quote(column.name()) + " SET DATA TYPE "
-                + columnType(width.isInteger() ? ColumnType.LONG : ColumnType.DOUBLE, false);
+                + columnType(to, false);
     }
 
     /**

@@ -525,7 +525,8 @@ public final class JdbcSink implements Sink {
             Map<Integer, Long> staged = new java.util.HashMap<>();
             upserts.forEach(c -> staged.merge(c.partition(), 1L, Long::sum));
             String partitionColumn = table().column(meta.partition()).map(TableColumn::name).orElse(null);
-            return copy.upsert(connection, tableName.quoted(dialect()), keys, columns, guard, settings.conflictMode(),
+            List<String> types = columns.stream().map(n -> table().column(n).map(TableColumn::castType).orElse("")).toList();
+            return copy.upsert(connection, tableName.quoted(dialect()), keys, columns, types, guard, settings.conflictMode(),
                     partitionColumn, partitionColumn == null ? Map.of() : staged, keepOut(), keptOut, out -> {
                 StringBuilder csv = out.row();
                 for (Change c : upserts) {

@@ -62,9 +62,9 @@ final class MariaDbDialect implements Dialect {
 
     /** {@code MODIFY COLUMN} restates the column: its NOT NULL is kept (a default or comment is not). */
     @Override
-    public String widen(TableName table, TableColumn column, dev.kbackfill.core.sink.NarrowNumber width) {
+    public String widen(TableName table, TableColumn column, ColumnType to) {
         return "ALTER TABLE " + table.quoted(this) + " MODIFY COLUMN " + quote(column.name()) + " "
-                + (width.isInteger() ? "BIGINT" : "DOUBLE") + (column.nullable() ? " NULL" : " NOT NULL");
+                + columnType(to, false) + (column.nullable() ? " NULL" : " NOT NULL");
     }
 
     /** MariaDB commits before and after every DDL statement. */

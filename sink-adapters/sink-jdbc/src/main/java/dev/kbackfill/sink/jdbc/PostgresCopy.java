@@ -76,7 +76,8 @@ final class PostgresCopy {
     }
 
     /**
-     * Copies the rows {@code body} writes (of {@code columns}; {@code staged} of them per source partition), removes
+     * Copies the rows {@code body} writes (of {@code columns}, whose types are {@code types}; {@code staged} of them per
+     * source partition), removes
      * those a {@code keepOut} table holds a newer version of, upserts the rest into {@code table}, and counts per
      * partition in {@code keptOut} the rows that did not change the target: removed, or refused by the upsert's own
      * guard (its {@code RETURNING}, counted per partition, says how many it wrote). No second lookup of the target's
@@ -84,10 +85,11 @@ final class PostgresCopy {
      *
      * @return how many staged rows were kept out
      */
-    long upsert(Connection c, String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
-                String partition, java.util.Map<Integer, Long> staged, List<KeepOut> keepOut,
+    long upsert(Connection c, String table, List<String> keys, List<String> columns, List<String> types, Guard guard,
+                ConflictMode mode, String partition, java.util.Map<Integer, Long> staged, List<KeepOut> keepOut,
                 java.util.Map<Integer, Long> keptOut, Body body) throws SQLException, Binder.Mismatch {
-        String signature = table + columns;
+        // the staging table copies the target's column types: a column widened since needs a new one
+        String signature = table + columns + types;
         try (Statement s = c.createStatement()) {
             // a temporary table lives as long as its session: a connection made after a failure (a database restart
             // between two batches, a retry) has none yet

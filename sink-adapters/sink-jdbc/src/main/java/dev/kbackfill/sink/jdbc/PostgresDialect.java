@@ -34,6 +34,17 @@ final class PostgresDialect implements Dialect {
         };
     }
 
+    /**
+     * To a decimal through each value's text, the shortest that reads back as the same double: PostgreSQL's own
+     * double-to-numeric cast keeps 15 digits only.
+     */
+    @Override
+    public String widen(TableName table, TableColumn column, ColumnType to) {
+        String type = columnType(to, false);
+        return "ALTER TABLE " + table.quoted(this) + " ALTER COLUMN " + quote(column.name()) + " TYPE " + type
+                + (to == ColumnType.DECIMAL ? " USING " + quote(column.name()) + "::text::" + type : "");
+    }
+
     @Override
     public String exactText(String expression) {
         return expression + " COLLATE \"C\"";

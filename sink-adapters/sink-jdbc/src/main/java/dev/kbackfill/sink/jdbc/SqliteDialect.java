@@ -29,7 +29,7 @@ final class SqliteDialect implements Dialect {
             case STRING, TIMESTAMP, DATE, TIME, UUID, JSON -> "TEXT";
             case LONG -> "INTEGER";
             case BOOLEAN -> "BOOLEAN";
-            case DOUBLE -> "REAL";
+            case DOUBLE -> "NUMERIC"; // REAL affinity would turn a whole number a double rounds into that double
             case DECIMAL -> "NUMERIC";
             case BYTES -> "BLOB";
         };

@@ -218,15 +218,16 @@ final class TableSchema {
     }
 
     /**
-     * The statement that widens a narrow number column for a value of the batch only its 64-bit type holds, where
-     * the job may change the table; without that, such a value is a poison record when it is bound.
+     * The statement that widens a number column for a value of the batch it cannot hold (to its 64-bit type, or an
+     * exact decimal: {@link NarrowNumber#widening}), where the job may change the table; without that, such a value
+     * is a poison record when it is bound.
      */
     private Optional<String> widening(WriteBatch batch, String field, TableColumn column) {
         Optional<NarrowNumber> width = dialect.narrow(column);
-        if (width.isEmpty() || !settings.addsColumns() || !width.get().needsWidening(batch.changes(), field)) {
+        if (width.isEmpty() || !settings.addsColumns()) {
             return Optional.empty();
         }
-        return Optional.of(dialect.widen(tableName, column, width.get()));
+        return width.get().widening(batch.changes(), field).map(to -> dialect.widen(tableName, column, to));
     }
 
     /**

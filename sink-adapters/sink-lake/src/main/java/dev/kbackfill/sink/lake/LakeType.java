@@ -36,11 +36,16 @@ public record LakeType(Kind kind, int precision, int scale) {
         };
     }
 
-    /** The width of a column narrower than the 64-bit ones kbackfill creates (32-bit integers and floats). */
+    /**
+     * The width of a number column of limited range ({@link dev.kbackfill.core.sink.NarrowNumber}: 32- and 64-bit
+     * integers and floating point); empty for decimals and non-numbers.
+     */
     public java.util.Optional<dev.kbackfill.core.sink.NarrowNumber> narrow() {
         return java.util.Optional.ofNullable(switch (kind) {
             case INT -> dev.kbackfill.core.sink.NarrowNumber.INT32;
+            case LONG -> dev.kbackfill.core.sink.NarrowNumber.INT64;
             case FLOAT -> dev.kbackfill.core.sink.NarrowNumber.FLOAT32;
+            case DOUBLE -> dev.kbackfill.core.sink.NarrowNumber.FLOAT64;
             default -> null;
         });
     }

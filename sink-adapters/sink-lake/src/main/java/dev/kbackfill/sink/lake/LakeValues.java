@@ -36,9 +36,15 @@ public final class LakeValues {
         }
         java.util.Optional<dev.kbackfill.core.sink.NarrowNumber> narrow = type.narrow();
         if (narrow.isPresent() && !narrow.get().holds(value)) {
-            // never rounded nor cut: a poison record, or the column widened first (--evolve-schema, where it can be)
-            throw new ValueMismatch("value " + value + " does not fit column " + column + " (" + shownType + "); a "
-                    + narrow.get().wider() + " column would hold it", narrow.get());
+            // never rounded nor cut: a poison record, or the column widened first to the 64-bit type of its family
+            // (--evolve-schema, where the format can); no lake format widens a number column to a decimal
+            java.util.Optional<dev.kbackfill.core.record.ColumnType> wider = narrow.get().widening(value);
+            boolean sameFamily = wider.isPresent() && wider.get() != dev.kbackfill.core.record.ColumnType.DECIMAL;
+            throw new ValueMismatch("value " + (value instanceof BigDecimal d ? d.toPlainString() : value)
+                    + " does not fit column " + column + " (" + shownType + ")"
+                    + wider.map(w -> "; " + dev.kbackfill.core.sink.NarrowNumber.named(w) + " column would hold it")
+                    .orElse(""),
+                    sameFamily ? narrow.get() : null);
         }
         try {
             switch (type.kind()) {
@@ -52,14 +58,16 @@ public final class LakeValues {
                     return value instanceof JsonText j ? j.json() : value.toString();
                 case LONG:
                 case INT: {
-                    long v = value instanceof BigDecimal d ? d.longValueExact() : ((Long) value);
+                    // a whole double (2.0) is the whole number; anything else that is not a Long is refused below
+                    long v = value instanceof Long l ? l : dev.kbackfill.core.sink.NarrowNumber.decimal(value).longValueExact();
                     return type.kind() == LakeType.Kind.INT ? (Object) Math.toIntExact(v) : (Object) v;
                 }
                 case DOUBLE:
                 case FLOAT:
                     return ((Number) value).doubleValue();
                 case DECIMAL: {
-                    BigDecimal d = value instanceof BigDecimal b ? b : BigDecimal.valueOf(((Number) value).longValue());
+                    // a double as its shortest decimal, never cut to its whole part
+                    BigDecimal d = dev.kbackfill.core.sink.NarrowNumber.decimal(value);
                     BigDecimal scaled = d.setScale(type.scale(), RoundingMode.UNNECESSARY);
                     if (scaled.precision() > type.precision()) {
                         throw new ValueMismatch("value " + d.toPlainString() + " does not fit column " + column + " ("
@@ -82,7 +90,7 @@ public final class LakeValues {
                 default:
                     break;
             }
-        } catch (ClassCastException | ArithmeticException | DateTimeParseException e) {
+        } catch (ClassCastException | ArithmeticException | NullPointerException | DateTimeParseException e) {
             // fall through to the mismatch below
         }
         String shown = value instanceof JsonText j ? j.json() : String.valueOf(value);
