@@ -321,6 +321,7 @@ final class RunCommand implements Callable<Integer> {
                 report.completed(summary);
             }
             printSummary(summary, target.target(), out);
+            summary.warnings().forEach(w -> err.println("warning: " + w));
             long left = summary.left();
             String signal = dev.kbackfill.core.run.StopRequest.reason();
             if (left > 0 && signal != null) {

@@ -132,6 +132,8 @@ final class RunReport {
                     .put("rejected", summary.rejected()).put("lost", summary.lost()).put("late", summary.late())
                     .put("bytes", summary.bytes())
                     .put("batches", summary.batches());
+            ArrayNode warnings = root.putArray("warnings");
+            summary.warnings().forEach(warnings::add);
             ArrayNode parts = root.putArray("partitions");
             for (PartitionStats p : summary.partitions()) {
                 parts.addObject().put("partition", p.partition()).put("read", p.read()).put("written", p.written())

@@ -42,9 +42,11 @@ public final class EngineEvents {
         if (e instanceof dev.kbackfill.resolver.RequestException || e instanceof dev.kbackfill.core.sink.SinkConfigException) {
             return Kind.BAD_INPUT;
         }
-        if (e instanceof dev.kbackfill.core.run.RunFailure && e.getCause() instanceof dev.kbackfill.core.sink.SinkConfigException) {
-            // the target must change before the run can go on (a column the table lacks and cannot be given here):
-            // nothing of the refused batch was written, and a retry would be refused the same way
+        if (e instanceof dev.kbackfill.core.run.RunFailure && (e.getCause() instanceof dev.kbackfill.core.sink.SinkConfigException
+                || e.getCause() instanceof dev.kbackfill.resolver.RequestException)) {
+            // the target or the options must change before the run can go on (a column the table lacks and cannot
+            // be given here, two fields a mapping writes into one column): nothing of the refused batch was written,
+            // and a retry would be refused the same way
             return Kind.BAD_INPUT;
         }
         if (e instanceof dev.kbackfill.core.sink.JobConflictException

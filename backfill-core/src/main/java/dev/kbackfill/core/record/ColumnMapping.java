@@ -39,6 +39,72 @@ public record ColumnMapping(List<String> columns, Map<String, String> renames, L
             if (h.isBlank()) {
                 throw new RequestException("invalid --header-columns: an empty header name");
             }
+            String column = renames.getOrDefault(h, h);
+            for (Map.Entry<String, String> r : renames.entrySet()) {
+                if (!r.getKey().equals(h) && r.getValue().equalsIgnoreCase(column)) {
+                    throw new RequestException("invalid --header-columns '" + h + "': field '" + r.getKey() + "' is "
+                            + "renamed to the same column '" + column + "'; rename the header with --rename " + h
+                            + "=NAME");
+                }
+            }
+        }
+    }
+
+    /**
+     * Refuses, before anything is read, a mapping that writes a field or header into a column the row fills
+     * otherwise: the key column of a key that is not an object, or a metadata column.
+     *
+     * @param reserved the names of those columns
+     * @throws RequestException naming the option, the column and the fix
+     */
+    public void checkReserved(java.util.Collection<String> reserved) {
+        renames.forEach((field, column) -> {
+            for (String r : reserved) {
+                if (r.equalsIgnoreCase(column)) {
+                    throw new RequestException("invalid --rename '" + field + "=" + column + "': " + r + " is a "
+                            + "column kbackfill fills itself (the key or a record's coordinates); choose another name");
+                }
+            }
+        });
+        for (String h : headerColumns) {
+            String column = columnOf(h);
+            for (String r : reserved) {
+                if (r.equalsIgnoreCase(column)) {
+                    throw new RequestException("invalid --header-columns '" + h + "': " + r + " is a column kbackfill "
+                            + "fills itself (the key or a record's coordinates); write the header under another name "
+                            + "with --rename " + h + "=NAME");
+                }
+            }
+        }
+    }
+
+    /** The fields and headers this mapping names ({@code --columns}, {@code --rename}, {@code --header-columns}). */
+    public java.util.Set<String> named() {
+        java.util.Set<String> named = new java.util.LinkedHashSet<>(columns);
+        named.addAll(renames.keySet());
+        named.addAll(headerColumns);
+        return named;
+    }
+
+    /** The options that name {@code field}, for messages: {@code --columns}, {@code --rename}, {@code --header-columns}. */
+    public String optionsNaming(String field) {
+        List<String> options = new ArrayList<>();
+        if (columns.contains(field)) {
+            options.add("--columns");
+        }
+        if (renames.containsKey(field)) {
+            options.add("--rename");
+        }
+        if (headerColumns.contains(field)) {
+            options.add("--header-columns");
+        }
+        return String.join(" and ", options);
+    }
+
+    /** Two of a record's fields (or a field and a header) that this mapping would write into one column. */
+    static final class Collision extends RuntimeException {
+        Collision(String message) {
+            super(message);
         }
     }
 
@@ -118,15 +184,38 @@ public record ColumnMapping(List<String> columns, Map<String, String> renames, L
         Map<String, Object> out = new LinkedHashMap<>(values.size() * 2);
         values.forEach((k, v) -> {
             if (columns.isEmpty() || columns.contains(k)) {
-                out.put(renames.getOrDefault(k, k), v);
+                String column = renames.getOrDefault(k, k);
+                if (out.containsKey(column)) {
+                    String moved = renamed(column, values);
+                    throw new Collision("--rename " + moved + "=" + column + " writes field '" + moved + "' into column '"
+                            + column + "', which field '" + column + "' of the same record fills too; rename that "
+                            + "one as well, or leave one out with --columns");
+                }
+                out.put(column, v);
             }
         });
         for (String h : headerColumns) {
+            String column = renames.getOrDefault(h, h);
+            if (out.containsKey(column)) {
+                throw new Collision("--header-columns " + h + " writes header '" + h + "' into column '" + column
+                        + "', which a value field of the same record fills; write the header under another name "
+                        + "with --rename " + h + "=NAME");
+            }
             Header last = headers == null ? null : headers.lastHeader(h);
-            out.put(renames.getOrDefault(h, h), last == null || last.value() == null ? null
+            out.put(column, last == null || last.value() == null ? null
                     : new String(last.value(), StandardCharsets.UTF_8));
         }
         return out;
+    }
+
+    /** The field that {@code --rename} sends to {@code column}, among {@code values}' fields. */
+    private String renamed(String column, Map<String, Object> values) {
+        for (Map.Entry<String, String> r : renames.entrySet()) {
+            if (r.getValue().equals(column) && values.containsKey(r.getKey())) {
+                return r.getKey();
+            }
+        }
+        return column;
     }
 
     /** For the job's spec: a stable text, or empty for no mapping. */

@@ -56,6 +56,11 @@ public final class Columns extends AbstractMap<String, Object> {
         return values.length;
     }
 
+    /** What every record of this one's shape (the same field names in the same order) shares: for caching by shape. */
+    Object shape() {
+        return names;
+    }
+
     @Override
     public boolean containsKey(Object key) {
         return names.index.containsKey(key);

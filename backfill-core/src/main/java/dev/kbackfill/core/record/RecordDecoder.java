@@ -18,6 +18,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.kbackfill.resolver.RequestException;
 
 /**
  * Turns a {@link SourceRecord} into a {@link Change}: key columns, value columns (or a tombstone) and the
@@ -109,6 +110,11 @@ public final class RecordDecoder {
         this.versionField = versionField;
         this.filter = filter;
         this.mapping = Objects.requireNonNull(mapping);
+        this.unseen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        this.unseen.addAll(mapping.named());
+        java.util.List<String> reserved = new java.util.ArrayList<>(RESERVED);
+        reserved.add(keyColumn);
+        mapping.checkReserved(reserved);
     }
 
     /**
@@ -234,8 +240,83 @@ public final class RecordDecoder {
                 keyFields.forEach(values::remove);
             }
         }
-        return new Change(mapping.key(key), mapping.values(values, record.headers()), record.partition(),
-                record.offset(), record.timestamp(), record.logTime(), record, version);
+        if (!unseen.isEmpty() && values != null) {
+            values.keySet().forEach(unseen::remove);
+            mapping.headerColumns().forEach(h -> {
+                if (record.headers() != null && record.headers().lastHeader(h) != null) {
+                    unseen.remove(h);
+                }
+            });
+        }
+        Map<String, Object> columns;
+        try {
+            columns = mapping.values(values, record.headers());
+        } catch (ColumnMapping.Collision e) {
+            throw new RequestException(record.coordinates() + ": " + e.getMessage());
+        }
+        Map<String, Object> mappedKey = mapping.key(key);
+        checkColumns(record, mappedKey, columns);
+        return new Change(mappedKey, columns, record.partition(), record.offset(), record.timestamp(),
+                record.logTime(), record, version);
+    }
+
+    /** The fields and headers the mapping names that no record decoded so far carried (a typo in an option?). */
+    private final java.util.Set<String> unseen;
+
+    /**
+     * The fields and headers that {@code --columns}, {@code --rename} and {@code --header-columns} name and that no
+     * record decoded by this decoder carried: each a warning for people, most often a misspelt name.
+     */
+    public java.util.Set<String> unseenMappedFields() {
+        return java.util.Set.copyOf(unseen);
+    }
+
+    /** The record shape whose columns were last found free of collisions, on this decoding thread. */
+    private final ThreadLocal<Object> checkedShape = new ThreadLocal<>();
+
+    /**
+     * Refuses a record whose value fields would share a column with each other or with a column the row fills
+     * otherwise: two fields whose names differ only in case (one column in a database), or a field named like a
+     * metadata column or like the key column of a key that is not an object. Bad input, naming the record, the
+     * field and the option that fixes it; checked once per record shape.
+     */
+    private void checkColumns(SourceRecord record, Map<String, Object> key, Map<String, Object> values) {
+        if (values == null || values.isEmpty()) {
+            return;
+        }
+        Object shape = values instanceof Columns c ? c.shape() : null;
+        if (shape != null && shape == checkedShape.get()) {
+            return;
+        }
+        Map<String, String> lower = new java.util.HashMap<>(values.size() * 2);
+        for (String field : values.keySet()) {
+            String before = lower.put(field.toLowerCase(java.util.Locale.ROOT), field);
+            if (before != null) {
+                throw new RequestException(record.coordinates() + ": value fields '" + before + "' and '" + field
+                        + "' would be one column (names compare without regard to case); write one under another "
+                        + "name with --rename " + field + "=NAME, or leave it out with --columns");
+            }
+            if (RESERVED.contains(field.toLowerCase(java.util.Locale.ROOT))
+                    || key.size() == 1 && key.containsKey(keyColumn) && field.equalsIgnoreCase(keyColumn)) {
+                throw new RequestException(record.coordinates() + ": value field '" + field + "' has the name of a "
+                        + "column kbackfill fills itself (" + (field.equalsIgnoreCase(keyColumn) ? "the key"
+                        : "a record's coordinates") + "); write it under another name with --rename " + field
+                        + "=NAME, or leave it out with --columns");
+            }
+        }
+        checkedShape.set(shape);
+    }
+
+    /** The metadata columns' names, lower case: no value field may take one. */
+    private static final java.util.Set<String> RESERVED = reserved();
+
+    private static java.util.Set<String> reserved() {
+        dev.kbackfill.core.sink.SinkSettings.MetadataColumns m = dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT;
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (String n : List.of(m.partition(), m.offset(), m.timestamp(), m.deleted(), m.topic(), m.logTime(), m.version())) {
+            names.add(n.toLowerCase(java.util.Locale.ROOT));
+        }
+        return java.util.Set.copyOf(names);
     }
 
     private Map<String, Object> columns(SourceRecord record, byte[] bytes, Format format, String single,

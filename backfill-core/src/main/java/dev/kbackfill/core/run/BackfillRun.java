@@ -193,12 +193,21 @@ public final class BackfillRun {
         return ranges;
     }
 
-    private static RunSummary summary(JobState state, Map<Integer, Counters> counters, long[] totals, long startedNanos) {
+    private RunSummary summary(JobState state, Map<Integer, Counters> counters, long[] totals, long startedNanos) {
         List<PartitionStats> stats = new ArrayList<>();
         counters.forEach((p, c) -> stats.add(new PartitionStats(p, c.read, c.superseded, c.filtered, c.rejected,
                 c.written, c.keptOut, c.lost, c.next, c.end, c.late)));
+        List<String> warnings = new ArrayList<>();
+        if (stats.stream().anyMatch(s -> s.written() + s.keptOut() > 0)) {
+            for (String field : new java.util.TreeSet<>(decoder.unseenMappedFields())) {
+                boolean header = decoder.mapping().headerColumns().contains(field);
+                warnings.add(decoder.mapping().optionsNaming(field) + " name" + (decoder.mapping().optionsNaming(field)
+                        .contains(" and ") ? "" : "s") + " " + (header ? "header" : "field") + " '" + field
+                        + "', which no record this run wrote carries: check its spelling");
+            }
+        }
         return new RunSummary(state.job(), state.run(), stats, totals[0], totals[1],
-                Duration.ofNanos(System.nanoTime() - startedNanos));
+                Duration.ofNanos(System.nanoTime() - startedNanos), warnings);
     }
 
     private void readAndWrite(JobState state, Plan plan, List<BoundedReader.Range> ranges,

@@ -12,12 +12,21 @@ import java.util.List;
  * @param bytes      key and value bytes read
  * @param batches    batches written
  * @param duration   wall time of the run
+ * @param warnings   what people should know of the run that is not a failure (an option naming a field no record
+ *                   carried)
  */
 public record RunSummary(String job, int run, List<PartitionStats> partitions, long bytes, long batches,
-                         Duration duration) {
+                         Duration duration, List<String> warnings) {
 
     public RunSummary {
         partitions = List.copyOf(partitions);
+        warnings = List.copyOf(warnings);
+    }
+
+    /** A summary without warnings. */
+    public RunSummary(String job, int run, List<PartitionStats> partitions, long bytes, long batches,
+                      Duration duration) {
+        this(job, run, partitions, bytes, batches, duration, List.of());
     }
 
     /** Offsets of the plan not committed yet, over every partition. */
@@ -36,8 +45,10 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
                     e.filtered() + p.filtered(), e.rejected() + p.rejected(), e.written() + p.written(),
                     e.keptOut() + p.keptOut(), e.lost() + p.lost(), p.next(), p.end(), e.late() + p.late()));
         }
+        java.util.LinkedHashSet<String> warnings = new java.util.LinkedHashSet<>(earlier.warnings());
+        warnings.addAll(later.warnings());
         return new RunSummary(later.job(), later.run(), merged, earlier.bytes() + later.bytes(),
-                earlier.batches() + later.batches(), earlier.duration().plus(later.duration()));
+                earlier.batches() + later.batches(), earlier.duration().plus(later.duration()), List.copyOf(warnings));
     }
 
     public long read() {

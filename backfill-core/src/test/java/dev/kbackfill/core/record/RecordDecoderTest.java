@@ -136,4 +136,69 @@ class RecordDecoderTest {
         assertThat(shape.valueColumns()).containsExactly(new Column("n", ColumnType.DECIMAL, true),
                 new Column("m", ColumnType.JSON, true), new Column("only_null", ColumnType.STRING, true));
     }
+
+    private static RecordDecoder mapped(ColumnMapping mapping) {
+        return new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of()).withShaping(null, mapping);
+    }
+
+    @Test
+    void aMappingIntoAColumnTheRowFillsItselfIsRefusedBeforeAnythingIsRead() {
+        for (String reserved : List.of("kafka_key", "kafka_offset", "KAFKA_TOPIC", "kafka_deleted")) {
+            assertThatThrownBy(() -> mapped(new ColumnMapping(List.of(), java.util.Map.of("a", reserved), List.of())))
+                    .isInstanceOf(dev.kbackfill.resolver.RequestException.class)
+                    .hasMessageStartingWith("invalid --rename 'a=" + reserved + "'");
+            assertThatThrownBy(() -> mapped(new ColumnMapping(List.of(), java.util.Map.of(), List.of(reserved))))
+                    .hasMessageStartingWith("invalid --header-columns '" + reserved + "'");
+        }
+        assertThatThrownBy(() -> new ColumnMapping(List.of(), java.util.Map.of("a", "src"), List.of("src")))
+                .hasMessageContaining("field 'a' is renamed to the same column 'src'");
+        // renaming the key column itself is fine
+        Change c = mapped(new ColumnMapping(List.of(), java.util.Map.of("kafka_key", "order_id"), List.of()))
+                .decode(record("o-1", "{\"a\":1}"));
+        assertThat(c.key()).containsOnlyKeys("order_id");
+    }
+
+    @Test
+    void fieldsAMappingWouldWriteIntoOneColumnAreBadInputNamingTheRecord() {
+        RecordDecoder rename = mapped(new ColumnMapping(List.of(), java.util.Map.of("a", "b"), List.of()));
+        assertThat(rename.decode(record("k", "{\"a\":1,\"c\":2}")).values()).containsEntry("b", 1L);
+        assertThatThrownBy(() -> rename.decode(record("k", "{\"a\":1,\"b\":2}")))
+                .isInstanceOf(dev.kbackfill.resolver.RequestException.class)
+                .hasMessageStartingWith("orders/2@41: --rename a=b writes field 'a' into column 'b', which field 'b'");
+        assertThatThrownBy(() -> rename.decode(record("k", "{\"b\":2,\"a\":1}"))).as("whatever the field order")
+                .hasMessageStartingWith("orders/2@41: --rename a=b writes field 'a' into column 'b'");
+        // b renamed away, or left out by --columns: no collision
+        assertThat(mapped(new ColumnMapping(List.of(), java.util.Map.of("a", "b", "b", "c"), List.of()))
+                .decode(record("k", "{\"a\":1,\"b\":2}")).values()).isEqualTo(java.util.Map.of("b", 1L, "c", 2L));
+        assertThat(mapped(new ColumnMapping(List.of("a"), java.util.Map.of("a", "b"), List.of()))
+                .decode(record("k", "{\"a\":1,\"b\":2}")).values()).isEqualTo(java.util.Map.of("b", 1L));
+        RecordDecoder header = mapped(new ColumnMapping(List.of(), java.util.Map.of(), List.of("a")));
+        assertThatThrownBy(() -> header.decode(record("k", "{\"a\":1}")))
+                .hasMessageStartingWith("orders/2@41: --header-columns a writes header 'a' into column 'a'");
+    }
+
+    @Test
+    void valueFieldsThatWouldShareAColumnAreBadInputWhateverTheMapping() {
+        assertThatThrownBy(() -> json.decode(record("k", "{\"status\":1,\"Status\":2}")))
+                .isInstanceOf(dev.kbackfill.resolver.RequestException.class)
+                .hasMessageStartingWith("orders/2@41: value fields 'status' and 'Status' would be one column")
+                .hasMessageContaining("--rename Status=NAME");
+        for (String field : List.of("kafka_offset", "kafka_key", "KAFKA_PARTITION")) {
+            assertThatThrownBy(() -> json.decode(record("k", "{\"" + field + "\":1}")))
+                    .hasMessageStartingWith("orders/2@41: value field '" + field + "' has the name of a column kbackfill "
+                            + "fills itself");
+        }
+        // an object key's field repeated in the value is the usual case, not a collision
+        RecordDecoder objectKey = new RecordDecoder(Format.JSON, Format.JSON, "kafka_key", "value", List.of());
+        assertThat(objectKey.decode(record("{\"id\":7}", "{\"id\":7,\"n\":1}")).values()).containsKey("id");
+    }
+
+    @Test
+    void theFieldsAMappingNamesThatNoRecordCarriedAreToldApart() {
+        RecordDecoder d = mapped(new ColumnMapping(List.of("a", "amout"), java.util.Map.of("zz", "z"), List.of("src")));
+        d.decode(record("k", "{\"a\":1}"));
+        assertThat(d.unseenMappedFields()).containsExactlyInAnyOrder("amout", "zz", "src");
+        assertThat(d.mapping().optionsNaming("amout")).isEqualTo("--columns");
+        assertThat(d.mapping().optionsNaming("src")).isEqualTo("--header-columns");
+    }
 }
