@@ -334,10 +334,15 @@ final class RunCommand implements Callable<Integer> {
                 err.println("stopped at this run's limit (" + String.join(", ", limitOptions()) + ") with " + left
                         + " offsets left; the next run of job " + summary.job() + " continues where this one stopped");
             }
-            if (summary.rejected() > 0) {
-                err.println(summary.rejected() + " record(s) could not be decoded and were "
-                        + (rejects.destination().isEmpty() ? "skipped (--on-error skip)"
-                        : "written to " + rejects.destination()));
+            String aside = rejects.destination().isEmpty() ? "skipped (--on-error skip)"
+                    : "written to " + rejects.destination();
+            if (summary.rejected() > summary.refused()) {
+                err.println((summary.rejected() - summary.refused()) + " record(s) could not be decoded and were "
+                        + aside);
+            }
+            if (summary.refused() > 0) {
+                err.println(summary.refused() + " record(s) held a value the target cannot hold and were " + aside
+                        + "; their keys keep their last record the target took");
             }
             if (verifyAfter) {
                 if (left > 0) {

@@ -129,7 +129,8 @@ final class RunReport {
             ObjectNode totals = root.putObject("totals");
             totals.put("read", summary.read()).put("written", summary.written()).put("keptOut", summary.keptOut())
                     .put("superseded", summary.superseded()).put("filtered", summary.filtered())
-                    .put("rejected", summary.rejected()).put("lost", summary.lost()).put("late", summary.late())
+                    .put("rejected", summary.rejected()).put("refused", summary.refused()).put("lost", summary.lost())
+                    .put("late", summary.late())
                     .put("bytes", summary.bytes())
                     .put("batches", summary.batches());
             ArrayNode warnings = root.putArray("warnings");

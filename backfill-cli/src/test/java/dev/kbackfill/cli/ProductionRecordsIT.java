@@ -256,4 +256,35 @@ class ProductionRecordsIT {
         numbersAreNeverRoundedForAnyBatchSize(topic, SharedPostgres.newDatabase("numbers_avro"), "--value-format",
                 "avro", "--schema-registry-url", registry);
     }
+
+    /**
+     * {@code --on-error skip} with values an {@code integer} column cannot hold: the key keeps its last record the
+     * table took, whatever the batch size (one batch used to reduce the key to the refused record and leave no row),
+     * and the summary says the records were refused, not undecodable.
+     */
+    @Test
+    @Tag("postgresql")
+    void aKeyWhoseLastRecordIsRefusedKeepsItsLastAcceptedRecordForEveryBatchSize() throws Exception {
+        String topic = "refused-last";
+        send(topic, List.of(record(topic, "k1", "{\"n\":1}", 1), record(topic, "k1", "{\"n\":99999999999}", 2),
+                record(topic, "k2", "{\"n\":5}", 3), record(topic, "k2", "{\"n\":6}", 4),
+                record(topic, "k2", "{\"n\":88888888888}", 5), record(topic, "k2", "{\"n\":77777777777}", 6)));
+        String url = SharedPostgres.newDatabase("refused_last");
+        Map<String, Map<String, String>> bySize = new TreeMap<>();
+        for (String size : List.of("1", "1000")) {
+            String table = "refused_" + size;
+            sql(url, "CREATE TABLE " + table + " (kafka_key text PRIMARY KEY, n integer, kafka_partition bigint, "
+                    + "kafka_offset bigint, kafka_timestamp timestamptz, kafka_log_time timestamptz, kafka_topic text)");
+            CliRun run = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                    "--table", table, "--batch-size", size, "--on-error", "skip");
+            assertThat(run.exitCode()).as(run.err()).isZero();
+            assertThat(run.err()).contains("3 record(s) held a value the target cannot hold and were skipped")
+                    .doesNotContain("could not be decoded");
+            assertThat(run.out()).containsPattern("total\\s+6\\s+" + (size.equals("1") ? "3" : "2") + "\\s+0\\s+"
+                    + (size.equals("1") ? "0" : "1") + "\\s+0\\s+3");
+            bySize.put(size, rows(url, table, "n", "kafka_offset"));
+        }
+        assertThat(bySize.get("1")).isEqualTo(bySize.get("1000"))
+                .isEqualTo(Map.of("k1", "n=1, kafka_offset=0", "k2", "n=6, kafka_offset=3"));
+    }
 }

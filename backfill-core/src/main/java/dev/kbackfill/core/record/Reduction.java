@@ -29,20 +29,63 @@ public final class Reduction {
     }
 
     /**
+     * A superseded record of a key, by its coordinates only (no values): what a run reads back when the sink refuses
+     * the key's last record, so that the key keeps its last record the sink accepts, whatever the split into batches.
+     *
+     * @param field     the version field it was stamped with (a tombstone's comes from the records before it)
+     * @param tombstone whether it was a delete
+     */
+    public record Earlier(int partition, long offset, long timestamp, long logTime, Comparable<?> field,
+                          boolean tombstone) {
+        static Earlier of(Change c) {
+            return new Earlier(c.partition(), c.offset(), c.timestamp(), c.logTime(), c.versionField(), c.isTombstone());
+        }
+
+        /** Its version, as a change's ({@link Change#version()}). */
+        public Version version() {
+            return new Version(null, partition, offset, timestamp, logTime, field);
+        }
+    }
+
+    /**
      * A batch being reduced as its records arrive: one change per key (in the order keys first appeared), and per
      * partition how many records a later one of their key superseded.
      */
     public static final class Pending {
         private final Map<KeyIdentity, Change> last = new LinkedHashMap<>();
         private final Map<Integer, Long> superseded = new HashMap<>();
+        /** Per key, its superseded records' coordinates, where kept ({@link #Pending(boolean)}); else null. */
+        private final Map<KeyIdentity, List<Earlier>> earlier;
+
+        public Pending() {
+            this(false);
+        }
+
+        /**
+         * @param keepEarlier keep the coordinates of every superseded record per key ({@link #earlier()}), for a run
+         *                    whose sink may refuse a key's last record without failing the run
+         */
+        public Pending(boolean keepEarlier) {
+            this.earlier = keepEarlier ? new HashMap<>() : null;
+        }
 
         public void add(Change c) {
             // one lookup per record; a replaced key keeps its first position
-            last.merge(KeyIdentity.of(c.key()), c, (before, now) -> {
+            KeyIdentity key = KeyIdentity.of(c.key());
+            last.merge(key, c, (before, now) -> {
                 boolean later = isLater(now, before);
-                superseded.merge((later ? before : now).partition(), 1L, Long::sum);
+                Change dropped = later ? before : now;
+                superseded.merge(dropped.partition(), 1L, Long::sum);
+                if (earlier != null) {
+                    earlier.computeIfAbsent(key, k -> new ArrayList<>(2)).add(Earlier.of(dropped));
+                }
                 return later ? now : before;
             });
+        }
+
+        /** Per key with any, the coordinates of its superseded records (empty unless kept), in no order. */
+        public Map<KeyIdentity, List<Earlier>> earlier() {
+            return earlier == null ? Map.of() : earlier;
         }
 
         /** Distinct keys so far. */

@@ -52,6 +52,13 @@ public final class BackfillRun {
     private final Rejects rejects;
     private final boolean keepSource;
     private final boolean lazyValues;
+    /**
+     * Whether a batch keeps the coordinates of the records it reduced away: where a record the sink refuses does not
+     * fail the run, its key then falls back to its last record the sink accepts, as a smaller batch would have left.
+     */
+    private final boolean keepEarlier;
+    /** Reads back the earlier records of refused keys ({@link #keepEarlier}); open while the run reads. */
+    private dev.kbackfill.core.read.RecordFetch fetch;
     private final dev.kbackfill.core.read.RecordSource.Factory source;
 
     public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
@@ -87,6 +94,7 @@ public final class BackfillRun {
         // (nor with --where, which reads every record whole to decide whether it is kept)
         this.lazyValues = decoder.keyedByRecordKey() && decoder.versionField().isEmpty()
                 && decoder.filter().isEmpty() && (rejects.failsTheRun() || !sink.needsValues());
+        this.keepEarlier = !rejects.failsTheRun() && sink.needsValues();
     }
 
     /** What the reader hands the writer: one poll's changes and the positions after them, or the end, or a failure. */
@@ -120,6 +128,7 @@ public final class BackfillRun {
         long keptOut;
         long lost;
         long late;
+        long refused;
         long next;
         final long end;
 
@@ -196,7 +205,7 @@ public final class BackfillRun {
     private RunSummary summary(JobState state, Map<Integer, Counters> counters, long[] totals, long startedNanos) {
         List<PartitionStats> stats = new ArrayList<>();
         counters.forEach((p, c) -> stats.add(new PartitionStats(p, c.read, c.superseded, c.filtered, c.rejected,
-                c.written, c.keptOut, c.lost, c.next, c.end, c.late)));
+                c.written, c.keptOut, c.lost, c.next, c.end, c.late, c.refused)));
         List<String> warnings = new ArrayList<>();
         if (stats.stream().anyMatch(s -> s.written() + s.keptOut() > 0)) {
             for (String field : new java.util.TreeSet<>(decoder.unseenMappedFields())) {
@@ -243,6 +252,8 @@ public final class BackfillRun {
         }, "kbackfill-reader");
         readerThread.setDaemon(true);
         readerThread.start();
+        fetch = new dev.kbackfill.core.read.RecordFetch(BoundedReader.withJobClientId(kafkaConfig, state.job()),
+                plan.request().isolationLevel(), plan.topic());
         try {
             writeLoop(state, queue, counters, total, totals);
         } catch (RunFailure e) {
@@ -254,6 +265,7 @@ public final class BackfillRun {
             readerThread.interrupt(); // it may wait on a full queue that nobody drains any more
             joinQuietly(readerThread);
             reader.close();
+            fetch.close();
             if (seeds != null) {
                 seeds.close();
             }
@@ -342,7 +354,7 @@ public final class BackfillRun {
      */
     private void writeLoop(JobState state, BlockingQueue<Item> queue, Map<Integer, Counters> counters, long total,
                            long[] totals) {
-        Reduction.Pending pending = new Reduction.Pending();
+        Reduction.Pending pending = new Reduction.Pending(keepEarlier);
         Map<Integer, Long> pendingPositions = new HashMap<>();
         Map<Integer, Long> submitted = new HashMap<>();
         counters.forEach((p, c) -> submitted.put(p, c.next));
@@ -411,7 +423,7 @@ public final class BackfillRun {
                         inFlight = null;
                         throw e;
                     }
-                    pending = new Reduction.Pending(); // its raw records are garbage while the batch in flight ends
+                    pending = new Reduction.Pending(keepEarlier); // its raw records are garbage while the batch in flight ends
                     complete(inFlight, counters, total, records, totals);
                     inFlight = null; // counted once, even if the next batch cannot be handed over
                     sequence++;
@@ -446,7 +458,7 @@ public final class BackfillRun {
      * changes it reduced to (counts only, see {@link InFlight}).
      */
     private record Decoded(List<Change> changes, RowShape shape, Map<Integer, Long> superseded,
-                           Map<Integer, Long> reduced) {
+                           Map<Integer, Long> reduced, Map<dev.kbackfill.core.record.KeyIdentity, List<Reduction.Earlier>> earlier) {
     }
 
     /** Decodes a full batch's values; a value that does not decode fails the run (nothing of the batch is written). */
@@ -455,7 +467,7 @@ public final class BackfillRun {
         Map<Integer, Long> perPartition = new HashMap<>();
         reduced.forEach(c -> perPartition.merge(c.partition(), 1L, Long::sum));
         List<Change> decoded = decodeValues(reduced);
-        return new Decoded(decoded, RowShape.of(decoded), pending.superseded(), perPartition);
+        return new Decoded(decoded, RowShape.of(decoded), pending.superseded(), perPartition, pending.earlier());
     }
 
     private InFlight submit(ExecutorService writer, JobState state, long sequence, Decoded decoded,
@@ -472,23 +484,32 @@ public final class BackfillRun {
         WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, decoded.changes(), decoded.shape(), next,
                 state.plan().topic());
         submitted.putAll(next);
-        return new InFlight(writer.submit(() -> write(batch)), decoded.superseded(), decoded.reduced(), next);
+        return new InFlight(writer.submit(() -> write(batch, decoded.earlier())), decoded.superseded(), decoded.reduced(),
+                next);
     }
 
-    /** What the writer did with a batch: the sink's result, and per partition the records the sink refused. */
-    private record Written(WriteResult result, Map<Integer, Long> rejected) {
+    /**
+     * What the writer did with a batch: the sink's result; per partition the records the sink refused, and the
+     * records it wrote in their place (each the refused key's newest earlier record of the batch, which the batch had
+     * counted as superseded).
+     */
+    private record Written(WriteResult result, Map<Integer, Long> rejected, Map<Integer, Long> revived) {
     }
 
     /**
      * Writes a batch; a record the sink refuses is a poison record: it fails the run (naming it), or is rejected by
-     * the policy (skipped, or made durable in the dead-letter destination) and the batch written again without it.
+     * the policy (skipped, or made durable in the dead-letter destination) and the batch written again without it,
+     * its key falling back to its newest earlier record in the batch that the sink accepts (read back from the log),
+     * or to what the target holds: a key keeps its last accepted record, however the records were split into
+     * batches.
      */
-    private Written write(WriteBatch batch) {
+    private Written write(WriteBatch batch, Map<dev.kbackfill.core.record.KeyIdentity, List<Reduction.Earlier>> earlier) {
         Map<Integer, Long> rejected = new HashMap<>();
+        Map<Integer, Long> revived = new HashMap<>();
         WriteBatch current = batch;
         while (true) {
             try {
-                return new Written(sink.write(current), rejected);
+                return new Written(sink.write(current), rejected, revived);
             } catch (RecordRejectedException e) {
                 Change bad = e.change();
                 if (rejects.failsTheRun()) {
@@ -501,9 +522,45 @@ public final class BackfillRun {
                 reject(bad.source(), e);
                 flushRejects(); // durable before the batch that passes it commits
                 rejected.merge(bad.partition(), 1L, Long::sum);
-                current = current.without(bad);
+                Change instead = earlierRecord(earlier.get(dev.kbackfill.core.record.KeyIdentity.of(bad.key())));
+                if (instead == null) {
+                    current = current.without(bad);
+                } else {
+                    revived.merge(instead.partition(), 1L, Long::sum);
+                    current = current.replacing(bad, instead);
+                }
             }
         }
+    }
+
+    /**
+     * The newest of a key's earlier records of the batch, read back from the log and decoded as when it was read
+     * (taken out of {@code candidates}), or null where there is none left.
+     */
+    private Change earlierRecord(List<Reduction.Earlier> candidates) {
+        while (candidates != null && !candidates.isEmpty()) {
+            Reduction.Earlier newest = candidates.get(0);
+            for (Reduction.Earlier e : candidates) {
+                if (e.version().supersedes(newest.version())) {
+                    newest = e;
+                }
+            }
+            candidates.remove(newest);
+            java.util.Optional<SourceRecord> record = fetch.fetch(newest.partition(), newest.offset(), newest.logTime());
+            if (record.isEmpty()) {
+                continue; // gone from the log since (retention): the next one, or what the target holds
+            }
+            try {
+                java.util.Optional<Change> kept = decoder.decodeKept(record.get());
+                if (kept.isPresent()) {
+                    Change c = kept.get().withVersionField(newest.field());
+                    return keepSource ? c : c.withoutSource();
+                }
+            } catch (DecodeException e) {
+                // decoded when it was read: not again now (a registry that lost its schema): the next one
+            }
+        }
+        return null;
     }
 
     /** Hands a poison record to the policy; the reader, this thread and the writer may all reject. */
@@ -572,6 +629,12 @@ public final class BackfillRun {
             Counters c = counters.get(p);
             c.written -= n;
             c.rejected += n;
+            c.refused += n;
+        });
+        result.revived().forEach((p, n) -> {
+            Counters c = counters.get(p);
+            c.superseded -= n;
+            c.written += n;
         });
         inFlight.next().forEach((p, pos) -> counters.get(p).next = pos);
         totals[1]++;

@@ -18,9 +18,17 @@ package dev.kbackfill.core.run;
  * @param end        the end of the range
  * @param late       records read whose log time lies above their own timestamp: their producer's clock ran behind
  *                   their log, so the version rule placed them by their log's time (docs/semantics.md)
+ * @param refused    of the rejected records, those that decoded but held a value the target cannot hold (the sink
+ *                   refused them; their keys keep their last record it accepted)
  */
 public record PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
-                             long keptOut, long lost, long next, long end, long late) {
+                             long keptOut, long lost, long next, long end, long late, long refused) {
+
+    /** Counts without records the sink refused. */
+    public PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
+                          long keptOut, long lost, long next, long end, long late) {
+        this(partition, read, superseded, filtered, rejected, written, keptOut, lost, next, end, late, 0);
+    }
 
     /** Counts without late records. */
     public PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
@@ -37,6 +45,6 @@ public record PartitionStats(int partition, long read, long superseded, long fil
     public PartitionStats plus(PartitionStats other) {
         return new PartitionStats(partition, read + other.read, superseded + other.superseded, filtered + other.filtered,
                 rejected + other.rejected, written + other.written, keptOut + other.keptOut, lost + other.lost,
-                Math.max(next, other.next), end, late + other.late);
+                Math.max(next, other.next), end, late + other.late, refused + other.refused);
     }
 }

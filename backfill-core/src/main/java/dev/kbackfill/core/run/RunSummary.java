@@ -43,7 +43,8 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
             PartitionStats e = before.get(p.partition());
             merged.add(e == null ? p : new PartitionStats(p.partition(), e.read() + p.read(), e.superseded() + p.superseded(),
                     e.filtered() + p.filtered(), e.rejected() + p.rejected(), e.written() + p.written(),
-                    e.keptOut() + p.keptOut(), e.lost() + p.lost(), p.next(), p.end(), e.late() + p.late()));
+                    e.keptOut() + p.keptOut(), e.lost() + p.lost(), p.next(), p.end(), e.late() + p.late(),
+                    e.refused() + p.refused()));
         }
         java.util.LinkedHashSet<String> warnings = new java.util.LinkedHashSet<>(earlier.warnings());
         warnings.addAll(later.warnings());
@@ -73,6 +74,11 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
 
     public long rejected() {
         return partitions.stream().mapToLong(PartitionStats::rejected).sum();
+    }
+
+    /** Rejected records that the sink refused ({@link PartitionStats#refused()}); the rest could not be decoded. */
+    public long refused() {
+        return partitions.stream().mapToLong(PartitionStats::refused).sum();
     }
 
     /** Records whose log time lies above their own timestamp ({@link PartitionStats#late()}). */

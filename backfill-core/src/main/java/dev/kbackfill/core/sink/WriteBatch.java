@@ -47,6 +47,18 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
         return new WriteBatch(job, run, sequence, rest, shape, nextOffsets, topic);
     }
 
+    /**
+     * The same batch with {@code instead} in the place of one of its changes (an earlier record of the key the sink
+     * refused), its shape taken again, with the same progress.
+     */
+    public WriteBatch replacing(Change refused, Change instead) {
+        List<Change> rest = new java.util.ArrayList<>(changes.size());
+        for (Change c : changes) {
+            rest.add(c == refused ? instead : c);
+        }
+        return new WriteBatch(job, run, sequence, rest, RowShape.of(rest), nextOffsets, topic);
+    }
+
     /** The version of one of its changes: the change's coordinates in this batch's topic. */
     public dev.kbackfill.core.version.Version version(Change c) {
         return new dev.kbackfill.core.version.Version(topic, c.partition(), c.offset(), c.timestamp(), c.logTime(),
