@@ -287,4 +287,22 @@ class ProductionRecordsIT {
         assertThat(bySize.get("1")).isEqualTo(bySize.get("1000"))
                 .isEqualTo(Map.of("k1", "n=1, kafka_offset=0", "k2", "n=6, kafka_offset=3"));
     }
+
+    /** A filter that keeps nothing of a day, with --create-table: the run completes; no table is made of nothing. */
+    @Test
+    void aFilterThatKeepsNothingCompletesAndCreatesNoTable() throws Exception {
+        String topic = "where-nothing";
+        send(topic, List.of(record(topic, "k1", "{\"status\":\"new\"}", 1), record(topic, "k2", "{\"value\":5}", 2)));
+        String url = "jdbc:sqlite:" + dir.resolve("where.db");
+        CliRun run = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "t", "--create-table", "--where", "has(value.status) && value.status == 'packed'");
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        assertThat(run.out()).containsPattern("total\\s+2\\s+0\\s+0\\s+0\\s+2");
+        assertThat(Orders.count(url, "SELECT count(*) FROM sqlite_master WHERE name = 't'")).isZero();
+        // {"value":5} is an object with a field value, not the scalar 5
+        CliRun scalar = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "s", "--create-table", "--where", "value == 5", "--job", "scalar");
+        assertThat(scalar.exitCode()).as(scalar.out() + scalar.err()).isZero();
+        assertThat(scalar.out()).containsPattern("total\\s+2\\s+0\\s+0\\s+0\\s+2");
+    }
 }

@@ -118,9 +118,7 @@ public final class ConfluentAvro implements SchemaDecoder {
             }
             return columns.build();
         }
-        Map<String, Object> one = new LinkedHashMap<>();
-        one.put(single, plain(datum));
-        return one;
+        return ScalarColumn.of(single, plain(datum));
     }
 
     /** A column value: a scalar with its real type, or JSON text for nested values. */

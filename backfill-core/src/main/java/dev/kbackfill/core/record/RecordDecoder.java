@@ -322,10 +322,10 @@ public final class RecordDecoder {
     private Map<String, Object> columns(SourceRecord record, byte[] bytes, Format format, String single,
                                         String what) {
         return switch (format) {
-            case BYTES -> Map.of(single, bytes);
+            case BYTES -> ScalarColumn.of(single, bytes);
             case AVRO, PROTOBUF, JSON_SCHEMA -> (what.equals("key") ? keySchema : valueSchema)
                     .columns(record, bytes, single, what);
-            case STRING -> Map.of(single, utf8(record, bytes, what));
+            case STRING -> ScalarColumn.of(single, utf8(record, bytes, what));
             case JSON -> json(record, bytes, single, what);
         };
     }
@@ -361,9 +361,7 @@ public final class RecordDecoder {
                 throw new DecodeException(record, "the " + what + " is empty, not JSON", null);
             }
             if (t != JsonToken.START_OBJECT) {
-                Map<String, Object> one = new LinkedHashMap<>();
-                one.put(single, value(p, t));
-                return one;
+                return ScalarColumn.of(single, value(p, t));
             }
             Columns.Builder columns = builder.clear();
             while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {

@@ -145,7 +145,7 @@ public final class RecordFilter {
         if (columns == null) {
             return NullValue.NULL_VALUE;
         }
-        if (columns.size() == 1 && columns.containsKey(single)) {
+        if (ScalarColumn.is(columns)) {
             return cel(columns.get(single));
         }
         return new CelView(columns);

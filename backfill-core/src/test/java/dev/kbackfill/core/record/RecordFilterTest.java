@@ -58,6 +58,18 @@ class RecordFilterTest {
         assertThat(d.decodeKept(record("{\"tenant\":\"globex\",\"id\":1}", "7"))).isEmpty();
     }
 
+    /** An object whose one field has the value column's name is an object, not that field's scalar. */
+    @Test
+    void anObjectWithOneFieldNamedLikeTheValueColumnIsAnObject() {
+        RecordDecoder scalar = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of())
+                .withShaping(RecordFilter.compile("value == 5"), ColumnMapping.none());
+        assertThat(scalar.decodeKept(record("k", "5"))).isPresent();
+        assertThat(scalar.decodeKept(record("k", "{\"value\":5}"))).as("a map is not 5").isEmpty();
+        RecordDecoder field = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of())
+                .withShaping(RecordFilter.compile("value.value == 5"), ColumnMapping.none());
+        assertThat(field.decodeKept(record("k", "{\"value\":5}"))).isPresent();
+    }
+
     @Test
     void aRecordTheExpressionCannotBeEvaluatedOnIsPoisonAndTombstonesSayHowToKeepThem() {
         assertThatThrownBy(() -> keeps("value.missing == 1", record("o-1", ORDER))).isInstanceOf(DecodeException.class)

@@ -170,6 +170,9 @@ final class TableSchema {
             // of the timestamp column's type, so that a row written before it (NULL) compares by its timestamp
             ddl(c, List.of(TargetTable.addColumnLike(dialect, tableName, meta.logTime(), table.column(meta.timestamp()).get())));
         }
+        if (table == null && batch.shape().keyColumns().isEmpty()) {
+            return; // progress only (every record filtered out): the table is created by the first batch with rows
+        }
         if (table == null) {
             ddl(c, List.of(TargetTable.create(dialect, tableName, batch.shape().keyColumns(), batch.shape().valueColumns(),
                     meta, settings.tombstoneMode() == TombstoneMode.SOFT_DELETE)));
