@@ -110,10 +110,30 @@ public interface Rejects extends AutoCloseable {
         }
     }
 
+    /**
+     * The records a destination has written, by their coordinates: a run that fails and is retried in the same
+     * process reads the records of its uncommitted batches again (the one that failed, and the one being filled
+     * meanwhile, whose poison records were handed over already), and each is dead-lettered once. Across processes (a
+     * crash, then a rerun) a dead letter may come twice, never not at all.
+     */
+    final class Written {
+        private final Map<String, java.util.Set<Long>> offsets = new java.util.HashMap<>();
+
+        boolean contains(SourceRecord r) {
+            java.util.Set<Long> p = offsets.get(r.topic() + "/" + r.partition());
+            return p != null && p.contains(r.offset());
+        }
+
+        void add(String topic, int partition, long offset) {
+            offsets.computeIfAbsent(topic + "/" + partition, k -> new java.util.HashSet<>()).add(offset);
+        }
+    }
+
     /** The dead-letter file, created (or opened for appending) at the first dead letter: a run without one leaves none. */
     final class FileDeadLetters implements Rejects {
         private static final ObjectMapper JSON = new ObjectMapper();
         private final Path file;
+        private final Written written = new Written();
         private FileChannel channel;
         private boolean dirty;
 
@@ -135,6 +155,9 @@ public interface Rejects extends AutoCloseable {
 
         @Override
         public void reject(SourceRecord r, RuntimeException error) {
+            if (written.contains(r)) {
+                return;
+            }
             ObjectNode line = JSON.createObjectNode();
             line.put("topic", r.topic());
             line.put("partition", r.partition());
@@ -152,6 +175,7 @@ public interface Rejects extends AutoCloseable {
                 channel().write(java.nio.ByteBuffer.wrap((JSON.writeValueAsString(line) + "\n")
                         .getBytes(StandardCharsets.UTF_8)));
                 dirty = true;
+                written.add(r.topic(), r.partition(), r.offset());
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot write to the dead-letter file " + file, e);
             }
@@ -198,8 +222,9 @@ public interface Rejects extends AutoCloseable {
     final class TopicDeadLetters implements Rejects {
         private final String topic;
         private final org.apache.kafka.clients.producer.Producer<byte[], byte[]> producer;
-        private final java.util.List<java.util.Map.Entry<String, java.util.concurrent.Future<?>>> sent =
+        private final java.util.List<java.util.Map.Entry<SourceRecord, java.util.concurrent.Future<?>>> sent =
                 new java.util.ArrayList<>();
+        private final Written written = new Written();
 
         TopicDeadLetters(Map<String, Object> clientConfig, String topic) {
             this(topic, new KafkaProducer<>(producerConfig(clientConfig), new ByteArraySerializer(),
@@ -222,13 +247,17 @@ public interface Rejects extends AutoCloseable {
 
         @Override
         public void reject(SourceRecord r, RuntimeException error) {
+            if (written.contains(r)) {
+                return;
+            }
             ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic, null, r.timestamp(), r.key(), r.value());
             r.headers().forEach(h -> out.headers().add(h));
             out.headers().add("kbackfill.error", String.valueOf(error.getMessage()).getBytes(StandardCharsets.UTF_8));
             out.headers().add("kbackfill.source.topic", r.topic().getBytes(StandardCharsets.UTF_8));
             out.headers().add("kbackfill.source.partition", Integer.toString(r.partition()).getBytes(StandardCharsets.UTF_8));
             out.headers().add("kbackfill.source.offset", Long.toString(r.offset()).getBytes(StandardCharsets.UTF_8));
-            sent.add(Map.entry(r.coordinates(), producer.send(out)));
+            sent.add(Map.entry(r, producer.send(out)));
+            written.add(r.topic(), r.partition(), r.offset()); // a send that fails fails the flush, and the run
         }
 
         @Override
@@ -238,15 +267,16 @@ public interface Rejects extends AutoCloseable {
             }
             producer.flush(); // sends everything buffered; each send's outcome is on its future
             try {
-                for (Map.Entry<String, java.util.concurrent.Future<?>> s : sent) {
+                for (Map.Entry<SourceRecord, java.util.concurrent.Future<?>> s : sent) {
+                    SourceRecord r = s.getKey();
                     try {
                         s.getValue().get();
                     } catch (java.util.concurrent.ExecutionException e) {
-                        throw new DeadLetterException("the dead letter of " + s.getKey() + " could not be written to "
-                                + "topic " + topic + ": " + e.getCause().getMessage(), e.getCause());
+                        throw new DeadLetterException("the dead letter of " + r.coordinates() + " could not be written "
+                                + "to topic " + topic + ": " + e.getCause().getMessage(), e.getCause());
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
-                        throw new DeadLetterException("interrupted waiting for the dead letter of " + s.getKey(), e);
+                        throw new DeadLetterException("interrupted waiting for the dead letter of " + r.coordinates(), e);
                     }
                 }
             } finally {
