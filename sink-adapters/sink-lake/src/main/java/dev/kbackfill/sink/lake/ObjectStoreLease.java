@@ -45,8 +45,54 @@ public final class ObjectStoreLease implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final FileSystem fs;
-    private final Path path;
+    /** Where the lease object lives: the conditional writes a lease needs, of one object (S3, or a fake in tests). */
+    interface LeaseObject {
+        /** Writes the object unless it exists; whether it was written. */
+        boolean createIfAbsent(byte[] bytes) throws IOException;
+
+        /** Replaces the object if it still has {@code etag}; whether it was replaced. */
+        boolean replaceIfUnchanged(String etag, byte[] bytes) throws IOException;
+
+        Optional<ConditionalWrites.Stamped> read() throws IOException;
+
+        void delete() throws IOException;
+
+        /** The object, for messages. */
+        String name();
+
+        /** One object of a Hadoop filesystem (S3A's conditional writes). */
+        static LeaseObject of(FileSystem fs, Path path) {
+            return new LeaseObject() {
+                @Override
+                public boolean createIfAbsent(byte[] bytes) throws IOException {
+                    return ConditionalWrites.createIfAbsent(fs, path, bytes);
+                }
+
+                @Override
+                public boolean replaceIfUnchanged(String etag, byte[] bytes) throws IOException {
+                    return ConditionalWrites.replaceIfUnchanged(fs, path, etag, bytes);
+                }
+
+                @Override
+                public Optional<ConditionalWrites.Stamped> read() throws IOException {
+                    return ConditionalWrites.read(fs, path);
+                }
+
+                @Override
+                public void delete() throws IOException {
+                    fs.delete(path, false);
+                }
+
+                @Override
+                public String name() {
+                    return path.toString();
+                }
+            };
+        }
+    }
+
+    private final LeaseObject store;
+    private final String path;
     private final String job;
     private final String table;
     private final String holder;
@@ -57,9 +103,9 @@ public final class ObjectStoreLease implements AutoCloseable {
     private volatile long heldUntil;
     private volatile String lost;
 
-    private ObjectStoreLease(FileSystem fs, Path path, String job, String table, long leaseMs) {
-        this.fs = fs;
-        this.path = path;
+    private ObjectStoreLease(LeaseObject store, String job, String table, long leaseMs) {
+        this.store = store;
+        this.path = store.name();
         this.job = job;
         this.table = table;
         this.leaseMs = leaseMs;
@@ -94,24 +140,29 @@ public final class ObjectStoreLease implements AutoCloseable {
         }
         try {
             FileSystem fs = root.getFileSystem(conf);
-            ObjectStoreLease lease = new ObjectStoreLease(fs, new Path(root, "_kbackfill/locks/" + job + ".lease"), job,
-                    "delta:" + tableRoot, leaseMs);
-            lease.take();
-            lease.renewer.scheduleWithFixedDelay(lease::renew, leaseMs / 3, leaseMs / 3, TimeUnit.MILLISECONDS);
-            return lease;
+            return acquire(LeaseObject.of(fs, new Path(root, "_kbackfill/locks/" + job + ".lease")), job,
+                    "the table at " + tableRoot, leaseMs);
         } catch (IOException e) {
-            throw new SinkException("cannot take the lock of job " + job + " on delta:" + tableRoot + ": "
+            throw new SinkException("cannot take the lock of job " + job + " on the table at " + tableRoot + ": "
                     + e.getMessage(), e);
         }
+    }
+
+    /** Takes the lease of {@code job} held in {@code store}, renewed every third of {@code leaseMs}. */
+    static ObjectStoreLease acquire(LeaseObject store, String job, String table, long leaseMs) throws IOException {
+        ObjectStoreLease lease = new ObjectStoreLease(store, job, table, leaseMs);
+        lease.take();
+        lease.renewer.scheduleWithFixedDelay(lease::renew, leaseMs / 3, leaseMs / 3, TimeUnit.MILLISECONDS);
+        return lease;
     }
 
     private void take() throws IOException {
         for (int attempt = 0; attempt < 5; attempt++) {
             long until = System.currentTimeMillis() + leaseMs;
             byte[] content = content(until);
-            if (ConditionalWrites.createIfAbsent(fs, path, content)) {
-                if (ConditionalWrites.createIfAbsent(fs, path, content)) {
-                    fs.delete(path, false);
+            if (store.createIfAbsent(content)) {
+                if (store.createIfAbsent(content)) {
+                    store.delete();
                     throw new SinkConfigException("the object store of " + table + " accepted a second conditional "
                             + "write (If-None-Match) of one object: it does not honour conditional writes, so two "
                             + "writers could both commit one version of the table's log and one commit would be lost; "
@@ -121,7 +172,7 @@ public final class ObjectStoreLease implements AutoCloseable {
                 stamp(until);
                 return;
             }
-            Optional<ConditionalWrites.Stamped> current = ConditionalWrites.read(fs, path);
+            Optional<ConditionalWrites.Stamped> current = store.read();
             if (current.isEmpty()) {
                 continue; // released meanwhile
             }
@@ -134,7 +185,7 @@ public final class ObjectStoreLease implements AutoCloseable {
                         + Instant.ofEpochMilli(expires) + "); wait for that run to finish, or if it died, for its "
                         + "lease to expire");
             }
-            if (ConditionalWrites.replaceIfUnchanged(fs, path, current.get().etag(), content)) {
+            if (store.replaceIfUnchanged(current.get().etag(), content)) {
                 stamp(until); // the holder died: its lease expired at `expires`
                 return;
             }
@@ -145,7 +196,7 @@ public final class ObjectStoreLease implements AutoCloseable {
     }
 
     private void stamp(long until) throws IOException {
-        Optional<ConditionalWrites.Stamped> mine = ConditionalWrites.read(fs, path);
+        Optional<ConditionalWrites.Stamped> mine = store.read();
         if (mine.isEmpty() || !holder.equals(JSON.readTree(mine.get().bytes()).path("holder").asText())) {
             throw new JobConflictException("job '" + job + "' is already running against " + table + " (its lease "
                     + path + " was taken by another run as this one took it)");
@@ -163,13 +214,18 @@ public final class ObjectStoreLease implements AutoCloseable {
         return n.toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    private void renew() {
+    /**
+     * Renews the lease: one renewal at a time (the renewer thread's, or {@link #check()}'s when the renewer fell
+     * behind), since two at once would both replace the version this run wrote and the second would take the first's
+     * success for another run's.
+     */
+    private synchronized void renew() {
         if (lost != null) {
             return;
         }
         long until = System.currentTimeMillis() + leaseMs;
         try {
-            if (!ConditionalWrites.replaceIfUnchanged(fs, path, etag, content(until))) {
+            if (!store.replaceIfUnchanged(etag, content(until))) {
                 lost = "another run took it over";
                 return;
             }
@@ -190,9 +246,15 @@ public final class ObjectStoreLease implements AutoCloseable {
      */
     public void check() {
         if (lost == null && System.currentTimeMillis() > heldUntil - leaseMs / 3) {
-            renew(); // the renewer fell behind (a pause): renew now or find out
-            if (lost == null && System.currentTimeMillis() > heldUntil - leaseMs / 3) {
-                lost = "it was not renewed in time";
+            synchronized (this) {
+                // the renewer fell behind (a pause, a slow store): renew now or find out, unless the renewal under
+                // way when this was called has just done it
+                if (lost == null && System.currentTimeMillis() > heldUntil - leaseMs / 3) {
+                    renew();
+                }
+                if (lost == null && System.currentTimeMillis() > heldUntil - leaseMs / 3) {
+                    lost = "it was not renewed in time";
+                }
             }
         }
         if (lost != null) {
@@ -208,9 +270,9 @@ public final class ObjectStoreLease implements AutoCloseable {
             return;
         }
         try {
-            Optional<ConditionalWrites.Stamped> current = ConditionalWrites.read(fs, path);
+            Optional<ConditionalWrites.Stamped> current = store.read();
             if (current.isPresent() && current.get().etag().equals(etag)) {
-                fs.delete(path, false);
+                store.delete();
             }
         } catch (IOException e) {
             // the lease expires by itself
