@@ -67,14 +67,11 @@ final class IcebergTables implements AutoCloseable {
         }
         dev.kbackfill.sink.lake.LocalLakeFileSystem.use(hadoop);
         if (ref.isPath()) {
-            if (isObjectStore(ref.location())) {
-                throw new SinkConfigException("invalid --sink 'iceberg:" + ref.location() + "': a path table commits by "
-                        + "renaming its metadata file, which an object store does not do atomically, so two writers could "
-                        + "both commit and one commit would be lost; put the table in a catalog on that storage, e.g. "
-                        + "iceberg:jdbc:jdbc:sqlite:/data/catalog.db#db.orders with --sink-property warehouse="
-                        + ref.location().replaceAll("/[^/]+/?$", ""));
-            }
+            refuseRenamesOnObjectStore(ref, "a path table", ref.location().replaceAll("/[^/]+/?$", ""));
             return new IcebergTables(ref, hadoop, new HadoopTables(hadoop), null, null);
+        }
+        if (ref.catalog().orElseThrow() == IcebergTableRef.Catalog.HADOOP) {
+            refuseRenamesOnObjectStore(ref, "a Hadoop catalog", ref.location());
         }
         String name = Optional.ofNullable(properties.remove(CATALOG_NAME)).orElse(DEFAULT_CATALOG);
         IcebergTableRef.Catalog kind = ref.catalog().orElseThrow();
@@ -102,6 +99,21 @@ final class IcebergTables implements AutoCloseable {
         } catch (RuntimeException e) {
             throw new SinkException("cannot open the Iceberg " + kind.name().toLowerCase(java.util.Locale.ROOT)
                     + " catalog at " + dev.kbackfill.core.sink.SinkFactory.redact(ref.location()) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A path table and a Hadoop catalog commit by renaming a metadata file in the table's storage: on an object store
+     * that is not atomic, so two writers could both commit one version and one commit would be lost. Refused before
+     * anything is read, naming the catalog form that commits atomically on that storage.
+     */
+    private static void refuseRenamesOnObjectStore(IcebergTableRef ref, String what, String warehouse) {
+        if (isObjectStore(ref.location())) {
+            throw new SinkConfigException("invalid --sink 'iceberg:" + (ref.isPath() ? "" : "hadoop:") + ref.location()
+                    + "': " + what + " commits by renaming its metadata file, which an object store does not do "
+                    + "atomically, so two writers could both commit and one commit would be lost; put the table in a "
+                    + "JDBC or REST catalog on that storage, e.g. iceberg:jdbc:jdbc:sqlite:/data/catalog.db#db.orders "
+                    + "with --sink-property warehouse=" + warehouse);
         }
     }
 
