@@ -331,6 +331,11 @@ public final class BackfillRun {
                 }
                 poison.add(Map.entry(r, e));
                 rejected.merge(r.partition(), 1L, Long::sum);
+                if (fields != null) {
+                    // a record --where cannot judge still carries the log's field, as the records a run reads back
+                    // below its start do (FieldSeeds): the tombstones after it take it wherever the run starts
+                    fields.passed(r, decoder);
+                }
             }
         }
         return new Chunk(changes, positions, read, filtered, rejected, lost, late, poison, bytes);
