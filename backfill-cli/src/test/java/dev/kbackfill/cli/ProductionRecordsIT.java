@@ -305,4 +305,34 @@ class ProductionRecordsIT {
         assertThat(scalar.exitCode()).as(scalar.out() + scalar.err()).isZero();
         assertThat(scalar.out()).containsPattern("total\\s+2\\s+0\\s+0\\s+0\\s+2");
     }
+
+    /**
+     * --columns leaves a table's other columns as they are: a database row is updated column by column, and a
+     * lake table's row, replaced whole, would lose them, so that is refused before anything is written.
+     */
+    @Test
+    void columnsLeaveTheTablesOtherColumnsAsTheyAreOrAreRefusedOnALakeTable() throws Exception {
+        String topic = "columns-owned";
+        send(topic, List.of(record(topic, "k1", "{\"a\":1,\"b\":\"x\"}", 1)));
+        kafka.createTopic(topic + "-later", 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record(topic + "-later", "k1", "{\"a\":2,\"b\":\"y\"}", 2)), Map.of());
+        String url = "jdbc:sqlite:" + dir.resolve("owned.db");
+        String delta = "delta:" + dir.resolve("owned-delta");
+        for (String sink : List.of(url, delta)) {
+            CliRun all = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", sink,
+                    "--table", "t", "--create-table");
+            assertThat(all.exitCode()).as(all.err()).isZero();
+            CliRun some = CliRun.run(kafka, "--topic", topic + "-later", "--from", "earliest", "--to", "latest",
+                    "--sink", sink, "--table", "t", "--columns", "a");
+            if (sink.equals(url)) {
+                assertThat(some.exitCode()).as(some.err()).isZero();
+                assertThat(rows(url, "t", "a", "b")).isEqualTo(Map.of("k1", "a=2, b=x"));
+            } else {
+                assertThat(some.exitCode()).as(some.err()).isEqualTo(ExitCodes.BAD_INPUT);
+                assertThat(some.err()).contains("column(s) b that --columns leaves out");
+                assertThat(dev.kbackfill.sink.delta.DeltaTableRows.rows(delta.substring(6)).get(0))
+                        .containsEntry("a", 1L).containsEntry("b", "x");
+            }
+        }
+    }
 }

@@ -490,6 +490,8 @@ final class DeltaWaves {
                     ? " AND " + GuardSql.sparkSql(meta, topicColumn, versionColumn, versionText, "t.", "s.") : "";
             String on = keys.stream().map(k -> "t." + q(k) + " = s." + q(k)).collect(Collectors.joining(" AND "));
             List<String> columns = List.of(table.fieldNames());
+            dev.kbackfill.sink.lake.KeyedBatch.requireWritten(columns.stream().filter(c -> !keys.contains(c)
+                    && !meta.contains(c) && !sinkSettings.writesValueColumn(c)).toList());
             String set = columns.stream().filter(c -> !keys.contains(c)).map(c -> "t." + q(c) + " = s." + q(c))
                     .collect(Collectors.joining(", "));
             String insert = "INSERT (" + columns.stream().map(DeltaWaves::q).collect(Collectors.joining(", "))

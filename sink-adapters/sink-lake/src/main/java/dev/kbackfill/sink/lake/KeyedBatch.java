@@ -55,6 +55,21 @@ public final class KeyedBatch<W> {
         this.ledger = ledger;
         this.rows = rows;
         this.refused = refused;
+        requireWritten(rows.columnsNotWritten(c -> settings.metadata().contains(c) || settings.writesValueColumn(c)));
+    }
+
+    /**
+     * Refuses a table with value columns the job does not write ({@code --columns} leaves them out): a lake table's
+     * row is replaced whole, so they would lose their values.
+     *
+     * @param left the table's columns that are neither key, metadata nor written
+     */
+    public static void requireWritten(List<String> left) {
+        if (!left.isEmpty()) {
+            throw new dev.kbackfill.core.sink.SinkConfigException("the table has column(s) " + String.join(", ", left)
+                    + " that --columns leaves out, and a lake table's row is written whole, so they would be NULL in "
+                    + "every row written; name them in --columns, or leave --columns out; nothing was written");
+        }
     }
 
     /**

@@ -37,6 +37,24 @@ public final class LakeRows {
         }
     }
 
+    /**
+     * The columns that are neither key columns nor ones {@code writes} (the job's value columns and its metadata
+     * columns): a whole row written into such a table would leave them NULL.
+     */
+    public List<String> columnsNotWritten(java.util.function.Predicate<String> writes) {
+        List<String> left = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            boolean key = false;
+            for (int k : keyOrdinals) {
+                key |= k == i;
+            }
+            if (!key && !writes.test(names.get(i))) {
+                left.add(names.get(i));
+            }
+        }
+        return left;
+    }
+
     /** A row holding the change's key only. */
     public Object[] keyRow(Change c) throws ValueMismatch {
         Object[] row = new Object[names.size()];
