@@ -717,6 +717,9 @@ final class DeltaWaves {
                 } catch (DecodeException e) {
                     rejects.reject(r, e); // throws when poison records fail the run
                     counters.rejected.get(r.partition()).add(1);
+                    if (fields != null) {
+                        fields.passed(r, decoder); // its field is the log's, as in the single-machine run
+                    }
                 }
             }
             return next != null;
