@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -13,20 +12,19 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kbackfill.embedded.EmbeddedKafka;
 import dev.kbackfill.embedded.SharedKafka;
-import org.apache.kafka.clients.producer.ProducerRecord;
+import dev.kbackfill.testservices.ShapeTopic;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The row shape as a property, through the command line against a real broker and a real sink (a subclass per
- * sink): seeded random topics whose records add and drop fields, carry a number that is sometimes whole and sometimes
- * fractional, headers now and then, tombstones and poison records, under random {@code --where}, {@code --columns},
- * {@code --rename} and {@code --header-columns} with {@code --on-error skip}, written once in one run and one batch
+ * sink): seeded random topics ({@link ShapeTopic}: records that add and drop fields, carry a number that is sometimes
+ * whole and sometimes fractional, headers now and then, tombstones and poison records), under random {@code --where},
+ * {@code --columns}, {@code --rename} and {@code --header-columns} with {@code --on-error skip}, written once in one
+ * run and one batch
  * and once split at random into runs and batches: both end in one final state, and {@code kbackfill verify} agrees
  * with the split one.
  *
@@ -36,8 +34,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 abstract class ShapeProperty {
 
-    private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** Records per partition; two partitions. */
     private static final int PER_PARTITION = 30;
     private static final int TRIALS = 4;
@@ -103,81 +99,10 @@ abstract class ShapeProperty {
     }
 
     private Trial generate(long seed) throws Exception {
-        Random random = new Random(seed);
         String topic = "shape-" + getClass().getSimpleName().toLowerCase() + "-" + seed;
         kafka.createTopic(topic, 2, Map.of("retention.ms", "-1"));
-        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-        int seedRecords = 2;
-        for (int i = 0; i < PER_PARTITION; i++) {
-            for (int p = 0; p < 2; p++) {
-                long ts = T0.toEpochMilli() + i * 1000L + p * 7L + (random.nextInt(4) == 0 ? -random.nextInt(3000) : 0);
-                String key;
-                String value;
-                boolean header;
-                if (i < seedRecords) {
-                    // records that carry every field, the number whole in one and fractional in the other: kept to
-                    // the end (their keys recur nowhere else), so a table created from them has every column
-                    key = "seed" + p + i;
-                    value = value(random, true, i == 0 ? "7" : "2.5");
-                    header = true;
-                } else {
-                    key = "k" + random.nextInt(6);
-                    int kind = random.nextInt(20);
-                    value = kind == 0 ? null : kind == 1 ? "{not json" : value(random, false, null);
-                    header = random.nextInt(10) < 7;
-                }
-                ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, p, ts, key.getBytes(StandardCharsets.UTF_8),
-                        value == null ? null : value.getBytes(StandardCharsets.UTF_8));
-                if (header) {
-                    r.headers().add("src", ("app" + random.nextInt(3)).getBytes(StandardCharsets.UTF_8));
-                }
-                records.add(r);
-            }
-        }
-        Orders.send(kafka, records, Map.of());
-        List<String> options = new ArrayList<>(List.of("--on-error", "skip"));
-        if (random.nextBoolean()) {
-            options.addAll(List.of("--where", "value == null || !has(value.opt) || value.opt != 'o1'"));
-        }
-        boolean columns = random.nextInt(3) == 0;
-        if (columns) {
-            options.addAll(List.of("--columns", "s,n,opt"));
-        }
-        if (random.nextBoolean()) {
-            options.addAll(List.of("--rename", "opt=option"));
-        }
-        if (random.nextBoolean() || columns) {
-            options.addAll(List.of("--header-columns", "src"));
-        }
-        return new Trial(topic, options, seedRecords);
-    }
-
-    /** A record's value: fields come and go; the number is whole, fractional or beyond a double's 53 bits. */
-    private static String value(Random random, boolean full, String number) {
-        ObjectNode v = JSON.createObjectNode();
-        if (full || random.nextInt(5) != 0) {
-            v.put("s", "s" + random.nextInt(4));
-        }
-        if (number != null) {
-            v.put("n", new BigDecimal(number));
-        } else if (random.nextInt(6) != 0) {
-            switch (random.nextInt(4)) {
-                case 0 -> v.put("n", random.nextInt(1000));
-                case 1 -> v.put("n", BigDecimal.valueOf(random.nextInt(100_000), 1 + random.nextInt(3)));
-                case 2 -> v.put("n", random.nextBoolean() ? 9_007_199_254_740_993L : 12_345_678_901_234_567L);
-                default -> v.put("n", new BigDecimal(random.nextInt(50) + ".25"));
-            }
-        }
-        if (full || random.nextBoolean()) {
-            v.put("opt", "o" + random.nextInt(3));
-        }
-        if (full || random.nextInt(4) == 0) {
-            v.putObject("nested").put("a", random.nextInt(5)).putArray("b").add(random.nextInt(3));
-        }
-        if (full || random.nextInt(3) == 0) {
-            v.put("flag", random.nextBoolean());
-        }
-        return v.toString();
+        Orders.send(kafka, ShapeTopic.records(topic, seed, PER_PARTITION), Map.of());
+        return new Trial(topic, ShapeTopic.options(seed), ShapeTopic.SEED_RECORDS);
     }
 
     private CliRun run(Trial t, String sink, String table, String from, String to, int batch, String job) {
