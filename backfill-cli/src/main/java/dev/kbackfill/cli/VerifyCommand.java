@@ -331,6 +331,9 @@ final class VerifyCommand implements Callable<Integer> {
                 .append(java.time.Instant.ofEpochMilli(s.timestamp())).append(')');
         if (s.held() != null) {
             line.append("; target holds ").append(describe(s.held()));
+            if (s.held().partition() >= 0 && s.held().timestamp() != s.timestamp()) {
+                line.append(" with the timestamp ").append(java.time.Instant.ofEpochMilli(s.held().timestamp()));
+            }
         } else if (s.target().isEmpty()) {
             line.append("; target has no row");
         }

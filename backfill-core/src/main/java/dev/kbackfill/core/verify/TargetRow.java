@@ -37,7 +37,8 @@ public record TargetRow(boolean live, Version version, Version deletedAt, Map<St
      * people only where it does not match (a matching row shows none, and holds no memory).
      */
     public static TargetRow live(Version version, Version expected, Map<String, Object> values, List<String> differing) {
-        boolean matching = differing.isEmpty() && (version == null || Version.compare(version, expected) == 0);
+        boolean matching = differing.isEmpty() && (version == null || Version.compare(version, expected) == 0
+                && version.timestamp() == expected.timestamp());
         return new TargetRow(true, version, null, matching ? Map.of() : values, differing);
     }
 

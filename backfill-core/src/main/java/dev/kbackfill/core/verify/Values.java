@@ -34,8 +34,10 @@ import dev.kbackfill.core.record.JsonText;
  */
 public final class Values {
 
+    // a stored text with anything after its JSON value is not that value: Jackson would read the value and stop
     private static final ObjectMapper JSON = new ObjectMapper()
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private Values() {
     }

@@ -58,7 +58,8 @@ public enum Verdict {
             if (c != 0) {
                 return c < 0 ? STALE : NEWER;
             }
-            return held.differing().isEmpty() ? MATCHING : DIFFERENT;
+            // the same version by the rule, which does not order by a record's own timestamp: a row must hold it too
+            return held.differing().isEmpty() && stored.timestamp() == version.timestamp() ? MATCHING : DIFFERENT;
         }
         if (expected.isTombstone()) {
             return MATCHING; // no live row: deleted, whichever delete the target recorded

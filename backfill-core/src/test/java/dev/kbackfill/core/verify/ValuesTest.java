@@ -38,6 +38,8 @@ class ValuesTest {
         assertThat(Values.same(new JsonText("{\"a\":1,\"b\":[1,2]}"), "{\"b\": [1, 2.0], \"a\": 1}")).isTrue();
         assertThat(Values.same(new JsonText("{\"a\":1}"), "{\"a\":2}")).isFalse();
         assertThat(Values.same(new JsonText("{\"a\":1}"), "{\"a\":1,\"c\":null}")).isFalse();
+        assertThat(Values.same(new JsonText("{\"a\":1}"), "{\"a\":1}x")).as("text after the JSON value").isFalse();
+        assertThat(Values.same(new JsonText("[1]"), "[1] [2]")).isFalse();
         assertThat(Values.same(Map.of("a", List.of(1, 2)), "{\"a\":[1,2]}")).isTrue();
     }
 

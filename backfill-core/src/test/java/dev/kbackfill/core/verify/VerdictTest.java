@@ -24,6 +24,15 @@ class VerdictTest {
         assertThat(Verdict.judge(VALUE, AT, TargetRow.live(AT, Map.of("a", 2L), List.of("a")))).isEqualTo(Verdict.DIFFERENT);
     }
 
+    /** The version rule orders by log time, not a record's own timestamp: a row holding another timestamp differs. */
+    @Test
+    void aRowWhoseTimestampIsNotTheRecordsIsDifferent() {
+        Version otherTimestamp = new Version("t", 0, 10, 999, 1_000, null); // same log time, same place in the log
+        assertThat(Version.compare(otherTimestamp, AT)).isZero();
+        assertThat(Verdict.judge(VALUE, AT, TargetRow.live(otherTimestamp, AT, Map.of("a", 1L), List.of())))
+                .isEqualTo(Verdict.DIFFERENT);
+    }
+
     @Test
     void anOlderVersionIsStaleAndANewerOneNewerWhateverTheValues() {
         assertThat(Verdict.judge(VALUE, AT, TargetRow.live(OLDER, Map.of(), List.of()))).isEqualTo(Verdict.STALE);
