@@ -220,4 +220,52 @@ class SparkInteropIT {
                         + LAST.get("k0003") + "}, target {status=by-spark}")
                 .contains("missing {kafka_key=k0004}");
     }
+
+    /**
+     * The mutation test on Delta, with Spark as the hand that changes the table: every column changed in a row of its
+     * own (values, and metadata with versions moved older), a row deleted and a second row added for a key: verify
+     * names each changed key as disagreeing (one verification of all of them, as JSON).
+     */
+    @Test
+    @Order(8)
+    void verifyFindsEveryColumnSparkChangesARowItDeletesAndARowItAddsForAKey() throws Exception {
+        String t = "delta.`" + table + "`";
+        Map<String, String> changes = new java.util.LinkedHashMap<>();
+        changes.put("status", "concat(status, 'x')");
+        changes.put("amount", "amount - 1");
+        changes.put("n", "n - 1");
+        changes.put("kafka_topic", "concat('A', kafka_topic)");
+        changes.put("kafka_partition", "kafka_partition - 1");
+        changes.put("kafka_offset", "kafka_offset - 1");
+        changes.put("kafka_timestamp", "kafka_timestamp - INTERVAL 1 SECOND");
+        changes.put("kafka_log_time", "kafka_log_time - INTERVAL 1 SECOND");
+        List<String> changed = new ArrayList<>();
+        int k = 20;
+        for (Map.Entry<String, String> c : changes.entrySet()) {
+            String key = String.format(Locale.ROOT, "k%04d", k++);
+            spark.sql("UPDATE " + t + " SET " + c.getKey() + " = " + c.getValue() + " WHERE kafka_key = '" + key + "'");
+            changed.add(key);
+        }
+        String gone = String.format(Locale.ROOT, "k%04d", k++);
+        spark.sql("DELETE FROM " + t + " WHERE kafka_key = '" + gone + "'");
+        changed.add(gone);
+        String twice = String.format(Locale.ROOT, "k%04d", k);
+        spark.sql("INSERT INTO " + t + " SELECT kafka_key, 'a second row', amount, n, kafka_topic, kafka_partition, "
+                + "kafka_offset, kafka_timestamp, kafka_log_time FROM " + t + " WHERE kafka_key = '" + twice + "'");
+        changed.add(twice);
+        Process p = new ProcessBuilder(ROOT.resolve("bin/kbackfill").toString(), "verify", "--topic", "spark-orders",
+                "--from", "earliest", "--to", "2024-01-02", "--sink", "delta:" + table, "--bootstrap-server", bootstrap,
+                "--format", "json", "--samples", "1000", "--progress", "none")
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isEqualTo(4);
+        List<String> disagreeing = new ArrayList<>();
+        for (var sample : new com.fasterxml.jackson.databind.ObjectMapper().readTree(out).path("samples")) {
+            if (!sample.path("class").asText().equals("newer")) {
+                disagreeing.add(sample.path("key").asText().replaceAll(".*=(k\\d+)}", "$1"));
+            }
+        }
+        assertThat(disagreeing).as(out).containsAll(changed);
+    }
 }

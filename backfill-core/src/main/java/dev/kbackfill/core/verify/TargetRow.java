@@ -18,13 +18,21 @@ import dev.kbackfill.core.version.Version;
  *                  the expected version and values (a matching row shows none)
  * @param differing the value fields whose stored value is not the expected one, by the sink's column types (empty
  *                  for a deleted key)
+ * @param duplicated whether the target holds more than one live row for the key (a table without a primary key, a
+ *                  lake table, written by another hand): never the range's final state, whatever each row holds
  */
 public record TargetRow(boolean live, Version version, Version deletedAt, Map<String, Object> values,
-                        List<String> differing) {
+                        List<String> differing, boolean duplicated) {
 
     public TargetRow {
         values = values == null ? Map.of() : java.util.Collections.unmodifiableMap(values);
         differing = List.copyOf(differing);
+    }
+
+    /** A row held once. */
+    public TargetRow(boolean live, Version version, Version deletedAt, Map<String, Object> values,
+                     List<String> differing) {
+        this(live, version, deletedAt, values, differing, false);
     }
 
     /** A row holding a value. */
@@ -47,10 +55,20 @@ public record TargetRow(boolean live, Version version, Version deletedAt, Map<St
         return new TargetRow(false, null, version, Map.of(), List.of());
     }
 
-    /** What two lookups of one key (the table, its ledger) say together: a live row, else the newer delete. */
+    /**
+     * What two lookups of one key (the table, its ledger; two files of a lake table) say together: a live row, else
+     * the newer delete; two live rows are a key held twice ({@link #duplicated}).
+     */
     public static TargetRow merge(TargetRow a, TargetRow b) {
         if (a == null || b == null) {
             return a == null ? b : a;
+        }
+        if (a.live() && b.live()) {
+            Map<String, Object> values = new java.util.LinkedHashMap<>(a.values().isEmpty() ? b.values() : a.values());
+            List<String> differing = new java.util.ArrayList<>(a.differing());
+            b.differing().stream().filter(d -> !differing.contains(d)).forEach(differing::add);
+            return new TargetRow(true, Version.newer(a.version(), b.version()), Version.newer(a.deletedAt(),
+                    b.deletedAt()), values, differing, true);
         }
         if (a.live() != b.live()) {
             TargetRow live = a.live() ? a : b;

@@ -47,6 +47,9 @@ public enum Verdict {
      */
     public static Verdict judge(Change expected, Version version, TargetRow held) {
         if (held != null && held.live()) {
+            if (held.duplicated()) {
+                return DIFFERENT; // the key is held twice: no single row is the range's final state
+            }
             Version stored = held.version();
             if (expected.isTombstone()) {
                 return stored != null && Version.compare(stored, version) > 0 ? NEWER : EXTRA;

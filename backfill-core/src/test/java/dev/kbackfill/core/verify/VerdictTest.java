@@ -24,6 +24,17 @@ class VerdictTest {
         assertThat(Verdict.judge(VALUE, AT, TargetRow.live(AT, Map.of("a", 2L), List.of("a")))).isEqualTo(Verdict.DIFFERENT);
     }
 
+    /** A key held by two rows (a lake table written by another hand) is never the range's final state. */
+    @Test
+    void aKeyHeldTwiceIsDifferentWhateverEachRowHolds() {
+        TargetRow right = TargetRow.live(AT, Map.of("a", 1L), List.of());
+        TargetRow twice = TargetRow.merge(right, TargetRow.live(AT, Map.of("a", 1L), List.of()));
+        assertThat(twice.duplicated()).isTrue();
+        assertThat(Verdict.judge(VALUE, AT, twice)).isEqualTo(Verdict.DIFFERENT);
+        assertThat(Verdict.judge(VALUE, AT, TargetRow.merge(right, TargetRow.live(NEWER, Map.of(), List.of()))))
+                .isEqualTo(Verdict.DIFFERENT);
+    }
+
     /** The version rule orders by log time, not a record's own timestamp: a row holding another timestamp differs. */
     @Test
     void aRowWhoseTimestampIsNotTheRecordsIsDifferent() {
