@@ -23,7 +23,7 @@ import org.apache.hadoop.conf.Configuration;
 
 /**
  * What an engine that writes a kbackfill Delta table's rows itself (the Spark engine's MERGE) needs to write them as
- * {@link DeltaSink} does: the tombstone ledger ({@link DeltaTombstones}: read it whole, record a write's deletes
+ * {@link DeltaTable} does: the tombstone ledger ({@link DeltaTombstones}: read it whole, record a write's deletes
  * before it), the physical form of values and the ledger's key text, the table's key columns, and the version of an
  * application's idempotent transactions.
  */
@@ -82,7 +82,7 @@ public final class DeltaEngineSupport {
     }
 
     /**
-     * A decoded value in the physical form of a Delta column of {@code type}, as {@link DeltaSink} writes it
+     * A decoded value in the physical form of a Delta column of {@code type}, as {@link DeltaTable} writes it
      * (timestamps long microseconds, dates int days, decimals scaled to 18 digits, binary a ByteBuffer).
      *
      * @throws IllegalArgumentException when the value does not fit the column

@@ -178,7 +178,7 @@ final class DeltaFiles {
         }
     }
 
-    /** A row's key as {@link DeltaSink#keyOf} builds it from a row. */
+    /** A row's key as {@link DeltaTable#keyOf} builds it from a row. */
     private static List<Object> key(io.delta.kernel.data.ColumnVector[] keys, int r) {
         if (keys.length == 1) {
             return java.util.Collections.singletonList(dev.kbackfill.sink.lake.LakeValues.keyValue(DeltaTypes.read(keys[0], r)));

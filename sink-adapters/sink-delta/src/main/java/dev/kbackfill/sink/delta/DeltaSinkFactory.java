@@ -26,6 +26,6 @@ public final class DeltaSinkFactory implements SinkFactory {
         if (path.isBlank()) {
             throw new SinkConfigException("invalid --sink '" + settings.url() + "': expected delta:PATH");
         }
-        return new DeltaSink(settings, path);
+        return new dev.kbackfill.sink.lake.LakeSink(settings, new DeltaTable(settings, path));
     }
 }

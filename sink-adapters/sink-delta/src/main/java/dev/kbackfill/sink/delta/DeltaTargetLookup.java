@@ -41,7 +41,6 @@ import io.delta.kernel.types.TimestampType;
  */
 final class DeltaTargetLookup implements TargetLookup {
 
-    private final DeltaSink sink;
     private final SinkSettings settings;
     private final Engine engine;
     private final Snapshot snapshot;
@@ -52,10 +51,9 @@ final class DeltaTargetLookup implements TargetLookup {
     private final boolean ledgered;
     private final AtomicLong rows = new AtomicLong();
 
-    DeltaTargetLookup(DeltaSink sink, Engine engine, Snapshot snapshot, SinkSettings settings, String path) {
+    DeltaTargetLookup(Engine engine, Snapshot snapshot, SinkSettings settings, String path) {
         SinkSettings.MetadataColumns meta = settings.metadata();
         this.settings = settings;
-        this.sink = sink;
         this.engine = engine;
         this.snapshot = snapshot;
         this.schema = snapshot.getSchema();
@@ -74,7 +72,7 @@ final class DeltaTargetLookup implements TargetLookup {
     public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
                                               java.util.function.Function<Change, Map<String, Object>> values) {
         int[] keyOrdinals = keyOrdinals(TargetLookup.keyFields(expected));
-        dev.kbackfill.sink.lake.LakeRows lakeRows = DeltaSink.rows(schema, keyOrdinals);
+        dev.kbackfill.sink.lake.LakeRows lakeRows = DeltaTable.rows(schema, keyOrdinals);
         Map<List<Object>, Change> incoming = new HashMap<>();
         for (Change c : expected) {
             try {
@@ -102,7 +100,7 @@ final class DeltaTargetLookup implements TargetLookup {
             for (List<Object[]> hits : dev.kbackfill.sink.lake.ParallelFiles.each(probes, Runtime.getRuntime().availableProcessors())) {
                 for (Object[] row : hits) {
                     rows.incrementAndGet();
-                    Change c = incoming.get(DeltaSink.keyOf(row, keyOrdinals));
+                    Change c = incoming.get(DeltaTable.keyOf(row, keyOrdinals));
                     if (c != null) {
                         found.merge(KeyIdentity.of(c.key()), rowOf(c, row, topic, keyOrdinals, values), TargetRow::merge);
                     }
@@ -153,7 +151,7 @@ final class DeltaTargetLookup implements TargetLookup {
     @Override
     public java.util.Optional<Scan> scan(List<String> keyFields) {
         int[] keyOrdinals = keyOrdinals(keyFields);
-        dev.kbackfill.sink.lake.LakeRows lakeRows = DeltaSink.rows(schema, keyOrdinals);
+        dev.kbackfill.sink.lake.LakeRows lakeRows = DeltaTable.rows(schema, keyOrdinals);
         return java.util.Optional.of(new Scan() {
             @Override
             public String joinKey(Change c) {
@@ -171,7 +169,7 @@ final class DeltaTargetLookup implements TargetLookup {
                     Row scanState = scan.getScanState(engine);
                     for (Row scanFile : DeltaFiles.scanFiles(engine, scan)) {
                         DeltaFiles.scan(engine, scanState, scanFile, schema, keyOrdinals, k -> wanted.test(joinText(k)),
-                                (position, row) -> out.accept(joinText(DeltaSink.keyOf(row, keyOrdinals)), RowCodec.encode(row)));
+                                (position, row) -> out.accept(joinText(DeltaTable.keyOf(row, keyOrdinals)), RowCodec.encode(row)));
                     }
                 } catch (IOException e) {
                     throw new UncheckedIOException("cannot read the Delta table at " + path + ": " + e.getMessage(), e);

@@ -24,6 +24,6 @@ public final class IcebergSinkFactory implements SinkFactory {
 
     @Override
     public Sink create(SinkSettings settings) {
-        return new IcebergSink(settings, IcebergTableRef.parse(settings.url(), settings.table()));
+        return new dev.kbackfill.sink.lake.LakeSink(settings, new IcebergTable(settings, IcebergTableRef.parse(settings.url(), settings.table())));
     }
 }

@@ -18,7 +18,6 @@ import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.JobStateJson;
 import dev.kbackfill.core.sink.RecordRejectedException;
-import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.core.sink.SinkSettings;
@@ -29,7 +28,7 @@ import dev.kbackfill.sink.lake.KeyedBatch;
 import dev.kbackfill.sink.lake.LakeRows;
 import dev.kbackfill.sink.lake.LakeType;
 import dev.kbackfill.sink.lake.MetadataOrdinals;
-import dev.kbackfill.sink.lake.HeldBatches;
+import dev.kbackfill.sink.lake.LakeSink;
 import io.delta.kernel.Operation;
 import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
@@ -66,7 +65,7 @@ import org.roaringbitmap.RoaringBitmap;
  * S3 the log's commits are conditional puts ({@link ConditionalPutLogStore}), so of two writers of one version one is
  * refused, never lost.
  */
-final class DeltaSink implements Sink {
+final class DeltaTable implements LakeSink.Table {
 
     private static final String ENGINE_INFO = "kbackfill";
     private static final int ROWS_PER_FILE_BATCH = 50_000;
@@ -80,14 +79,11 @@ final class DeltaSink implements Sink {
     private Configuration hadoop;
     /** The job's lease on a table in S3 while this sink holds it; checked before every commit. */
     private volatile ObjectStoreLease lease;
-    private JobState pending;
-    /** Batches without values held back until the table can be created from one with values. */
-    private final HeldBatches held = new HeldBatches();
     private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The table as the last commit of this sink left it: one writer per table, so no log replay per batch. */
     private Snapshot latest;
 
-    DeltaSink(SinkSettings settings, String path) {
+    DeltaTable(SinkSettings settings, String path) {
         this.settings = settings;
         this.path = path;
         this.meta = settings.metadata();
@@ -101,6 +97,11 @@ final class DeltaSink implements Sink {
     @Override
     public String target() {
         return "delta:" + path;
+    }
+
+    @Override
+    public String shown() {
+        return "the Delta table at " + path;
     }
 
     /**
@@ -123,24 +124,26 @@ final class DeltaSink implements Sink {
     }
 
     @Override
-    public void open() {
-        openForJobs();
-        Optional<Snapshot> snapshot = snapshot();
-        if (snapshot.isEmpty()) {
-            if (!settings.createTable()) {
-                throw new SinkConfigException("no Delta table at " + path + "; create it, or pass --create-table to "
-                        + "create it from the records");
-            }
-            DeltaTableCreation.checkProperties(path, settings, engine, ENGINE_INFO);
-            return;
+    public void connect() {
+        if (engine == null) {
+            hadoop = DeltaFiles.hadoopConfiguration(settings.clientConfig());
+            engine = DefaultEngine.create(hadoop);
         }
-        warnings.addAll(tableSchema.check(snapshot.get()));
     }
 
     @Override
-    public void openForJobs() {
-        hadoop = DeltaFiles.hadoopConfiguration(settings.clientConfig());
-        engine = DefaultEngine.create(hadoop);
+    public boolean exists() {
+        return snapshot().isPresent();
+    }
+
+    @Override
+    public List<String> check() {
+        return tableSchema.check(snapshot().orElseThrow());
+    }
+
+    @Override
+    public void checkCreation() {
+        DeltaTableCreation.checkProperties(path, settings, engine, ENGINE_INFO);
     }
 
     private Optional<Snapshot> snapshot() {
@@ -159,9 +162,6 @@ final class DeltaSink implements Sink {
         Optional<Path> local = localPath();
         if (local.isPresent()) {
             return JobLockFile.acquire(JobLockFile.beside(local.get(), job), job, target());
-        }
-        if (hadoop == null) {
-            openForJobs();
         }
         if (!ObjectStoreLease.applies(path, hadoop)) {
             return () -> { }; // gs://, abfss://, hdfs://: their log stores make commits atomic; no job lock there
@@ -191,57 +191,43 @@ final class DeltaSink implements Sink {
     }
 
     @Override
-    public Optional<JobState> load(String job) {
-        Optional<JobState> state = snapshot().flatMap(s -> s.getDomainMetadata(domain(job))).map(JobStateJson::read);
-        return state.isPresent() ? state : Optional.ofNullable(pending).filter(p -> p.job().equals(job));
+    public Optional<JobState> stored(String job) {
+        return snapshot().flatMap(s -> s.getDomainMetadata(domain(job))).map(JobStateJson::read);
+    }
+
+    /**
+     * A job begun is committed as a batch of no rows would be (with the job's transaction id, enabling domain metadata
+     * where a table allowed to gain it lacks it); a job reset, by a commit that removes its domain.
+     */
+    @Override
+    public void commitStates(Map<String, JobState> states) {
+        states.forEach((job, state) -> {
+            Snapshot snapshot = snapshot().orElseThrow();
+            if (state != null) {
+                commit(snapshot, job, state, List.of());
+                return;
+            }
+            Transaction txn = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
+                    .withMaxRetries(0).build(engine);
+            txn.removeDomainMetadata(domain(job));
+            runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+            latest = null;
+        });
     }
 
     @Override
-    public void begin(JobState state) {
-        Optional<Snapshot> snapshot = snapshot();
-        if (snapshot.isEmpty()) {
-            pending = state; // stored with the table's first commit
-            return;
-        }
-        commit(snapshot.get(), state.job(), state, List.of());
-        pending = null;
-    }
-
-    @Override
-    public long forgetDeletesBefore(java.time.Instant before) {
-        Optional<Snapshot> snapshot = snapshot();
-        if (snapshot.isEmpty()) {
-            return 0;
-        }
-        DeltaTombstones ledger = new DeltaTombstones(snapshot.get());
-        long forgotten = ledger.forgetBefore(before.toEpochMilli());
+    public long forgetDeletesBefore(long millis) {
+        Snapshot snapshot = snapshot().orElseThrow();
+        DeltaTombstones ledger = new DeltaTombstones(snapshot);
+        long forgotten = ledger.forgetBefore(millis);
         if (forgotten > 0) {
-            Transaction txn = snapshot.get().buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
+            Transaction txn = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
                     .withMaxRetries(0).build(engine);
             ledger.addTo(txn);
             runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
             latest = null;
         }
         return forgotten;
-    }
-
-    @Override
-    public boolean reset(String job) {
-        boolean wasPending = pending != null && pending.job().equals(job);
-        if (wasPending) {
-            pending = null;
-            held.clear();
-        }
-        Optional<Snapshot> snapshot = snapshot();
-        if (snapshot.isEmpty() || snapshot.get().getDomainMetadata(domain(job)).isEmpty()) {
-            return wasPending;
-        }
-        Transaction txn = snapshot.get().buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
-                .withMaxRetries(0).build(engine);
-        txn.removeDomainMetadata(domain(job));
-        runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
-        latest = null;
-        return true;
     }
 
     /** Reads the table's latest snapshot back, probing only the files that may hold the range's keys. */
@@ -253,53 +239,21 @@ final class DeltaSink implements Sink {
         } catch (TableNotFoundException e) {
             throw new SinkConfigException("no Delta table at " + path + ": nothing to verify");
         }
-        return new DeltaTargetLookup(this, engine, snapshot, settings, path);
+        return new DeltaTargetLookup(engine, snapshot, settings, path);
     }
 
     @Override
-    public boolean destinationExists() {
-        return snapshot().isPresent();
+    public void refresh() {
+        latest = null;
     }
 
     @Override
-    public WriteResult write(WriteBatch batch) {
-        if (latest == null && HeldBatches.lacksValues(batch) && snapshot().isEmpty()) {
-            return held.hold(batch); // the table takes its columns from the first batch with values
-        }
-        batch = held.release(batch);
-        boolean cached = latest != null;
-        try {
-            return writeOnce(batch);
-        } catch (StaleSnapshotException e) {
-            if (!cached) {
-                throw e;
-            }
-            // another writer (kbackfill compact, say) committed since this sink's last commit: plan again from the
-            // table as it is now; nothing of the failed attempt was committed
-            latest = null;
-            return writeOnce(batch);
-        }
-    }
-
-    /** A commit refused because another writer committed since the snapshot it was planned on. */
-    private static final class StaleSnapshotException extends SinkException {
-        StaleSnapshotException(String message, Throwable cause) {
-            super(message, cause);
-        }
-    }
-
-    private WriteResult writeOnce(WriteBatch batch) {
+    public WriteResult write(WriteBatch batch, JobState after) {
         Snapshot snapshot = snapshot().orElseGet(() -> create(batch));
         StructType schema = snapshot.getSchema();
         tableSchema.check(schema, batch);
-        JobState state = snapshot.getDomainMetadata(domain(batch.job())).map(JobStateJson::read)
-                .or(() -> Optional.ofNullable(pending)).orElseThrow(() -> new SinkException("job " + batch.job()
-                + " has no stored state in " + path + " (reset by another process?)"));
-        JobState after = state.advancedTo(batch.nextOffsets());
         try {
-            WriteResult result = apply(snapshot, schema, batch, after);
-            pending = null; // the state is in the table's log now
-            return result;
+            return apply(snapshot, schema, batch, after);
         } catch (ValueMismatch e) {
             throw new SinkException("type mismatch writing batch " + batch.sequence() + " into " + path + ": "
                     + e.getMessage() + "; nothing of this batch was written", e);
@@ -473,7 +427,7 @@ final class DeltaSink implements Sink {
             }
         });
         if (seen[0] != byPosition.size()) {
-            throw new StaleSnapshotException("a data file of " + path + " changed while job " + batch.job()
+            throw new LakeSink.Stale("a data file of " + path + " changed while job " + batch.job()
                     + " was reading it (" + seen[0] + " of " + byPosition.size() + " rows to soft-delete found again)", null);
         }
     }
@@ -576,7 +530,7 @@ final class DeltaSink implements Sink {
             latest = result.getPostCommitSnapshot().orElse(null);
         } catch (ConcurrentWriteException | io.delta.kernel.exceptions.MaxCommitRetryLimitReachedException e) {
             latest = null;
-            throw new StaleSnapshotException("another writer committed to " + path + " while job " + job
+            throw new LakeSink.Stale("another writer committed to " + path + " while job " + job
                     + " was writing: " + e.getMessage() + "; one writer per table (nothing of this batch was committed)", e);
         }
     }

@@ -16,7 +16,6 @@ import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.JobStateJson;
 import dev.kbackfill.core.sink.RecordRejectedException;
-import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.core.sink.SinkSettings;
@@ -27,7 +26,7 @@ import dev.kbackfill.sink.lake.KeyedBatch;
 import dev.kbackfill.sink.lake.LakeRows;
 import dev.kbackfill.sink.lake.LakeType;
 import dev.kbackfill.sink.lake.MetadataOrdinals;
-import dev.kbackfill.sink.lake.HeldBatches;
+import dev.kbackfill.sink.lake.LakeSink;
 import dev.kbackfill.sink.lake.TombstoneLedger;
 import dev.kbackfill.sink.lake.ValueMismatch;
 import org.apache.iceberg.DataFile;
@@ -55,7 +54,7 @@ import org.apache.iceberg.types.Types;
  * commit that still fits is retried by Iceberg, one that does not is refused and the batch planned again from the
  * table as it is then; nothing is lost either way.
  */
-final class IcebergSink implements Sink {
+final class IcebergTable implements LakeSink.Table {
 
     private final SinkSettings settings;
     private final IcebergTableRef ref;
@@ -64,9 +63,6 @@ final class IcebergSink implements Sink {
     private final IcebergTableSchema tableSchema;
     private IcebergTables tables;
     private Table table;
-    /** Batches without values held back until the table can be created from one with values. */
-    private final HeldBatches held = new HeldBatches();
-    private JobState pending;
     /** The job's lease on a table in an object store while this sink holds it; checked before every commit. */
     private volatile dev.kbackfill.sink.lake.ObjectStoreLease lease;
     private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -78,7 +74,7 @@ final class IcebergSink implements Sink {
     /** The snapshot this sink's last commit made. */
     private Long lastCommitted;
 
-    IcebergSink(SinkSettings settings, IcebergTableRef ref) {
+    IcebergTable(SinkSettings settings, IcebergTableRef ref) {
         this.settings = settings;
         this.ref = ref;
         this.meta = settings.metadata();
@@ -88,6 +84,11 @@ final class IcebergSink implements Sink {
     @Override
     public String target() {
         return "iceberg:" + ref.shown();
+    }
+
+    @Override
+    public String shown() {
+        return "the Iceberg table " + ref.shown();
     }
 
     /** The job's state lives in the table itself: another table holds no state of the job. */
@@ -103,24 +104,25 @@ final class IcebergSink implements Sink {
     }
 
     @Override
-    public void openForJobs() {
+    public void connect() {
         if (tables == null) {
             tables = IcebergTables.open(ref, settings);
         }
     }
 
     @Override
-    public void open() {
-        openForJobs();
-        Optional<Table> existing = table();
-        if (existing.isEmpty()) {
-            if (!settings.createTable()) {
-                throw new SinkConfigException("no Iceberg table " + ref.shown() + "; create it, or pass --create-table "
-                        + "to create it from the records");
-            }
-            return;
-        }
-        warnings.addAll(tableSchema.check(existing.get()));
+    public boolean exists() {
+        return table().isPresent();
+    }
+
+    @Override
+    public List<String> check() {
+        return tableSchema.check(table().orElseThrow());
+    }
+
+    @Override
+    public void checkCreation() {
+        // the table's properties are checked by Iceberg when the first batch creates it
     }
 
     private Optional<Table> table() {
@@ -131,13 +133,7 @@ final class IcebergSink implements Sink {
     }
 
     @Override
-    public boolean destinationExists() {
-        return table().isPresent();
-    }
-
-    @Override
     public AutoCloseable lock(String job) {
-        openForJobs();
         Optional<Path> local = tables.localDirectory();
         if (local.isPresent()) {
             return JobLockFile.acquire(JobLockFile.beside(local.get(), job), job, target());
@@ -160,9 +156,8 @@ final class IcebergSink implements Sink {
     }
 
     @Override
-    public Optional<JobState> load(String job) {
-        Optional<JobState> state = table().flatMap(t -> new TableState(t).job(job));
-        return state.isPresent() ? state : Optional.ofNullable(pending).filter(p -> p.job().equals(job));
+    public Optional<JobState> stored(String job) {
+        return table().flatMap(t -> new TableState(t).job(job));
     }
 
     @Override
@@ -171,44 +166,35 @@ final class IcebergSink implements Sink {
     }
 
     @Override
-    public void begin(JobState state) {
-        Optional<Table> t = table();
-        if (t.isEmpty()) {
-            pending = state; // stored with the table's first snapshot
-            return;
-        }
-        commitState(t.get(), Map.of(TableState.jobKey(state.job()), JobStateJson.write(state)));
-        pending = null;
+    public void commitStates(Map<String, JobState> states) {
+        Map<String, String> values = new LinkedHashMap<>();
+        states.forEach((job, state) -> values.put(TableState.jobKey(job), state == null ? "" : JobStateJson.write(state)));
+        commitState(table().orElseThrow(), values);
     }
 
     @Override
-    public boolean reset(String job) {
-        boolean wasPending = pending != null && pending.job().equals(job);
-        if (wasPending) {
-            pending = null;
-            held.clear();
-        }
-        Optional<Table> t = table();
-        if (t.isEmpty() || new TableState(t.get()).job(job).isEmpty()) {
-            return wasPending;
-        }
-        commitState(t.get(), Map.of(TableState.jobKey(job), ""));
-        return true;
-    }
-
-    @Override
-    public long forgetDeletesBefore(java.time.Instant before) {
-        Optional<Table> t = table();
-        if (t.isEmpty()) {
-            return 0;
-        }
-        TableState state = new TableState(t.get());
+    public long forgetDeletesBefore(long millis) {
+        Table t = table().orElseThrow();
+        TableState state = new TableState(t);
         TombstoneLedger ledger = state.ledger();
-        long forgotten = ledger.forgetBefore(before.toEpochMilli());
+        long forgotten = ledger.forgetBefore(millis);
         if (forgotten > 0) {
-            commitState(t.get(), Map.of(TableState.DELETES, state.writeLedger(ledger).orElseThrow()));
+            commitState(t, Map.of(TableState.DELETES, state.writeLedger(ledger).orElseThrow()));
         }
         return forgotten;
+    }
+
+    @Override
+    public dev.kbackfill.core.verify.TargetLookup verifier() {
+        throw new SinkConfigException("this sink cannot be verified");
+    }
+
+    @Override
+    public void refresh() {
+        if (table != null) {
+            table.refresh();
+        }
+        written = null;
     }
 
     /** Commits a snapshot that changes no rows, only kbackfill's state (a job begun or reset, the ledger pruned). */
@@ -269,43 +255,25 @@ final class IcebergSink implements Sink {
     }
 
     @Override
-    public WriteResult write(WriteBatch batch) {
-        if (HeldBatches.lacksValues(batch) && table().isEmpty()) {
-            return held.hold(batch); // the table takes its columns from the first batch with values
-        }
-        batch = held.release(batch);
+    public WriteResult write(WriteBatch batch, JobState after) {
         try {
-            return writeOnce(batch);
+            return writeOnce(batch, after);
         } catch (ValidationException | CommitFailedException e) {
-            // another writer committed rows or deletes this batch's plan did not see: plan again from the table as
-            // it is now; nothing of the failed attempt was committed
-            table.refresh();
-            written = null;
-            try {
-                return writeOnce(batch);
-            } catch (ValidationException | CommitFailedException again) {
-                throw new SinkException("another writer keeps committing to the Iceberg table " + ref.shown()
-                        + " while job " + batch.job() + " writes: " + again.getMessage() + "; nothing of batch "
-                        + batch.sequence() + " was committed", again);
-            }
+            // another writer committed rows or deletes this batch's plan did not see
+            throw new LakeSink.Stale(e.getMessage(), e);
         }
     }
 
-    private WriteResult writeOnce(WriteBatch batch) {
+    private WriteResult writeOnce(WriteBatch batch, JobState after) {
         Table t = table().orElseGet(() -> table = tableSchema.create(tables, batch));
         tableSchema.evolve(t, batch);
         Schema schema = t.schema();
         List<Types.NestedField> columns = schema.columns();
         tableSchema.check(schema, batch);
-        JobState state = new TableState(t).job(batch.job()).or(() -> Optional.ofNullable(pending))
-                .orElseThrow(() -> new SinkException("job " + batch.job() + " has no stored state in " + ref.shown()
-                        + " (reset by another process?)"));
-        JobState after = state.advancedTo(batch.nextOffsets());
         Map<String, String> summary = new LinkedHashMap<>();
         summary.put(TableState.jobKey(batch.job()), JobStateJson.write(after));
         if (batch.changes().isEmpty()) {
             commitState(t, summary);
-            pending = null;
             return new WriteResult(0, 0, 0, Map.of());
         }
         int[] keyOrdinals = batch.shape().keyColumns().stream().mapToInt(k -> ordinal(columns, k.name())).toArray();
@@ -390,7 +358,6 @@ final class IcebergSink implements Sink {
             throw new SinkException("writing batch " + batch.sequence() + " into " + ref.shown() + " failed: "
                     + e.getCause().getMessage() + "; nothing of this batch was committed", e);
         }
-        pending = null;
         return result;
     }
 
@@ -423,6 +390,7 @@ final class IcebergSink implements Sink {
         if (tables != null) {
             tables.close();
         }
+        tables = null;
         table = null;
     }
 }

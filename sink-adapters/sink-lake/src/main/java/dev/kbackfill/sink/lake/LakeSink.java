@@ -1,0 +1,244 @@
+package dev.kbackfill.sink.lake;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkException;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.WriteBatch;
+import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.core.verify.TargetLookup;
+
+/**
+ * Keyed upserts into a lake table, the same for every table format: the job's state lives in the table and goes in
+ * the commit of the batch that advances it; a job begun before its table exists waits for the table's first commit;
+ * a commit refused because another writer committed first is planned again, once, from the table as it is then. The
+ * format ({@link Table}: Delta, Iceberg) writes a batch's files and commits them with the job's state, the shape of
+ * Iceberg's own Kafka Connect sink, where workers write files and one committer commits files and offsets together.
+ */
+public final class LakeSink implements Sink {
+
+    /** A lake table format, as the lake sink drives it. */
+    public interface Table extends AutoCloseable {
+        /** Where rows go, for people: {@code delta:PATH}, {@code iceberg:REF}. */
+        String target();
+
+        /** The table as messages name it: {@code the Delta table at PATH}. */
+        String shown();
+
+        /** What the sink writes within the store that holds the job's state ({@link Sink#destination()}). */
+        String destination();
+
+        /** Rows per batch by default: every batch is a commit that writes new files. */
+        int defaultBatchRows();
+
+        /** Connects (the filesystem, the catalog): enough for job administration. */
+        void connect();
+
+        /** Whether the table exists now. */
+        boolean exists();
+
+        /** Checks an existing table before anything is read; returns warnings for people. */
+        List<String> check();
+
+        /** Checks what creating the table from the records would need (its properties) before anything is read. */
+        void checkCreation();
+
+        /** The job's state the table holds. */
+        Optional<JobState> stored(String job);
+
+        /** The jobs whose state the table holds, sorted. */
+        List<String> jobs();
+
+        /** Commits job states only, no rows: a state, or null to forget the job. */
+        void commitStates(Map<String, JobState> states);
+
+        /** Forgets the deletes recorded before {@code millis} (kbackfill's time); how many; commits where any. */
+        long forgetDeletesBefore(long millis);
+
+        /** Takes the job's lock: a lock file beside a local table, a lease in an object store, or none. */
+        AutoCloseable lock(String job);
+
+        /**
+         * Writes a batch and the job's state after it in one commit, creating the table from the batch where it does
+         * not exist yet.
+         *
+         * @throws Stale when another writer committed since the table was read: nothing of the batch was committed
+         */
+        WriteResult write(WriteBatch batch, JobState after);
+
+        /** Forgets what is cached of the table, to read it as it is now. */
+        void refresh();
+
+        /** Reads back what the table holds, for verification. */
+        TargetLookup verifier();
+
+        /** Warnings found since the sink opened (a post-commit hook that failed). */
+        List<String> warnings();
+
+        @Override
+        void close();
+    }
+
+    /** A commit refused because another writer committed since the table was read; nothing of it was committed. */
+    public static final class Stale extends SinkException {
+        public Stale(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private final SinkSettings settings;
+    private final Table table;
+    /** Batches without values held back until the table can be created from one with values. */
+    private final HeldBatches held = new HeldBatches();
+    /** A job begun before its table exists: stored with the table's first commit. */
+    private JobState pending;
+    private final List<String> warnings = new ArrayList<>();
+
+    public LakeSink(SinkSettings settings, Table table) {
+        this.settings = settings;
+        this.table = table;
+    }
+
+    @Override
+    public String target() {
+        return table.target();
+    }
+
+    /** The job's state lives in the table itself: another table holds no state of the job. */
+    @Override
+    public String destination() {
+        return table.destination();
+    }
+
+    @Override
+    public int defaultBatchRows() {
+        return table.defaultBatchRows();
+    }
+
+    @Override
+    public void open() {
+        table.connect();
+        if (!table.exists()) {
+            if (!settings.createTable()) {
+                throw new SinkConfigException("no " + table.shown().replaceFirst("^the ", "") + "; create it, or pass "
+                        + "--create-table to create it from the records");
+            }
+            table.checkCreation();
+            return;
+        }
+        warnings.addAll(table.check());
+    }
+
+    @Override
+    public void openForJobs() {
+        table.connect();
+    }
+
+    @Override
+    public AutoCloseable lock(String job) {
+        table.connect();
+        return table.lock(job);
+    }
+
+    @Override
+    public Optional<JobState> load(String job) {
+        Optional<JobState> state = table.exists() ? table.stored(job) : Optional.empty();
+        return state.isPresent() ? state : Optional.ofNullable(pending).filter(p -> p.job().equals(job));
+    }
+
+    @Override
+    public List<String> jobs() {
+        return table.exists() ? table.jobs() : List.of();
+    }
+
+    @Override
+    public void begin(JobState state) {
+        if (!table.exists()) {
+            pending = state; // stored with the table's first commit
+            return;
+        }
+        table.commitStates(Map.of(state.job(), state));
+        pending = null;
+    }
+
+    @Override
+    public boolean reset(String job) {
+        boolean wasPending = pending != null && pending.job().equals(job);
+        if (wasPending) {
+            pending = null;
+            held.clear();
+        }
+        if (!table.exists() || table.stored(job).isEmpty()) {
+            return wasPending;
+        }
+        Map<String, JobState> forget = new java.util.HashMap<>();
+        forget.put(job, null);
+        table.commitStates(forget);
+        return true;
+    }
+
+    @Override
+    public long forgetDeletesBefore(java.time.Instant before) {
+        return table.exists() ? table.forgetDeletesBefore(before.toEpochMilli()) : 0;
+    }
+
+    @Override
+    public boolean destinationExists() {
+        return table.exists();
+    }
+
+    @Override
+    public WriteResult write(WriteBatch batch) {
+        if (HeldBatches.lacksValues(batch) && !table.exists()) {
+            return held.hold(batch); // the table takes its columns from the first batch with values
+        }
+        batch = held.release(batch);
+        try {
+            return writeOnce(batch);
+        } catch (Stale e) {
+            // another writer committed since this sink read the table: plan again from the table as it is now;
+            // nothing of the failed attempt was committed
+            table.refresh();
+            try {
+                return writeOnce(batch);
+            } catch (Stale again) {
+                throw new SinkException("another writer keeps committing to " + table.shown() + " while job "
+                        + batch.job() + " writes: " + again.getMessage() + "; nothing of batch " + batch.sequence()
+                        + " was committed", again);
+            }
+        }
+    }
+
+    private WriteResult writeOnce(WriteBatch batch) {
+        JobState state = (table.exists() ? table.stored(batch.job()) : Optional.<JobState>empty())
+                .or(() -> Optional.ofNullable(pending))
+                .orElseThrow(() -> new SinkException("job " + batch.job() + " has no stored state in " + table.shown()
+                        + " (reset by another process?)"));
+        WriteResult result = table.write(batch, state.advancedTo(batch.nextOffsets()));
+        pending = null; // the state is in the table now
+        return result;
+    }
+
+    @Override
+    public TargetLookup verifier() {
+        return table.verifier();
+    }
+
+    @Override
+    public List<String> warnings() {
+        List<String> all = new ArrayList<>(warnings);
+        all.addAll(table.warnings());
+        return List.copyOf(all);
+    }
+
+    @Override
+    public void close() {
+        table.close();
+    }
+}
