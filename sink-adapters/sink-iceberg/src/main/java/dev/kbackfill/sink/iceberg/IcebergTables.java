@@ -112,8 +112,8 @@ final class IcebergTables implements AutoCloseable {
             throw new SinkConfigException("invalid --sink 'iceberg:" + (ref.isPath() ? "" : "hadoop:") + ref.location()
                     + "': " + what + " commits by renaming its metadata file, which an object store does not do "
                     + "atomically, so two writers could both commit and one commit would be lost; put the table in a "
-                    + "JDBC or REST catalog on that storage, e.g. iceberg:jdbc:jdbc:sqlite:/data/catalog.db#db.orders "
-                    + "with --sink-property warehouse=" + warehouse);
+                    + "catalog that commits atomically (JDBC, REST) on that storage, e.g. "
+                    + "iceberg:jdbc:jdbc:sqlite:/data/catalog.db#db.orders with --sink-property warehouse=" + warehouse);
         }
     }
 

@@ -30,7 +30,7 @@ class IcebergTablesTest {
             assertThatThrownBy(() -> IcebergTables.open(IcebergTableRef.parse(url, "orders"), settings(url))).as(url)
                     .isInstanceOf(SinkConfigException.class)
                     .hasMessageContaining("renaming its metadata file, which an object store does not do atomically")
-                    .hasMessageContaining("iceberg:jdbc:");
+                    .hasMessageContaining("put the table in a catalog").hasMessageContaining("iceberg:jdbc:");
         }
     }
 }
