@@ -52,7 +52,8 @@ final class SinkOptions {
     boolean createTable;
 
     @Option(names = "--evolve-schema", description = "Add a nullable column for a value field the table has no column "
-            + "for, also to a table kbackfill did not create (JDBC and Iceberg; Delta Kernel cannot add columns).")
+            + "for, and widen a number column too narrow for a value, also in a table kbackfill did not create (a Delta "
+            + "table needs column mapping for it).")
     boolean evolveSchema;
 
     @Option(names = {"--table-property", "--delta-table-property"}, paramLabel = "KEY=VALUE",
@@ -60,6 +61,11 @@ final class SinkOptions {
                     + "kbackfill's (repeatable), for example%ndelta.enableDeletionVectors=false for readers without "
                     + "deletion vectors.")
     java.util.Map<String, String> deltaTableProperties;
+
+    @Option(names = "--partition-by", paramLabel = "SPEC", split = ",(?![^(]*\\))",
+            description = "With --create-table, for delta:... and iceberg:...: partition the new table by these columns "
+                    + "(Delta: columns; Iceberg: columns or transforms such as day(ts), bucket(16, id), truncate(4, s)).")
+    List<String> partitionBy;
 
     @Option(names = "--ignore-unknown-fields", description = "Skip value fields that have no column instead of failing.")
     boolean ignoreUnknownFields;
@@ -130,19 +136,27 @@ final class SinkOptions {
                 }
             }
         }
-        if (evolveSchema && (isKafka() || url().startsWith("delta:"))) {
-            throw new dev.kbackfill.resolver.RequestException("--evolve-schema is for database and Iceberg tables, not "
-                    + scheme(url()) + (isKafka() ? " (a topic has no columns)" : " (Delta Kernel cannot add a column to "
-                    + "a table: add it with ALTER TABLE .. ADD COLUMNS in Spark)"));
+        if (evolveSchema && isKafka()) {
+            throw new dev.kbackfill.resolver.RequestException("--evolve-schema is for tables: a topic (--sink "
+                    + "kafka:TOPIC) has no columns");
         }
         if (evolveSchema && ignoreUnknownFields) {
             throw new dev.kbackfill.resolver.RequestException("--evolve-schema and --ignore-unknown-fields exclude each "
                     + "other: a new field either becomes a column or is left out");
         }
+        List<String> partitions = partitionBy == null ? List.of() : partitionBy.stream().map(String::strip).toList();
+        if (!partitions.isEmpty()) {
+            requireLake(url(), "--partition-by", String.join(",", partitions), "");
+            if (!createTable) {
+                throw new dev.kbackfill.resolver.RequestException("--partition-by '" + String.join(",", partitions)
+                        + "' shapes a table --create-table creates; pass --create-table (an existing table keeps its "
+                        + "own partitioning, which kbackfill writes as it is)");
+            }
+        }
         return new JobDefinition.Target(url(), tableName, Optional.ofNullable(user), ConflictMode.parse(onConflict),
                 TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(), ignoreUnknownFields,
                 Optional.ofNullable(sinkCommandConfig).map(java.nio.file.Path::toAbsolutePath), client, properties,
-                evolveSchema);
+                evolveSchema, partitions);
     }
 
     /** Refuses an option of lake tables given with another sink: one line naming the option, its value and the sink. */

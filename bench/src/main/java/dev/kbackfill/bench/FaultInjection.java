@@ -58,9 +58,9 @@ public final class FaultInjection {
 
     private static final String TOPIC = "faults-orders";
     /**
-     * {@code -Dfaults.evolution=true}: the topic starts with deletes (batches of deletes only, which a lake table holds
-     * back until one with values creates it) and records from the middle on carry a field the first half lacks (a
-     * column added under --create-table; Delta, which cannot add one, runs with --ignore-unknown-fields).
+     * {@code -Dfaults.evolution=true}: the topic starts with deletes (batches of deletes only, from which a lake table
+     * is created with its key columns) and records from the middle on carry a field the first half lacks (a column
+     * added under --create-table, on every sink).
      */
     private final boolean evolution = Boolean.getBoolean("faults.evolution");
     private static final int PARTITIONS = 3;
@@ -589,9 +589,6 @@ public final class FaultInjection {
             args.addAll(List.of("--batch-size", "2000"));
         }
         args.add(t.sink().equals("kafka") ? "--create-topic" : "--create-table");
-        if (evolution && (t.sink().equals("delta") || t.sink().equals("s3"))) {
-            args.add("--ignore-unknown-fields"); // Delta Kernel cannot add the field the second half brings
-        }
         args.addAll(t.options());
         args.addAll(List.of(extra));
         return start(args);

@@ -140,11 +140,20 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
      *                            Delta table's {@code --sink-property}); never secrets
      * @param tableProperties     properties of a table the sink creates
      * @param evolveSchema        {@code --evolve-schema}: add columns for new fields to a table kbackfill did not create
+     * @param partitionBy         {@code --partition-by}: how a lake table {@code --create-table} creates is partitioned
      */
     public record Target(String url, String table, Optional<String> user, ConflictMode conflict,
                          TombstoneMode tombstones, boolean createTable, boolean ignoreUnknownFields,
                          Optional<Path> clientFile, Map<String, String> client, Map<String, String> tableProperties,
-                         boolean evolveSchema) {
+                         boolean evolveSchema, List<String> partitionBy) {
+
+        /** A target whose tables are created unpartitioned. */
+        public Target(String url, String table, Optional<String> user, ConflictMode conflict, TombstoneMode tombstones,
+                      boolean createTable, boolean ignoreUnknownFields, Optional<Path> clientFile,
+                      Map<String, String> client, Map<String, String> tableProperties, boolean evolveSchema) {
+            this(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile, client,
+                    tableProperties, evolveSchema, List.of());
+        }
 
         /** A target that does not evolve a table kbackfill did not create. */
         public Target(String url, String table, Optional<String> user, ConflictMode conflict, TombstoneMode tombstones,
@@ -163,6 +172,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             Objects.requireNonNull(clientFile, "clientFile");
             client = Map.copyOf(client);
             tableProperties = Map.copyOf(tableProperties);
+            partitionBy = List.copyOf(partitionBy);
             for (String key : client.keySet()) {
                 if (SECRET_KEY.matcher(key).find()) {
                     throw new RequestException("invalid --sink-property '" + key + "': it looks like a credential, "
@@ -211,7 +221,8 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             }
             return new SinkSettings(url, table, user, Optional.ofNullable(System.getenv(SINK_PASSWORD_ENV)), conflict,
                     tombstones, createTable, ignoreUnknownFields, SinkSettings.MetadataColumns.DEFAULT, sinkClient,
-                    new SinkSettings.Source(topic, sourceConfig), tableProperties).withEvolveSchema(evolveSchema);
+                    new SinkSettings.Source(topic, sourceConfig), tableProperties).withEvolveSchema(evolveSchema)
+                    .withPartitionBy(partitionBy);
         }
     }
 
@@ -484,6 +495,9 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         sink.clientFile().ifPresent(f -> s.put("clientFile", f.toString()));
         s.set("client", JSON.valueToTree(new java.util.TreeMap<>(sink.client())));
         s.set("tableProperties", JSON.valueToTree(new java.util.TreeMap<>(sink.tableProperties())));
+        if (!sink.partitionBy().isEmpty()) {
+            s.set("partitionBy", JSON.valueToTree(sink.partitionBy()));
+        }
         ObjectNode d = root.putObject("decoding");
         d.put("keyFormat", decoding.keyFormat().label());
         d.put("valueFormat", decoding.valueFormat().label());
@@ -568,7 +582,8 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                             ConflictMode.parse(s.path("onConflict").asText()),
                             TombstoneMode.parse(s.path("onTombstone").asText()), s.path("createTable").asBoolean(),
                             s.path("ignoreUnknownFields").asBoolean(), text(s, "clientFile").map(Path::of),
-                            map(s.path("client")), map(s.path("tableProperties")), s.path("evolveSchema").asBoolean(false)),
+                            map(s.path("client")), map(s.path("tableProperties")), s.path("evolveSchema").asBoolean(false),
+                            strings(s.path("partitionBy"))),
                     new Decoding(Format.parse("keyFormat", d.path("keyFormat").asText()),
                             Format.parse("valueFormat", d.path("valueFormat").asText()), d.path("keyColumn").asText(),
                             d.path("valueColumn").asText(), keyFields, registry,
@@ -599,6 +614,12 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
     private static Optional<String> text(JsonNode node, String field) {
         JsonNode v = node.get(field);
         return v == null || v.isNull() ? Optional.empty() : Optional.of(v.asText());
+    }
+
+    private static List<String> strings(JsonNode node) {
+        List<String> values = new ArrayList<>();
+        node.forEach(v -> values.add(v.asText()));
+        return values;
     }
 
     private static Map<String, String> map(JsonNode node) {

@@ -26,13 +26,26 @@ import java.util.Optional;
  * @param mapping             which fields become which columns ({@code --columns}, {@code --rename},
  *                            {@code --header-columns}): which value columns of the target the job writes
  *                            ({@link dev.kbackfill.core.record.ColumnMapping#writes})
+ * @param partitionBy         how a lake table {@code --create-table} creates is partitioned ({@code --partition-by}):
+ *                            columns, or Iceberg transforms such as {@code day(ts)} and {@code bucket(16, id)}
  */
 public record SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
                            ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
                            boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
                            Source source, Map<String, String> tableProperties,
                            Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema,
-                           dev.kbackfill.core.record.ColumnMapping mapping) {
+                           dev.kbackfill.core.record.ColumnMapping mapping, java.util.List<String> partitionBy) {
+
+    /** Settings that create tables unpartitioned. */
+    public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
+                        ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
+                        boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
+                        Source source, Map<String, String> tableProperties,
+                        Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema,
+                        dev.kbackfill.core.record.ColumnMapping mapping) {
+        this(url, table, user, password, conflictMode, tombstoneMode, createTable, ignoreUnknownFields, metadata,
+                clientConfig, source, tableProperties, versionField, evolveSchema, mapping, java.util.List.of());
+    }
 
     /** Settings without a column mapping: the job writes every value column of its target. */
     public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
@@ -63,21 +76,28 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
     /** These settings with {@code --evolve-schema} on or off. */
     public SinkSettings withEvolveSchema(boolean evolve) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolve, mapping);
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolve, mapping, partitionBy);
     }
 
     /** These settings with another URL for the same destination (a driver's spelling of it). */
     public SinkSettings withUrl(String url) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
                 ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
-                mapping);
+                mapping, partitionBy);
+    }
+
+    /** These settings creating a lake table partitioned by {@code partitionBy}. */
+    public SinkSettings withPartitionBy(java.util.List<String> partitionBy) {
+        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
+                mapping, partitionBy);
     }
 
     /** These settings for a job that maps fields to columns by {@code mapping}. */
     public SinkSettings withMapping(dev.kbackfill.core.record.ColumnMapping mapping) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
                 ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
-                mapping);
+                mapping, partitionBy);
     }
 
     /**
@@ -102,7 +122,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
     /** These settings for a job that orders versions by {@code field}, or by none. */
     public SinkSettings withVersionField(Optional<dev.kbackfill.core.version.VersionField> field) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field, evolveSchema, mapping);
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field, evolveSchema, mapping, partitionBy);
     }
 
     /** Settings without table properties of their own. */
@@ -149,6 +169,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
         tableProperties = Map.copyOf(tableProperties);
         Objects.requireNonNull(versionField, "versionField");
         Objects.requireNonNull(mapping, "mapping");
+        partitionBy = java.util.List.copyOf(partitionBy);
     }
 
     /**

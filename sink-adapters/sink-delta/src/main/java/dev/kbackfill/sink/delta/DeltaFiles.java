@@ -192,8 +192,9 @@ final class DeltaFiles {
 
     /**
      * Copies a data file's live rows, except those at the dropped positions, into new data files of the
-     * transaction's table, batch by batch as Parquet reads them (no row is decoded or held beyond one batch): the
-     * copy-on-write of a file some of whose rows a batch replaces, for tables without deletion vectors.
+     * transaction's table (in the file's own partition), batch by batch as Parquet reads them (no row is decoded or
+     * held beyond one batch): the copy-on-write of a file some of whose rows a batch replaces, for tables without
+     * deletion vectors.
      */
     static List<Row> copyExcept(Engine engine, Transaction txn, Row scanState, Row scanFile,
                                 java.util.function.LongPredicate dropped) throws IOException {
@@ -232,7 +233,41 @@ final class DeltaFiles {
                 files.close();
             }
         };
-        return writeBatches(engine, txn, kept);
+        if (!kept.hasNext()) {
+            kept.close();
+            return new ArrayList<>();
+        }
+        // the file's rows are of one partition: its values, from the first batch, and that batch written first
+        FilteredColumnarBatch first = kept.next();
+        DeltaLayout layout = layout(engine, txn);
+        CloseableIterator<FilteredColumnarBatch> all = new CloseableIterator<>() {
+            private boolean firstTaken;
+
+            @Override
+            public boolean hasNext() {
+                return !firstTaken || kept.hasNext();
+            }
+
+            @Override
+            public FilteredColumnarBatch next() {
+                if (!firstTaken) {
+                    firstTaken = true;
+                    return first;
+                }
+                return kept.next();
+            }
+
+            @Override
+            public void close() throws IOException {
+                kept.close();
+            }
+        };
+        return writeBatches(engine, txn, layout, layout.partitionValues(first.getData()), all);
+    }
+
+    /** The layout of the transaction's table: its schema (as this transaction leaves it) and partition columns. */
+    static DeltaLayout layout(Engine engine, Transaction txn) {
+        return new DeltaLayout(txn.getSchema(engine), txn.getPartitionColumns(engine));
     }
 
     /** A selection vector over a batch's rows. */
@@ -263,21 +298,34 @@ final class DeltaFiles {
     }
 
     /**
-     * Writes rows (in the order given) as data files of the transaction's table; returns their add actions. Large
-     * sets are cut into contiguous runs written in parallel, one file each or more (Kernel's Parquet writer runs
-     * at about 100k rows/s on one core here, and by then the reader is done), so key ranges stay disjoint.
+     * Writes rows (in the order given, each in its partition) as data files of the transaction's table; returns
+     * their add actions. Large sets are cut into contiguous runs written in parallel, one file each or more (Kernel's
+     * Parquet writer runs at about 100k rows/s on one core here, and by then the reader is done), so key ranges stay
+     * disjoint.
      */
     static List<Row> write(Engine engine, Transaction txn, StructType schema, List<Object[]> rows, int rowsPerBatch)
             throws IOException {
+        DeltaLayout layout = layout(engine, txn);
+        if (layout.partitioned()) {
+            // one partition's rows per file, each partition's in the order given
+            Map<List<Object>, List<Object[]>> byPartition = new java.util.LinkedHashMap<>();
+            for (Object[] row : rows) {
+                byPartition.computeIfAbsent(layout.partitionOf(row), p -> new ArrayList<>()).add(row);
+            }
+            List<Callable<List<Row>>> parts = new ArrayList<>();
+            byPartition.forEach((values, part) -> parts.add(() -> writeRun(engine, txn, schema, layout,
+                    layout.partitionValues(values), part, rowsPerBatch)));
+            return inParallel(parts, Math.min(Runtime.getRuntime().availableProcessors(), Math.max(1, parts.size())));
+        }
         int writers = Math.min(Runtime.getRuntime().availableProcessors(), rows.size() / ParallelFiles.ROWS_PER_WRITER);
         if (writers <= 1) {
-            return writeRun(engine, txn, schema, rows, rowsPerBatch);
+            return writeRun(engine, txn, schema, layout, Map.of(), rows, rowsPerBatch);
         }
         List<Callable<List<Row>>> runs = new ArrayList<>();
         int size = (rows.size() + writers - 1) / writers;
         for (int from = 0; from < rows.size(); from += size) {
             List<Object[]> run = rows.subList(from, Math.min(rows.size(), from + size));
-            runs.add(() -> writeRun(engine, txn, schema, run, rowsPerBatch));
+            runs.add(() -> writeRun(engine, txn, schema, layout, Map.of(), run, rowsPerBatch));
         }
         return inParallel(runs, writers);
     }
@@ -289,7 +337,8 @@ final class DeltaFiles {
         return actions;
     }
 
-    private static List<Row> writeRun(Engine engine, Transaction txn, StructType schema, List<Object[]> rows,
+    private static List<Row> writeRun(Engine engine, Transaction txn, StructType schema, DeltaLayout layout,
+                                      Map<String, io.delta.kernel.expressions.Literal> partition, List<Object[]> rows,
                                       int rowsPerBatch) throws IOException {
         if (rows.isEmpty()) {
             return new ArrayList<>();
@@ -299,20 +348,24 @@ final class DeltaFiles {
             logical.add(new FilteredColumnarBatch(new RowsBatch(schema,
                     rows.subList(from, Math.min(rows.size(), from + rowsPerBatch))), Optional.empty()));
         }
-        return writeBatches(engine, txn, KernelInternals.iterator(logical));
+        return writeBatches(engine, txn, layout, partition, KernelInternals.iterator(logical));
     }
 
-    /** Writes logical batches (their selected rows) as data files of the transaction's table; their add actions. */
-    private static List<Row> writeBatches(Engine engine, Transaction txn, CloseableIterator<FilteredColumnarBatch> logical)
-            throws IOException {
+    /**
+     * Writes logical batches (their selected rows, all of one partition) as data files of the transaction's table,
+     * in the data layout the table asks for ({@link DeltaLayout}); their add actions.
+     */
+    private static List<Row> writeBatches(Engine engine, Transaction txn, DeltaLayout layout,
+                                          Map<String, io.delta.kernel.expressions.Literal> partition,
+                                          CloseableIterator<FilteredColumnarBatch> logical) throws IOException {
         List<Row> actions = new ArrayList<>();
         Row txnState = txn.getTransactionState(engine);
-        DataWriteContext context = Transaction.getWriteContext(engine, txnState, Map.of());
+        DataWriteContext context = Transaction.getWriteContext(engine, txnState, partition);
         try (logical;
-             CloseableIterator<FilteredColumnarBatch> physical = Transaction.transformLogicalData(engine, txnState,
-                logical, Map.of());
+             CloseableIterator<FilteredColumnarBatch> physical = logical.map(b -> new FilteredColumnarBatch(
+                     layout.physical(b.getData()), b.getSelectionVector()));
              CloseableIterator<DataFileStatus> written = engine.getParquetHandler().writeParquetFiles(
-                     context.getTargetDirectory(), physical, context.getStatisticsColumns());
+                     context.getTargetDirectory(), physical, layout.statisticsColumns(context.getStatisticsColumns()));
              CloseableIterator<Row> adds = Transaction.generateAppendActions(engine, txnState, written, context)) {
             while (adds.hasNext()) {
                 actions.add(adds.next());

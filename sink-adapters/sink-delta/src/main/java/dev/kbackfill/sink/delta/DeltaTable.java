@@ -250,8 +250,12 @@ final class DeltaTable implements LakeSink.Table {
     @Override
     public WriteResult write(WriteBatch batch, JobState after) {
         Snapshot snapshot = snapshot().orElseGet(() -> create(batch));
+        Optional<StructType> evolved = tableSchema.evolved(snapshot, batch);
+        if (evolved.isPresent()) {
+            snapshot = evolve(snapshot, evolved.get());
+        }
         StructType schema = snapshot.getSchema();
-        tableSchema.check(schema, batch);
+        tableSchema.check(snapshot, batch);
         try {
             return apply(snapshot, schema, batch, after);
         } catch (ValueMismatch e) {
@@ -263,12 +267,38 @@ final class DeltaTable implements LakeSink.Table {
         }
     }
 
-    /** Creates the table from the first batch's columns, the metadata columns last, domain metadata enabled. */
+    /**
+     * Creates the table from the first batch's columns, the metadata columns last, domain metadata enabled, columns
+     * mapped and types allowed to widen (so that it can take columns and widen them later), partitioned as
+     * {@code --partition-by} says.
+     */
     private Snapshot create(WriteBatch batch) {
-        Transaction txn = TableManager.buildCreateTableTransaction(path, DeltaTableCreation.schema(batch, settings),
-                ENGINE_INFO).withTableProperties(DeltaTableCreation.properties(batch.shape().keyColumns(), settings))
+        StructType schema = DeltaTableCreation.schema(batch, settings);
+        Transaction txn = TableManager.buildCreateTableTransaction(path, schema, ENGINE_INFO)
+                .withTableProperties(DeltaTableCreation.properties(batch.shape().keyColumns(), settings))
+                .withDataLayoutSpec(DeltaTableCreation.layout(schema, settings, path))
                 .withMaxRetries(0).build(engine);
         runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+        latest = null;
+        return snapshot().orElseThrow();
+    }
+
+    /**
+     * Commits a schema change (columns added, types widened) on its own, just before the batch that needs it: a batch
+     * that then fails leaves a column NULL in every row, and the rerun finds it. Kernel keeps the existing columns'
+     * physical names and ids, and gives new ones theirs.
+     */
+    private Snapshot evolve(Snapshot snapshot, StructType schema) {
+        Transaction txn = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
+                .withUpdatedSchema(schema).withMaxRetries(0).build(engine);
+        try {
+            TransactionCommitResult result = txn.commit(engine, CloseableIterable.emptyIterable());
+            runHooks(result);
+        } catch (ConcurrentWriteException | io.delta.kernel.exceptions.MaxCommitRetryLimitReachedException e) {
+            latest = null;
+            throw new LakeSink.Stale("another writer committed to " + path + " while kbackfill changed its schema: "
+                    + e.getMessage(), e);
+        }
         latest = null;
         return snapshot().orElseThrow();
     }

@@ -33,8 +33,46 @@ final class DeltaTableCreation {
         return schema;
     }
 
+    /**
+     * The new table's partitioning ({@code --partition-by}): columns of the first batch (or metadata columns), by
+     * name whatever their case. Delta partitions by columns only: a transform (Iceberg's {@code day(ts)}) would need a
+     * generated column, which Delta Kernel cannot write.
+     */
+    static io.delta.kernel.transaction.DataLayoutSpec layout(StructType schema, SinkSettings settings, String path) {
+        if (settings.partitionBy().isEmpty()) {
+            return io.delta.kernel.transaction.DataLayoutSpec.noDataLayout();
+        }
+        List<io.delta.kernel.expressions.Column> columns = new java.util.ArrayList<>();
+        for (String p : settings.partitionBy()) {
+            checkPartitionSpec(p, path);
+            String column = null;
+            for (String name : schema.fieldNames()) {
+                if (name.equalsIgnoreCase(p)) {
+                    column = name;
+                }
+            }
+            if (column == null) {
+                throw new SinkConfigException("invalid --partition-by '" + p + "': the first batch for the Delta table at "
+                        + path + " has no column " + p + " (columns " + schema.fieldNames() + "); nothing was written");
+            }
+            columns.add(new io.delta.kernel.expressions.Column(column));
+        }
+        return io.delta.kernel.transaction.DataLayoutSpec.partitioned(columns);
+    }
+
+    /** Refuses a partition spec Delta cannot take (a transform), before anything is read. */
+    static void checkPartitionSpec(String spec, String path) {
+        if (!spec.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+            throw new SinkConfigException("invalid --partition-by '" + spec + "' for the Delta table at " + path
+                    + ": Delta partitions by columns (--partition-by status,day); a transform such as day(ts) needs a "
+                    + "generated column, which Delta Kernel cannot write (create the table with Spark, then run the "
+                    + "job with --engine spark)");
+        }
+    }
+
     /** Refuses table properties Kernel would refuse when creating the table, before anything is read or written. */
     static void checkProperties(String path, SinkSettings settings, Engine engine, String engineInfo) {
+        settings.partitionBy().forEach(p -> checkPartitionSpec(p, path));
         if (settings.tableProperties().isEmpty()) {
             return;
         }
@@ -74,6 +112,10 @@ final class DeltaTableCreation {
         Map<String, String> properties = new LinkedHashMap<>();
         properties.put("delta.feature.domainMetadata", "supported");
         properties.put(DeletionVectors.ENABLE_PROPERTY, "true");
+        // columns mapped to physical names: the table can take a column a later record brings (Kernel changes a
+        // schema only so); and number columns may widen for a value they cannot hold
+        properties.put("delta.columnMapping.mode", "name");
+        properties.put("delta.enableTypeWidening", "true");
         properties.put(DeltaFiles.KEY_COLUMNS_PROPERTY, String.join(",", keyColumns.stream().map(Column::name).toList()));
         properties.putAll(settings.tableProperties());
         return properties;

@@ -89,6 +89,29 @@ final class KernelInternals {
         return features;
     }
 
+    /**
+     * The table features Delta Kernel cannot write (generated columns, CHECK constraints, identity columns, ...), by
+     * name: a commit to the table would be refused, so a run is refused before anything is read.
+     */
+    static java.util.List<String> unwritableFeatures(io.delta.kernel.Snapshot snapshot) {
+        io.delta.kernel.internal.SnapshotImpl impl = (io.delta.kernel.internal.SnapshotImpl) snapshot;
+        io.delta.kernel.internal.actions.Metadata metadata = impl.getMetadata();
+        return impl.getProtocol().getImplicitlyAndExplicitlySupportedFeatures().stream()
+                .filter(f -> !f.hasKernelWriteSupport(metadata))
+                .map(io.delta.kernel.internal.tablefeatures.TableFeature::featureName).sorted().toList();
+    }
+
+    /** Whether the table maps columns to physical names ({@code delta.columnMapping.mode} name or id). */
+    static boolean mapsColumns(io.delta.kernel.Snapshot snapshot) {
+        String mode = snapshot.getTableProperties().getOrDefault("delta.columnMapping.mode", "none");
+        return mode.equalsIgnoreCase("name") || mode.equalsIgnoreCase("id");
+    }
+
+    /** Whether the table allows its columns' types to widen ({@code delta.enableTypeWidening}). */
+    static boolean widensTypes(io.delta.kernel.Snapshot snapshot) {
+        return Boolean.parseBoolean(snapshot.getTableProperties().getOrDefault("delta.enableTypeWidening", "false"));
+    }
+
     /** The table's root, fully qualified, as the scan reads deletion vectors relative to it. */
     static String tableRoot(Row scanState) {
         return io.delta.kernel.internal.data.ScanStateRow.getTableRoot(scanState).toString();

@@ -361,9 +361,43 @@ class DeltaSinkIT {
         }
     }
 
+    /**
+     * A table kbackfill creates maps its columns, so a field first carried by a later batch becomes a column (a schema
+     * change committed just before that batch), and a number column widens for a value it cannot hold (Delta's type
+     * widening): as on the other sinks, on one machine.
+     */
     @Test
-    void aFieldFirstSeenLaterIsRefusedClearly() throws Exception {
+    void aFieldFirstSeenLaterBecomesAColumnAndANumberColumnWidens() throws Exception {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            Map<String, Object> first = new LinkedHashMap<>();
+            first.put("status", "x");
+            first.put("n", 7L);
+            s.write(batch(1, Map.of(0, 1L), new Change(Map.of("kafka_key", "a"), first, 0, 0, 0)));
+            Map<String, Object> more = new LinkedHashMap<>();
+            more.put("status", "y");
+            more.put("n", new BigDecimal("2.5"));
+            more.put("coupon", "FREE");
+            s.write(batch(2, Map.of(0, 2L), new Change(Map.of("kafka_key", "b"), more, 0, 1, 0)));
+        }
+        Map<String, Map<String, Object>> rows = new java.util.TreeMap<>();
+        for (Map<String, Object> r : DeltaTableRows.rows(table())) {
+            rows.put((String) r.get("kafka_key"), r);
+        }
+        assertThat(rows.get("a")).containsEntry("coupon", null);
+        assertThat((BigDecimal) rows.get("a").get("n")).isEqualByComparingTo("7");
+        assertThat(rows.get("b")).containsEntry("coupon", "FREE");
+        assertThat((BigDecimal) rows.get("b").get("n")).isEqualByComparingTo("2.5");
+    }
+
+    /** A table without column mapping cannot take a column through Delta Kernel: refused, naming the Spark statement. */
+    @Test
+    void aFieldFirstSeenLaterIsRefusedClearlyByATableWithoutColumnMapping() throws Exception {
+        Sink s = SinkFactory.forSettings(new SinkSettings("delta:" + table(), "orders", Optional.empty(), Optional.empty(),
+                ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false, SinkSettings.MetadataColumns.DEFAULT,
+                Map.of(), SinkSettings.Source.NONE, Map.of("delta.columnMapping.mode", "none")));
+        s.open();
+        try (s) {
             begin(s);
             s.write(batch(1, Map.of(0, 1L), row("a", "x", "1", 0, 0)));
             Map<String, Object> more = new LinkedHashMap<>();
@@ -373,6 +407,7 @@ class DeltaSinkIT {
             assertThatThrownBy(() -> s.write(batch(2, Map.of(0, 2L), c)))
                     .isInstanceOf(SinkConfigException.class)
                     .hasMessageContaining("value field 'coupon' (first at partition 0 offset 1) has no column")
+                    .hasMessageContaining("'delta.columnMapping.mode' = 'name'")
                     .hasMessageContaining("--ignore-unknown-fields");
         }
     }
