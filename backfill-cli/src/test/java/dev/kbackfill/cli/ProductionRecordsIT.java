@@ -307,6 +307,39 @@ class ProductionRecordsIT {
     }
 
     /**
+     * A range of deletes only, into a lake table that does not exist yet: the table is made of the key columns and
+     * holds the job and its deletes, so that an older replay keeps the keys out; a range whose every record is
+     * filtered out makes no table, and the run says that nothing records the job.
+     */
+    @Test
+    void aRangeOfOnlyDeletesIntoANewLakeTableIsStoredSoAnOlderReplayKeepsTheKeysOut() throws Exception {
+        String topic = "deletes-only";
+        send(topic, List.of(record(topic, "k1", "{\"a\":1}", 1), record(topic, "k2", "{\"a\":2}", 2),
+                record(topic, "k1", null, 3), record(topic, "k2", null, 4)));
+        for (String format : List.of("delta", "iceberg")) {
+            String sink = format + ":" + dir.resolve(format + "-deletes");
+            CliRun deletes = CliRun.run(kafka, "--topic", topic, "--from", "offset:2", "--to", "latest", "--sink", sink,
+                    "--table", "t", "--create-table", "--job", "deletes");
+            assertThat(deletes.exitCode()).as(deletes.err()).isZero();
+            assertThat(deletes.err()).as(format).doesNotContain("warning:");
+            CliRun status = CliRun.of("status", "--sink", sink, "--table", "t", "--job", "deletes");
+            assertThat(status.exitCode()).as(format + ": " + status.out() + status.err()).isZero();
+            CliRun replay = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "offset:2", "--sink",
+                    sink, "--table", "t", "--create-table", "--job", "replay");
+            assertThat(replay.exitCode()).as(replay.err()).isZero();
+            assertThat(replay.out()).as(format + ": read 2, written 0, kept out 2")
+                    .containsPattern("total\\s+2\\s+0\\s+2");
+
+            String nothing = format + ":" + dir.resolve(format + "-nothing");
+            CliRun filtered = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink",
+                    nothing, "--table", "t", "--create-table", "--where", "value != null && has(value.a) && value.a > 5");
+            assertThat(filtered.exitCode()).as(filtered.err()).isZero();
+            assertThat(filtered.err()).as(format).contains("warning:").contains("so the table was not created and "
+                    + "nothing records the job");
+        }
+    }
+
+    /**
      * --columns leaves a table's other columns as they are: a database row is updated column by column, and a
      * lake table's row, replaced whole, would lose them, so that is refused before anything is written.
      */

@@ -321,13 +321,16 @@ final class DeltaWaves {
                 if (!sink.destinationExists()) {
                     // the table, from the columns of the wave's changes (as the single-machine sink takes its first batch's)
                     shape = shapeOf(json, survivors);
-                    if (!shape.valueColumns().isEmpty()) { // never from deletes only: the table waits for values
-                        sink.write(new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(), plan.topic()));
+                    WriteBatch creating = new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(),
+                            plan.topic());
+                    if (dev.kbackfill.sink.lake.HeldBatches.missingToCreate(creating, sinkSettings).isEmpty()) {
+                        sink.write(creating); // deletes only: the key columns, values added later
                     }
                     phase("create the table");
                     if (!sink.destinationExists()) {
-                        // every record of the wave was a delete or left out (filtered, rejected): a table takes its
-                        // columns from records with values, so it waits for a later wave, which reads this one again
+                        // every record of the wave was left out (filtered, rejected), or none carries a column the
+                        // table is partitioned by: no table yet, so it waits for a later wave, which reads this one
+                        // again
                         for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
                             int part = r.getKey();
                             stats.put(part, new PartitionStats(part, counters.read.get(part).value(),

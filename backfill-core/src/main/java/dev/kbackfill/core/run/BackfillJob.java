@@ -356,7 +356,11 @@ public final class BackfillJob {
             sink.begin(state);
         }
         events.starting(decision, state);
-        return new Outcome.Completed(job, decision, runner.run(settings, sink, state, options(limits), listener));
+        List<String> opened = sink.warnings();
+        RunSummary summary = runner.run(settings, sink, state, options(limits), listener);
+        // what the sink found while writing (a table never created), beside what it said when it opened
+        List<String> found = sink.warnings().stream().filter(w -> !opened.contains(w)).toList();
+        return new Outcome.Completed(job, decision, summary.withWarnings(found));
     }
 
     /** What a run of the job would do, decided under the lock, the plan it would run checked against the log. */

@@ -29,6 +29,14 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
         this(job, run, partitions, bytes, batches, duration, List.of());
     }
 
+    /** This summary with {@code more} warnings after its own (those it has already left out). */
+    public RunSummary withWarnings(List<String> more) {
+        java.util.LinkedHashSet<String> all = new java.util.LinkedHashSet<>(warnings);
+        all.addAll(more);
+        return all.size() == warnings.size() ? this
+                : new RunSummary(job, run, partitions, bytes, batches, duration, List.copyOf(all));
+    }
+
     /** Offsets of the plan not committed yet, over every partition. */
     public long left() {
         return partitions.stream().mapToLong(PartitionStats::left).sum();

@@ -30,7 +30,30 @@ class DeltaSinkContractIT extends SinkContract {
     @Override
     protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
         return SinkFactory.forSettings(new SinkSettings("delta:" + table(), "orders", Optional.empty(), Optional.empty(),
-                conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT).withVersionField(versionField));
+                conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT).withVersionField(versionField)
+                .withPartitionBy(partitionBy()));
+    }
+
+    /** How the tables this contract creates are partitioned: not at all here. */
+    List<String> partitionBy() {
+        return List.of();
+    }
+
+    /**
+     * The contract on a table partitioned by {@code status}, a value that moves between a key's versions: a key
+     * whose partition changes ends as one row, its old row taken out of its old partition.
+     */
+    @Tag("delta")
+    static class PartitionedIT extends DeltaSinkContractIT {
+        @Override
+        List<String> partitionBy() {
+            return List.of("status");
+        }
+
+        @Override
+        protected Optional<String> partitionedByAValue() {
+            return Optional.of("status");
+        }
     }
 
     @Override

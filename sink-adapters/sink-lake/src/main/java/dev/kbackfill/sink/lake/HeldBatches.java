@@ -8,30 +8,55 @@ import java.util.Map;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Reduction;
 import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
 
 /**
- * Batches a lake sink holds back while the table it is to create does not exist yet and they carry no values (only
- * deletes, or nothing): a table takes its columns from the first batch that has values, never from one without, as
- * Delta Kernel cannot add a column the records bring later (Iceberg could, but both lake sinks create a table from the
- * same batch). A held
- * batch is written with the next batch that has values, in one commit: the two reduced together by the version rule,
- * as if they had been one batch, with the later batch's progress. Nothing of a held batch is durable until then; a
- * run that ends while holding leaves the job unstarted in the sink, and the next run reads those records again.
+ * Batches a lake sink holds back while the table it is to create does not exist yet and cannot be created from them:
+ * no key column (every record left out), or no column that {@code --partition-by} partitions by (a first batch of
+ * deletes, or of records without that field: its type is unknown until a record carries it). A table is created
+ * from the key columns alone otherwise, and takes value columns as records bring them. A held batch is written with
+ * the next batch the table can be created from, in one commit: the two reduced together by the version rule, as if
+ * they had been one batch, with the later batch's progress. Nothing of a held batch is durable until then; a run that
+ * ends while holding leaves the job unstarted in the sink ({@link #waiting} says so), and the next run reads those
+ * records again.
  */
 public final class HeldBatches {
 
     private WriteBatch held;
 
     /**
-     * Whether a table created from {@code batch} would lack the value columns: it holds changes but no value at all
-     * (deletes only), or no column at all (every record left out). A batch of no changes whose shape names columns
-     * is a table to create as it says (the Spark engine creates the table from a wave's columns that way).
+     * The columns a new table cannot be created without that {@code batch} lacks: its key columns when it has none,
+     * else the columns {@code --partition-by} partitions by (a transform's source column, {@code ts} of
+     * {@code day(ts)}) that are neither its columns nor metadata columns. Empty when the table can be created from it.
      */
-    public static boolean lacksValues(WriteBatch batch) {
-        return batch.shape().valueColumns().isEmpty()
-                && (!batch.changes().isEmpty() || batch.shape().keyColumns().isEmpty());
+    public static List<String> missingToCreate(WriteBatch batch, SinkSettings settings) {
+        if (batch.shape().keyColumns().isEmpty()) {
+            return List.of("the key");
+        }
+        List<String> missing = new ArrayList<>();
+        for (String spec : settings.partitionBy()) {
+            String source = sourceColumn(spec);
+            boolean carried = settings.metadata().contains(source)
+                    || batch.shape().keyColumns().stream().anyMatch(c -> c.name().equalsIgnoreCase(source))
+                    || batch.shape().valueColumns().stream().anyMatch(c -> c.name().equalsIgnoreCase(source));
+            if (!carried) {
+                missing.add(source);
+            }
+        }
+        return missing;
+    }
+
+    /** The column a partition spec partitions by: {@code status}, or the last argument of {@code bucket(16, id)}. */
+    public static String sourceColumn(String spec) {
+        String s = spec.strip();
+        int open = s.indexOf('(');
+        if (open < 0 || !s.endsWith(")")) {
+            return s;
+        }
+        String[] args = s.substring(open + 1, s.length() - 1).split(",");
+        return args[args.length - 1].strip();
     }
 
     /** Holds {@code batch} back: nothing is written; what the run counts for it is an upsert of nothing. */
@@ -43,6 +68,24 @@ public final class HeldBatches {
     /** Whether batches are held back (the table not created yet). */
     public boolean holding() {
         return held != null;
+    }
+
+    /**
+     * What people should know of a run that ends while batches are held: the table was not created, nothing records
+     * the job or its held changes, a rerun reads them again.
+     */
+    public java.util.Optional<String> waiting(String job, String table, SinkSettings settings) {
+        if (held == null) {
+            return java.util.Optional.empty();
+        }
+        List<String> missing = missingToCreate(held, settings);
+        String why = missing.equals(List.of("the key"))
+                ? "every record so far left out or none in the range"
+                : "no record so far carries " + String.join(", ", missing) + ", which --partition-by partitions by";
+        return java.util.Optional.of("job " + job + " wrote nothing to " + table + " (" + why + "), so the table was "
+                + "not created and nothing records the job" + (held.changes().isEmpty() ? ""
+                : " or its " + held.changes().size() + " change(s), deletes included") + ": a rerun reads its range "
+                + "again");
     }
 
     /** How many changes are held back. */

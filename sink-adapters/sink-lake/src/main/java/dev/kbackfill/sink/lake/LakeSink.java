@@ -94,7 +94,7 @@ public final class LakeSink implements Sink {
 
     private final SinkSettings settings;
     private final Table table;
-    /** Batches without values held back until the table can be created from one with values. */
+    /** Batches held back until the table can be created from one ({@link HeldBatches}). */
     private final HeldBatches held = new HeldBatches();
     /** A job begun before its table exists: stored with the table's first commit. */
     private JobState pending;
@@ -195,10 +195,12 @@ public final class LakeSink implements Sink {
 
     @Override
     public WriteResult write(WriteBatch batch) {
-        if (HeldBatches.lacksValues(batch) && !table.exists()) {
-            return held.hold(batch); // the table takes its columns from the first batch with values
+        if (!table.exists() && (held.holding() || !HeldBatches.missingToCreate(batch, settings).isEmpty())) {
+            batch = held.release(batch);
+            if (!HeldBatches.missingToCreate(batch, settings).isEmpty()) {
+                return held.hold(batch); // no column to create the table from yet
+            }
         }
-        batch = held.release(batch);
         try {
             return writeOnce(batch);
         } catch (Stale e) {
@@ -230,9 +232,18 @@ public final class LakeSink implements Sink {
         return table.verifier();
     }
 
+    /**
+     * The sink's warnings; at the end of a run, also a job whose table was never created because no record reached
+     * it: nothing records the job, and a rerun reads its range again.
+     */
     @Override
     public List<String> warnings() {
         List<String> all = new ArrayList<>(warnings);
+        if (pending != null && !table.exists()) {
+            all.add(held.waiting(pending.job(), table.shown(), settings).orElse("job " + pending.job() + " wrote "
+                    + "nothing to " + table.shown() + " (no record in its range), so the table was not created and "
+                    + "nothing records the job"));
+        }
         all.addAll(table.warnings());
         return List.copyOf(all);
     }

@@ -7,6 +7,9 @@ import java.util.Map;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import org.junit.jupiter.api.Test;
 
@@ -25,20 +28,42 @@ class HeldBatchesTest {
         return new WriteBatch("job", 1, sequence, list, RowShape.of(list), next, "t");
     }
 
+    private static SinkSettings partitionedBy(String... specs) {
+        return new SinkSettings("delta:/t", "t", java.util.Optional.empty(), java.util.Optional.empty(),
+                ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false, SinkSettings.MetadataColumns.DEFAULT)
+                .withPartitionBy(List.of(specs));
+    }
+
     @Test
-    void batchesWithoutValuesAreHeldAndWrittenWithTheFirstThatHasValuesAsOneBatch() {
-        HeldBatches held = new HeldBatches();
+    void aTableIsCreatedFromTheKeyColumnsAloneUnlessItIsPartitionedByAColumnTheBatchLacks() {
         WriteBatch deletes = batch(1, Map.of(0, 2L), delete("k1", 0, 0), delete("k2", 0, 1));
-        assertThat(HeldBatches.lacksValues(deletes)).isTrue();
+        assertThat(HeldBatches.missingToCreate(deletes, partitionedBy())).isEmpty();
+        assertThat(HeldBatches.missingToCreate(deletes, partitionedBy("kafka_partition", "k"))).as("metadata and key")
+                .isEmpty();
+        assertThat(HeldBatches.missingToCreate(deletes, partitionedBy("A", "day(ts)", "bucket(16, k)")))
+                .containsExactly("A", "ts");
+        assertThat(HeldBatches.missingToCreate(batch(2, Map.of(1, 5L)), partitionedBy()))
+                .as("every record left out: no columns at all").containsExactly("the key");
+    }
+
+    @Test
+    void batchesTheTableCannotBeCreatedFromAreHeldAndWrittenWithTheFirstItCanAsOneBatch() {
+        SinkSettings settings = partitionedBy("a");
+        HeldBatches held = new HeldBatches();
+        assertThat(held.waiting("job", "the table", settings)).isEmpty();
+        WriteBatch deletes = batch(1, Map.of(0, 2L), delete("k1", 0, 0), delete("k2", 0, 1));
+        assertThat(HeldBatches.missingToCreate(deletes, settings)).containsExactly("a");
         assertThat(held.hold(deletes).upserted()).isZero();
         WriteBatch empty = batch(2, Map.of(1, 5L));
-        assertThat(HeldBatches.lacksValues(empty)).as("every record left out: no columns at all").isTrue();
         held.hold(empty);
         assertThat(held.holding()).isTrue();
         assertThat(held.heldChanges()).isEqualTo(2);
+        assertThat(held.waiting("job", "the table", settings)).hasValueSatisfying(w -> assertThat(w)
+                .contains("no record so far carries a, which --partition-by partitions by")
+                .contains("nothing records the job or its 2 change(s), deletes included"));
 
         WriteBatch values = batch(3, Map.of(0, 4L), upsert("k2", 0, 2, 7), upsert("k3", 0, 3, 9));
-        assertThat(HeldBatches.lacksValues(values)).isFalse();
+        assertThat(HeldBatches.missingToCreate(values, settings)).isEmpty();
         WriteBatch merged = held.release(values);
         assertThat(held.holding()).isFalse();
         assertThat(merged.sequence()).isEqualTo(3);
@@ -52,6 +77,6 @@ class HeldBatchesTest {
     @Test
     void aBatchOfNoChangesThatNamesColumnsIsATableToCreate() {
         WriteBatch create = new WriteBatch("job", 1, 0, List.of(), RowShape.of(List.of(delete("k1", 0, 0))), Map.of(), "t");
-        assertThat(HeldBatches.lacksValues(create)).isFalse();
+        assertThat(HeldBatches.missingToCreate(create, partitionedBy())).isEmpty();
     }
 }
