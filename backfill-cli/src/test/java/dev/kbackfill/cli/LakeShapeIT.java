@@ -60,11 +60,6 @@ class LakeShapeIT {
         }
 
         @Override
-        boolean verifies() {
-            return false; // kbackfill verify does not read Iceberg tables yet
-        }
-
-        @Override
         boolean creationFixesTypes() {
             return true;
         }

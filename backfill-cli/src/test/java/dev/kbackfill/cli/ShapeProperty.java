@@ -28,8 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * and once split at random into runs and batches: both end in one final state, and {@code kbackfill verify} agrees
  * with the split one.
  *
- * <p>A lake table's number types are fixed by the batch that creates it (no lake format widens a whole-number column
- * to a decimal): where {@link #creationFixesTypes()}, both writes create the table with the same first run (whose
+ * <p>A lake table's number types are fixed by the batch that creates it (Iceberg widens no number column to a
+ * decimal, Delta no double): where {@link #creationFixesTypes()}, both writes create the table with the same first run (whose
  * records carry every field, and the number whole and fractional), and only the rest is split.
  */
 abstract class ShapeProperty {

@@ -4,14 +4,11 @@ import dev.kbackfill.sink.lake.ValueMismatch;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
-import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -50,6 +47,7 @@ final class DeltaTargetLookup implements TargetLookup {
     private final DeltaTombstones ledger;
     private final boolean ledgered;
     private final AtomicLong rows = new AtomicLong();
+    private final List<dev.kbackfill.sink.lake.LiveRows.Column> columns;
 
     DeltaTargetLookup(Engine engine, Snapshot snapshot, SinkSettings settings, String path) {
         SinkSettings.MetadataColumns meta = settings.metadata();
@@ -61,6 +59,7 @@ final class DeltaTargetLookup implements TargetLookup {
         this.path = path;
         this.ledger = new DeltaTombstones(snapshot);
         this.ledgered = ledger.holdsAny();
+        this.columns = columns();
     }
 
     @Override
@@ -118,8 +117,8 @@ final class DeltaTargetLookup implements TargetLookup {
                             java.util.function.Function<Change, Map<String, Object>> values) {
         Version version = ord.version(row);
         boolean live = ord.deleted() < 0 || !Boolean.TRUE.equals(row[ord.deleted()]);
-        return live ? live(values.apply(c), row, version, Verification.version(c, topic), keyOrdinals)
-                : TargetRow.deleted(version);
+        return live ? dev.kbackfill.sink.lake.LiveRows.judge(columns, ord, keyOrdinals, settings, values.apply(c), row,
+                version, Verification.version(c, topic)) : TargetRow.deleted(version);
     }
 
     /** Adds the delete the tombstone ledger holds for the key (its physical values), if any. */
@@ -224,71 +223,36 @@ final class DeltaTargetLookup implements TargetLookup {
         return sb.toString();
     }
 
-    /**
-     * A live row: its values for people, and the columns the job writes whose stored value is not the physical form
-     * of the one the key's last record gives them.
-     */
-    private TargetRow live(Map<String, Object> want, Object[] row, Version version, Version expected, int[] keyOrdinals) {
-        Map<String, Object> values = new LinkedHashMap<>();
-        List<String> differing = new ArrayList<>();
+    /** The table's columns as verification reads them, values converted as the sink writes them. */
+    private List<dev.kbackfill.sink.lake.LiveRows.Column> columns() {
+        List<dev.kbackfill.sink.lake.LiveRows.Column> out = new ArrayList<>();
         for (int i = 0; i < schema.length(); i++) {
-            if (ord.isMetadata(i) || contains(keyOrdinals, i)) {
-                continue;
-            }
             String name = schema.at(i).getName();
             DataType type = schema.at(i).getDataType();
-            values.put(name, readable(row[i], type));
-            if (want == null || !settings.writesValueColumn(name)) {
-                continue;
-            }
-            try {
-                // the row is the key's last record: a field it lacks is NULL (Values#differing's rule)
-                if (!samePhysical(DeltaTypes.physical(dev.kbackfill.core.verify.Values.field(want, name), type, name),
-                        row[i])) {
-                    differing.add(name);
+            out.add(new dev.kbackfill.sink.lake.LiveRows.Column() {
+                @Override
+                public String name() {
+                    return name;
                 }
-            } catch (ValueMismatch e) {
-                differing.add(name);
-            }
-        }
-        return TargetRow.live(version, expected, values, differing);
-    }
 
-    private static boolean contains(int[] ordinals, int i) {
-        for (int o : ordinals) {
-            if (o == i) {
-                return true;
-            }
-        }
-        return false;
-    }
+                @Override
+                public Object physical(Object value) throws ValueMismatch {
+                    return DeltaTypes.physical(value, type, name);
+                }
 
-    private static boolean samePhysical(Object expected, Object stored) {
-        if (expected instanceof byte[] a && stored instanceof byte[] b) {
-            return java.util.Arrays.equals(a, b);
+                @Override
+                public Object readable(Object v) {
+                    if (v == null) {
+                        return null;
+                    }
+                    if (type instanceof TimestampType || type instanceof TimestampNTZType) {
+                        return dev.kbackfill.sink.lake.LiveRows.instantOfMicros(((Number) v).longValue());
+                    }
+                    return type instanceof DateType ? LocalDate.ofEpochDay(((Number) v).longValue()) : v;
+                }
+            });
         }
-        if (expected instanceof BigDecimal a && stored instanceof BigDecimal b) {
-            return a.compareTo(b) == 0;
-        }
-        if (expected instanceof Number a && stored instanceof Number b && (a instanceof Double || b instanceof Double)) {
-            return Double.compare(a.doubleValue(), b.doubleValue()) == 0;
-        }
-        return Objects.equals(expected, stored);
-    }
-
-    /** A physical value as people read it: timestamps as instants, dates as dates. */
-    private static Object readable(Object v, DataType type) {
-        if (v == null) {
-            return null;
-        }
-        if (type instanceof TimestampType || type instanceof TimestampNTZType) {
-            long micros = ((Number) v).longValue();
-            return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000), Math.floorMod(micros, 1_000_000) * 1_000L);
-        }
-        if (type instanceof DateType) {
-            return LocalDate.ofEpochDay(((Number) v).longValue());
-        }
-        return v;
+        return out;
     }
 
     @Override

@@ -23,6 +23,9 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.MetadataColumns;
+import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -72,6 +75,8 @@ final class IcebergFiles {
     }
 
     private final ProbeReader probeReader;
+    /** The data files the last probe read (for tests of its pruning). */
+    int probedFiles;
 
     IcebergFiles(Table table) {
         this(table, ProbeReader.COLUMNAR);
@@ -113,10 +118,11 @@ final class IcebergFiles {
             }
         }
         dev.kbackfill.sink.lake.KeyFilter filter = dev.kbackfill.sink.lake.KeyFilter.of(keys);
+        KeyPartitions partitions = new KeyPartitions(keyOrdinals, keys);
         List<Callable<List<Hit>>> reads = new ArrayList<>();
         try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(base.snapshotId()).planFiles()) {
             for (FileScanTask task : tasks) {
-                if (firstKeys != null && !mayHold(task.file(), first, firstKeys)) {
+                if (!partitions.mayHold(task) || firstKeys != null && !mayHold(task.file(), first, firstKeys)) {
                     continue;
                 }
                 reads.add(() -> {
@@ -152,6 +158,7 @@ final class IcebergFiles {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        probedFiles = reads.size();
         List<Hit> hits = new ArrayList<>();
         try {
             for (List<Hit> h : ParallelFiles.each(reads, Runtime.getRuntime().availableProcessors())) {
@@ -161,6 +168,59 @@ final class IcebergFiles {
             throw new UncheckedIOException(e);
         }
         return hits;
+    }
+
+    /**
+     * The partitions a batch's keys can be in, per spec whose every field derives from key columns (identity, bucket or
+     * truncate of a key column): a file of another partition of such a spec holds none of the keys, and is not read.
+     * Under a spec with a field of another column, any partition may hold a key (a status that moves): every file is
+     * a candidate, pruned by its key bounds only.
+     */
+    private final class KeyPartitions {
+        private final int[] keyOrdinals;
+        private final Set<List<Object>> keys;
+        private final Map<Integer, java.util.Optional<Set<StructLike>>> bySpec = new HashMap<>();
+
+        KeyPartitions(int[] keyOrdinals, Set<List<Object>> keys) {
+            this.keyOrdinals = keyOrdinals;
+            this.keys = keys;
+        }
+
+        boolean mayHold(FileScanTask task) {
+            PartitionSpec spec = task.spec();
+            if (spec.isUnpartitioned()) {
+                return true;
+            }
+            java.util.Optional<Set<StructLike>> of = bySpec.computeIfAbsent(spec.specId(), id -> partitionsOf(spec));
+            return of.isEmpty() || of.get().contains(task.file().partition());
+        }
+
+        private java.util.Optional<Set<StructLike>> partitionsOf(PartitionSpec spec) {
+            List<Types.NestedField> columns = schema.columns();
+            Set<Integer> keyIds = new java.util.HashSet<>();
+            for (int o : keyOrdinals) {
+                keyIds.add(columns.get(o).fieldId());
+            }
+            if (!spec.fields().stream().allMatch(f -> keyIds.contains(f.sourceId()))) {
+                return java.util.Optional.empty();
+            }
+            Set<StructLike> partitions = org.apache.iceberg.util.StructLikeSet.create(spec.partitionType());
+            PartitionKey partition = new PartitionKey(spec, schema);
+            PhysicalRowWriters.Row internal = new PhysicalRowWriters.Row(schema);
+            Object[] row = new Object[columns.size()];
+            try {
+                for (List<Object> key : keys) {
+                    for (int k = 0; k < keyOrdinals.length; k++) {
+                        row[keyOrdinals[k]] = key.get(k);
+                    }
+                    partition.partition(internal.of(row));
+                    partitions.add(partition.copy());
+                }
+            } catch (RuntimeException e) {
+                return java.util.Optional.empty(); // a key value the transform does not take as it is: no pruning
+            }
+            return java.util.Optional.of(partitions);
+        }
     }
 
     /** The whole rows at the hits' positions, read again from their files (a soft delete keeps the stored values). */
@@ -193,34 +253,66 @@ final class IcebergFiles {
     }
 
     /**
-     * Writes rows (sorted by key) as new data files of the table, rolled at the table's target file size: up to one
-     * Parquet writer per core, each a contiguous run of the rows, so that the files cover disjoint key ranges.
+     * Writes rows (sorted by key) as new data files of the table, rolled at the table's target file size, each file in
+     * the partition of its rows under the table's current spec: per partition, up to one Parquet writer per core, each
+     * a contiguous run of its rows, so that the files of a partition cover disjoint key ranges.
      */
     List<DataFile> writeRows(List<Object[]> rows) throws IOException {
         if (rows.isEmpty()) {
             return List.of();
         }
-        int writers = (int) Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(),
-                rows.size() / ParallelFiles.ROWS_PER_WRITER));
+        PartitionSpec spec = table.spec();
         String operation = UUID.randomUUID().toString();
         List<Callable<List<DataFile>>> chunks = new ArrayList<>();
-        for (int w = 0; w < writers; w++) {
-            List<Object[]> chunk = rows.subList(rows.size() * w / writers, rows.size() * (w + 1) / writers);
-            int partitionId = w;
-            chunks.add(() -> writeChunk(chunk, partitionId, operation));
+        int[] writerId = {0};
+        for (Map.Entry<StructLike, List<Object[]>> partition : byPartition(spec, rows).entrySet()) {
+            List<Object[]> in = partition.getValue();
+            int writers = (int) Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(),
+                    in.size() / ParallelFiles.ROWS_PER_WRITER));
+            for (int w = 0; w < writers; w++) {
+                List<Object[]> chunk = in.subList(in.size() * w / writers, in.size() * (w + 1) / writers);
+                int id = writerId[0]++;
+                chunks.add(() -> writeChunk(chunk, id, operation, spec, partition.getKey()));
+            }
         }
         List<DataFile> files = new ArrayList<>();
-        for (List<DataFile> written : ParallelFiles.each(chunks, writers)) {
+        for (List<DataFile> written : ParallelFiles.each(chunks, Runtime.getRuntime().availableProcessors())) {
             files.addAll(written);
         }
         return files;
     }
 
-    private List<DataFile> writeChunk(List<Object[]> rows, int partitionId, String operation) throws IOException {
-        OutputFileFactory files = OutputFileFactory.builderFor(table, partitionId, System.currentTimeMillis())
+    /**
+     * Rows by their partition under {@code spec}, each partition's rows in their order; one group (keyed by null) for
+     * an unpartitioned spec.
+     */
+    private Map<StructLike, List<Object[]>> byPartition(PartitionSpec spec, List<Object[]> rows) {
+        if (spec.isUnpartitioned()) {
+            Map<StructLike, List<Object[]>> one = new HashMap<>();
+            one.put(null, rows);
+            return one;
+        }
+        Map<StructLike, List<Object[]>> groups = org.apache.iceberg.util.StructLikeMap.create(spec.partitionType());
+        PartitionKey key = new PartitionKey(spec, schema);
+        PhysicalRowWriters.Row internal = new PhysicalRowWriters.Row(schema);
+        for (Object[] row : rows) {
+            key.partition(internal.of(row));
+            List<Object[]> group = groups.get(key);
+            if (group == null) {
+                group = new ArrayList<>();
+                groups.put(key.copy(), group); // the key object is reused row after row
+            }
+            group.add(row);
+        }
+        return groups;
+    }
+
+    private List<DataFile> writeChunk(List<Object[]> rows, int writerId, String operation, PartitionSpec spec,
+                                      StructLike partition) throws IOException {
+        OutputFileFactory files = OutputFileFactory.builderFor(table, writerId, System.currentTimeMillis())
                 .format(FileFormat.PARQUET).operationId(operation).build();
         RollingDataWriter<org.apache.iceberg.StructLike> writer = new RollingDataWriter<>(
-                new PhysicalRowWriters(table, schema), files, table.io(), targetFileSize(), table.spec(), null);
+                new PhysicalRowWriters(table, schema), files, table.io(), targetFileSize(), spec, partition);
         try (writer) {
             PhysicalRowWriters.Row r = new PhysicalRowWriters.Row(schema);
             for (Object[] row : rows) {
@@ -269,8 +361,12 @@ final class IcebergFiles {
                     removed.add(earlier);
                 }
             }
-            PositionDeleteWriter<Record> writer = writers.newPositionDeleteWriter(files.newOutputFile(), table.spec(),
-                    null);
+            // beside its data file: the same spec and partition, whatever spec the table has now
+            FileScanTask task = e.getValue().get(0).task();
+            PartitionSpec spec = task.spec();
+            StructLike partition = spec.isUnpartitioned() ? null : task.file().partition();
+            PositionDeleteWriter<Record> writer = writers.newPositionDeleteWriter(spec.isUnpartitioned()
+                    ? files.newOutputFile() : files.newOutputFile(spec, partition), spec, partition);
             try (writer) {
                 PositionDelete<Record> delete = PositionDelete.create();
                 for (long position : positions) {
@@ -302,15 +398,27 @@ final class IcebergFiles {
     record Copy(List<DataFile> files, long rows) {
     }
 
-    /** Copies the tasks' live rows (deletes applied), file after file, into new data files; streamed. */
+    /**
+     * Copies the tasks' live rows (deletes applied), file after file, into new data files, each row in its partition
+     * under the table's current spec (a file written under an earlier spec is repartitioned); streamed, a writer open
+     * per partition met.
+     */
     Copy copyLive(List<FileScanTask> tasks) throws IOException {
-        RollingDataWriter<Record> writer = new RollingDataWriter<>(writers(), outputFiles(), table.io(), targetFileSize(),
-                table.spec(), null);
+        PartitionSpec spec = table.spec();
+        org.apache.iceberg.io.FanoutDataWriter<Record> writer = new org.apache.iceberg.io.FanoutDataWriter<>(writers(),
+                outputFiles(), table.io(), targetFileSize());
+        PartitionKey key = spec.isUnpartitioned() ? null : new PartitionKey(spec, schema);
+        org.apache.iceberg.data.InternalRecordWrapper internal = new org.apache.iceberg.data.InternalRecordWrapper(
+                schema.asStruct());
         long[] rows = {0};
         try (writer) {
             for (FileScanTask task : tasks) {
                 liveRows(task, schema, false, r -> {
-                    writer.write(r.copy());
+                    Record copy = r.copy();
+                    if (key != null) {
+                        key.partition(internal.wrap(copy));
+                    }
+                    writer.write(copy, spec, key);
                     rows[0]++;
                 });
             }

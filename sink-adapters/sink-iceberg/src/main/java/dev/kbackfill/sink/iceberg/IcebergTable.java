@@ -122,7 +122,8 @@ final class IcebergTable implements LakeSink.Table {
 
     @Override
     public void checkCreation() {
-        // the table's properties are checked by Iceberg when the first batch creates it
+        // the table's properties are checked by Iceberg when the first batch creates it; its partitioning here
+        IcebergPartitioning.check(settings.partitionBy(), ref.shown());
     }
 
     private Optional<Table> table() {
@@ -184,9 +185,12 @@ final class IcebergTable implements LakeSink.Table {
         return forgotten;
     }
 
+    /** Reads the table's current snapshot back, probing only the files that may hold the range's keys. */
     @Override
     public dev.kbackfill.core.verify.TargetLookup verifier() {
-        throw new SinkConfigException("this sink cannot be verified");
+        Table t = table().orElseThrow(() -> new SinkConfigException("no Iceberg table " + ref.shown()
+                + ": nothing to verify"));
+        return new IcebergTargetLookup(t, settings, ref.shown());
     }
 
     @Override
@@ -265,7 +269,14 @@ final class IcebergTable implements LakeSink.Table {
     }
 
     private WriteResult writeOnce(WriteBatch batch, JobState after) {
-        Table t = table().orElseGet(() -> table = tableSchema.create(tables, batch));
+        Table t = table().orElse(null);
+        if (t == null) {
+            t = table = tableSchema.create(tables, batch);
+        } else {
+            // the table as it is now: another engine may have changed its schema or partition spec since the last
+            // batch (a commit of rows in between would fail this batch's validation anyway)
+            t.refresh();
+        }
         tableSchema.evolve(t, batch);
         Schema schema = t.schema();
         List<Types.NestedField> columns = schema.columns();

@@ -27,8 +27,8 @@ import org.apache.iceberg.types.Types;
 
 /**
  * The Iceberg table's schema as a job sees and changes it: what an existing table must be for kbackfill to write it
- * (unpartitioned, Parquet, the metadata columns the options need), the table created from the first batch with values
- * (format v2, merge-on-read, the key as identifier fields), and, where the job may change the table
+ * (Parquet, the metadata columns the options need; any partition spec), the table created from the first batch
+ * (format v2, merge-on-read, the key as identifier fields, partitioned as {@code --partition-by} says), and, where the job may change the table
  * ({@code --create-table}, {@code --evolve-schema}), a nullable column for a field first seen later and a 32-bit
  * column widened to 64 bits (int to long, float to double: the promotions Iceberg allows) for a value only the wider
  * type holds ({@link NarrowNumber}). Iceberg reads files written before by column id, so neither rewrites data.
@@ -47,10 +47,6 @@ final class IcebergTableSchema {
 
     /** Checks an existing table when the sink opens; returns the warnings to show. */
     List<String> check(Table t) {
-        if (!t.spec().isUnpartitioned()) {
-            throw new SinkConfigException("the Iceberg table " + ref.shown() + " is partitioned (" + t.spec() + "); "
-                    + "kbackfill writes unpartitioned Iceberg tables only");
-        }
         String format = t.properties().getOrDefault("write.format.default", "parquet");
         if (!format.equalsIgnoreCase("parquet")) {
             throw new SinkConfigException("the Iceberg table " + ref.shown() + " writes " + format + " files "
@@ -104,7 +100,8 @@ final class IcebergTableSchema {
         // a snapshot per batch: keep the table's metadata files from piling up (the snapshots stay until expired)
         properties.put("write.metadata.delete-after-commit.enabled", "true");
         properties.putAll(settings.tableProperties());
-        return tables.create(new Schema(fields, identifiers), properties);
+        Schema schema = new Schema(fields, identifiers);
+        return tables.create(schema, IcebergPartitioning.spec(schema, settings.partitionBy(), ref.shown()), properties);
     }
 
     /**

@@ -137,11 +137,11 @@ final class IcebergTables implements AutoCloseable {
         }
     }
 
-    /** Creates the table (unpartitioned), its namespace first where the catalog has namespaces. */
-    Table create(Schema schema, Map<String, String> properties) {
+    /** Creates the table, its namespace first where the catalog has namespaces. */
+    Table create(Schema schema, PartitionSpec spec, Map<String, String> properties) {
         try {
             if (paths != null) {
-                return paths.create(schema, PartitionSpec.unpartitioned(), properties, ref.location());
+                return paths.create(schema, spec, properties, ref.location());
             }
             if (catalog instanceof SupportsNamespaces ns && !ns.namespaceExists(identifier().namespace())) {
                 try {
@@ -150,7 +150,7 @@ final class IcebergTables implements AutoCloseable {
                     // another writer created it first
                 }
             }
-            return catalog.createTable(identifier(), schema, PartitionSpec.unpartitioned(), properties);
+            return catalog.createTable(identifier(), schema, spec, properties);
         } catch (AlreadyExistsException e) {
             throw new SinkException("another writer created the Iceberg table " + ref.shown() + " while this run was "
                     + "creating it; run again to write into it", e);

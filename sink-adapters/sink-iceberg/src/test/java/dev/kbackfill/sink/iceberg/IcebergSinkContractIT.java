@@ -233,17 +233,41 @@ class IcebergSinkContractIT extends SinkContract {
         }
     }
 
+    /**
+     * A table whose partition spec another engine evolves between batches (unpartitioned, then by status, then by a
+     * bucket of the key instead): each batch writes its rows under the spec of the moment, and deletes a replaced row
+     * beside its data file, under that file's spec; every key ends as one row, and a compaction repartitions the
+     * rows under the current spec without changing them.
+     */
     @Test
-    void aPartitionedTableIsRefusedBeforeAnythingIsWritten() {
-        org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
-                org.apache.iceberg.types.Types.NestedField.required(1, "kafka_key", org.apache.iceberg.types.Types.StringType.get()),
-                org.apache.iceberg.types.Types.NestedField.optional(2, "status", org.apache.iceberg.types.Types.StringType.get()));
-        new HadoopTables(new Configuration()).create(schema,
-                org.apache.iceberg.PartitionSpec.builderFor(schema).identity("status").build(), table());
-        Sink s = newSink(ConflictMode.OVERWRITE, TombstoneMode.DELETE, false);
-        assertThatThrownBy(s::open).isInstanceOf(SinkConfigException.class).hasMessageContaining("is partitioned")
-                .hasMessageContaining("unpartitioned Iceberg tables only");
-        s.close();
+    void aPartitionSpecEvolvedBetweenBatchesKeepsEveryKeyOneRow() throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 3L), row("a", "created", "1", 0, 0), row("b", "created", "2", 0, 1),
+                    row("c", "created", "3", 0, 2)));
+            loaded().updateSpec().addField("status").commit();
+            o.sink.write(batch(2, Map.of(0, 6L), row("a", "paid", "1", 0, 3), row("d", "created", "4", 0, 4),
+                    tombstone("c", 0, 5)));
+            assertThat(rows()).containsExactly("a=paid/1@0:3", "b=created/2@0:1", "d=created/4@0:4");
+            loaded().updateSpec().removeField("status").addField(org.apache.iceberg.expressions.Expressions
+                    .bucket("kafka_key", 4)).commit();
+            o.sink.write(batch(3, Map.of(0, 9L), row("a", "shipped", "1", 0, 6), row("d", "paid", "4", 0, 7),
+                    row("e", "created", "5", 0, 8)));
+            List<String> last = List.of("a=shipped/1@0:6", "b=created/2@0:1", "d=paid/4@0:7", "e=created/5@0:8");
+            assertThat(rows()).containsExactlyElementsOf(last);
+            java.util.Set<Integer> specs = new java.util.HashSet<>();
+            try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks = loaded().newScan()
+                    .planFiles()) {
+                for (org.apache.iceberg.FileScanTask task : tasks) {
+                    specs.add(task.spec().specId());
+                    task.deletes().forEach(d -> assertThat(d.specId()).as("a delete file under its data file's spec")
+                            .isEqualTo(task.file().specId()));
+                }
+            }
+            assertThat(specs).as("files of all three specs").hasSize(3);
+        }
+        IcebergCompaction.compact(new SinkSettings("iceberg:" + table(), "orders", Optional.empty(), Optional.empty(),
+                ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false, false, SinkSettings.MetadataColumns.DEFAULT));
+        assertThat(rows()).containsExactly("a=shipped/1@0:6", "b=created/2@0:1", "d=paid/4@0:7", "e=created/5@0:8");
     }
 
     @Test

@@ -104,6 +104,15 @@ public final class LakeRows {
         return keyOf(keyRow(c), keyOrdinals);
     }
 
+    /** A value as the table's column of that name holds it (the conversion a written row makes). */
+    public Object physicalOf(String column, Object value) throws ValueMismatch {
+        Integer ord = ordinals.get(column);
+        if (ord == null) {
+            throw new ValueMismatch("no column " + column);
+        }
+        return physical(value, ord);
+    }
+
     /** The key of a row. */
     public static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
         List<Object> k = new ArrayList<>(keyOrdinals.length);

@@ -98,6 +98,23 @@ public final class LakeValues {
                 + column + " (" + shownType + ")");
     }
 
+    /**
+     * Whether an expected value, converted as the sink writes it, is the stored one: byte arrays by content, decimals
+     * by value whatever their scale, doubles bit for bit (NaN equal to NaN).
+     */
+    public static boolean samePhysical(Object expected, Object stored) {
+        if (expected instanceof byte[] a && stored instanceof byte[] b) {
+            return java.util.Arrays.equals(a, b);
+        }
+        if (expected instanceof java.math.BigDecimal a && stored instanceof java.math.BigDecimal b) {
+            return a.compareTo(b) == 0;
+        }
+        if (expected instanceof Number a && stored instanceof Number b && (a instanceof Double || b instanceof Double)) {
+            return Double.compare(a.doubleValue(), b.doubleValue()) == 0;
+        }
+        return java.util.Objects.equals(expected, stored);
+    }
+
     /** A key column's value as keys compare: bytes as a ByteBuffer (equal by content), the rest as they are. */
     public static Object keyValue(Object v) {
         return v instanceof byte[] b ? java.nio.ByteBuffer.wrap(b) : v;
