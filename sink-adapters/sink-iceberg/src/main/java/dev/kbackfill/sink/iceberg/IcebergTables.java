@@ -187,9 +187,31 @@ final class IcebergTables implements AutoCloseable {
         if (t.isPresent()) {
             return t.get().location();
         }
-        // not created yet: where the JDBC and Hadoop catalogs will put it (a REST catalog says only once it exists)
-        return warehouse == null ? null : warehouse.replaceAll("/+$", "") + "/" + String.join("/", ref.namespace())
-                + "/" + ref.table();
+        // not created yet: where the JDBC and Hadoop catalogs will put it
+        if (warehouse != null) {
+            return warehouse.replaceAll("/+$", "") + "/" + String.join("/", ref.namespace()) + "/" + ref.table();
+        }
+        return stagedLocation();
+    }
+
+    /**
+     * Where a catalog without a warehouse of ours (REST) would create the table: it says so for a staged create,
+     * which is never committed. Its namespace is created for that, as creating the table would.
+     */
+    private String stagedLocation() {
+        try {
+            if (catalog instanceof SupportsNamespaces ns && !ns.namespaceExists(identifier().namespace())) {
+                try {
+                    ns.createNamespace(identifier().namespace());
+                } catch (AlreadyExistsException raced) {
+                    // another writer created it first
+                }
+            }
+            return catalog.buildTable(identifier(), new Schema(org.apache.iceberg.types.Types.NestedField.optional(1,
+                    "staged", org.apache.iceberg.types.Types.StringType.get()))).createTransaction().table().location();
+        } catch (RuntimeException e) {
+            return null; // the catalog stages no create: no lock before the table exists
+        }
     }
 
     private static boolean isRemote(String location) {
