@@ -268,4 +268,103 @@ class SparkInteropIT {
         }
         assertThat(disagreeing).as(out).containsAll(changed);
     }
+
+    /** A run of bin/kbackfill: exit code, stdout, stderr. */
+    private record Ran(int exit, String out, String err) {
+    }
+
+    private static Ran run(List<String> args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(ROOT.resolve("bin/kbackfill").toString()));
+        command.addAll(args);
+        Process p = new ProcessBuilder(command).start();
+        java.util.concurrent.CompletableFuture<String> err = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        return new Ran(p.exitValue(), out, err.get());
+    }
+
+    /** Runs the topic's range into a table another engine made (no --create-table), then verifies it. */
+    private static void backfillAndVerify(Path made, String job) throws Exception {
+        Ran ran = run(List.of("run", "--topic", "spark-orders", "--from", "earliest", "--to", "2024-01-02", "--sink",
+                "delta:" + made, "--batch-size", "100", "--progress", "none", "--bootstrap-server", bootstrap,
+                "--job", job));
+        assertThat(ran.exit()).as(ran.out() + ran.err()).isZero();
+        Ran verify = run(List.of("verify", "--job", job, "--sink", "delta:" + made, "--bootstrap-server", bootstrap,
+                "--progress", "none"));
+        assertThat(verify.exit()).as(verify.out() + verify.err()).isZero();
+        assertThat(verify.out()).startsWith("AGREES: " + KEYS + " keys");
+    }
+
+    /** The columns of the table kbackfill made, as Spark's DDL: the same columns for a table Spark makes. */
+    private static String columnsDdl() {
+        return spark.read().format("delta").load(table.toString()).schema().toDDL();
+    }
+
+    /**
+     * Tables Spark makes the way pipelines do, written by kbackfill without --create-table: partitioned by a status
+     * that moves between a key's versions, column-mapped by name and by id, both: each ends holding exactly the
+     * range's final state, one row per key in its last status's partition, read by Spark; verify agrees.
+     */
+    @Test
+    @Order(9)
+    void tablesSparkMadePartitionedAndColumnMappedHoldTheRangesFinalState() throws Exception {
+        Map<String, String> made = new java.util.LinkedHashMap<>();
+        made.put("partitioned", "PARTITIONED BY (status)");
+        made.put("mapped-name", "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')");
+        made.put("mapped-id", "TBLPROPERTIES ('delta.columnMapping.mode' = 'id')");
+        made.put("partitioned-mapped", "PARTITIONED BY (status) TBLPROPERTIES ('delta.columnMapping.mode' = 'name')");
+        for (Map.Entry<String, String> m : made.entrySet()) {
+            Path path = Files.createTempDirectory("kbackfill-spark-made").resolve(m.getKey());
+            String ddl = "CREATE TABLE delta.`" + path + "` (" + columnsDdl() + ") USING delta " + m.getValue();
+            spark.sql(ddl.contains("TBLPROPERTIES") ? ddl.replace("TBLPROPERTIES (", "TBLPROPERTIES "
+                    + "('delta.feature.domainMetadata' = 'supported', ") : ddl
+                    + " TBLPROPERTIES ('delta.feature.domainMetadata' = 'supported')");
+            backfillAndVerify(path, "made-" + m.getKey());
+            var df = spark.read().format("delta").load(path.toString());
+            Map<String, String> status = new TreeMap<>();
+            for (Row r : df.select("kafka_key", "status").collectAsList()) {
+                assertThat(status.put(r.getString(0), r.getString(1))).as(m.getKey() + ": one row per key").isNull();
+            }
+            Map<String, String> expected = new TreeMap<>();
+            LAST.forEach((k, u) -> expected.put(k, "s" + u));
+            assertThat(status).as(m.getKey()).isEqualTo(expected);
+            if (m.getKey().startsWith("partitioned")) {
+                // a partition column is not in the files: Spark reads each row's status from its file's partition
+                // values, so the statuses above are those of the partitions the rows were written in
+                Row detail = spark.sql("DESCRIBE DETAIL delta.`" + path + "`").first();
+                assertThat(detail.getList(detail.fieldIndex("partitionColumns"))).containsExactly("status");
+            }
+        }
+    }
+
+    /**
+     * Features Delta Kernel cannot write (a generated column, a CHECK constraint): refused when kbackfill opens the
+     * table, exit 2, before anything is read, naming the feature; the table has no new commit.
+     */
+    @Test
+    @Order(10)
+    void tablesWithGeneratedColumnsOrCheckConstraintsAreRefusedBeforeAnythingIsRead() throws Exception {
+        Path generated = Files.createTempDirectory("kbackfill-spark-made").resolve("generated");
+        spark.sql("CREATE TABLE delta.`" + generated + "` (" + columnsDdl() + ", day DATE GENERATED ALWAYS AS "
+                + "(CAST(kafka_timestamp AS DATE))) USING delta PARTITIONED BY (day)");
+        Path checked = Files.createTempDirectory("kbackfill-spark-made").resolve("checked");
+        spark.sql("CREATE TABLE delta.`" + checked + "` (" + columnsDdl() + ") USING delta");
+        spark.sql("ALTER TABLE delta.`" + checked + "` ADD CONSTRAINT amount_positive CHECK (amount >= 0)");
+        for (Map.Entry<Path, String> t : Map.of(generated, "generatedColumns", checked, "checkConstraints").entrySet()) {
+            long before = spark.sql("DESCRIBE HISTORY delta.`" + t.getKey() + "`").count();
+            Ran ran = run(List.of("run", "--topic", "spark-orders", "--from", "earliest", "--to", "2024-01-02",
+                    "--sink", "delta:" + t.getKey(), "--create-table", "--progress", "none", "--bootstrap-server",
+                    bootstrap, "--job", "refused"));
+            assertThat(ran.exit()).as(ran.out() + ran.err()).isEqualTo(2);
+            assertThat(ran.err().strip().lines()).as(ran.err()).hasSize(1);
+            assertThat(ran.err()).contains(t.getValue()).contains("Delta Kernel cannot write");
+            assertThat(spark.sql("DESCRIBE HISTORY delta.`" + t.getKey() + "`").count()).isEqualTo(before);
+        }
+    }
 }

@@ -201,4 +201,115 @@ class SparkIcebergInteropIT {
         want.put("i0002", "spark-new");
         assertThat(statusByKey(spark.table("ice.db.orders"), false)).isEqualTo(want);
     }
+
+    /** Runs bin/kbackfill over [from, to) into a table another engine made (no --create-table); returns stdout. */
+    private static String into(String sink, String from, String to, String job) throws Exception {
+        Map.Entry<Integer, String> ran = cli("run", "--topic", TOPIC, "--from", from, "--to", to, "--sink", sink,
+                "--progress", "none", "--bootstrap-server", bootstrap, "--job", job, "--batch-size", "25");
+        assertThat(ran.getKey()).as(ran.getValue()).isZero();
+        return ran.getValue();
+    }
+
+    /** Runs bin/kbackfill with these arguments; its exit code and stdout. */
+    private static Map.Entry<Integer, String> cli(String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(ROOT.resolve("bin/kbackfill").toString()));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        return Map.entry(p.exitValue(), out);
+    }
+
+    private static Map.Entry<Integer, String> verify(String sink, String... more) throws Exception {
+        List<String> args = new ArrayList<>(List.of("verify", "--topic", TOPIC, "--from", "earliest", "--to", "latest",
+                "--sink", sink, "--bootstrap-server", bootstrap, "--progress", "none"));
+        args.addAll(List.of(more));
+        return cli(args.toArray(String[]::new));
+    }
+
+    /**
+     * verify on Iceberg, with Spark as the hand that changes the table: it agrees with what kbackfill wrote, and
+     * names a value Spark changed, a row it deleted and a row it added for a key the range deleted.
+     */
+    @Test
+    @Order(4)
+    void verifyAgreesWithTheTableAndFindsWhatSparksUpdateDeleteAndInsertChanged() throws Exception {
+        String sink = "iceberg:hadoop:" + warehouse + "#db.mutated";
+        assertThat(kbackfill(sink, "--job", "mutated")).contains("wrote");
+        Map.Entry<Integer, String> agrees = verify(sink);
+        assertThat(agrees.getKey()).as(agrees.getValue()).isZero();
+        assertThat(agrees.getValue()).startsWith("AGREES: " + KEYS + " keys");
+        spark.sql("REFRESH TABLE ice.db.mutated");
+        String t = "ice.db.mutated";
+        spark.sql("UPDATE " + t + " SET status = 'by-spark' WHERE kafka_key = 'i0003'");
+        spark.sql("DELETE FROM " + t + " WHERE kafka_key = 'i0004'");
+        spark.sql("INSERT INTO " + t + " SELECT 'i0010', status, amount, n, kafka_topic, kafka_partition, kafka_offset, "
+                + "kafka_timestamp, kafka_log_time FROM " + t + " WHERE kafka_key = 'i0005'");
+        Map.Entry<Integer, String> differs = verify(sink);
+        assertThat(differs.getKey()).as(differs.getValue()).isEqualTo(4);
+        assertThat(differs.getValue()).startsWith("DISAGREES: " + KEYS + " keys")
+                .contains("different {kafka_key=i0003}").contains("target {status=by-spark}")
+                .contains("missing {kafka_key=i0004}").contains("extra {kafka_key=i0010}");
+    }
+
+    /** The columns of the table kbackfill made, as Spark's DDL. */
+    private static String columnsDdl() {
+        return spark.table("ice.db.orders").schema().toDDL();
+    }
+
+    /**
+     * Tables Spark makes, partitioned by a status that moves between a key's versions, by day, by a bucket of the
+     * key, written by kbackfill without --create-table: each holds exactly the range's final state, read by Spark,
+     * and verify agrees.
+     */
+    @Test
+    @Order(5)
+    void tablesSparkMadePartitionedByIdentityDayAndBucketHoldTheRangesFinalState() throws Exception {
+        Map<String, String> specs = new java.util.LinkedHashMap<>();
+        specs.put("by_status", "status");
+        specs.put("by_day", "days(kafka_timestamp)");
+        specs.put("by_bucket", "bucket(8, kafka_key)");
+        for (Map.Entry<String, String> spec : specs.entrySet()) {
+            spark.sql("CREATE TABLE ice.db." + spec.getKey() + " (" + columnsDdl() + ") USING iceberg PARTITIONED BY ("
+                    + spec.getValue() + ") TBLPROPERTIES ('format-version' = '2')");
+            String sink = "iceberg:hadoop:" + warehouse + "#db." + spec.getKey();
+            assertThat(into(sink, "earliest", "latest", spec.getKey())).contains("wrote");
+            spark.sql("REFRESH TABLE ice.db." + spec.getKey());
+            assertThat(statusByKey(spark.table("ice.db." + spec.getKey()), true)).as(spec.getKey())
+                    .isEqualTo(expected());
+            if (!spec.getKey().equals("by_day")) { // every record of the topic is of one day
+                assertThat(spark.sql("SELECT count(DISTINCT partition) FROM ice.db." + spec.getKey() + ".files")
+                        .first().getLong(0)).as(spec.getKey() + ": files in several partitions").isGreaterThan(1);
+            }
+            Map.Entry<Integer, String> verified = verify(sink);
+            assertThat(verified.getKey()).as(spec.getKey() + ": " + verified.getValue()).isZero();
+        }
+    }
+
+    /**
+     * A table whose partition spec Spark replaces halfway through the backfill (by status, then by a bucket of the
+     * key): the second half's rows go in the new spec's partitions, the rows they replace are deleted under the old
+     * one; the table holds exactly the range's final state, and a compaction keeps it.
+     */
+    @Test
+    @Order(6)
+    void aPartitionSpecSparkReplacesHalfwayKeepsEveryKeyOneRow() throws Exception {
+        spark.sql("CREATE TABLE ice.db.evolving (" + columnsDdl() + ") USING iceberg PARTITIONED BY (status) "
+                + "TBLPROPERTIES ('format-version' = '2')");
+        String sink = "iceberg:hadoop:" + warehouse + "#db.evolving";
+        String half = "2024-01-01T00:02:00Z"; // two of the four updates of every key
+        assertThat(into(sink, "earliest", half, "evolving-1")).contains("wrote");
+        spark.sql("REFRESH TABLE ice.db.evolving");
+        spark.sql("ALTER TABLE ice.db.evolving REPLACE PARTITION FIELD status WITH bucket(4, kafka_key)");
+        assertThat(into(sink, half, "latest", "evolving-2")).contains("wrote");
+        spark.sql("REFRESH TABLE ice.db.evolving");
+        assertThat(statusByKey(spark.table("ice.db.evolving"), true)).isEqualTo(expected());
+        assertThat(spark.sql("SELECT count(DISTINCT spec_id) FROM ice.db.evolving.files").first().getLong(0))
+                .isEqualTo(2);
+        Map.Entry<Integer, String> compacted = cli("compact", "--sink", sink);
+        assertThat(compacted.getKey()).as(compacted.getValue()).isZero();
+        spark.sql("REFRESH TABLE ice.db.evolving");
+        assertThat(statusByKey(spark.table("ice.db.evolving"), true)).isEqualTo(expected());
+        assertThat(verify(sink).getKey()).isZero();
+    }
 }
