@@ -3,6 +3,7 @@ package dev.kbackfill.sink.delta;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
 
@@ -36,6 +37,36 @@ final class DeltaPruning {
      */
     static List<Row> candidateFiles(Engine engine, Scan scan, StructType schema, int firstKey, java.util.Set<List<Object>> keys)
             throws IOException {
+        return candidateFiles(engine, scan, schema, new int[] {firstKey}, List.of(), keys);
+    }
+
+    /**
+     * The same, where the table may be partitioned: a file whose partition value for a key column (a table
+     * partitioned by a key column, or by part of a compound key) is no incoming key's is left out, whatever its
+     * statistics (which hold no partition column).
+     *
+     * @param keyOrdinals      the key columns, in the keys' order
+     * @param partitionColumns the table's partition columns ({@code Snapshot#getPartitionColumnNames})
+     */
+    static List<Row> candidateFiles(Engine engine, Scan scan, StructType schema, int[] keyOrdinals,
+                                    List<String> partitionColumns, java.util.Set<List<Object>> keys) throws IOException {
+        int firstKey = keyOrdinals[0];
+        // per key column the table is partitioned by: its name in the add actions, and the keys' values as text
+        Map<String, java.util.Set<String>> byPartition = new java.util.HashMap<>();
+        for (int k = 0; k < keyOrdinals.length; k++) {
+            String name = schema.at(keyOrdinals[k]).getName();
+            io.delta.kernel.types.DataType type = schema.at(keyOrdinals[k]).getDataType();
+            boolean exactText = type instanceof StringType || type instanceof LongType
+                    || type instanceof io.delta.kernel.types.IntegerType;
+            if (!exactText || partitionColumns.stream().noneMatch(name::equalsIgnoreCase)) {
+                continue; // other types' partition text is not compared here: no pruning by them
+            }
+            java.util.Set<String> values = new java.util.HashSet<>();
+            for (List<Object> key : keys) {
+                values.add(partitionText(key.get(k)));
+            }
+            byPartition.put(physicalName(schema, keyOrdinals[k]), values);
+        }
         io.delta.kernel.types.FieldMetadata fm = schema.at(firstKey).getMetadata();
         String column = fm.contains("delta.columnMapping.physicalName")
                 ? fm.getString("delta.columnMapping.physicalName") : schema.at(firstKey).getName();
@@ -55,7 +86,7 @@ final class DeltaPruning {
                                 sorted.add(k.get(0));
                             }
                         }
-                        if (mayHold(scanFile, column, strings, longs, sorted)) {
+                        if (inKeyPartitions(scanFile, byPartition) && mayHold(scanFile, column, strings, longs, sorted)) {
                             files.add(scanFile);
                         }
                     }
@@ -63,6 +94,34 @@ final class DeltaPruning {
             }
         }
         return files;
+    }
+
+    private static boolean inKeyPartitions(Row scanFile, Map<String, java.util.Set<String>> byPartition) {
+        if (byPartition.isEmpty()) {
+            return true;
+        }
+        Map<String, String> values = io.delta.kernel.internal.InternalScanFileUtils.getPartitionValues(scanFile);
+        for (Map.Entry<String, java.util.Set<String>> p : byPartition.entrySet()) {
+            String value = values.get(p.getKey());
+            if (value != null && !p.getValue().contains(value)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A key value as Delta writes it among a file's partition values (decimals and numbers as their plain text). */
+    private static String partitionText(Object v) {
+        if (v instanceof java.math.BigDecimal d) {
+            return d.toPlainString();
+        }
+        return String.valueOf(v);
+    }
+
+    private static String physicalName(StructType schema, int ordinal) {
+        io.delta.kernel.types.FieldMetadata fm = schema.at(ordinal).getMetadata();
+        return fm.contains("delta.columnMapping.physicalName") ? fm.getString("delta.columnMapping.physicalName")
+                : schema.at(ordinal).getName();
     }
 
     private static boolean mayHold(Row scanFile, String column, boolean strings, boolean longs, TreeSet<Object> keys)

@@ -67,6 +67,9 @@ import org.roaringbitmap.RoaringBitmap;
  */
 final class DeltaTable implements LakeSink.Table {
 
+    /** The data files the last batch probed (for tests of its pruning). */
+    int probedFiles;
+
     private static final String ENGINE_INFO = "kbackfill";
     private static final int ROWS_PER_FILE_BATCH = 50_000;
 
@@ -368,7 +371,10 @@ final class DeltaTable implements LakeSink.Table {
         // one file per core at a time: probing is most of a small batch's work on a large table
         List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();
         dev.kbackfill.sink.lake.KeyFilter wanted = dev.kbackfill.sink.lake.KeyFilter.of(incoming.keySet());
-        for (Row scanFile : DeltaPruning.candidateFiles(engine, scan, schema, keyOrdinals[0], incoming.keySet())) {
+        List<Row> candidateFiles = DeltaPruning.candidateFiles(engine, scan, schema, keyOrdinals,
+                snapshot.getPartitionColumnNames(), incoming.keySet());
+        probedFiles = candidateFiles.size();
+        for (Row scanFile : candidateFiles) {
             probes.add(() -> {
                 Candidate file = new Candidate(scanFile);
                 file.rows = DeltaFiles.scan(engine, probeState, scanFile, schema, keyOrdinals, wanted::wants,

@@ -88,7 +88,8 @@ final class DeltaTargetLookup implements TargetLookup {
             io.delta.kernel.Scan scan = snapshot.getScanBuilder().build();
             Row scanState = scan.getScanState(engine);
             List<Callable<List<Object[]>>> probes = new ArrayList<>();
-            for (Row scanFile : DeltaPruning.candidateFiles(engine, scan, schema, keyOrdinals[0], incoming.keySet())) {
+            for (Row scanFile : DeltaPruning.candidateFiles(engine, scan, schema, keyOrdinals,
+                snapshot.getPartitionColumnNames(), incoming.keySet())) {
                 probes.add(() -> {
                     List<Object[]> hits = new ArrayList<>();
                     DeltaFiles.scan(engine, scanState, scanFile, schema, keyOrdinals, incoming::containsKey,

@@ -23,7 +23,7 @@ class DeltaSinkContractIT extends SinkContract {
     @TempDir
     Path dir;
 
-    private String table() {
+    String table() {
         return dir.resolve("orders").toString();
     }
 
@@ -53,6 +53,21 @@ class DeltaSinkContractIT extends SinkContract {
         @Override
         protected Optional<String> partitionedByAValue() {
             return Optional.of("status");
+        }
+
+        /** Compaction rewrites each partition's rows into its own key-sorted files; the rows stay as they were. */
+        @org.junit.jupiter.api.Test
+        void compactionKeepsEachRowInItsPartition() throws Exception {
+            try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+                s.write(batch(1, Map.of(0, 3L), row("a", "created", "1", 0, 0), row("b", "created", "2", 0, 1),
+                        row("c", "paid", "3", 0, 2)));
+                s.write(batch(2, Map.of(0, 5L), row("a", "paid", "1", 0, 3), tombstone("c", 0, 4)));
+            }
+            List<String> before = rows();
+            DeltaCompaction.Result r = DeltaCompaction.compact(table(), Optional.empty(), 1_000);
+            org.assertj.core.api.Assertions.assertThat(r.filesWritten()).as("one file per partition").isEqualTo(2);
+            org.assertj.core.api.Assertions.assertThat(rows()).isEqualTo(before)
+                    .containsExactly("a=paid/1@0:3", "b=created/2@0:1");
         }
     }
 

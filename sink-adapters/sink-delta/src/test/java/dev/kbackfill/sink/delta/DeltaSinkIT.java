@@ -69,6 +69,28 @@ class DeltaSinkIT {
         return s;
     }
 
+    /** A table partitioned by its key column: a batch probes only the files of its keys' partitions. */
+    @Test
+    void aBatchProbesOnlyThePartitionsOfItsKeysWhereTheTableIsPartitionedByTheKey() throws Exception {
+        SinkSettings settings = new SinkSettings("delta:" + table(), "orders", Optional.empty(), Optional.empty(),
+                ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false, SinkSettings.MetadataColumns.DEFAULT)
+                .withPartitionBy(List.of("kafka_key"));
+        DeltaTable deltaTable = new DeltaTable(settings, table());
+        try (Sink s = new dev.kbackfill.sink.lake.LakeSink(settings, deltaTable)) {
+            s.open();
+            begin(s);
+            List<Change> first = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                first.add(row("k" + i, "created", "1", 0, i));
+            }
+            s.write(batch(1, Map.of(0, 10L), first.toArray(Change[]::new)));
+            s.write(batch(2, Map.of(0, 12L), row("k3", "paid", "1", 0, 10), tombstone("k7", 0, 11)));
+            assertThat(deltaTable.probedFiles).as("the files of k3's and k7's partitions only").isEqualTo(2);
+        }
+        List<String> rows = DeltaSinkContractIT.rows(table());
+        assertThat(rows).hasSize(9).contains("k3=paid/1@0:10").noneMatch(r -> r.startsWith("k7="));
+    }
+
     static Plan plan() {
         return new Plan(BackfillRequest.builder("orders").from("earliest").to("latest").build(), T0, Optional.empty(),
                 Optional.empty(), "cluster", "topic-id", TopicInfo.TimestampType.CREATE_TIME,
