@@ -499,12 +499,14 @@ final class DeltaTable implements LakeSink.Table {
         LakeType[] types = new LakeType[n];
         Object[] shown = new Object[n];
         List<String> names = new ArrayList<>(n);
+        boolean[] required = new boolean[n];
         for (int i = 0; i < n; i++) {
             names.add(schema.at(i).getName());
             types[i] = DeltaTypes.lakeTypeOrNull(schema.at(i).getDataType());
             shown[i] = schema.at(i).getDataType();
+            required[i] = !schema.at(i).isNullable();
         }
-        return new LakeRows(names, types, shown, keyOrdinals);
+        return new LakeRows(names, types, shown, keyOrdinals, required);
     }
 
     static List<Object> keyOf(Object[] row, int[] keyOrdinals) {

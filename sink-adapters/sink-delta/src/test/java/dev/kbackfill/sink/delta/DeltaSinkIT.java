@@ -69,6 +69,30 @@ class DeltaSinkIT {
         return s;
     }
 
+    /** A NOT NULL value column of a table another engine made: a record without a value for it is refused. */
+    @Test
+    void aRecordThatLeavesANotNullColumnNullIsARefusedRecord() throws Exception {
+        Engine engine = DefaultEngine.create(new Configuration());
+        io.delta.kernel.types.StructType schema = new io.delta.kernel.types.StructType()
+                .add("kafka_key", io.delta.kernel.types.StringType.STRING, false)
+                .add("status", io.delta.kernel.types.StringType.STRING, false)
+                .add("kafka_topic", io.delta.kernel.types.StringType.STRING, true)
+                .add("kafka_partition", io.delta.kernel.types.LongType.LONG, true)
+                .add("kafka_offset", io.delta.kernel.types.LongType.LONG, true)
+                .add("kafka_timestamp", io.delta.kernel.types.TimestampType.TIMESTAMP, true)
+                .add("kafka_log_time", io.delta.kernel.types.TimestampType.TIMESTAMP, true);
+        TableManager.buildCreateTableTransaction(table(), schema, "test")
+                .withTableProperties(Map.of("delta.feature.domainMetadata", "supported"))
+                .build(engine).commit(engine, CloseableIterable.emptyIterable());
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
+            begin(s);
+            assertThatThrownBy(() -> s.write(batch(1, Map.of(0, 1L), new Change(Map.of("kafka_key", "a"),
+                    new LinkedHashMap<>(), 0, 0, T0.toEpochMilli())))).isInstanceOf(
+                    dev.kbackfill.core.sink.RecordRejectedException.class)
+                    .hasMessageContaining("column status is NOT NULL");
+        }
+    }
+
     /** A table partitioned by its key column: a batch probes only the files of its keys' partitions. */
     @Test
     void aBatchProbesOnlyThePartitionsOfItsKeysWhereTheTableIsPartitionedByTheKey() throws Exception {

@@ -292,8 +292,12 @@ final class IcebergTable implements LakeSink.Table {
         for (int i = 0; i < types.length; i++) {
             types[i] = IcebergTypes.lakeType(columns.get(i).type()).orElse(null);
         }
+        boolean[] required = new boolean[columns.size()];
+        for (int i = 0; i < required.length; i++) {
+            required[i] = columns.get(i).isRequired();
+        }
         LakeRows lakeRows = new LakeRows(columns.stream().map(Types.NestedField::name).toList(), types,
-                columns.stream().map(Types.NestedField::type).toArray(), keyOrdinals);
+                columns.stream().map(Types.NestedField::type).toArray(), keyOrdinals, required);
         MetadataOrdinals ord = MetadataOrdinals.of(name -> ordinal(columns, name), meta);
         Map<Integer, Long> collided = new TreeMap<>();
         TableState tableState = new TableState(t);

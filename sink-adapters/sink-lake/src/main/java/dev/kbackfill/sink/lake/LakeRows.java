@@ -20,6 +20,8 @@ public final class LakeRows {
     private final Object[] shownTypes;
     private final int[] keyOrdinals;
     private final Map<String, Integer> ordinals = new HashMap<>();
+    /** Value columns the table declares NOT NULL (Delta's non-nullable fields, Iceberg's required ones). */
+    private final boolean[] required;
 
     /**
      * @param names       the table's top-level column names, in order
@@ -28,6 +30,15 @@ public final class LakeRows {
      * @param keyOrdinals where the key columns sit
      */
     public LakeRows(List<String> names, LakeType[] types, Object[] shownTypes, int[] keyOrdinals) {
+        this(names, types, shownTypes, keyOrdinals, new boolean[names.size()]);
+    }
+
+    /**
+     * @param required which columns the table declares NOT NULL: a row that would leave one NULL is refused
+     *                 ({@link ValueMismatch}: a poison record), as the format's own writers refuse it
+     */
+    public LakeRows(List<String> names, LakeType[] types, Object[] shownTypes, int[] keyOrdinals, boolean[] required) {
+        this.required = required.clone();
         this.names = List.copyOf(names);
         this.types = types.clone();
         this.shownTypes = shownTypes.clone();
@@ -92,6 +103,12 @@ public final class LakeRows {
      */
     public Object[] newRow(Change c, boolean deleted, MetadataOrdinals ord, String topic) throws ValueMismatch {
         Object[] row = deleted ? keyRow(c) : valueRow(c);
+        for (int i = 0; i < row.length; i++) {
+            if (required[i] && row[i] == null && !ord.isMetadata(i)) {
+                throw new ValueMismatch("column " + names.get(i) + " is NOT NULL, and the record "
+                        + (deleted ? "(a soft delete of a key the table has no row for) " : "") + "gives it no value");
+            }
+        }
         if (ord.deleted() >= 0) {
             row[ord.deleted()] = deleted;
         }

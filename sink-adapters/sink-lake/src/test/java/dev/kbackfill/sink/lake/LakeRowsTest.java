@@ -52,6 +52,20 @@ class LakeRowsTest {
     }
 
     @Test
+    void aRowThatLeavesANotNullColumnNullIsRefusedAsTheFormatsWritersRefuseIt() throws Exception {
+        List<String> names = List.of("region", "id", "amount", "nested", "kafka_partition", "kafka_offset",
+                "kafka_timestamp");
+        LakeRows required = new LakeRows(names, new LakeType[] {STRING, LONG, LakeType.DECIMAL, null, LONG, LONG,
+                LakeType.of(LakeType.Kind.TIMESTAMP)}, new Object[7], new int[] {0, 1},
+                new boolean[] {true, true, true, false, true, true, true});
+        MetadataOrdinals ord = MetadataOrdinals.of(names::indexOf, SinkSettings.MetadataColumns.DEFAULT);
+        Map<String, Object> key = Map.of("region", "eu", "id", 1L);
+        assertThat(required.newRow(change(key, Map.of("amount", BigDecimal.ONE)), false, ord, "orders")[2]).isNotNull();
+        assertThatThrownBy(() -> required.newRow(change(key, Map.of()), false, ord, "orders"))
+                .isInstanceOf(ValueMismatch.class).hasMessage("column amount is NOT NULL, and the record gives it no value");
+    }
+
+    @Test
     void aColumnOfATypeKbackfillDoesNotWriteIsRefusedOnlyWhenAValueIsForIt() throws Exception {
         Map<String, Object> nullNested = new LinkedHashMap<>();
         nullNested.put("nested", null);
