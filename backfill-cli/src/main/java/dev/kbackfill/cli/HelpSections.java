@@ -22,7 +22,7 @@ final class HelpSections {
         Map<String, List<String>> s = new LinkedHashMap<>();
         s.put("Source", List.of("--topic", "--partitions", "--plan"));
         s.put("Range", List.of("--from", "--to", "--zone", "--strict-time", "--allow-data-loss"));
-        s.put("Sink and job", List.of("--sink", "--table", "--sink-user", "--create-table", "--evolve-schema",
+        s.put("Sink and job", List.of("--sink", "--table", "--sink-user", "--create-table", "--evolve-schema", "--partition-by",
                 "--delta-table-property", "--create-topic",
                 "--sink-bootstrap-server", "--sink-command-config", "--sink-property", "--job", "--all", "--yes"));
         s.put("Modes", List.of("--on-conflict", "--version-field", "--on-tombstone", "--on-error", "--dead-letter",

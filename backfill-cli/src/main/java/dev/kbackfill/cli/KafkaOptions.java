@@ -52,6 +52,21 @@ final class KafkaOptions {
 
     /** The client settings as a job keeps them: the file by its path (its secrets stay in it), the rest as given. */
     dev.kbackfill.core.run.JobDefinition.KafkaClient client() {
+        CommandLine cli = spec.commandLine();
+        CommandLine.Model.OptionSpec option = spec.findOption("--bootstrap-server");
+        boolean given = cli.getParseResult() != null && cli.getParseResult().hasMatchedOption("--bootstrap-server");
+        String fromSettings = given || option == null || cli.getDefaultValueProvider() == null ? null
+                : defaultOf(cli, option);
+        if (bootstrapServers == null || bootstrapServers.isBlank()) {
+            throw new CommandLine.ParameterException(cli, "invalid --bootstrap-server '" + (bootstrapServers == null
+                    ? "" : bootstrapServers) + "'" + (given ? "" : " (from $" + SettingsDefaults.variable(
+                    "--bootstrap-server") + " or the settings file)") + ": expected HOST:PORT[,HOST:PORT...]");
+        }
+        if (!given && fromSettings == null && !saidDefault && !overrides.containsKey("bootstrap.servers")) {
+            saidDefault = true;
+            cli.getErr().println("no --bootstrap-server: using " + bootstrapServers);
+            cli.getErr().flush();
+        }
         Map<String, String> defaults = new HashMap<>();
         defaults.put("bootstrap.servers", bootstrapServers);
         // A mistyped bootstrap server should fail in seconds, not after the clients' default minute.
@@ -63,6 +78,17 @@ final class KafkaOptions {
         }
         return new dev.kbackfill.core.run.JobDefinition.KafkaClient(
                 java.util.Optional.ofNullable(commandConfig).map(Path::toAbsolutePath), overrides, defaults);
+    }
+
+    /** Whether the note on the built-in bootstrap server was printed (once per command). */
+    private boolean saidDefault;
+
+    private static String defaultOf(CommandLine cli, CommandLine.Model.OptionSpec option) {
+        try {
+            return cli.getDefaultValueProvider().defaultValue(option);
+        } catch (Exception e) {
+            return null;
+        }
     }
 
     /** {@code isolation.level} from the settings: read_committed unless set otherwise. */

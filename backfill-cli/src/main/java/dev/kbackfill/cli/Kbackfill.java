@@ -100,6 +100,11 @@ public final class Kbackfill implements Runnable {
      * with an option other than help or version is a {@code run}: {@code kbackfill --topic orders --from ...}.
      */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
+        return execute(System.getenv(), out, err, args);
+    }
+
+    /** The same with {@code env} as the environment ({@code KBACKFILL_*} settings): what tests of settings call. */
+    static int execute(java.util.Map<String, String> env, PrintWriter out, PrintWriter err, String... args) {
         if (args.length > 0 && args[0].startsWith("-") && !java.util.List.of("-h", "--help", "-V", "--version")
                 .contains(args[0])) {
             String[] withRun = new String[args.length + 1];
@@ -109,7 +114,7 @@ public final class Kbackfill implements Runnable {
         }
         SettingsDefaults defaults;
         try {
-            defaults = new SettingsDefaults(System.getenv());
+            defaults = new SettingsDefaults(env);
         } catch (IllegalArgumentException e) {
             err.println("kbackfill: " + e.getMessage());
             err.flush();
@@ -162,6 +167,10 @@ public final class Kbackfill implements Runnable {
         PrintWriter err = cmd.getErr();
         String name = cmd.getCommandSpec().qualifiedName();
         int code = exitCodeOf(e);
+        String signal = dev.kbackfill.core.run.StopRequest.reason();
+        if (code == ExitCodes.FAILURE && signal != null) {
+            code = signal.equals("SIGINT") ? 130 : 143; // stopped by the signal (a retry wait it ended, say)
+        }
         if (e instanceof RequestException || e instanceof SinkConfigException || e instanceof JobConflictException
                 || e instanceof ResolutionException || e instanceof CliFailure || e instanceof SinkException
                 || e instanceof RunFailure) {

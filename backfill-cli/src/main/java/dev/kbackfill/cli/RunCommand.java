@@ -168,6 +168,10 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (progress == RunProgress.Mode.json) {
+            // every line of stderr a JSON object, the failure line included (printed through this command's err)
+            spec.commandLine().setErr(JsonLinesWriter.over(spec.commandLine().getErr()));
+        }
         checkJobName();
         checkOutputFile("--report", reportFile);
         checkOutputFile("--metrics-file", metricsFile);
@@ -225,6 +229,11 @@ final class RunCommand implements Callable<Integer> {
         }
         JobDefinition definition = definition(backfill, filePlan);
         RecordDecoder decoder = definition.decoder();
+        if (verifyAfter) {
+            // what --verify cannot check (an insert-only job) is refused before anything is read or written
+            dev.kbackfill.core.verify.Verification.of(definition, decoder,
+                    dev.kbackfill.core.verify.Verification.Options.DEFAULTS);
+        }
         SinkSettings settings = definition.sinkSettings(config);
         SparkLaunch launch = null;
         if (engineOptions.spark()) {

@@ -13,6 +13,14 @@ record CliRun(int exitCode, String out, String err) {
         return new CliRun(code, out.toString(), err.toString());
     }
 
+    /** The command line with {@code env} as its environment. */
+    static CliRun withEnv(java.util.Map<String, String> env, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Kbackfill.execute(env, new PrintWriter(out), new PrintWriter(err), args);
+        return new CliRun(code, out.toString(), err.toString());
+    }
+
     /** {@code kbackfill run} against {@code broker}, without a progress display, then {@code args}. */
     static CliRun run(dev.kbackfill.embedded.EmbeddedKafka broker, String... args) {
         java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of("run", "--bootstrap-server",

@@ -52,6 +52,30 @@ class CompletionCommandTest {
         assertThat(script).contains("(\"newer-wins\" \"overwrite\" \"insert-only\") # --on-conflict values");
     }
 
+    /** What bash offers at the end of {@code line} (the words so far, the last being completed). */
+    private static String complete(Path script, String line) throws Exception {
+        String program = "source " + script + "\nCOMP_LINE='" + line + "'\nCOMP_WORDS=(" + line
+                + ")\nCOMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\nCOMP_POINT=${#COMP_LINE}\n"
+                + (line.endsWith(" ") ? "COMP_WORDS+=('')\nCOMP_CWORD=$(( COMP_CWORD + 1 ))\n" : "")
+                + "_complete_kbackfill\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
+        Process bash = new ProcessBuilder("bash", "-c", program).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String out = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(bash.waitFor()).as(out).isZero();
+        return out;
+    }
+
+    /** {@code kbackfill --topic x --on-tombstone <TAB>}, the README's short form, completes as {@code run} does. */
+    @Test
+    void theShortFormOfRunCompletesItsOptionsValues(@TempDir Path dir) throws Exception {
+        Path script = dir.resolve("kbackfill-completion.bash");
+        Files.writeString(script, CliRun.of("completion", "bash").out());
+        assertThat(complete(script, "kbackfill --topic x --on-tombstone ").lines().toList())
+                .containsExactlyInAnyOrder("delete", "soft-delete", "ignore");
+        assertThat(complete(script, "kbackfill run --topic x --on-tombstone ").lines().toList())
+                .containsExactlyInAnyOrder("delete", "soft-delete", "ignore");
+        assertThat(complete(script, "kbackfill ")).contains("run").contains("verify");
+    }
+
     @Test
     void anUnknownShellIsBadInput() {
         CliRun run = CliRun.of("completion", "fish");

@@ -138,26 +138,62 @@ class NewcomerEdgesIT {
     }
 
     /**
-     * An unreachable cluster on the first contact says so, naming it, within the connect timeout, and says that the
-     * run retries (for --retry-for); the sink's cluster is held to the same connect timeout (it waited the clients'
-     * default minute).
+     * An unreachable cluster on the first contact says so, naming it, within the connect timeout, and is not retried
+     * for minutes (--retry-for retries failures once a run has reached both sides); the sink's cluster is held to the
+     * same connect timeout (it waited the clients' default minute).
      */
     @Test
-    void anUnreachableClusterIsNamedWithinTheConnectTimeoutAndTheRetryIsSaid() {
+    void anUnreachableClusterIsNamedWithinTheConnectTimeoutAndNotRetriedOnFirstContact() {
         long started = System.nanoTime();
-        CliRun r = CliRun.of("run", "--bootstrap-server", "127.0.0.1:1", "--connect-timeout", "1s", "--retry-for", "5s",
+        CliRun r = CliRun.of("run", "--bootstrap-server", "127.0.0.1:1", "--connect-timeout", "1s", "--retry-for", "5m",
                 "--progress", "none", "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--sink",
                 "jdbc:sqlite:" + dir.resolve("down.db"), "--create-table");
         assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(1);
-        assertThat(r.err()).contains("retrying in 1 s (attempt 2, --retry-for 5s)")
-                .contains("no answer from the cluster at 127.0.0.1:1 within 1 s");
+        assertThat(r.err()).doesNotContain("retrying")
+                .contains("no answer from the cluster at 127.0.0.1:1 within 1 s").contains("on first contact: not retried");
         CliRun sink = run("--sink", "kafka:newcomer-out", "--create-topic", "--sink-bootstrap-server", "127.0.0.1:1",
-                "--connect-timeout", "1s", "--retry-for", "0");
+                "--connect-timeout", "1s");
         assertThat(sink.exitCode()).as(sink.out() + sink.err()).isEqualTo(1);
         assertThat(sink.errLines()).hasSize(1);
         assertThat(sink.err()).contains("127.0.0.1:1").contains("within 1 s");
-        // not a timed test: a bound far above the settings, far below the clients' default minute each
+        // not a timed test: a bound far above the settings, far below --retry-for
         assertThat((System.nanoTime() - started) / 1e9).isLessThan(45);
+    }
+
+    /** A host that does not resolve, an empty bootstrap setting, a sink URL's typo: exit 2 at once, naming the value. */
+    @Test
+    void anUnknownHostAnEmptyBootstrapServerOrAMistypedSinkIsBadInputNamedAtOnce() {
+        long started = System.nanoTime();
+        CliRun host = CliRun.of("run", "--bootstrap-server", "nosuchhost.invalid:9092", "--progress", "none", "--topic",
+                TOPIC, "--from", "earliest", "--to", "latest", "--sink", "jdbc:sqlite:" + dir.resolve("x.db"),
+                "--create-table");
+        assertThat(host.exitCode()).as(host.out() + host.err()).isEqualTo(2);
+        assertThat(host.errLines()).hasSize(1);
+        assertThat(host.err()).contains("invalid --bootstrap-server 'nosuchhost.invalid:9092'")
+                .doesNotContain("KafkaAdminClient");
+        CliRun empty = CliRun.withEnv(Map.of("KBACKFILL_BOOTSTRAP_SERVER", ""), "run", "--progress", "none", "--topic",
+                TOPIC, "--from", "earliest", "--to", "latest", "--sink", "jdbc:sqlite:" + dir.resolve("y.db"),
+                "--create-table");
+        assertThat(empty.exitCode()).as(empty.out() + empty.err()).isEqualTo(2);
+        assertThat(empty.err()).contains("invalid --bootstrap-server ''").contains("KBACKFILL_BOOTSTRAP_SERVER");
+        for (String[] bad : new String[][] {
+                {"iceberg:jdbc:postgres://127.0.0.1:1/x#a.b", "no JDBC driver for the catalog URL"},
+                {"iceberg:hadop:" + dir.resolve("w") + "#a.b", "no filesystem for the scheme 'hadop:'"},
+                {"delta:s3x://bucket/t", "no filesystem for the scheme 's3x:'"}}) {
+            CliRun r = run("--sink", bad[0], "--create-table", "--sink-property", "warehouse=" + dir.resolve("wh"));
+            assertThat(r.exitCode()).as(bad[0] + ": " + r.out() + r.err()).isEqualTo(2);
+            assertThat(r.errLines()).as(bad[0]).hasSize(1);
+            assertThat(r.err()).contains(bad[1]);
+        }
+        assertThat(dir.resolve("wh")).doesNotExist();
+        assertThat((System.nanoTime() - started) / 1e9).isLessThan(45);
+    }
+
+    /** Without --bootstrap-server (nor its variable, nor the settings file), the default is said on stderr. */
+    @Test
+    void theDefaultBootstrapServerIsSaid() {
+        CliRun r = CliRun.of("plan", "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--connect-timeout", "1s");
+        assertThat(r.err()).contains("no --bootstrap-server: using localhost:9092");
     }
 
     @Test

@@ -37,4 +37,24 @@ public final class ClientConfigs {
         }
         return cause.getClass().getSimpleName() + ": " + cause.getMessage();
     }
+
+    /**
+     * Makes a client ({@code Admin.create}, a consumer, a producer); settings the client refuses when it is made (a
+     * bootstrap server whose host does not resolve, an empty or malformed list) are bad input, named with
+     * {@code option}, the option that gave them (their value may also come from {@code -X} or a config file).
+     */
+    public static <T> T creating(String option, Map<String, ?> config, java.util.function.Supplier<T> make) {
+        try {
+            return make.get();
+        } catch (org.apache.kafka.common.KafkaException e) {
+            for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+                if (t instanceof org.apache.kafka.common.config.ConfigException c) {
+                    throw new RequestException("invalid " + option + " '" + config.get("bootstrap.servers") + "': "
+                            + c.getMessage() + " (expected HOST:PORT[,HOST:PORT...] of a reachable broker; is the "
+                            + "host name right?)");
+                }
+            }
+            throw e;
+        }
+    }
 }

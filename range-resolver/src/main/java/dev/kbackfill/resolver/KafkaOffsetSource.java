@@ -67,8 +67,8 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
      * would make the checking consumer join or commit to a group are refused.
      */
     public static KafkaOffsetSource create(Map<String, Object> clientConfig) {
-        return new KafkaOffsetSource(Admin.create(ClientConfigs.only(clientConfig, AdminClientConfig.configNames())), true,
-                clientConfig);
+        return new KafkaOffsetSource(ClientConfigs.creating("--bootstrap-server", clientConfig,
+                () -> Admin.create(ClientConfigs.only(clientConfig, AdminClientConfig.configNames()))), true, clientConfig);
     }
 
     /** Uses {@code admin} (without closing it) and {@code clientConfig} for the checking consumer. */

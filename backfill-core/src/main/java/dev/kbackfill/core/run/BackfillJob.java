@@ -268,6 +268,9 @@ public final class BackfillJob {
         this(sink, settings, events, listener, Runner.LOCAL);
     }
 
+    /** Whether an attempt of this job has reached both the cluster and the sink (later failures are retried). */
+    private boolean reached;
+
     /** @param runner executes the decided run (an engine's; {@link Runner#LOCAL} otherwise) */
     public BackfillJob(Sink sink, Settings settings, Events events, RunListener listener, Runner runner) {
         this.sink = sink;
@@ -302,8 +305,15 @@ public final class BackfillJob {
                 return outcome;
             } catch (RuntimeException e) {
                 long left = deadline - System.nanoTime();
-                if (!Transient.is(e) || left <= 0) {
+                if (!Transient.is(e) || left <= 0 || StopRequest.requested()) {
                     throw e;
+                }
+                if (!reached) {
+                    // the first contact with the cluster or the sink failed: a wrong address, a service not up;
+                    // retrying for minutes would only hide it (a cron job runs again anyway)
+                    throw new RunFailure(e.getMessage() + " (on first contact: not retried; --retry-for retries "
+                            + "failures once a run has reached the cluster and the sink)", e,
+                            e instanceof RunFailure f ? f.summary() : null);
                 }
                 if (e instanceof RunFailure f && f.summary() != null) {
                     before = before == null ? f.summary() : RunSummary.merge(before, f.summary());
@@ -312,11 +322,17 @@ public final class BackfillJob {
                         Math.max(1, left / 1_000_000)));
                 events.retrying(attempt, delay, e);
                 sink.close(); // connections of a failed attempt: the next opens its own
-                try {
-                    Thread.sleep(delay.toMillis());
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw e;
+                long until = System.nanoTime() + delay.toNanos();
+                while (System.nanoTime() < until) {
+                    if (StopRequest.requested()) {
+                        throw e; // a signal ends the wait at once: nothing is in flight
+                    }
+                    try {
+                        Thread.sleep(Math.min(100, Math.max(1, (until - System.nanoTime()) / 1_000_000)));
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                        throw e;
+                    }
                 }
             }
         }
@@ -348,6 +364,7 @@ public final class BackfillJob {
 
     private Outcome locked(String job, Cluster cluster, RunLimits limits) {
         JobDecision decision = decided(job, cluster);
+        reached = true; // the cluster answered, the sink holds the job's lock: failures from here on are retried
         if (decision instanceof JobDecision.AlreadyDone done) {
             return new Outcome.NothingToDo(job, done.state());
         }

@@ -26,6 +26,8 @@ public final class DeltaSinkFactory implements SinkFactory {
         if (path.isBlank()) {
             throw new SinkConfigException("invalid --sink '" + settings.url() + "': expected delta:PATH");
         }
+        dev.kbackfill.sink.lake.FileSystemSchemes.require(path, DeltaFiles.hadoopConfiguration(settings.clientConfig()),
+                settings.url(), forms());
         return new dev.kbackfill.sink.lake.LakeSink(settings, new DeltaTable(settings, path));
     }
 }

@@ -66,6 +66,10 @@ final class IcebergTables implements AutoCloseable {
             hadoop.set("fs.s3.impl", dev.kbackfill.sink.lake.ConditionalWrites.S3A); // s3:// as S3A
         }
         dev.kbackfill.sink.lake.LocalLakeFileSystem.use(hadoop);
+        if (ref.isPath() || ref.catalog().orElseThrow() == IcebergTableRef.Catalog.HADOOP) {
+            dev.kbackfill.sink.lake.FileSystemSchemes.require(ref.location(), hadoop, settings.url(),
+                    IcebergTableRef.FORMS);
+        }
         if (ref.isPath()) {
             refuseRenamesOnObjectStore(ref, "a path table", ref.location().replaceAll("/[^/]+/?$", ""));
             return new IcebergTables(ref, hadoop, new HadoopTables(hadoop), null, null);
@@ -78,6 +82,16 @@ final class IcebergTables implements AutoCloseable {
         properties.put(CatalogUtil.ICEBERG_CATALOG_TYPE, kind.name().toLowerCase(java.util.Locale.ROOT));
         switch (kind) {
             case JDBC -> {
+                try {
+                    java.sql.DriverManager.getDriver(ref.location());
+                } catch (java.sql.SQLException e) {
+                    // a typo in the URL's database kind: bad input, not a connection to retry
+                    throw new SinkConfigException("invalid --sink '" + dev.kbackfill.core.sink.SinkFactory.redact(
+                            settings.url()) + "': no JDBC driver for the catalog URL " + dev.kbackfill.core.sink
+                            .SinkFactory.redact(ref.location()) + "; expected iceberg:jdbc: and a JDBC URL without its "
+                            + "jdbc: prefix, e.g. iceberg:jdbc:postgresql://HOST/DB#NS.TABLE or "
+                            + "iceberg:jdbc:sqlite:/data/catalog.db#NS.TABLE");
+                }
                 properties.put("uri", ref.location());
                 settings.user().ifPresent(u -> properties.put("jdbc.user", u));
                 settings.password().ifPresent(p -> properties.put("jdbc.password", p));
@@ -113,7 +127,7 @@ final class IcebergTables implements AutoCloseable {
                     + "': " + what + " commits by renaming its metadata file, which an object store does not do "
                     + "atomically, so two writers could both commit and one commit would be lost; put the table in a "
                     + "catalog that commits atomically (JDBC, REST) on that storage, e.g. "
-                    + "iceberg:jdbc:jdbc:sqlite:/data/catalog.db#db.orders with --sink-property warehouse=" + warehouse);
+                    + "iceberg:jdbc:sqlite:/data/catalog.db#db.orders with --sink-property warehouse=" + warehouse);
         }
     }
 

@@ -223,12 +223,14 @@ final class KafkaSink implements Sink {
     /** An admin client only: the job topic is not created. */
     @Override
     public void openForVerify() {
-        admin = Admin.create(adminOnly(config));
+        admin = dev.kbackfill.resolver.ClientConfigs.creating("--sink-bootstrap-server", config,
+                () -> Admin.create(adminOnly(config)));
     }
 
     @Override
     public void openForJobs() {
-        admin = Admin.create(adminOnly(config));
+        admin = dev.kbackfill.resolver.ClientConfigs.creating("--sink-bootstrap-server", config,
+                () -> Admin.create(adminOnly(config)));
         try {
             if (describe(admin, JOB_TOPIC) == null) {
                 try {
