@@ -121,6 +121,13 @@ public final class Kbackfill implements Runnable {
             return ExitCodes.BAD_INPUT;
         }
         CommandLine cli = commandLine();
+        try {
+            defaults.check(cli);
+        } catch (IllegalArgumentException e) {
+            err.println("kbackfill: " + e.getMessage());
+            err.flush();
+            return ExitCodes.BAD_INPUT;
+        }
         cli.setDefaultValueProvider(defaults);
         cli.setOut(out);
         cli.setErr(err);
@@ -145,7 +152,15 @@ public final class Kbackfill implements Runnable {
     private static int badUsage(CommandLine.ParameterException e, String[] args) {
         CommandLine cmd = e.getCommandLine();
         PrintWriter err = cmd.getErr();
-        err.println(cmd.getCommandSpec().qualifiedName() + ": " + oneLine(e.getMessage()) + " (see '"
+        String from = "";
+        if (e.getArgSpec() instanceof CommandLine.Model.OptionSpec option
+                && cmd.getDefaultValueProvider() instanceof SettingsDefaults defaults
+                && java.util.Arrays.stream(args).noneMatch(a -> java.util.Arrays.stream(option.names())
+                        .anyMatch(n -> a.equals(n) || a.startsWith(n + "=")))) {
+            // the value was not on the command line: say where it was set
+            from = defaults.sourceOf(option.longestName()).map(s -> " (set in " + s + ")").orElse("");
+        }
+        err.println(cmd.getCommandSpec().qualifiedName() + ": " + oneLine(e.getMessage()) + from + " (see '"
                 + cmd.getCommandSpec().qualifiedName() + " --help')");
         debug(e, err);
         return ExitCodes.BAD_INPUT;
@@ -174,13 +189,53 @@ public final class Kbackfill implements Runnable {
         if (e instanceof RequestException || e instanceof SinkConfigException || e instanceof JobConflictException
                 || e instanceof ResolutionException || e instanceof CliFailure || e instanceof SinkException
                 || e instanceof RunFailure) {
-            err.println(name + ": " + oneLine(e.getMessage()));
+            err.println(name + ": " + withRealReset(oneLine(e.getMessage()), parsed));
         } else {
             err.println(name + ": unexpected " + e.getClass().getName() + ": " + oneLine(String.valueOf(e.getMessage()))
                     + " (set KBACKFILL_DEBUG=1 for the stack trace)");
         }
         debug(e, err);
         return code;
+    }
+
+    /**
+     * A message's hint {@code 'kbackfill reset --job J --sink ... --yes'} with the options of this command line that
+     * reset takes in place of the dots: the real command to run.
+     */
+    static String withRealReset(String message, CommandLine.ParseResult parsed) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("kbackfill reset --job (\\S+) --sink \\.\\.\\. --yes")
+                .matcher(message);
+        if (!m.find() || parsed == null) {
+            return message;
+        }
+        CommandLine.ParseResult last = parsed;
+        while (last.hasSubcommand()) {
+            last = last.subcommand();
+        }
+        java.util.Set<String> resetTakes = new java.util.HashSet<>();
+        commandLine().getSubcommands().get("reset").getCommandSpec().options()
+                .forEach(o -> resetTakes.addAll(java.util.List.of(o.names())));
+        StringBuilder command = new StringBuilder("kbackfill reset --job ").append(m.group(1));
+        for (CommandLine.Model.OptionSpec o : last.matchedOptions()) {
+            String option = o.longestName();
+            if (!resetTakes.contains(option) || java.util.List.of("--job", "--yes", "--help", "--version")
+                    .contains(option)) {
+                continue;
+            }
+            if (o.arity().max() == 0) {
+                command.append(' ').append(option);
+                continue;
+            }
+            for (String value : o.originalStringValues()) {
+                command.append(' ').append(option).append(' ').append(shellWord(value));
+            }
+        }
+        return message.substring(0, m.start()) + command.append(" --yes") + message.substring(m.end());
+    }
+
+    /** {@code value} as one word of a POSIX shell command line. */
+    static String shellWord(String value) {
+        return value.matches("[A-Za-z0-9_@%+=:,./-]+") ? value : "'" + value.replace("'", "'\\''") + "'";
     }
 
     private static String oneLine(String message) {

@@ -263,6 +263,18 @@ class AvroRunIT {
                 "--value-format", "avro", "--bootstrap-server", kafka.bootstrapServers());
         assertThat(noUrl.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(noUrl.err()).contains("--value-format avro needs --schema-registry-url");
+
+        // the registry's host without its API path: not a record without a schema, even with --on-error skip
+        String root = registry.replace("/apis/ccompat/v7", "");
+        CliRun wrongBase = CliRun.of("run", "--bootstrap-server", kafka.bootstrapServers(), "--progress", "none",
+                "--value-format", "avro", "--schema-registry-url", root, "--topic", "avro-down", "--from", "earliest",
+                "--to", "latest", "--sink", "jdbc:sqlite:" + dir.resolve("base.db"), "--on-error", "skip",
+                "--create-table", "--job", "base");
+        assertThat(wrongBase.exitCode()).as(wrongBase.out() + wrongBase.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(wrongBase.errLines().get(wrongBase.errLines().size() - 1))
+                .contains("invalid --schema-registry-url '" + root + "'")
+                .contains("is this the registry's API base URL?").doesNotContain("skipped");
+        assertThat(CliRun.of("jobs", "--sink", "jdbc:sqlite:" + dir.resolve("base.db")).out()).doesNotContain("base");
     }
 
     private static List<ConsumerRecord<byte[], byte[]>> readAll(String topic, int expected) {

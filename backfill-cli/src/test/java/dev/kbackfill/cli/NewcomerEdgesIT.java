@@ -209,4 +209,53 @@ class NewcomerEdgesIT {
         assertThat(reset.err()).contains("no job named 'nope'");
         assertThat(CliRun.of("reset", "--help").out()).contains("no such job").doesNotContain("nothing to forget");
     }
+
+    /**
+     * A typo in the key fields fails at the first record and stores no job, so the corrected command just runs; a
+     * real conflict prints the reset command with this command line's own sink options, which then works as printed.
+     */
+    @Test
+    void aFailedFirstBatchStoresNoJobAndAConflictPrintsTheRealResetCommand() throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("typo.db");
+        CliRun typo = run("--sink", url, "--table", "orders", "--create-table", "--job", "typo", "--key-fields", "statuss");
+        assertThat(typo.exitCode()).as(typo.out() + typo.err()).isEqualTo(1);
+        assertThat(typo.err()).contains("statuss");
+        CliRun jobs = CliRun.of("jobs", "--sink", url, "--table", "orders");
+        assertThat(jobs.out()).as(jobs.out() + jobs.err()).doesNotContain("typo");
+        CliRun fixed = run("--sink", url, "--table", "orders", "--create-table", "--job", "typo", "--key-fields", "status");
+        assertThat(fixed.exitCode()).as(fixed.out() + fixed.err()).isZero();
+
+        CliRun other = run("--sink", url, "--table", "orders", "--job", "typo");
+        assertThat(other.exitCode()).as(other.out() + other.err()).isEqualTo(3);
+        assertThat(other.err()).contains("'kbackfill reset --job typo --bootstrap-server " + kafka.bootstrapServers()
+                + " --sink " + url + " --table orders --yes'").doesNotContain("...");
+        String printed = other.err().substring(other.err().indexOf("'kbackfill reset") + 1);
+        String[] command = printed.substring("kbackfill ".length(), printed.indexOf('\'')).split(" ");
+        CliRun reset = CliRun.of(command);
+        assertThat(reset.exitCode()).as(reset.out() + reset.err()).isZero();
+        CliRun again = run("--sink", url, "--table", "orders", "--job", "typo", "--key-fields", "status");
+        assertThat(again.exitCode()).as(again.out() + again.err()).isZero();
+    }
+
+    /** A misspelt key of the settings file, or a bad value there, names the file and the line. */
+    @Test
+    void aSettingsFileKeyOrValueThatIsWrongNamesTheFileAndLine() throws Exception {
+        Path settings = dir.resolve("kbackfill.properties");
+        Files.writeString(settings, "# cron settings\nsinkk=jdbc:sqlite:" + dir.resolve("s.db") + "\n");
+        CliRun unknown = CliRun.withEnv(Map.of("KBACKFILL_CONFIG", settings.toString()), "run", "--bootstrap-server",
+                kafka.bootstrapServers(), "--topic", TOPIC, "--from", "earliest", "--to", "latest");
+        assertThat(unknown.exitCode()).as(unknown.out() + unknown.err()).isEqualTo(2);
+        assertThat(unknown.errLines()).hasSize(1);
+        assertThat(unknown.err()).contains("unknown setting 'sinkk'").contains(settings + " line 2")
+                .contains("did you mean 'sink'");
+        assertThat(dir.resolve("kbackfill.db")).doesNotExist();
+
+        Files.writeString(settings, "sink=jdbc:sqlite:" + dir.resolve("s.db") + "\n\ncreate-table=maybe\n");
+        CliRun bad = CliRun.withEnv(Map.of("KBACKFILL_CONFIG", settings.toString()), "run", "--bootstrap-server",
+                kafka.bootstrapServers(), "--topic", TOPIC, "--from", "earliest", "--to", "latest");
+        assertThat(bad.exitCode()).as(bad.out() + bad.err()).isEqualTo(2);
+        assertThat(bad.errLines()).hasSize(1);
+        assertThat(bad.err()).contains("maybe").contains(settings + " line 3");
+        assertThat(dir.resolve("s.db")).doesNotExist();
+    }
 }

@@ -220,6 +220,12 @@ public final class SchemaRegistryClient {
         }
         if (response.statusCode() == 404) {
             int code = body.path("error_code").asInt(404);
+            if (code != 40403 && path.startsWith("/schemas/ids/") && !answersTheApi()) {
+                // not a registry's "no such schema": the URL is not the API's base, and no record is to blame
+                throw new dev.kbackfill.resolver.RequestException("invalid --schema-registry-url '" + base
+                        + "': it answers HTTP 404 for " + path + " and for /subjects; is this the registry's API base "
+                        + "URL? (e.g. http://registry:8081, or Apicurio's http://host:8080/apis/ccompat/v7)");
+            }
             if (code == 40403 || path.startsWith("/schemas/ids/")) {
                 throw new UnknownSchemaException("the schema registry at " + base + " has no " + what
                         + " (HTTP 404, error code " + code + ")");
@@ -241,6 +247,16 @@ public final class SchemaRegistryClient {
                     + " for " + what + ": " + body.path("message").asText(response.body()), null);
         }
         return body;
+    }
+
+    /** Whether the base URL answers the Confluent API at all: {@code GET /subjects} is a JSON array there. */
+    private boolean answersTheApi() {
+        try {
+            return get("/subjects", "its subjects").isArray();
+        } catch (RegistryException | dev.kbackfill.resolver.RequestException e) {
+            // credentials refused, a server error: the API is there; a 404 or a page that is not JSON: it is not
+            return !e.getMessage().contains("(HTTP 404") && !e.getMessage().contains("that is not JSON");
+        }
     }
 
     /** A path segment: URLEncoder writes a space as '+', which is wrong inside a path. */

@@ -374,10 +374,40 @@ public final class BackfillJob {
         }
         events.starting(decision, state);
         List<String> opened = sink.warnings();
-        RunSummary summary = runner.run(settings, sink, state, options(limits), listener);
+        RunSummary summary;
+        try {
+            summary = runner.run(settings, sink, state, options(limits), listener);
+        } catch (RuntimeException e) {
+            if (!(decision instanceof JobDecision.Resume) && !Transient.is(e)) {
+                forgetUnstarted(decision, state, e);
+            }
+            throw e;
+        }
         // what the sink found while writing (a table never created), beside what it said when it opened
         List<String> found = sink.warnings().stream().filter(w -> !opened.contains(w)).toList();
         return new Outcome.Completed(job, decision, summary.withWarnings(found));
+    }
+
+    /**
+     * A new run that failed before its first batch was committed leaves nothing stored: a job begun with a typo in
+     * its key fields or the wrong format is forgotten again (a next run's begin gives way to the run before it), so
+     * that the corrected command just runs instead of meeting a job bound to the typo. Best effort under the lock;
+     * a sink that cannot answer now keeps what it has, and the run's own failure is what is reported.
+     */
+    private void forgetUnstarted(JobDecision decision, JobState begun, RuntimeException failure) {
+        try {
+            Optional<JobState> now = sink.load(begun.job());
+            if (now.isEmpty() || now.get().run() != begun.run() || !now.get().nextOffsets().equals(begun.nextOffsets())) {
+                return; // a batch was committed: the job holds real progress
+            }
+            if (decision instanceof JobDecision.NextRun next) {
+                sink.begin(next.previous());
+            } else {
+                sink.reset(begun.job());
+            }
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
     }
 
     /** What a run of the job would do, decided under the lock, the plan it would run checked against the log. */

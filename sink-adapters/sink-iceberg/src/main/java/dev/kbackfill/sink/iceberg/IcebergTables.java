@@ -66,16 +66,17 @@ final class IcebergTables implements AutoCloseable {
             hadoop.set("fs.s3.impl", dev.kbackfill.sink.lake.ConditionalWrites.S3A); // s3:// as S3A
         }
         dev.kbackfill.sink.lake.LocalLakeFileSystem.use(hadoop);
-        if (ref.isPath() || ref.catalog().orElseThrow() == IcebergTableRef.Catalog.HADOOP) {
-            dev.kbackfill.sink.lake.FileSystemSchemes.require(ref.location(), hadoop, settings.url(),
-                    IcebergTableRef.FORMS);
-        }
+        // an object store is refused for its renames first (that is the answer there), then an unknown scheme
         if (ref.isPath()) {
             refuseRenamesOnObjectStore(ref, "a path table", ref.location().replaceAll("/[^/]+/?$", ""));
+            dev.kbackfill.sink.lake.FileSystemSchemes.require(ref.location(), hadoop, settings.url(),
+                    IcebergTableRef.FORMS);
             return new IcebergTables(ref, hadoop, new HadoopTables(hadoop), null, null);
         }
         if (ref.catalog().orElseThrow() == IcebergTableRef.Catalog.HADOOP) {
             refuseRenamesOnObjectStore(ref, "a Hadoop catalog", ref.location());
+            dev.kbackfill.sink.lake.FileSystemSchemes.require(ref.location(), hadoop, settings.url(),
+                    IcebergTableRef.FORMS);
         }
         String name = Optional.ofNullable(properties.remove(CATALOG_NAME)).orElse(DEFAULT_CATALOG);
         IcebergTableRef.Catalog kind = ref.catalog().orElseThrow();
