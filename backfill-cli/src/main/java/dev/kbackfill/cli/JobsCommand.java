@@ -17,8 +17,8 @@ import picocli.CommandLine.Option;
 /** {@code kbackfill jobs}: the jobs a sink holds state for, a line each. */
 @Command(name = "jobs", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = "List the jobs whose state a sink holds: run and progress ('kbackfill status --job NAME' shows "
-                + "what one is bound to). The Spark engine's per-partition sub-jobs (JOB/pN@RUN) are left out unless "
-                + "--all.",
+                + "what one is bound to). The Spark engine's per-partition sub-jobs (JOB/pN@RUN) and, for a kafka: "
+                + "sink, the jobs of the cluster's other target topics are left out unless --all.",
         customSynopsis = "kbackfill jobs --sink URL [OPTIONS]",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:listed", "1:the sink cannot be read",
                 "2:bad input"},
@@ -42,7 +42,8 @@ final class JobsCommand implements Callable<Integer> {
     @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table", description = "table (default) or json.")
     Format format;
 
-    @Option(names = "--all", description = "Also list the Spark engine's sub-jobs.")
+    @Option(names = "--all", description = "Also list the Spark engine's sub-jobs and, for a kafka: sink, the jobs "
+            + "of every target topic of the cluster.")
     boolean all;
 
     @Override
@@ -59,6 +60,10 @@ final class JobsCommand implements Callable<Integer> {
                 JobState s = sink.load(name).orElse(null);
                 if (s == null) {
                     continue; // reset since it was listed
+                }
+                String destination = s.spec().parts().get(dev.kbackfill.core.sink.JobSpec.DESTINATION);
+                if (!all && sink.sharesJobStore() && destination != null && !destination.equals(sink.destination())) {
+                    continue; // a job of another target topic in the cluster's job topic
                 }
                 if (format == Format.json) {
                     json.addObject().put("job", name).put("run", s.run()).put("complete", s.complete())

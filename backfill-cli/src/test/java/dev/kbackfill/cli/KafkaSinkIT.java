@@ -129,6 +129,17 @@ class KafkaSinkIT {
                 kafka.bootstrapServers());
         assertThat(status.exitCode()).as(status.err()).isZero();
         assertThat(status.out()).contains("job ks run 2: complete");
+
+        // the cluster's job topic holds every target topic's jobs: jobs lists the named target's, --all the rest
+        CliRun mine = CliRun.of("jobs", "--sink", "kafka:ks-target", "--bootstrap-server", kafka.bootstrapServers());
+        assertThat(mine.exitCode()).as(mine.err()).isZero();
+        assertThat(mine.out()).containsPattern("(?m)^ks +2 +complete");
+        CliRun other = CliRun.of("jobs", "--sink", "kafka:ks-elsewhere", "--bootstrap-server", kafka.bootstrapServers());
+        assertThat(other.exitCode()).as(other.err()).isZero();
+        assertThat(other.out()).doesNotContainPattern("(?m)^ks ");
+        CliRun all = CliRun.of("jobs", "--sink", "kafka:ks-elsewhere", "--bootstrap-server", kafka.bootstrapServers(),
+                "--all");
+        assertThat(all.out()).containsPattern("(?m)^ks +2 +complete");
     }
 
     @Test

@@ -258,4 +258,39 @@ class NewcomerEdgesIT {
         assertThat(bad.err()).contains("maybe").contains(settings + " line 3");
         assertThat(dir.resolve("s.db")).doesNotExist();
     }
+
+    /** A first batch that fails creates nothing: no Delta or Iceberg table, no target topic, no job. */
+    @Test
+    void aRunWhoseFirstBatchFailsLeavesNothingBehind() throws Exception {
+        String delta = dir.resolve("lake/orders").toString();
+        String iceberg = dir.resolve("ice/orders").toString();
+        for (String sink : List.of("delta:" + delta, "iceberg:" + iceberg, "kafka:newcomer-never")) {
+            CliRun r = run("--sink", sink, sink.startsWith("kafka:") ? "--create-topic" : "--create-table",
+                    "--key-fields", "statuss", "--job", "never");
+            assertThat(r.exitCode()).as(sink + ": " + r.out() + r.err()).isEqualTo(1);
+            assertThat(r.err()).as(sink).contains("key field 'statuss' is missing");
+        }
+        assertThat(dir.resolve("lake")).satisfiesAnyOf(p -> assertThat(p).doesNotExist(),
+                p -> assertThat(p.resolve("orders/_delta_log")).doesNotExist());
+        assertThat(dir.resolve("ice")).satisfiesAnyOf(p -> assertThat(p).doesNotExist(),
+                p -> assertThat(p.resolve("orders/metadata")).doesNotExist());
+        try (var admin = kafka.admin()) {
+            assertThat(admin.listTopics().names().get()).doesNotContain("newcomer-never");
+        }
+        CliRun jobs = CliRun.of("jobs", "--sink", "kafka:newcomer-never", "--bootstrap-server", kafka.bootstrapServers());
+        assertThat(jobs.out()).doesNotContainPattern("(?m)^never ");
+    }
+
+    /** verify of a table without the key's column is refused before the range is read. */
+    @Test
+    void verifyOfATableWithoutTheKeyColumnIsRefusedBeforeReading() throws Exception {
+        Path db = dir.resolve("verify.db");
+        try (var c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + db); var st = c.createStatement()) {
+            st.execute("CREATE TABLE other (id TEXT PRIMARY KEY, status TEXT)");
+        }
+        CliRun r = CliRun.of("verify", "--bootstrap-server", kafka.bootstrapServers(), "--topic", TOPIC, "--from",
+                "earliest", "--to", "latest", "--sink", "jdbc:sqlite:" + db, "--table", "other");
+        assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(2);
+        assertThat(r.err()).contains("no column 'kafka_key' for the key").contains("nothing was read");
+    }
 }

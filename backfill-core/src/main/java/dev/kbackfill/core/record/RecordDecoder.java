@@ -131,6 +131,18 @@ public final class RecordDecoder {
         return java.util.Optional.ofNullable(filter);
     }
 
+    /**
+     * The key's columns where they are known before any record is read: the {@code keyFields}' columns, or the one
+     * column of a key that is no object ({@code bytes}, {@code string}); empty where records tell (an object key).
+     */
+    public java.util.Optional<List<String>> keyColumns() {
+        if (!keyFields.isEmpty()) {
+            return java.util.Optional.of(keyFields.stream().map(mapping::columnOf).toList());
+        }
+        return keyFormat == Format.BYTES || keyFormat == Format.STRING
+                ? java.util.Optional.of(List.of(mapping.columnOf(keyColumn))) : java.util.Optional.empty();
+    }
+
     /** The column mapping. */
     public ColumnMapping mapping() {
         return mapping;

@@ -152,6 +152,14 @@ public interface Sink extends AutoCloseable {
     }
 
     /**
+     * Whether the store of job state this sink uses is shared by other destinations (a cluster's job topic holds the
+     * jobs of every target topic): {@code kbackfill jobs} then lists this destination's jobs unless asked for all.
+     */
+    default boolean sharesJobStore() {
+        return false;
+    }
+
+    /**
      * The names of the jobs whose state this sink holds ({@code kbackfill jobs}), sorted. Call after
      * {@link #openForJobs()}.
      */

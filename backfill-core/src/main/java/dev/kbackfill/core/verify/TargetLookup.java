@@ -62,6 +62,14 @@ public interface TargetLookup extends AutoCloseable {
                                           java.util.function.Function<Change, Map<String, Object>> values);
     }
 
+    /**
+     * Whether the target has a column {@code column} (as the target matches names), asked before a range is read so
+     * that a table without the key's column is refused at once; true where the target cannot tell (a topic).
+     */
+    default boolean hasColumn(String column) {
+        return true;
+    }
+
     /** Rows (or records) read from the target so far: what verification moved. */
     long rowsRead();
 

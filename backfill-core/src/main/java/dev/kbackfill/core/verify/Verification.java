@@ -144,6 +144,12 @@ public final class Verification {
      */
     public VerifyReport verify(Plan plan, TargetLookup target, RunListener listener) {
         long started = System.nanoTime();
+        decoder.keyColumns().ifPresent(columns -> columns.stream().filter(c -> !target.hasColumn(c)).findFirst()
+                .ifPresent(c -> {
+                    throw new dev.kbackfill.core.sink.SinkConfigException("the target has no column '" + c + "' for "
+                            + "the key, so no row of it can be judged; nothing was read (name the job's table with "
+                            + "--table, or the key with --key-fields or --key-column as the run did)");
+                }));
         long records = plan.partitions().stream().mapToLong(r -> r.end() - r.start()).sum();
         RunOptions run = RunOptions.DEFAULTS.withBatchRows(5_000).withStrictTime(strictTime).withAllowDataLoss(true);
         try (RangeFold fold = new RangeFold(decoder, options.memoryKeys(), options.memoryBytes(), records,

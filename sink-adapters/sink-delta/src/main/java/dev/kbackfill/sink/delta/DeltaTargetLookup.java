@@ -63,6 +63,11 @@ final class DeltaTargetLookup implements TargetLookup {
     }
 
     @Override
+    public boolean hasColumn(String column) {
+        return schema.indexOf(column) >= 0;
+    }
+
+    @Override
     public int keysPerLookup() {
         return 200_000; // every chunk probes the files its keys may be in: fewer, larger chunks read less
     }

@@ -61,6 +61,11 @@ final class IcebergTargetLookup implements TargetLookup {
     }
 
     @Override
+    public boolean hasColumn(String column) {
+        return ordinal(column) >= 0;
+    }
+
+    @Override
     public int keysPerLookup() {
         return 200_000; // every chunk probes the files its keys may be in: fewer, larger chunks read less
     }

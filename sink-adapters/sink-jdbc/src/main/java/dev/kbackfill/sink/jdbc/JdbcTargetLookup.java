@@ -51,6 +51,11 @@ final class JdbcTargetLookup implements TargetLookup {
     }
 
     @Override
+    public boolean hasColumn(String column) {
+        return table.column(column).isPresent();
+    }
+
+    @Override
     public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
                                               java.util.function.Function<Change, Map<String, Object>> expectedValues) {
         Map<KeyIdentity, TargetRow> found = new HashMap<>();

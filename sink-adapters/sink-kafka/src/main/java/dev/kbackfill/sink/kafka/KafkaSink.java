@@ -70,6 +70,8 @@ final class KafkaSink implements Sink {
     private Admin admin;
     private boolean sameCluster;
     private TargetIndex index;
+    /** The partitions of a target topic to create before the first record is written; 0 when it exists. */
+    private int toCreate;
     private KafkaProducer<byte[], byte[]> producer;
     private JobState current;
 
@@ -121,10 +123,12 @@ final class KafkaSink implements Sink {
                             + "; create it, or pass --create-topic to create it compacted with the source's "
                             + sourcePartitions + " partitions");
                 }
-                admin.createTopics(List.of(new NewTopic(topic, Optional.of(sourcePartitions), Optional.empty())
-                        .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT))))
-                        .all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-                target = awaitTopic(topic);
+                // created with the first record written: a run that writes nothing (a first batch that fails, an
+                // empty range) leaves no topic behind
+                toCreate = sourcePartitions;
+                notes.add("topic " + topic + " does not exist: it is created compacted, with the source's "
+                        + sourcePartitions + " partitions, when the first record is written");
+                return;
             } else {
                 Config c = admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, topic))).all()
                         .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).values().iterator().next();
@@ -158,6 +162,36 @@ final class KafkaSink implements Sink {
             throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
                     + e, e);
         }
+    }
+
+    /** Creates the target topic ({@code --create-topic}) before its first record, and indexes it (empty). */
+    private void createTarget() {
+        try {
+            admin.createTopics(List.of(new NewTopic(topic, Optional.of(toCreate), Optional.empty())
+                    .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT))))
+                    .all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
+                throw new SinkException("cannot create topic " + topic + " at " + config.get("bootstrap.servers") + ": "
+                        + e.getCause().getMessage(), e.getCause());
+            }
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw new SinkException("cannot create topic " + topic + " at " + config.get("bootstrap.servers") + ": "
+                    + e, e);
+        }
+        try {
+            TopicDescription target = awaitTopic(topic);
+            if (settings.conflictMode() != ConflictMode.OVERWRITE) {
+                index = buildIndex(target);
+            }
+        } catch (ExecutionException e) {
+            throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
+                    + e.getCause().getMessage(), e.getCause());
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
+                    + e, e);
+        }
+        toCreate = 0;
     }
 
     /**
@@ -415,6 +449,11 @@ final class KafkaSink implements Sink {
     }
 
     @Override
+    public boolean sharesJobStore() {
+        return true; // one job topic per cluster
+    }
+
+    @Override
     public List<String> jobs() {
         return latestStates(null, "list the jobs").keySet().stream().sorted().toList();
     }
@@ -490,6 +529,9 @@ final class KafkaSink implements Sink {
         long[] counts = {0, 0, 0};
         Map<Integer, Long> keptOut = new java.util.TreeMap<>();
         JobState after = current.advancedTo(batch.nextOffsets());
+        if (toCreate > 0 && !batch.changes().isEmpty()) {
+            createTarget();
+        }
         List<Change> written = new ArrayList<>();
         transaction(batch.job(), () -> {
             for (Change c : batch.changes()) {
