@@ -368,4 +368,44 @@ class ProductionRecordsIT {
             }
         }
     }
+
+    /**
+     * A misspelt name in --columns, --rename or --header-columns, a near miss of a field or header the first batch
+     * carries, is refused before anything is written, so the corrected command just runs; a name no record carries
+     * and that is no near miss (a field later records may carry) is a warning in the summary.
+     */
+    @Test
+    void aMisspeltMappedNameIsRefusedBeforeAnythingIsWrittenAndTheCorrectedCommandRuns() throws Exception {
+        String topic = "mapped-typos";
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ProducerRecord<byte[], byte[]> r = record(topic, "k" + i, "{\"status\":\"s" + i + "\",\"amount\":" + i + "}", i);
+            r.headers().add("source", "web".getBytes(StandardCharsets.UTF_8));
+            records.add(r);
+        }
+        send(topic, records);
+        String url = "jdbc:sqlite:" + dir.resolve("typos.db");
+        for (String[] typo : new String[][] {{"--columns", "status,amout", "--columns names field 'amout'", "amount"},
+                {"--rename", "amout=total", "--rename names field 'amout'", "amount"},
+                {"--header-columns", "sourc", "--header-columns names header 'sourc'", "source"}}) {
+            CliRun r = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                    "--table", "t", "--create-table", "--job", "typos", typo[0], typo[1]);
+            assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(ExitCodes.BAD_INPUT);
+            assertThat(r.err()).contains(typo[2]).contains("did you mean '" + typo[3] + "'")
+                    .contains("nothing was written");
+        }
+        CliRun fixed = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "t", "--create-table", "--job", "typos", "--columns", "status,amount", "--rename",
+                "amount=total", "--header-columns", "source");
+        assertThat(fixed.exitCode()).as(fixed.out() + fixed.err()).isZero();
+        assertThat(rows(url, "t", "status", "total", "source")).containsEntry("k3", "status=s3, total=3, source=web")
+                .hasSize(5);
+
+        CliRun later = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink",
+                "jdbc:sqlite:" + dir.resolve("later.db"), "--table", "t", "--create-table", "--columns",
+                "status,discount_code");
+        assertThat(later.exitCode()).as(later.out() + later.err()).isZero();
+        assertThat(later.err()).contains("--columns names field 'discount_code', which no record this run wrote "
+                + "carries: check its spelling");
+    }
 }

@@ -259,6 +259,12 @@ public final class RecordDecoder {
                     unseen.remove(h);
                 }
             });
+            if (!namesChecked) {
+                seen.addAll(values.keySet());
+                if (record.headers() != null) {
+                    record.headers().forEach(h -> seen.add(h.key()));
+                }
+            }
         }
         Map<String, Object> columns;
         try {
@@ -274,6 +280,59 @@ public final class RecordDecoder {
 
     /** The fields and headers the mapping names that no record decoded so far carried (a typo in an option?). */
     private final java.util.Set<String> unseen;
+    /** The fields and headers records carried until {@link #checkMappedNames()}, while some mapped name is unseen. */
+    private final java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile boolean namesChecked;
+
+    /**
+     * Refuses a name of {@code --columns}, {@code --rename} or {@code --header-columns} that no record decoded so far
+     * carried and that is a near miss (within two edits) of a field or header they did carry: a misspelling, which
+     * would otherwise drop a field, ignore a rename or fill a column with NULL. Called once, after the first batch
+     * is decoded and before anything is written; a name that is no near miss may be a field later records carry,
+     * and is only warned about at the end ({@link #unseenMappedFields()}).
+     *
+     * @throws RequestException naming the option, the name and the field meant
+     */
+    public void checkMappedNames() {
+        namesChecked = true;
+        try {
+            for (String name : new java.util.TreeSet<>(unseen)) {
+                for (String carried : new java.util.TreeSet<>(seen)) {
+                    if (!carried.equals(name) && editDistance(name, carried) <= 2) {
+                        boolean header = mapping.headerColumns().contains(name);
+                        throw new RequestException(mapping.optionsNaming(name) + " name" + (mapping.optionsNaming(name)
+                                .contains(" and ") ? "" : "s") + " " + (header ? "header" : "field") + " '" + name
+                                + "', which no record of the first batch carries; did you mean '" + carried
+                                + "'? (nothing was written)");
+                    }
+                }
+            }
+        } finally {
+            seen.clear();
+        }
+    }
+
+    private static int editDistance(String a, String b) {
+        if (Math.abs(a.length() - b.length()) > 2) {
+            return 3;
+        }
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            previous[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                current[j] = Math.min(previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1),
+                        Math.min(previous[j], current[j - 1]) + 1);
+            }
+            int[] t = previous;
+            previous = current;
+            current = t;
+        }
+        return previous[b.length()];
+    }
 
     /**
      * The fields and headers that {@code --columns}, {@code --rename} and {@code --header-columns} name and that no

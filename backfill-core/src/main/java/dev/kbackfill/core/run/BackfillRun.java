@@ -467,11 +467,18 @@ public final class BackfillRun {
     }
 
     /** Decodes a full batch's values; a value that does not decode fails the run (nothing of the batch is written). */
+    /** Whether the mapping's names were checked against the first batch's records. */
+    private boolean namesChecked;
+
     private Decoded decode(Reduction.Pending pending) {
         List<Change> reduced = pending.changes();
         Map<Integer, Long> perPartition = new HashMap<>();
         reduced.forEach(c -> perPartition.merge(c.partition(), 1L, Long::sum));
         List<Change> decoded = decodeValues(reduced);
+        if (!namesChecked) {
+            namesChecked = true;
+            decoder.checkMappedNames(); // a misspelt --columns/--rename/--header-columns name, before anything is written
+        }
         return new Decoded(decoded, RowShape.of(decoded), pending.superseded(), perPartition, pending.earlier());
     }
 
