@@ -52,6 +52,14 @@ final class HelpSections {
     }
 
     /** Renders the option lists of {@code cli} and all its subcommands in sections. */
+    /**
+     * Options a command shares through a mixin but that do nothing there, left out of its help: verify reads the
+     * target, it creates and changes nothing (they are still accepted, so that a run's command line can be verified
+     * as it is).
+     */
+    static final Map<String, List<String>> NOT_SHOWN = Map.of("verify", List.of("--create-table", "--evolve-schema",
+            "--create-topic", "--table-property", "--partition-by"));
+
     static void install(CommandLine cli) {
         cli.getHelpSectionMap().put(CommandLine.Model.UsageMessageSpec.SECTION_KEY_OPTION_LIST, HelpSections::render);
         cli.getSubcommands().values().forEach(HelpSections::install);
@@ -71,7 +79,8 @@ final class HelpSections {
         SECTIONS.keySet().forEach(k -> bySection.put(k, new ArrayList<>()));
         bySection.put(UNSORTED, new ArrayList<>());
         for (OptionSpec o : help.commandSpec().options()) {
-            if (!o.hidden()) {
+            if (!o.hidden() && java.util.Arrays.stream(o.names())
+                    .noneMatch(NOT_SHOWN.getOrDefault(help.commandSpec().name(), List.of())::contains)) {
                 bySection.get(sectionOf(o)).add(o);
             }
         }

@@ -18,7 +18,8 @@ final class RequestOptions {
             description = {"Where the range starts (inclusive): earliest or -2, latest or -1, offset:N,",
                     "2024-01-01, 2024-01-01T12:00:00Z,", "2024-01-01T12:00 (in --zone),",
                     "epoch millis (1704067200000), now-1d, -2h, -P1D,",
-                    "or Spark JSON {\"TOPIC\":{\"0\":23,\"1\":-2}}."})
+                    "Spark JSON {\"TOPIC\":{\"0\":23,\"1\":-2}},",
+                    "or continue:FIRST (where the job's previous run ended; FIRST, any of these, for its first run)."})
     String from;
 
     @Option(names = "--to", paramLabel = "BOUND",

@@ -40,6 +40,16 @@ class HelpTest {
                 .isNotEqualTo(HelpSections.UNSORTED)));
     }
 
+    /** verify creates and changes nothing: its help does not offer run's options that would. */
+    @Test
+    void verifyHelpLeavesOutTheOptionsThatCreateOrChange() {
+        String help = Kbackfill.commandLine().getSubcommands().get("verify").getUsageMessage();
+        assertThat(help).doesNotContain("--create-table").doesNotContain("--evolve-schema")
+                .doesNotContain("--create-topic").contains("--sink").contains("--samples");
+        assertThat(Kbackfill.commandLine().getSubcommands().get("run").getUsageMessage()).contains("--create-table")
+                .contains("continue:FIRST");
+    }
+
     @Test
     void runHelpShowsItsOptionsInSectionsInOrder() {
         String help = Kbackfill.commandLine().getSubcommands().get("run").getUsageMessage();
@@ -150,6 +160,43 @@ class HelpTest {
         // spark-submit's own options, named where the README shows a spark-submit command
         assertThat(named.stream().filter(o -> !options.contains(o)).distinct().toList())
                 .isSubsetOf("--files", "--class");
+    }
+
+    /**
+     * An option with a fixed set of values names every one of them in its help, and where the README lists them
+     * ({@code `--progress auto|bar|...`}) it lists exactly those: a value added to the code shows up in both.
+     */
+    @Test
+    void everyValueListInHelpAndTheReadmeMatchesWhatTheOptionAccepts() throws IOException {
+        String readme = Files.readString(ROOT.resolve("README.md"));
+        Map<String, List<java.util.Set<String>>> accepted = new java.util.HashMap<>(); // by option, one set a command
+        for (Map.Entry<String, CommandLine> command : commands().entrySet()) {
+            for (CommandLine.Model.OptionSpec o : command.getValue().getCommandSpec().options()) {
+                if (o.completionCandidates() == null || o.hidden()) {
+                    continue;
+                }
+                java.util.Set<String> values = new java.util.TreeSet<>();
+                o.completionCandidates().forEach(values::add);
+                String help = String.join(" ", o.description());
+                for (String v : values) {
+                    assertThat(help).as(command.getKey() + " " + o.longestName() + " help names '" + v + "'")
+                            .containsPattern("(?<![a-z-])" + java.util.regex.Pattern.quote(v) + "(?![a-z-])");
+                }
+                accepted.computeIfAbsent(o.longestName(), k -> new ArrayList<>()).add(values);
+            }
+        }
+        assertThat(accepted).as("options with a fixed set of values").hasSizeGreaterThanOrEqualTo(8);
+        int listed = 0;
+        for (Map.Entry<String, List<java.util.Set<String>>> option : accepted.entrySet()) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("`" + option.getKey()
+                    + " ([a-z-]+(?:\\\\\\|[a-z-]+)+)`").matcher(readme);
+            while (m.find()) {
+                java.util.Set<String> inReadme = new java.util.TreeSet<>(List.of(m.group(1).split("\\\\\\|")));
+                assertThat(option.getValue()).as("README's " + option.getKey() + " " + inReadme).contains(inReadme);
+                listed++;
+            }
+        }
+        assertThat(listed).as("value lists in the README").isGreaterThan(3);
     }
 
     /**
