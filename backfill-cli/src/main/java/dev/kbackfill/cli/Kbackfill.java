@@ -19,7 +19,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "kbackfill", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         subcommands = {RunCommand.class, PlanCommand.class, StatusCommand.class, JobsCommand.class, ResetCommand.class, CompactCommand.class,
-                VerifyCommand.class, DemoCommand.class, CompletionCommand.class,
+                VerifyCommand.class, InspectCommand.class, DemoCommand.class, CompletionCommand.class,
                 CommandLine.HelpCommand.class},
         description = "Replay a chosen slice of a Kafka topic into a destination, exactly once, without touching "
                 + "the live pipeline.",

@@ -151,4 +151,48 @@ class PlanCommandIT {
         assertThat(Plan.fromJson(allowed.out()).partition(0).orElseThrow().start()).isEqualTo(2);
         assertThat(allowed.err()).contains("note: partition 0: --from offset 0 is below the log start offset 2");
     }
+
+    /**
+     * A consumer group's committed offsets as a bound, read without joining the group: plan and inspect say what
+     * it has not read, its offsets and members stay as they were, and a partition it never committed needs a bound.
+     */
+    @Test
+    void aGroupsCommittedOffsetsAreABoundAndTheGroupIsLeftAsItWas() throws Exception {
+        String group = "cli-orders-etl";
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> committed =
+                Map.of(new org.apache.kafka.common.TopicPartition("cli-orders", 0),
+                        new org.apache.kafka.clients.consumer.OffsetAndMetadata(1),
+                        new org.apache.kafka.common.TopicPartition("cli-orders", 1),
+                        new org.apache.kafka.clients.consumer.OffsetAndMetadata(3));
+        try (var admin = kafka.admin()) {
+            admin.alterConsumerGroupOffsets(group, committed).all().get();
+        }
+        CliRun missing = plan("--topic", "cli-orders", "--from", "group:" + group, "--to", "latest");
+        assertThat(missing.exitCode()).as(missing.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(missing.err()).contains("partitions 2 of topic cli-orders have no group " + group)
+                .contains("group:" + group + ",earliest");
+        CliRun run = plan("--topic", "cli-orders", "--from", "group:" + group + ",latest", "--to", "latest",
+                "--format", "json");
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        java.util.List<String> ranges = new java.util.ArrayList<>();
+        new ObjectMapper().readTree(run.out()).path("partitions").forEach(r -> ranges.add(r.path("partition").asInt()
+                + ":" + r.path("start").asLong() + ".." + r.path("end").asLong()));
+        assertThat(ranges).containsExactly("0:1..4", "1:3..4", "2:4..4");
+        assertThat(run.err()).contains("without joining it").contains("at offset 3: group " + group
+                + "'s committed offset");
+        CliRun inspect = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "cli-orders",
+                "--at", "group:" + group + ",latest");
+        assertThat(inspect.exitCode()).as(inspect.err()).isZero();
+        assertThat(inspect.out()).containsPattern("(?m)^ +0 +1 +0 +4 +3 +0$").containsPattern("(?m)^ +total +4 +0$")
+                .contains("backfills the 4 records behind");
+        CliRun bad = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "cli-orders",
+                "--at", "2024-01-01");
+        assertThat(bad.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(bad.err()).contains("expected a reader");
+        try (var admin = kafka.admin()) {
+            assertThat(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get())
+                    .isEqualTo(committed);
+            assertThat(admin.describeConsumerGroups(java.util.List.of(group)).all().get().get(group).members()).isEmpty();
+        }
+    }
 }

@@ -348,7 +348,8 @@ class RunCommandIT {
         assertThat(other.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);
         assertThat(other.err()).startsWith("kbackfill run: job 'j' was created with request --topic run-conflict --from earliest "
                 + "--to latest, not --topic run-conflict --from offset:1 --to latest; choose another name with --job, or "
-                + "clear it with 'kbackfill reset --job j --sink ... --yes'");
+                + "clear it with 'kbackfill reset --job j --bootstrap-server " + kafka.bootstrapServers() + " --sink "
+                + url + " --yes'");
     }
 
     @Test

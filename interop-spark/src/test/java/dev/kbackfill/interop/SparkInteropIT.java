@@ -367,4 +367,73 @@ class SparkInteropIT {
             assertThat(spark.sql("DESCRIBE HISTORY delta.`" + t.getKey() + "`").count()).isEqualTo(before);
         }
     }
+
+    /**
+     * A real Structured Streaming query's checkpoint as a bound: the query reads a topic in batches and stops; the
+     * records produced after it are exactly what --from checkpoint:DIR --to latest plans, inspect says how far it is
+     * behind, checkpoint-start: is where it began, and a batch planned but not committed is named and planned again.
+     */
+    @Test
+    @Order(11)
+    void aStreamingQuerysCheckpointBoundsTheRecordsItHasNotProcessed() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic("spark-stream", 2, (short) 1))).all().get();
+        }
+        produce("spark-stream", 0, 300);
+        Path checkpoint = Files.createTempDirectory("kbackfill-checkpoint").resolve("query");
+        org.apache.spark.sql.streaming.StreamingQuery query = spark.readStream().format("kafka")
+                .option("kafka.bootstrap.servers", bootstrap).option("subscribe", "spark-stream")
+                .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "100").load()
+                .writeStream().format("memory").queryName("stream_seen")
+                .option("checkpointLocation", checkpoint.toString())
+                .trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).start();
+        query.awaitTermination();
+        assertThat(spark.sql("SELECT count(*) FROM stream_seen").first().getLong(0)).isEqualTo(300);
+        produce("spark-stream", 300, 50);
+
+        Ran plan = run(List.of("plan", "--topic", "spark-stream", "--from", "checkpoint:" + checkpoint, "--to",
+                "latest", "--format", "json", "--bootstrap-server", bootstrap));
+        assertThat(plan.exit()).as(plan.err()).isZero();
+        assertThat(offsets(plan.out())).isEqualTo(50);
+        assertThat(plan.err()).contains("the last that query").contains("of checkpoint " + checkpoint);
+        Ran inspect = run(List.of("inspect", "--topic", "spark-stream", "--at", "checkpoint:" + checkpoint,
+                "--bootstrap-server", bootstrap));
+        assertThat(inspect.exit()).as(inspect.err()).isZero();
+        assertThat(inspect.out()).contains("backfills the 50 records behind");
+        Ran start = run(List.of("plan", "--topic", "spark-stream", "--from", "checkpoint-start:" + checkpoint, "--to",
+                "latest", "--format", "json", "--bootstrap-server", bootstrap));
+        assertThat(start.exit()).as(start.err()).isZero();
+        assertThat(offsets(start.out())).isEqualTo(350);
+
+        // the last batch planned but its commit lost: a restart runs it again, and so does the plan
+        try (java.util.stream.Stream<Path> commits = Files.list(checkpoint.resolve("commits"))) {
+            Path last = commits.filter(f -> f.getFileName().toString().matches("\\d+"))
+                    .max(java.util.Comparator.comparingLong(f -> Long.parseLong(f.getFileName().toString()))).orElseThrow();
+            Files.delete(last);
+        }
+        Ran uncommitted = run(List.of("plan", "--topic", "spark-stream", "--from", "checkpoint:" + checkpoint, "--to",
+                "latest", "--format", "json", "--bootstrap-server", bootstrap));
+        assertThat(uncommitted.exit()).as(uncommitted.err()).isZero();
+        assertThat(offsets(uncommitted.out())).isGreaterThan(50);
+        assertThat(uncommitted.err()).contains("was planned").contains("but not committed");
+    }
+
+    private static void produce(String topic, int from, int count) {
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap, "acks", "all"),
+                new StringSerializer(), new StringSerializer())) {
+            for (int i = from; i < from + count; i++) {
+                p.send(new ProducerRecord<>(topic, i % 2, "k" + i, "{\"n\":" + i + "}"));
+            }
+        }
+    }
+
+    /** The offsets a plan document covers. */
+    private static long offsets(String planJson) throws Exception {
+        long total = 0;
+        for (com.fasterxml.jackson.databind.JsonNode r : new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(planJson).path("partitions")) {
+            total += r.path("end").asLong() - r.path("start").asLong();
+        }
+        return total;
+    }
 }

@@ -52,6 +52,10 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         return new BackfillRequest(topic, fromText, toText, bound, to, zone, partitions, isolationLevel, allowDataLoss);
     }
 
+    public BackfillRequest withTo(Bound bound) {
+        return new BackfillRequest(topic, fromText, toText, from, bound, zone, partitions, isolationLevel, allowDataLoss);
+    }
+
     /** Whether resolving the same request later can give a different plan ({@code latest}, relative times). */
     public boolean moving() {
         return from.moving() || to.moving();

@@ -115,6 +115,43 @@ public sealed interface Bound {
     }
 
     /**
+     * Positions another reader of the topic keeps, read once when the plan is resolved and frozen in it as offsets:
+     * where a Spark Structured Streaming query's checkpoint stopped ({@code checkpoint:PATH}) or started
+     * ({@code checkpoint-start:PATH}), a consumer group's committed offsets ({@code group:NAME}) or a Kafka Connect
+     * sink's ({@code connect:NAME}, its group {@code connect-NAME}). {@code fallback} ({@link Earliest},
+     * {@link Latest} or {@link AtOffset}) is the bound of a partition the positions do not cover; without one such a
+     * partition is an error naming it. Never a live group joined: its offsets are listed, nothing is committed.
+     */
+    record External(Kind kind, String ref, Optional<Bound> fallback) implements Bound {
+        public External {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(ref, "ref");
+            Objects.requireNonNull(fallback, "fallback");
+            fallback.ifPresent(f -> {
+                if (!(f instanceof Earliest || f instanceof Latest || f instanceof AtOffset)) {
+                    throw new IllegalArgumentException("a fallback is an offset bound: " + f);
+                }
+            });
+        }
+
+        /** Where the positions come from. */
+        public enum Kind {
+            CHECKPOINT("checkpoint"), CHECKPOINT_START("checkpoint-start"), GROUP("group"), CONNECT("connect");
+
+            public final String prefix;
+
+            Kind(String prefix) {
+                this.prefix = prefix;
+            }
+        }
+
+        @Override
+        public boolean moving() {
+            return true; // the reader moves on: a job's next run reads its positions again
+        }
+    }
+
+    /**
      * Whether this bound names a different place each time it is resolved ({@code latest}, relative times). A
      * job whose request is moving gets a fresh plan once its stored plan is complete; a fixed one is done.
      */

@@ -14,6 +14,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -39,6 +40,8 @@ public final class BoundParser {
             + "or 2024-01-01T12:00 in --zone), epoch millis (1704067200000), "
             + "a relative time (now, now-1d, -2h, -P1D), "
             + "Spark JSON ({\"TOPIC\":{\"0\":23,\"1\":-2}}), "
+            + "where another reader stands (checkpoint:PATH, checkpoint-start:PATH of a Spark checkpoint, "
+            + "group:NAME[,earliest|latest], connect:NAME[,earliest|latest]), "
             + "or for --from continue:BOUND (where the job's previous run ended; BOUND the first time)";
 
     private static final ObjectMapper JSON = JsonMapper.builder()
@@ -95,6 +98,12 @@ public final class BoundParser {
             }
             return new Bound.Continue(first);
         }
+        for (Bound.External.Kind kind : new Bound.External.Kind[] {Bound.External.Kind.CHECKPOINT_START,
+                Bound.External.Kind.CHECKPOINT, Bound.External.Kind.GROUP, Bound.External.Kind.CONNECT}) {
+            if (lower.startsWith(kind.prefix + ":")) {
+                return external(option, t, kind, zone);
+            }
+        }
         if (t.startsWith("{")) {
             return parseSparkJson(option, t);
         }
@@ -122,6 +131,30 @@ public final class BoundParser {
             }
         }
         return new Bound.AtTime(parseTime(option, t, zone));
+    }
+
+    private static Bound external(String option, String t, Bound.External.Kind kind, ZoneId zone) {
+        String rest = t.substring(kind.prefix.length() + 1);
+        Optional<Bound> fallback = Optional.empty();
+        if (kind == Bound.External.Kind.GROUP || kind == Bound.External.Kind.CONNECT) {
+            int comma = rest.lastIndexOf(',');
+            if (comma >= 0) {
+                Bound f = parse(option, rest.substring(comma + 1), zone);
+                if (!(f instanceof Bound.Earliest || f instanceof Bound.Latest || f instanceof Bound.AtOffset)) {
+                    throw new RequestException("invalid " + option + " '" + t + "': the bound of partitions without a "
+                            + "committed offset is earliest, latest or offset:N, e.g. " + kind.prefix + ":"
+                            + rest.substring(0, comma) + ",earliest");
+                }
+                fallback = Optional.of(f);
+                rest = rest.substring(0, comma);
+            }
+        }
+        if (rest.isBlank()) {
+            throw new RequestException("invalid " + option + " '" + t + "': expected " + kind.prefix + ":"
+                    + (kind.prefix.startsWith("checkpoint") ? "PATH (a Spark Structured Streaming checkpoint "
+                    + "directory)" : "NAME"));
+        }
+        return new Bound.External(kind, rest.strip(), fallback);
     }
 
     /** Parses a zone id such as {@code UTC}, {@code Europe/Paris} or {@code +02:00}. */

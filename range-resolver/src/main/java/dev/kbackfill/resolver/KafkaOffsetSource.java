@@ -138,6 +138,19 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
     }
 
     @Override
+    public Map<Integer, Long> committedOffsets(String group, String topic) {
+        Map<TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> all = get(admin
+                .listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata(), "list the offsets of group " + group);
+        Map<Integer, Long> offsets = new java.util.TreeMap<>();
+        all.forEach((tp, om) -> {
+            if (tp.topic().equals(topic) && om != null && om.offset() >= 0) {
+                offsets.put(tp.partition(), om.offset());
+            }
+        });
+        return offsets;
+    }
+
+    @Override
     public Map<Integer, Long> endOffsets(String topic, Set<Integer> partitions, IsolationLevel isolationLevel) {
         return listOffsets(topic, partitions, OffsetSpec.latest(), isolationLevel, "end")
                 .entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));

@@ -46,7 +46,13 @@ public record Note(Kind kind, String message) {
         /** The topic uses CreateTime: producer timestamps may be out of offset order. */
         CREATE_TIME,
         /** The topic is compacted: superseded values are gone and old tombstones may be too. */
-        COMPACTED_TOPIC;
+        COMPACTED_TOPIC,
+        /**
+         * A bound read from another reader's positions (a Spark checkpoint, a consumer group): where a partition's
+         * offset came from, and what the reader's state says beside it (a planned batch not committed, batches
+         * purged, other topics read, a partition it has no position for).
+         */
+        READER_POSITION;
 
         /** A short lower-case label for tables, e.g. {@code open-transaction}. */
         public String label() {

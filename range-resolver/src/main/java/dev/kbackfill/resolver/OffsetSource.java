@@ -84,6 +84,16 @@ public interface OffsetSource {
         return found;
     }
 
+    /**
+     * The offsets consumer group {@code group} has committed for the partitions of {@code topic} (the next offset it
+     * will read), listed without joining the group: nothing about it changes. Partitions without one are absent.
+     *
+     * @throws RequestException where this source cannot read groups
+     */
+    default Map<Integer, Long> committedOffsets(String group, String topic) {
+        throw new RequestException("this offset source cannot read consumer groups");
+    }
+
     /** An offset and the timestamp of the record at it. */
     record TimestampedOffset(long offset, Instant timestamp) {
     }

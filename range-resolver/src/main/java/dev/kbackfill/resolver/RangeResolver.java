@@ -62,6 +62,43 @@ public final class RangeResolver {
     }
 
     /**
+     * Bounds read from another reader (a Spark checkpoint, a consumer group) become the offsets they stand for,
+     * read once, and the plan says per partition where each came from.
+     */
+    private Plan resolve(BackfillRequest original, BackfillRequest request, Map<Integer, Long> continueFrom) {
+        if (!(request.from() instanceof Bound.External) && !(request.to() instanceof Bound.External)) {
+            return resolveOffsets(original, request, continueFrom);
+        }
+        TopicInfo topic = source.describe(request.topic());
+        List<ReaderPositions.Materialized> read = new ArrayList<>();
+        BackfillRequest r = request;
+        if (request.from() instanceof Bound.External from) {
+            ReaderPositions.Materialized m = ReaderPositions.resolve("--from", from, topic, source);
+            read.add(m);
+            r = r.withFrom(m.bound());
+        }
+        if (request.to() instanceof Bound.External to) {
+            ReaderPositions.Materialized m = ReaderPositions.resolve("--to", to, topic, source);
+            read.add(m);
+            r = r.withTo(m.bound());
+        }
+        Plan plan = resolveOffsets(original, r, continueFrom);
+        List<PartitionRange> ranges = new ArrayList<>();
+        for (PartitionRange pr : plan.partitions()) {
+            List<Note> notes = new ArrayList<>();
+            read.forEach(m -> notes.addAll(m.partitionNotes().getOrDefault(pr.partition(), List.of())));
+            notes.addAll(pr.notes());
+            ranges.add(new PartitionRange(pr.partition(), pr.start(), pr.end(), pr.logStart(), pr.logEnd(),
+                    pr.startTime(), notes));
+        }
+        List<Note> notes = new ArrayList<>();
+        read.forEach(m -> notes.addAll(m.notes()));
+        notes.addAll(plan.notes());
+        return new Plan(plan.request(), plan.resolvedAt(), plan.fromTime(), plan.toTime(), plan.clusterId(),
+                plan.topicId(), plan.timestampType(), ranges, notes);
+    }
+
+    /**
      * Resolves a {@code --from continue:FIRST} request for a job's next run: each partition of {@code previous} from
      * where that plan ended, a partition it did not have from its earliest offset; {@code to} as requested.
      *
@@ -109,7 +146,7 @@ public final class RangeResolver {
      * @param request     the request resolved: {@code original} with a continue bound replaced
      * @param continueFrom per partition where a previous run ended, or null
      */
-    private Plan resolve(BackfillRequest original, BackfillRequest request, Map<Integer, Long> continueFrom) {
+    private Plan resolveOffsets(BackfillRequest original, BackfillRequest request, Map<Integer, Long> continueFrom) {
         // Kafka timestamps are milliseconds; so is the moment relative times are measured from.
         Instant now = clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
         request.validate(now);
@@ -143,7 +180,7 @@ public final class RangeResolver {
         for (int p : selected) {
             Snapshot s = new Snapshot(p, require(logStart, p, "log start"), require(end, p, "end"),
                     Optional.ofNullable(highWatermark.get(p)), Optional.empty());
-            PartitionRange r = resolvePartition(request, s, fromTime, fromHits.get(p), toTime, toHits.get(p),
+            PartitionRange r = resolvePartition(original, request, s, fromTime, fromHits.get(p), toTime, toHits.get(p),
                     continueFrom);
             resolved.put(p, r);
             if ((r.start() < r.end() && r.startTime().isEmpty())
@@ -157,7 +194,7 @@ public final class RangeResolver {
             Map<Integer, OffsetSource.TimestampedOffset> firstRecords =
                     source.firstVisibleAtOrAfter(name, from, end, Instant.EPOCH, isolation);
             // only these partitions change: the others resolved without a first record and would again
-            unanswered.forEach((p, s) -> resolved.put(p, resolvePartition(request, new Snapshot(p, s.logStart(),
+            unanswered.forEach((p, s) -> resolved.put(p, resolvePartition(original, request, new Snapshot(p, s.logStart(),
                     s.end(), s.highWatermark(), Optional.ofNullable(firstRecords.get(p))), fromTime, fromHits.get(p),
                     toTime, toHits.get(p), continueFrom)));
         }
@@ -216,7 +253,7 @@ public final class RangeResolver {
         }
     }
 
-    private PartitionRange resolvePartition(BackfillRequest request, Snapshot s,
+    private PartitionRange resolvePartition(BackfillRequest original, BackfillRequest request, Snapshot s,
                                             Optional<Instant> fromTime, TimeLookup fromHit,
                                             Optional<Instant> toTime, TimeLookup toHit, Map<Integer, Long> continueFrom) {
         List<Note> notes = new ArrayList<>();
@@ -227,7 +264,8 @@ public final class RangeResolver {
         long start = resolveSide(Side.FROM, request.fromText(), from, fromTime, fromHit, s, request, notes);
         long end = resolveSide(Side.TO, request.toText(), to, toTime, toHit, s, request, notes);
         if (start > end) {
-            if (isOffsetKind(from) && isOffsetKind(to)) {
+            boolean readers = original.from() instanceof Bound.External || original.to() instanceof Bound.External;
+            if (isOffsetKind(from) && isOffsetKind(to) && !readers) {
                 throw new RequestException("partition " + p + ": --from '" + request.fromText()
                         + "' resolves to offset " + start + ", after --to '" + request.toText() + "' at offset " + end
                         + "; the range is [from, to)");

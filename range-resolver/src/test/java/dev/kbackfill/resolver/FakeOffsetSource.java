@@ -76,6 +76,13 @@ final class FakeOffsetSource implements OffsetSource {
 
     final String topic;
     final Map<Integer, Log> logs = new HashMap<>();
+    /** Consumer groups' committed offsets of this topic, by group. */
+    final Map<String, Map<Integer, Long>> groups = new HashMap<>();
+
+    @Override
+    public Map<Integer, Long> committedOffsets(String group, String topic) {
+        return topic.equals(this.topic) ? groups.getOrDefault(group, Map.of()) : Map.of();
+    }
     TopicInfo.TimestampType timestampType = TopicInfo.TimestampType.CREATE_TIME;
     boolean compacted;
     Optional<Duration> deleteRetention = Optional.of(Duration.ofDays(1));

@@ -1,0 +1,135 @@
+package dev.kbackfill.cli;
+
+import java.io.PrintWriter;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kbackfill.resolver.Bound;
+import dev.kbackfill.resolver.BoundParser;
+import dev.kbackfill.resolver.KafkaOffsetSource;
+import dev.kbackfill.resolver.Note;
+import dev.kbackfill.resolver.ReaderPositions;
+import dev.kbackfill.resolver.RequestException;
+import dev.kbackfill.resolver.TopicInfo;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kbackfill inspect}: where another reader of a topic stands (a Spark checkpoint's query, a consumer group,
+ * a Kafka Connect sink) against the topic's log, read without joining or changing anything: what it has not read,
+ * and what retention took before it could.
+ */
+@Command(name = "inspect", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        description = {"Show where another reader of a topic stands, per partition, against the log: a Spark "
+                + "Structured Streaming checkpoint (where its query stopped, or started), a consumer group or a Kafka "
+                + "Connect sink's committed offsets. Reads files and offsets only: no group is joined, nothing is "
+                + "committed or written.",
+                "The same forms are bounds of plan, run and verify: --from checkpoint:PATH --to latest backfills "
+                        + "what the query has not processed."},
+        customSynopsis = "kbackfill inspect --topic TOPIC --at READER [OPTIONS]",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:shown", "1:the cluster failed or did not answer",
+                "2:bad input (the reader form, a checkpoint that cannot be read, a group without offsets)"},
+        footerHeading = "%nExamples:%n",
+        footer = {"  kbackfill inspect --topic orders --at checkpoint:/chk/orders-etl",
+                "  kbackfill inspect --topic orders --at group:orders-etl,earliest --format json",
+                "  kbackfill plan --topic orders --from checkpoint:/chk/old \\",
+                "      --to checkpoint-start:/chk/new"})
+final class InspectCommand implements Callable<Integer> {
+
+    enum Format { table, json }
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--topic", paramLabel = "TOPIC", required = true, description = "The topic the reader reads.")
+    String topic;
+
+    @Option(names = "--at", paramLabel = "READER", required = true,
+            description = {"checkpoint:PATH (where a Spark query stopped: its last committed batch),",
+                    "checkpoint-start:PATH (where it started), group:NAME[,earliest|latest]",
+                    "or connect:NAME[,earliest|latest] (the sink's group connect-NAME)."})
+    String at;
+
+    @Mixin
+    KafkaOptions kafka;
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table",
+            description = "table (default) or json.")
+    Format format;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Bound bound = BoundParser.parse("--at", at, java.time.ZoneOffset.UTC);
+        if (!(bound instanceof Bound.External reader)) {
+            throw new RequestException("invalid --at '" + at + "': expected a reader, checkpoint:PATH, "
+                    + "checkpoint-start:PATH, group:NAME[,earliest|latest] or connect:NAME[,earliest|latest]");
+        }
+        Map<String, Object> config = kafka.clientConfig();
+        ReaderPositions.Materialized m;
+        Map<Integer, Long> logStart;
+        Map<Integer, Long> end;
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            TopicInfo info = source.describe(topic);
+            m = ReaderPositions.resolve("--at", reader, info, source);
+            logStart = source.logStartOffsets(topic, info.partitions());
+            end = source.endOffsets(topic, info.partitions(), kafka.isolationLevel(config));
+        }
+        long behind = 0;
+        long lost = 0;
+        ArrayNode json = new ObjectMapper().createArrayNode();
+        if (format == Format.table) {
+            out.printf("%9s  %12s  %12s  %12s  %12s  %12s%n", "PARTITION", "POSITION", "LOG START", "END", "BEHIND",
+                    "LOST");
+        }
+        for (Map.Entry<Integer, Bound> e : m.bound().positions().entrySet()) {
+            int p = e.getKey();
+            long start = logStart.get(p);
+            long last = end.get(p);
+            long position = e.getValue() instanceof Bound.AtOffset o ? o.offset()
+                    : e.getValue() instanceof Bound.Latest ? last : start;
+            long partitionLost = Math.max(0, Math.min(start, last) - position);
+            long partitionBehind = Math.max(0, last - Math.max(position, start));
+            behind += partitionBehind;
+            lost += partitionLost;
+            if (format == Format.table) {
+                out.printf("%9d  %,12d  %,12d  %,12d  %,12d  %,12d%n", p, position, start, last, partitionBehind,
+                        partitionLost);
+            } else {
+                ObjectNode n = json.addObject().put("partition", p).put("position", position).put("logStart", start)
+                        .put("end", last).put("behind", partitionBehind).put("lost", partitionLost);
+                ArrayNode notes = n.putArray("notes");
+                m.partitionNotes().getOrDefault(p, java.util.List.of()).forEach(x -> notes.add(x.message()));
+            }
+        }
+        if (format == Format.table) {
+            out.printf("%9s  %12s  %12s  %12s  %,12d  %,12d%n", "total", "", "", "", behind, lost);
+            out.println("'kbackfill --topic " + topic + " --from " + Kbackfill.shellWord(at) + " --to latest' backfills"
+                    + " the " + String.format("%,d", behind) + " records behind"
+                    + (lost > 0 ? "; " + String.format("%,d", lost) + " records below the log start are gone (retention)"
+                    : ""));
+        } else {
+            ObjectNode root = new ObjectMapper().createObjectNode();
+            root.put("topic", topic).put("reader", at).put("behind", behind).put("lost", lost);
+            root.set("partitions", json);
+            ArrayNode notes = root.putArray("notes");
+            m.notes().forEach(x -> notes.add(x.message()));
+            out.println(root);
+        }
+        out.flush();
+        if (format == Format.table) {
+            for (Note n : m.notes()) {
+                err.println("note: " + n.message());
+            }
+        }
+        err.flush();
+        return ExitCodes.OK;
+    }
+}

@@ -1,0 +1,111 @@
+package dev.kbackfill.resolver;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Turns a bound read from another reader ({@link Bound.External}) into the offsets it stands for, once, with a
+ * note per partition saying where each came from: a Spark checkpoint's files, or a group's committed offsets
+ * listed through the Admin API (never joined, nothing committed).
+ */
+public final class ReaderPositions {
+
+    /** The bound as offsets per partition, and what to say about them. */
+    public record Materialized(Bound.PerPartition bound, Map<Integer, List<Note>> partitionNotes, List<Note> notes) {
+    }
+
+    private ReaderPositions() {
+    }
+
+    /**
+     * Where the reader {@code b} names stands on every partition of {@code topic}, as offset bounds, with notes.
+     *
+     * @param option the option it was given as, for notes and messages ({@code --from})
+     * @throws RequestException a checkpoint that cannot be read or holds no offsets of the topic, a group without
+     *                          committed offsets for partitions that have no fallback
+     */
+    public static Materialized resolve(String option, Bound.External b, TopicInfo topic, OffsetSource source) {
+        String name = topic.topic();
+        SortedMap<Integer, Long> offsets;
+        List<String> said = new ArrayList<>();
+        String origin;
+        switch (b.kind()) {
+            case CHECKPOINT, CHECKPOINT_START -> {
+                SparkCheckpoint checkpoint = new SparkCheckpoint(Path.of(b.ref().replaceFirst("^file:(//)?", "")));
+                SparkCheckpoint.Positions p = b.kind() == Bound.External.Kind.CHECKPOINT ? checkpoint.stopped(name)
+                        : checkpoint.started(name);
+                offsets = p.offsets();
+                said.addAll(p.notes());
+                origin = b.kind() == Bound.External.Kind.CHECKPOINT ? "where the checkpoint's query stopped"
+                        : "where the checkpoint's query started";
+            }
+            case GROUP, CONNECT -> {
+                String group = b.kind() == Bound.External.Kind.GROUP ? b.ref() : "connect-" + b.ref();
+                offsets = new TreeMap<>(source.committedOffsets(group, name));
+                origin = "group " + group + "'s committed offset";
+                if (b.kind() == Bound.External.Kind.CONNECT) {
+                    said.add("Kafka Connect sink " + b.ref() + " commits in group " + group + " (unless its "
+                            + "consumer.override.group.id names another: then use group:THAT)");
+                }
+                if (offsets.isEmpty() && b.fallback().isEmpty()) {
+                    throw new RequestException("invalid " + option + " '" + b.kind().prefix + ":" + b.ref() + "': group "
+                            + group + " has no committed offset on topic " + name + " (a misspelt name, a group that "
+                            + "never committed, or offsets expired after offsets.retention.minutes); give the bound of "
+                            + "partitions without one, e.g. " + b.kind().prefix + ":" + b.ref() + ",earliest");
+                }
+                said.add("read from group " + group + " without joining it: its offsets and members are unchanged");
+            }
+            default -> throw new IllegalStateException(b.kind().toString());
+        }
+        SortedMap<Integer, Bound> positions = new TreeMap<>();
+        Map<Integer, List<Note>> partitionNotes = new HashMap<>();
+        List<Integer> missing = new ArrayList<>();
+        for (int p : topic.partitions()) {
+            Long o = offsets.get(p);
+            List<Note> notes = partitionNotes.computeIfAbsent(p, x -> new ArrayList<>());
+            if (o != null) {
+                positions.put(p, o == -2 ? new Bound.Earliest() : o == -1 ? new Bound.Latest() : new Bound.AtOffset(o));
+                notes.add(new Note(Note.Kind.READER_POSITION, option + " at offset " + o + ": " + origin));
+            } else if (b.fallback().isPresent()) {
+                positions.put(p, b.fallback().get());
+                notes.add(new Note(Note.Kind.READER_POSITION, option + ": no position for this partition in "
+                        + b.kind().prefix + ":" + b.ref() + ", so the fallback " + describe(b.fallback().get())));
+            } else if (b.kind() == Bound.External.Kind.CHECKPOINT || b.kind() == Bound.External.Kind.CHECKPOINT_START) {
+                // a partition the query never knew (added since): Spark's Kafka source reads a new one from earliest
+                positions.put(p, new Bound.Earliest());
+                notes.add(new Note(Note.Kind.READER_POSITION, option + ": the checkpoint has no offset for this "
+                        + "partition (added since the query last planned a batch?), so earliest, where Spark reads a "
+                        + "new partition from"));
+            } else {
+                missing.add(p);
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new RequestException("invalid " + option + " '" + b.kind().prefix + ":" + b.ref() + "': partitions "
+                    + PartitionFilter.format(new TreeSet<>(missing)) + " of topic " + name + " have no " + origin
+                    + "; give their bound, e.g. " + b.kind().prefix + ":" + b.ref() + ",earliest");
+        }
+        List<Note> notes = new ArrayList<>();
+        said.forEach(s -> notes.add(new Note(Note.Kind.READER_POSITION, option + ": " + s)));
+        TreeSet<Integer> gone = new TreeSet<>(offsets.keySet());
+        gone.removeAll(topic.partitions());
+        if (!gone.isEmpty()) {
+            notes.add(new Note(Note.Kind.READER_POSITION, option + ": positions of partitions "
+                    + PartitionFilter.format(gone) + " that topic " + name + " no longer has were left out"));
+        }
+        return new Materialized(new Bound.PerPartition(name, positions), partitionNotes, notes);
+    }
+
+    private static String describe(Bound b) {
+        if (b instanceof Bound.AtOffset at) {
+            return "offset:" + at.offset();
+        }
+        return b instanceof Bound.Latest ? "latest" : "earliest";
+    }
+}

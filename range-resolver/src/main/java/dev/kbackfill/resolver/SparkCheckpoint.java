@@ -1,0 +1,251 @@
+package dev.kbackfill.resolver;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * What a Spark Structured Streaming query's checkpoint directory says about the Kafka offsets it processed, read
+ * from Spark's own files and nothing else (no Spark on the classpath):
+ * <ul>
+ *   <li>{@code offsets/N}: batch N's end offsets (exclusive), written before the batch runs: line 1 the version
+ *   ({@code v1}), line 2 the batch's metadata JSON, then one line per source in the query's plan order ({@code -}
+ *   for none), a Kafka source's being {@code {"topic":{"0":23,"1":42}}}; a newer layout prefixes a line with its
+ *   source's id ({@code 0:{"topic":...}}), read alike;</li>
+ *   <li>{@code commits/N}: batch N is committed. Where the query stopped is the largest committed batch's offsets; an
+ *   {@code offsets/M+1} without {@code commits/M+1} was planned and is re-run on restart. Old entries are purged
+ *   ({@code spark.sql.streaming.minBatchesToRetain}, 100 by default);</li>
+ *   <li>{@code sources/N/0}: source N's initial offsets, written once when the query first started (a 0x00 byte,
+ *   {@code v1}, the JSON): where that query began;</li>
+ *   <li>{@code metadata}: the query's id.</li>
+ * </ul>
+ */
+public final class SparkCheckpoint {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * Offsets of one topic read from a checkpoint, with what the checkpoint says beside them.
+     *
+     * @param offsets per partition, the next offset the query reads (exclusive end of what it processed, or where it
+     *                started); Spark's -2 and -1 stand for earliest and latest
+     * @param notes   for people: which batch, planned batches not committed, purged batches, other topics
+     */
+    public record Positions(SortedMap<Integer, Long> offsets, List<String> notes) {
+    }
+
+    private final Path dir;
+
+    public SparkCheckpoint(Path dir) {
+        this.dir = dir;
+    }
+
+    /**
+     * Where the query stopped: the end offsets of its last committed batch for {@code topic}.
+     *
+     * @throws RequestException when the directory is not a checkpoint, has no committed batch, or its query never
+     *                          read {@code topic}
+     */
+    public Positions stopped(String topic) {
+        TreeSet<Long> planned = batches("offsets");
+        TreeSet<Long> committed = batches("commits");
+        if (planned.isEmpty()) {
+            throw new RequestException("invalid checkpoint '" + dir + "': no offsets/ batches in it (expected a Spark "
+                    + "Structured Streaming checkpoint directory, the query's checkpointLocation)");
+        }
+        Long last = null;
+        for (Long b : committed.descendingSet()) {
+            if (planned.contains(b)) {
+                last = b;
+                break;
+            }
+        }
+        if (last == null) {
+            throw new RequestException("checkpoint '" + dir + "' has no committed batch (batches " + planned.first()
+                    + ".." + planned.last() + " planned, none in commits/): its query processed nothing yet; use "
+                    + "checkpoint-start:" + dir + " for where it starts");
+        }
+        List<String> notes = new ArrayList<>();
+        String query = queryId().map(id -> "query " + id).orElse("the query");
+        List<Map<String, SortedMap<Integer, Long>>> sources = sources(dir.resolve("offsets").resolve(Long.toString(last)));
+        SortedMap<Integer, Long> offsets = topicOf(sources, topic, "offsets/" + last);
+        notes.add("the end of batch " + last + ", the last that " + query + " of checkpoint " + dir + " committed");
+        if (planned.last() > last) {
+            long next = last + 1;
+            notes.add("batch " + next + " was planned (offsets/" + next + ") but not committed: a restart of the query "
+                    + "runs it again" + (planned.last() > next ? ", and batches up to " + planned.last() + " after it" : "")
+                    + "; this bound is where committed work ends");
+        }
+        if (planned.first() > 0) {
+            notes.add("batches below " + planned.first() + " were purged from the checkpoint (minBatchesToRetain): "
+                    + "only where the query stands is known, not how it got there");
+        }
+        List<String> others = otherTopics(sources, topic);
+        if (!others.isEmpty()) {
+            notes.add("the query also reads " + String.join(", ", others) + ": this bound is about " + topic + " only");
+        }
+        return new Positions(offsets, notes);
+    }
+
+    /**
+     * Where the query started: its Kafka source's initial offsets for {@code topic} ({@code sources/N/0}).
+     *
+     * @throws RequestException when no source of the checkpoint read {@code topic}
+     */
+    public Positions started(String topic) {
+        Path sources = dir.resolve("sources");
+        List<String> seen = new ArrayList<>();
+        try (Stream<Path> list = Files.list(sources)) {
+            for (Path source : list.sorted().toList()) {
+                Path initial = source.resolve("0");
+                if (!Files.isRegularFile(initial)) {
+                    continue;
+                }
+                String text = new String(Files.readAllBytes(initial), StandardCharsets.UTF_8);
+                int json = text.indexOf('{');
+                if (json < 0) {
+                    continue;
+                }
+                Map<String, SortedMap<Integer, Long>> offsets = parseOffsets(text.substring(json), "sources/"
+                        + source.getFileName() + "/0");
+                if (offsets.containsKey(topic)) {
+                    List<String> notes = new ArrayList<>();
+                    notes.add("where " + queryId().map(id -> "query " + id).orElse("the query") + " of checkpoint "
+                            + dir + " started (sources/" + source.getFileName() + "/0, written when it first ran)");
+                    return new Positions(offsets.get(topic), notes);
+                }
+                seen.addAll(offsets.keySet());
+            }
+        } catch (NoSuchFileException e) {
+            throw new RequestException("invalid checkpoint '" + dir + "': no sources/ directory (expected a Spark "
+                    + "Structured Streaming checkpoint directory with a Kafka source)");
+        } catch (IOException e) {
+            throw new RequestException("cannot read checkpoint '" + dir + "': " + e.getMessage());
+        }
+        throw new RequestException("checkpoint '" + dir + "' has no Kafka source that started on topic " + topic
+                + (seen.isEmpty() ? "" : " (its sources started on " + String.join(", ", new TreeSet<>(seen)) + ")"));
+    }
+
+    private Optional<String> queryId() {
+        try {
+            return Optional.of(JSON.readTree(Files.readString(dir.resolve("metadata"))).path("id").asText())
+                    .filter(s -> !s.isEmpty());
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    private TreeSet<Long> batches(String log) {
+        TreeSet<Long> batches = new TreeSet<>();
+        Path d = dir.resolve(log);
+        if (!Files.isDirectory(d)) {
+            if (log.equals("offsets") && !Files.isDirectory(dir)) {
+                throw new RequestException("invalid checkpoint '" + dir + "': no such directory");
+            }
+            return batches;
+        }
+        try (Stream<Path> list = Files.list(d)) {
+            list.map(f -> f.getFileName().toString()).filter(n -> n.matches("\\d+"))
+                    .forEach(n -> batches.add(Long.parseLong(n)));
+        } catch (IOException e) {
+            throw new RequestException("cannot read checkpoint '" + dir + "': " + e.getMessage());
+        }
+        return batches;
+    }
+
+    /** The sources' offsets of one offsets/N file, in plan order ({@code null} for a source without any). */
+    private List<Map<String, SortedMap<Integer, Long>>> sources(Path file) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new RequestException("cannot read checkpoint file " + file + ": " + e.getMessage());
+        }
+        if (lines.isEmpty() || !lines.get(0).strip().matches("v\\d+")) {
+            throw new RequestException("checkpoint file " + file + " does not start with a version line (v1): not a "
+                    + "Spark offsets log");
+        }
+        List<Map<String, SortedMap<Integer, Long>>> sources = new ArrayList<>();
+        for (String line : lines.subList(Math.min(2, lines.size()), lines.size())) {
+            String l = line.strip();
+            int json = l.indexOf('{');
+            if (l.isEmpty() || l.equals("-") || json < 0) {
+                sources.add(null); // a source without offsets, or not Kafka's
+                continue;
+            }
+            try {
+                sources.add(parseOffsets(l.substring(json), file.toString()));
+            } catch (RequestException e) {
+                sources.add(null); // another kind of source's offset (files, rate)
+            }
+        }
+        return sources;
+    }
+
+    private SortedMap<Integer, Long> topicOf(List<Map<String, SortedMap<Integer, Long>>> sources, String topic,
+                                             String file) {
+        List<String> seen = new ArrayList<>();
+        for (Map<String, SortedMap<Integer, Long>> s : sources) {
+            if (s != null && s.containsKey(topic)) {
+                return s.get(topic);
+            }
+            if (s != null) {
+                seen.addAll(s.keySet());
+            }
+        }
+        throw new RequestException("checkpoint '" + dir + "' (" + file + ") holds no offsets of topic " + topic
+                + (seen.isEmpty() ? "" : ": its query reads " + String.join(", ", new TreeSet<>(seen))));
+    }
+
+    private static List<String> otherTopics(List<Map<String, SortedMap<Integer, Long>>> sources, String topic) {
+        TreeSet<String> others = new TreeSet<>();
+        sources.forEach(s -> {
+            if (s != null) {
+                others.addAll(s.keySet());
+            }
+        });
+        others.remove(topic);
+        return List.copyOf(others);
+    }
+
+    /** {@code {"topic":{"0":23}}} into offsets by topic and partition. */
+    static Map<String, SortedMap<Integer, Long>> parseOffsets(String json, String where) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (IOException e) {
+            throw new RequestException("checkpoint file " + where + " holds no offsets JSON: " + e.getMessage());
+        }
+        Map<String, SortedMap<Integer, Long>> out = new TreeMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> topics = root.fields(); topics.hasNext(); ) {
+            Map.Entry<String, JsonNode> t = topics.next();
+            if (!t.getValue().isObject()) {
+                throw new RequestException("checkpoint file " + where + ": not a Kafka source's offsets");
+            }
+            SortedMap<Integer, Long> partitions = new TreeMap<>();
+            for (Iterator<Map.Entry<String, JsonNode>> ps = t.getValue().fields(); ps.hasNext(); ) {
+                Map.Entry<String, JsonNode> p = ps.next();
+                if (!p.getKey().matches("\\d+") || !p.getValue().canConvertToLong()) {
+                    throw new RequestException("checkpoint file " + where + ": not a Kafka source's offsets");
+                }
+                partitions.put(Integer.parseInt(p.getKey()), p.getValue().asLong());
+            }
+            out.put(t.getKey(), partitions);
+        }
+        return out;
+    }
+}

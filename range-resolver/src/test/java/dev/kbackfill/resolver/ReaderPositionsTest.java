@@ -1,0 +1,174 @@
+package dev.kbackfill.resolver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Bounds read from where another reader stands: a Spark Structured Streaming checkpoint's files (written here as
+ * Spark writes them: offsets/N, commits/N, sources/0/0, metadata) and a consumer group's committed offsets.
+ */
+class ReaderPositionsTest {
+
+    private static final Instant NOW = Instant.parse("2024-01-03T00:00:00Z");
+    private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+
+    private final FakeOffsetSource topic = new FakeOffsetSource("orders", 3);
+    private final RangeResolver resolver = new RangeResolver(topic, Clock.fixed(NOW, ZoneOffset.UTC));
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void logs() {
+        for (int p = 0; p < 3; p++) {
+            for (int i = 0; i < 100; i++) {
+                topic.logs.get(p).append(T0.plusSeconds(i));
+            }
+        }
+    }
+
+    private Plan plan(String from, String to) {
+        return resolver.resolve(BackfillRequest.builder("orders").from(from).to(to).build());
+    }
+
+    /** offsets/N as Spark's OffsetSeqLog writes it (v1, the batch metadata, a line per source). */
+    private void offsets(Path checkpoint, long batch, String... sources) throws IOException {
+        Files.createDirectories(checkpoint.resolve("offsets"));
+        StringBuilder text = new StringBuilder("v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1704067200000,"
+                + "\"conf\":{\"spark.sql.shuffle.partitions\":\"200\"}}");
+        for (String s : sources) {
+            text.append('\n').append(s);
+        }
+        Files.writeString(checkpoint.resolve("offsets").resolve(Long.toString(batch)), text);
+    }
+
+    private void commit(Path checkpoint, long batch) throws IOException {
+        Files.createDirectories(checkpoint.resolve("commits"));
+        Files.writeString(checkpoint.resolve("commits").resolve(Long.toString(batch)), "v1\n{\"nextBatchWatermarkMs\":0}");
+    }
+
+    private Path checkpoint() throws IOException {
+        Path c = dir.resolve("query");
+        Files.createDirectories(c.resolve("sources/0"));
+        Files.writeString(c.resolve("metadata"), "{\"id\":\"6f0f3a54-query\"}");
+        byte[] json = "v1\n{\"orders\":{\"0\":5,\"1\":0,\"2\":7}}".getBytes(StandardCharsets.UTF_8);
+        byte[] initial = new byte[json.length + 1];
+        System.arraycopy(json, 0, initial, 1, json.length); // a 0x00 byte first, as KafkaSourceInitialOffsetWriter
+        Files.write(c.resolve("sources/0/0"), initial);
+        offsets(c, 3, "{\"orders\":{\"0\":20,\"1\":30,\"2\":40}}");
+        commit(c, 3);
+        offsets(c, 4, "{\"orders\":{\"2\":45,\"1\":33,\"0\":25}}");
+        commit(c, 4);
+        offsets(c, 5, "{\"orders\":{\"0\":60,\"1\":61,\"2\":62}}"); // planned, not committed
+        return c;
+    }
+
+    @Test
+    void aCheckpointBoundIsTheEndOfItsLastCommittedBatchWithWhatTheCheckpointSaysBeside() throws Exception {
+        Path c = checkpoint();
+        Plan plan = plan("checkpoint:" + c, "latest");
+        assertThat(plan.partitions()).extracting(PartitionRange::start).containsExactly(25L, 33L, 45L);
+        assertThat(plan.partitions()).extracting(PartitionRange::end).containsExactly(100L, 100L, 100L);
+        assertThat(plan.partitions().get(1).notes()).extracting(Note::message)
+                .anyMatch(m -> m.contains("--from at offset 33: where the checkpoint's query stopped"));
+        assertThat(plan.notes()).extracting(Note::message)
+                .anyMatch(m -> m.contains("the end of batch 4, the last that query 6f0f3a54-query"))
+                .anyMatch(m -> m.contains("batch 5 was planned (offsets/5) but not committed"))
+                .anyMatch(m -> m.contains("batches below 3 were purged"));
+        assertThat(plan.request().fromText()).isEqualTo("checkpoint:" + c);
+    }
+
+    @Test
+    void checkpointStartIsWhereTheQueryBeganSoTheGapBetweenTwoQueriesIsOnePlan() throws Exception {
+        Path old = checkpoint();
+        Path fresh = dir.resolve("fresh");
+        Files.createDirectories(fresh.resolve("sources/0"));
+        Files.write(fresh.resolve("sources/0/0"), ("\u0000v1\n{\"orders\":{\"0\":70,\"1\":71,\"2\":72}}")
+                .getBytes(StandardCharsets.UTF_8));
+        // what the old query never processed and the new one skipped
+        Plan gap = plan("checkpoint:" + old, "checkpoint-start:" + fresh);
+        assertThat(gap.partitions()).extracting(r -> r.start() + ".." + r.end())
+                .containsExactly("25..70", "33..71", "45..72");
+        assertThat(gap.partitions().get(0).notes()).extracting(Note::message)
+                .anyMatch(m -> m.contains("--to at offset 70: where the checkpoint's query started"));
+        assertThat(plan("checkpoint-start:" + old, "latest").partitions()).extracting(PartitionRange::start)
+                .containsExactly(5L, 0L, 7L);
+        // a new query that started before the old one stopped: the overlap was processed twice, nothing is missing
+        Files.write(fresh.resolve("sources/0/0"), ("\u0000v1\n{\"orders\":{\"0\":20,\"1\":71,\"2\":72}}")
+                .getBytes(StandardCharsets.UTF_8));
+        Plan overlap = plan("checkpoint:" + old, "checkpoint-start:" + fresh);
+        assertThat(overlap.partitions().get(0).start()).isEqualTo(overlap.partitions().get(0).end());
+        assertThat(overlap.partitions().get(0).notes()).extracting(Note::kind).contains(Note.Kind.FROM_AFTER_TO);
+    }
+
+    @Test
+    void aCheckpointOfAnotherTopicOrWithoutACommittedBatchIsNamedNotGuessed() throws Exception {
+        Path c = dir.resolve("other");
+        offsets(c, 0, "-", "{\"payments\":{\"0\":3}}");
+        assertThatThrownBy(() -> plan("checkpoint:" + c, "latest")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("no committed batch");
+        commit(c, 0);
+        assertThatThrownBy(() -> plan("checkpoint:" + c, "latest")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("holds no offsets of topic orders").hasMessageContaining("payments");
+        assertThatThrownBy(() -> plan("checkpoint:" + dir.resolve("nope"), "latest"))
+                .isInstanceOf(RequestException.class).hasMessageContaining("no such directory");
+        assertThatThrownBy(() -> BackfillRequest.builder("orders").from("checkpoint:").to("latest").build())
+                .isInstanceOf(RequestException.class).hasMessageContaining("expected checkpoint:PATH");
+    }
+
+    @Test
+    void aQueryReadingTwoTopicsAndAPartitionAddedSinceAreSaid() throws Exception {
+        Path c = dir.resolve("two");
+        offsets(c, 7, "{\"orders\":{\"0\":10,\"1\":11},\"payments\":{\"0\":1}}");
+        commit(c, 7);
+        Plan plan = plan("checkpoint:" + c, "latest");
+        assertThat(plan.partitions()).extracting(PartitionRange::start).containsExactly(10L, 11L, 0L);
+        assertThat(plan.partitions().get(2).notes()).extracting(Note::message)
+                .anyMatch(m -> m.contains("the checkpoint has no offset for this partition"));
+        assertThat(plan.notes()).extracting(Note::message).anyMatch(m -> m.contains("the query also reads payments"));
+    }
+
+    @Test
+    void aGroupBoundIsItsCommittedOffsetsAndAPartitionWithoutOneNeedsItsOwnBound() {
+        topic.groups.put("orders-etl", Map.of(0, 40L, 1, 50L));
+        assertThatThrownBy(() -> plan("group:orders-etl", "latest")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("partitions 2 of topic orders have no group orders-etl's committed offset")
+                .hasMessageContaining("group:orders-etl,earliest");
+        Plan plan = plan("group:orders-etl,earliest", "latest");
+        assertThat(plan.partitions()).extracting(PartitionRange::start).containsExactly(40L, 50L, 0L);
+        assertThat(plan.partitions().get(2).notes()).extracting(Note::message)
+                .anyMatch(m -> m.contains("so the fallback earliest"));
+        assertThat(plan.notes()).extracting(Note::message).anyMatch(m -> m.contains("without joining it"));
+        // what the group has not read yet is up to latest; what it read, from earliest to where it stands
+        assertThat(plan("earliest", "group:orders-etl,latest").partitions()).extracting(PartitionRange::end)
+                .containsExactly(40L, 50L, 100L);
+        assertThatThrownBy(() -> plan("group:nobody", "latest")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("group nobody has no committed offset on topic orders");
+    }
+
+    @Test
+    void aConnectBoundIsItsSinksGroup() {
+        topic.groups.put("connect-orders-jdbc", Map.of(0, 1L, 1, 2L, 2, 3L));
+        Plan plan = plan("connect:orders-jdbc", "latest");
+        assertThat(plan.partitions()).extracting(PartitionRange::start).containsExactly(1L, 2L, 3L);
+        assertThat(plan.notes()).extracting(Note::message)
+                .anyMatch(m -> m.contains("Kafka Connect sink orders-jdbc commits in group connect-orders-jdbc"));
+        assertThatThrownBy(() -> BackfillRequest.builder("orders").from("connect:x,2024-01-01").to("latest").build())
+                .isInstanceOf(RequestException.class).hasMessageContaining("earliest, latest or offset:N");
+        assertThat(List.of(plan.request().from())).first().isInstanceOf(Bound.External.class);
+    }
+}
