@@ -31,13 +31,15 @@ import picocli.CommandLine.Option;
                 + "committed or written.",
                 "The same forms are bounds of plan, run and verify: --from checkpoint:PATH --to latest backfills "
                         + "what the query has not processed."},
-        customSynopsis = "kbackfill inspect --topic TOPIC --at READER [OPTIONS]",
+        customSynopsis = "kbackfill inspect --topic TOPIC --at READER [--then READER] [OPTIONS]",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:shown", "1:the cluster failed or did not answer",
                 "2:bad input (the reader form, a checkpoint that cannot be read, a group without offsets)"},
         footerHeading = "%nExamples:%n",
         footer = {"  kbackfill inspect --topic orders --at checkpoint:/chk/orders-etl",
                 "  kbackfill inspect --topic orders --at group:orders-etl,earliest --format json",
+                "  kbackfill inspect --topic orders --at checkpoint:/chk/old \\",
+                "      --then checkpoint-start:/chk/new",
                 "  kbackfill plan --topic orders --from checkpoint:/chk/old \\",
                 "      --to checkpoint-start:/chk/new"})
 final class InspectCommand implements Callable<Integer> {
@@ -56,6 +58,12 @@ final class InspectCommand implements Callable<Integer> {
                     "or connect:NAME[,earliest|latest] (the sink's group connect-NAME)."})
     String at;
 
+    @Option(names = "--then", paramLabel = "READER",
+            description = {"A reader that took over (a query started on a new checkpoint, usually",
+                    "checkpoint-start:PATH): per partition the gap between where --at stopped and where it started",
+                    "(records neither read) and the overlap (records both read), with the run that fills the gap."})
+    String then;
+
     @Mixin
     KafkaOptions kafka;
 
@@ -67,10 +75,9 @@ final class InspectCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Bound bound = BoundParser.parse("--at", at, java.time.ZoneOffset.UTC);
-        if (!(bound instanceof Bound.External reader)) {
-            throw new RequestException("invalid --at '" + at + "': expected a reader, checkpoint:PATH, "
-                    + "checkpoint-start:PATH, group:NAME[,earliest|latest] or connect:NAME[,earliest|latest]");
+        Bound.External reader = reader("--at", at);
+        if (then != null) {
+            return handOver(out, err, reader, reader("--then", then));
         }
         Map<String, Object> config = kafka.clientConfig();
         ReaderPositions.Materialized m;
@@ -131,5 +138,85 @@ final class InspectCommand implements Callable<Integer> {
         }
         err.flush();
         return ExitCodes.OK;
+    }
+
+    private static Bound.External reader(String option, String text) {
+        Bound bound = BoundParser.parse(option, text, java.time.ZoneOffset.UTC);
+        if (!(bound instanceof Bound.External reader)) {
+            throw new RequestException("invalid " + option + " '" + text + "': expected a reader, checkpoint:PATH, "
+                    + "checkpoint-start:PATH, group:NAME[,earliest|latest] or connect:NAME[,earliest|latest]");
+        }
+        return reader;
+    }
+
+    /** Where {@code before} stopped against where {@code after} started: the gap neither read, the overlap both did. */
+    private int handOver(PrintWriter out, PrintWriter err, Bound.External before, Bound.External after) {
+        Map<String, Object> config = kafka.clientConfig();
+        ReaderPositions.Materialized old;
+        ReaderPositions.Materialized fresh;
+        Map<Integer, Long> logStart;
+        Map<Integer, Long> end;
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            TopicInfo info = source.describe(topic);
+            old = ReaderPositions.resolve("--at", before, info, source);
+            fresh = ReaderPositions.resolve("--then", after, info, source);
+            logStart = source.logStartOffsets(topic, info.partitions());
+            end = source.endOffsets(topic, info.partitions(), kafka.isolationLevel(config));
+        }
+        long gap = 0;
+        long overlap = 0;
+        long lost = 0;
+        ArrayNode json = new ObjectMapper().createArrayNode();
+        if (format == Format.table) {
+            out.printf("%9s  %12s  %12s  %12s  %12s  %12s%n", "PARTITION", "STOPPED", "RESTARTED", "GAP", "OVERLAP",
+                    "LOST");
+        }
+        for (int p : old.bound().positions().keySet()) {
+            long start = logStart.get(p);
+            long last = end.get(p);
+            long stopped = offset(old.bound().positions().get(p), start, last);
+            long restarted = offset(fresh.bound().positions().get(p), start, last);
+            long partitionGap = Math.max(0, restarted - Math.max(stopped, start));
+            long partitionLost = Math.max(0, Math.min(start, restarted) - stopped);
+            long partitionOverlap = Math.max(0, stopped - Math.max(restarted, start));
+            gap += partitionGap;
+            overlap += partitionOverlap;
+            lost += partitionLost;
+            if (format == Format.table) {
+                out.printf("%9d  %,12d  %,12d  %,12d  %,12d  %,12d%n", p, stopped, restarted, partitionGap,
+                        partitionOverlap, partitionLost);
+            } else {
+                json.addObject().put("partition", p).put("stopped", stopped).put("restarted", restarted)
+                        .put("gap", partitionGap).put("overlap", partitionOverlap).put("lost", partitionLost);
+            }
+        }
+        String fill = "kbackfill run --topic " + topic + " --from " + Kbackfill.shellWord(at) + " --to "
+                + Kbackfill.shellWord(then) + " --sink URL";
+        if (format == Format.table) {
+            out.printf("%9s  %12s  %12s  %,12d  %,12d  %,12d%n", "total", "", "", gap, overlap, lost);
+            out.println(gap > 0 ? "'" + fill + "' writes the " + String.format("%,d", gap) + " records neither read"
+                    : "no record was left unread between the two");
+            if (overlap > 0) {
+                out.println(String.format("%,d", overlap) + " records were read by both: an appending sink holds them "
+                        + "twice (an upsert by key, once)");
+            }
+        } else {
+            ObjectNode root = new ObjectMapper().createObjectNode();
+            root.put("topic", topic).put("stopped", at).put("restarted", then).put("gap", gap).put("overlap", overlap)
+                    .put("lost", lost).put("fill", gap > 0 ? fill : null);
+            root.set("partitions", json);
+            out.println(root);
+        }
+        out.flush();
+        if (format == Format.table) {
+            old.notes().forEach(n -> err.println("note: " + n.message()));
+            fresh.notes().forEach(n -> err.println("note: " + n.message()));
+        }
+        err.flush();
+        return ExitCodes.OK;
+    }
+
+    private static long offset(Bound b, long logStart, long end) {
+        return b instanceof Bound.AtOffset o ? o.offset() : b instanceof Bound.Latest ? end : logStart;
     }
 }

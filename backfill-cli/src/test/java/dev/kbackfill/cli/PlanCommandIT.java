@@ -195,4 +195,36 @@ class PlanCommandIT {
             assertThat(admin.describeConsumerGroups(java.util.List.of(group)).all().get().get(group).members()).isEmpty();
         }
     }
+
+    /** Two readers, one after the other: the gap neither read and the overlap both read, with the run that fills it. */
+    @Test
+    void inspectThenShowsTheGapAndTheOverlapBetweenTwoReaders() throws Exception {
+        try (var admin = kafka.admin()) {
+            admin.alterConsumerGroupOffsets("cli-old", Map.of(
+                    new TopicPartition("cli-orders", 0), new org.apache.kafka.clients.consumer.OffsetAndMetadata(1),
+                    new TopicPartition("cli-orders", 1), new org.apache.kafka.clients.consumer.OffsetAndMetadata(3),
+                    new TopicPartition("cli-orders", 2), new org.apache.kafka.clients.consumer.OffsetAndMetadata(4)))
+                    .all().get();
+            admin.alterConsumerGroupOffsets("cli-new", Map.of(
+                    new TopicPartition("cli-orders", 0), new org.apache.kafka.clients.consumer.OffsetAndMetadata(3),
+                    new TopicPartition("cli-orders", 1), new org.apache.kafka.clients.consumer.OffsetAndMetadata(1),
+                    new TopicPartition("cli-orders", 2), new org.apache.kafka.clients.consumer.OffsetAndMetadata(4)))
+                    .all().get();
+        }
+        CliRun r = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "--topic", "cli-orders", "--at",
+                "group:cli-old", "--then", "group:cli-new");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out()).containsPattern("(?m)^ +0 +1 +3 +2 +0 +0$").containsPattern("(?m)^ +1 +3 +1 +0 +2 +0$")
+                .containsPattern("(?m)^ +total +2 +2 +0$")
+                .contains("'kbackfill run --topic cli-orders --from group:cli-old --to group:cli-new --sink URL' writes "
+                        + "the 2 records neither read").contains("2 records were read by both");
+        CliRun plan = plan("--topic", "cli-orders", "--from", "group:cli-old", "--to", "group:cli-new", "--format",
+                "json");
+        assertThat(plan.exitCode()).as(plan.err()).isZero();
+        long total = 0;
+        for (JsonNode p : new ObjectMapper().readTree(plan.out()).path("partitions")) {
+            total += p.path("end").asLong() - p.path("start").asLong();
+        }
+        assertThat(total).isEqualTo(2);
+    }
 }

@@ -405,6 +405,41 @@ class SparkInteropIT {
         assertThat(start.exit()).as(start.err()).isZero();
         assertThat(offsets(start.out())).isEqualTo(350);
 
+        // the checkpoint lost: a new query on a new location begins fresh at latest; what neither read is one plan,
+        // and a run over it writes exactly those keys
+        Path restarted = Files.createTempDirectory("kbackfill-checkpoint").resolve("latest");
+        stream(restarted, "latest", "stream_latest");
+        produce("spark-stream", 350, 20); // read by the new query, were it running
+        Ran gap = run(List.of("plan", "--topic", "spark-stream", "--from", "checkpoint:" + checkpoint, "--to",
+                "checkpoint-start:" + restarted, "--format", "json", "--bootstrap-server", bootstrap));
+        assertThat(gap.exit()).as(gap.err()).isZero();
+        assertThat(offsets(gap.out())).isEqualTo(50);
+        Ran handOver = run(List.of("inspect", "--topic", "spark-stream", "--at", "checkpoint:" + checkpoint, "--then",
+                "checkpoint-start:" + restarted, "--bootstrap-server", bootstrap));
+        assertThat(handOver.exit()).as(handOver.err()).isZero();
+        assertThat(handOver.out()).contains("'kbackfill run --topic spark-stream --from checkpoint:" + checkpoint
+                + " --to checkpoint-start:" + restarted + " --sink URL' writes the 50 records neither read");
+        Path missed = Files.createTempDirectory("kbackfill-missed").resolve("t");
+        Ran fill = run(List.of("run", "--topic", "spark-stream", "--from", "checkpoint:" + checkpoint, "--to",
+                "checkpoint-start:" + restarted, "--sink", "delta:" + missed, "--create-table", "--progress", "none",
+                "--bootstrap-server", bootstrap));
+        assertThat(fill.exit()).as(fill.err()).isZero();
+        List<String> keys = spark.read().format("delta").load(missed.toString()).select("kafka_key").as(
+                org.apache.spark.sql.Encoders.STRING()).collectAsList();
+        List<String> expected = new ArrayList<>();
+        for (int i = 300; i < 350; i++) {
+            expected.add("k" + i);
+        }
+        assertThat(keys).containsExactlyInAnyOrderElementsOf(expected);
+        // begun fresh at earliest instead: nothing left unread, and what both read is the overlap
+        Path again = Files.createTempDirectory("kbackfill-checkpoint").resolve("earliest");
+        stream(again, "earliest", "stream_earliest");
+        Ran overlap = run(List.of("inspect", "--topic", "spark-stream", "--at", "checkpoint:" + checkpoint, "--then",
+                "checkpoint-start:" + again, "--bootstrap-server", bootstrap));
+        assertThat(overlap.exit()).as(overlap.err()).isZero();
+        assertThat(overlap.out()).contains("no record was left unread between the two")
+                .contains("300 records were read by both");
+
         // the last batch planned but its commit lost: a restart runs it again, and so does the plan
         try (java.util.stream.Stream<Path> commits = Files.list(checkpoint.resolve("commits"))) {
             Path last = commits.filter(f -> f.getFileName().toString().matches("\\d+"))
@@ -416,6 +451,15 @@ class SparkInteropIT {
         assertThat(uncommitted.exit()).as(uncommitted.err()).isZero();
         assertThat(offsets(uncommitted.out())).isGreaterThan(50);
         assertThat(uncommitted.err()).contains("was planned").contains("but not committed");
+    }
+
+    /** A Structured Streaming query over spark-stream from {@code starting}, run until it has read what is there. */
+    private static void stream(Path checkpoint, String starting, String name) throws Exception {
+        spark.readStream().format("kafka").option("kafka.bootstrap.servers", bootstrap)
+                .option("subscribe", "spark-stream").option("startingOffsets", starting)
+                .option("maxOffsetsPerTrigger", "100").load().writeStream().format("memory").queryName(name)
+                .option("checkpointLocation", checkpoint.toString())
+                .trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).start().awaitTermination();
     }
 
     private static void produce(String topic, int from, int count) {

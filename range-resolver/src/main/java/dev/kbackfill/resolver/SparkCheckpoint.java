@@ -83,7 +83,8 @@ public final class SparkCheckpoint {
         String query = queryId().map(id -> "query " + id).orElse("the query");
         List<Map<String, SortedMap<Integer, Long>>> sources = sources(dir.resolve("offsets").resolve(Long.toString(last)));
         SortedMap<Integer, Long> offsets = topicOf(sources, topic, "offsets/" + last);
-        notes.add("the end of batch " + last + ", the last that " + query + " of checkpoint " + dir + " committed");
+        notes.add("the end of batch " + last + ", the last that " + query + " of checkpoint " + dir + " committed; "
+                + "restarted on this checkpoint, the query resumes from its offsets and ignores startingOffsets");
         if (planned.last() > last) {
             long next = last + 1;
             notes.add("batch " + next + " was planned (offsets/" + next + ") but not committed: a restart of the query "

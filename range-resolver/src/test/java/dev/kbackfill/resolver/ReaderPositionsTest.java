@@ -124,6 +124,13 @@ class ReaderPositionsTest {
         commit(c, 0);
         assertThatThrownBy(() -> plan("checkpoint:" + c, "latest")).isInstanceOf(RequestException.class)
                 .hasMessageContaining("holds no offsets of topic orders").hasMessageContaining("payments");
+        Path files = dir.resolve("files"); // a query over a file source: its offsets are a log offset, not Kafka's
+        offsets(files, 0, "{\"logOffset\":0}");
+        commit(files, 0);
+        assertThatThrownBy(() -> plan("checkpoint:" + files, "latest")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("holds no offsets of topic orders");
+        assertThatThrownBy(() -> plan("checkpoint-start:" + files, "latest")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("no sources/ directory");
         assertThatThrownBy(() -> plan("checkpoint:" + dir.resolve("nope"), "latest"))
                 .isInstanceOf(RequestException.class).hasMessageContaining("no such directory");
         assertThatThrownBy(() -> BackfillRequest.builder("orders").from("checkpoint:").to("latest").build())
