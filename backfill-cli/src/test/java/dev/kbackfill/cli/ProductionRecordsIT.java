@@ -401,6 +401,21 @@ class ProductionRecordsIT {
         assertThat(rows(url, "t", "status", "total", "source")).containsEntry("k3", "status=s3, total=3, source=web")
                 .hasSize(5);
 
+        // a mapping changed after the rows were written: the conflict says how to rewrite them, and that works
+        CliRun changed = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "t", "--create-table", "--job", "typos", "--columns", "status,amount", "--rename",
+                "amount=total");
+        assertThat(changed.exitCode()).as(changed.out() + changed.err()).isEqualTo(ExitCodes.JOB_CONFLICT);
+        assertThat(changed.err()).contains("under another --job with --on-conflict overwrite");
+        String url2 = "jdbc:sqlite:" + dir.resolve("typos2.db");
+        assertThat(CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url2,
+                "--table", "t", "--create-table", "--columns", "status").exitCode()).isZero();
+        CliRun rewrite = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url2,
+                "--table", "t", "--create-table", "--columns", "status,amount", "--on-conflict", "overwrite", "--job",
+                "rewrite");
+        assertThat(rewrite.exitCode()).as(rewrite.out() + rewrite.err()).isZero();
+        assertThat(rows(url2, "t", "status", "amount")).containsEntry("k3", "status=s3, amount=3").hasSize(5);
+
         CliRun later = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink",
                 "jdbc:sqlite:" + dir.resolve("later.db"), "--table", "t", "--create-table", "--columns",
                 "status,discount_code");

@@ -79,9 +79,12 @@ public final class JobPlanner {
                     + JobIdentity.describe(request));
         }
         if (!differences.isEmpty()) {
+            boolean shape = differences.stream().anyMatch(d -> d.startsWith(JobSpec.COLUMNS + " "));
             throw new JobConflictException("job '" + job + "' was created with " + String.join("; ", differences)
                     + "; choose another name with --job, or clear it with 'kbackfill reset --job " + job
-                    + " --sink ... --yes'");
+                    + " --sink ... --yes'" + (shape ? " (rows it wrote keep their columns: the same records replayed "
+                    + "are kept out as not newer; to rewrite them, run the range it wrote under another --job with "
+                    + "--on-conflict overwrite, which also replaces rows a newer record wrote since)" : ""));
         }
         if (!s.complete()) {
             List<String> run = s.spec().runDifferences(spec);
