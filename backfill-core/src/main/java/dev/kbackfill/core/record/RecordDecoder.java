@@ -262,7 +262,7 @@ public final class RecordDecoder {
             if (!namesChecked) {
                 seen.addAll(values.keySet());
                 if (record.headers() != null) {
-                    record.headers().forEach(h -> seen.add(h.key()));
+                    record.headers().forEach(h -> seenHeaders.add(h.key()));
                 }
             }
         }
@@ -282,11 +282,13 @@ public final class RecordDecoder {
     private final java.util.Set<String> unseen;
     /** The fields and headers records carried until {@link #checkMappedNames()}, while some mapped name is unseen. */
     private final java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.Set<String> seenHeaders = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean namesChecked;
 
     /**
      * Refuses a name of {@code --columns}, {@code --rename} or {@code --header-columns} that no record decoded so far
-     * carried and that is a near miss (within two edits) of a field or header they did carry: a misspelling, which
+     * carried and that is a near miss (one edit, two in names of six letters or more) of a field (or, for a header,
+     * a header) they did carry: a misspelling, which
      * would otherwise drop a field, ignore a rename or fill a column with NULL. Called once, after the first batch
      * is decoded and before anything is written; a name that is no near miss may be a field later records carry,
      * and is only warned about at the end ({@link #unseenMappedFields()}).
@@ -297,9 +299,11 @@ public final class RecordDecoder {
         namesChecked = true;
         try {
             for (String name : new java.util.TreeSet<>(unseen)) {
-                for (String carried : new java.util.TreeSet<>(seen)) {
-                    if (!carried.equals(name) && editDistance(name, carried) <= 2) {
-                        boolean header = mapping.headerColumns().contains(name);
+                boolean header = mapping.headerColumns().contains(name);
+                // a header name is a near miss of a header, a field's of a field; one edit, or two in long names
+                for (String carried : new java.util.TreeSet<>(header ? seenHeaders : seen)) {
+                    int d = editDistance(name, carried);
+                    if (!carried.equals(name) && (d == 1 || d == 2 && Math.min(name.length(), carried.length()) >= 6)) {
                         throw new RequestException(mapping.optionsNaming(name) + " name" + (mapping.optionsNaming(name)
                                 .contains(" and ") ? "" : "s") + " " + (header ? "header" : "field") + " '" + name
                                 + "', which no record of the first batch carries; did you mean '" + carried
@@ -309,6 +313,7 @@ public final class RecordDecoder {
             }
         } finally {
             seen.clear();
+            seenHeaders.clear();
         }
     }
 
