@@ -287,7 +287,8 @@ public final class RecordDecoder {
 
     /**
      * Refuses a name of {@code --columns}, {@code --rename} or {@code --header-columns} that no record decoded so far
-     * carried and that is a near miss (one edit, two in names of six letters or more) of a field (or, for a header,
+     * carried and that is a near miss (one edit in names of four letters or more, two in names of six or more; short
+     * names such as {@code n} and {@code s} are too close to tell) of a field (or, for a header,
      * a header) they did carry: a misspelling, which
      * would otherwise drop a field, ignore a rename or fill a column with NULL. Called once, after the first batch
      * is decoded and before anything is written; a name that is no near miss may be a field later records carry,
@@ -303,7 +304,8 @@ public final class RecordDecoder {
                 // a header name is a near miss of a header, a field's of a field; one edit, or two in long names
                 for (String carried : new java.util.TreeSet<>(header ? seenHeaders : seen)) {
                     int d = editDistance(name, carried);
-                    if (!carried.equals(name) && (d == 1 || d == 2 && Math.min(name.length(), carried.length()) >= 6)) {
+                    int shorter = Math.min(name.length(), carried.length());
+                    if (!carried.equals(name) && (d == 1 && shorter >= 4 || d == 2 && shorter >= 6)) {
                         throw new RequestException(mapping.optionsNaming(name) + " name" + (mapping.optionsNaming(name)
                                 .contains(" and ") ? "" : "s") + " " + (header ? "header" : "field") + " '" + name
                                 + "', which no record of the first batch carries; did you mean '" + carried
