@@ -395,6 +395,9 @@ public final class BackfillJob {
      * a sink that cannot answer now keeps what it has, and the run's own failure is what is reported.
      */
     private void forgetUnstarted(JobDecision decision, JobState begun, RuntimeException failure) {
+        if (failure instanceof RunFailure f && f.summary() != null && f.summary().batches() > 0) {
+            return; // batches were committed (an engine's sub-jobs hold their progress): the job holds real progress
+        }
         try {
             Optional<JobState> now = sink.load(begun.job());
             if (now.isEmpty() || now.get().run() != begun.run() || !now.get().nextOffsets().equals(begun.nextOffsets())) {
