@@ -63,6 +63,8 @@ final class PlanCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        // bad bounds are refused on their own line, before the default cluster is named
+        request.toRequest(org.apache.kafka.common.IsolationLevel.READ_COMMITTED);
         Map<String, Object> config = kafka.clientConfig();
         BackfillRequest backfill = request.toRequest(kafka.isolationLevel(config));
         checkWritable(outFile);

@@ -216,9 +216,13 @@ final class RunCommand implements Callable<Integer> {
     private Integer runJob() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Map<String, Object> config = kafka.clientConfig();
         engineOptions.check();
         Optional<Plan> filePlan = readPlanFile();
+        if (filePlan.isEmpty()) {
+            // bad bounds are refused on their own line, before the default cluster is named
+            request.toRequest(org.apache.kafka.common.IsolationLevel.READ_COMMITTED);
+        }
+        Map<String, Object> config = kafka.clientConfig();
         BackfillRequest backfill = filePlan.map(Plan::request).orElseGet(() -> request.toRequest(kafka.isolationLevel(config)));
         if (report != null) {
             report.topic(backfill.topic());
