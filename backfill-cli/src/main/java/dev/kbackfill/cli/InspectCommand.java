@@ -79,16 +79,10 @@ final class InspectCommand implements Callable<Integer> {
         if (then != null) {
             return handOver(out, err, reader, reader("--then", then));
         }
-        Map<String, Object> config = kafka.clientConfig();
-        ReaderPositions.Materialized m;
-        Map<Integer, Long> logStart;
-        Map<Integer, Long> end;
-        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
-            TopicInfo info = source.describe(topic);
-            m = ReaderPositions.resolve("--at", reader, info, source);
-            logStart = source.logStartOffsets(topic, info.partitions());
-            end = source.endOffsets(topic, info.partitions(), kafka.isolationLevel(config));
-        }
+        Log log = read(reader);
+        ReaderPositions.Materialized m = log.readers().get(0);
+        Map<Integer, Long> logStart = log.logStart();
+        Map<Integer, Long> end = log.end();
         long behind = 0;
         long lost = 0;
         ArrayNode json = new ObjectMapper().createArrayNode();
@@ -100,8 +94,7 @@ final class InspectCommand implements Callable<Integer> {
             int p = e.getKey();
             long start = logStart.get(p);
             long last = end.get(p);
-            long position = e.getValue() instanceof Bound.AtOffset o ? o.offset()
-                    : e.getValue() instanceof Bound.Latest ? last : start;
+            long position = offset(e.getValue(), start, last);
             long partitionLost = Math.max(0, Math.min(start, last) - position);
             long partitionBehind = Math.max(0, last - Math.max(position, start));
             behind += partitionBehind;
@@ -151,18 +144,11 @@ final class InspectCommand implements Callable<Integer> {
 
     /** Where {@code before} stopped against where {@code after} started: the gap neither read, the overlap both did. */
     private int handOver(PrintWriter out, PrintWriter err, Bound.External before, Bound.External after) {
-        Map<String, Object> config = kafka.clientConfig();
-        ReaderPositions.Materialized old;
-        ReaderPositions.Materialized fresh;
-        Map<Integer, Long> logStart;
-        Map<Integer, Long> end;
-        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
-            TopicInfo info = source.describe(topic);
-            old = ReaderPositions.resolve("--at", before, info, source);
-            fresh = ReaderPositions.resolve("--then", after, info, source);
-            logStart = source.logStartOffsets(topic, info.partitions());
-            end = source.endOffsets(topic, info.partitions(), kafka.isolationLevel(config));
-        }
+        Log log = read(before, after);
+        ReaderPositions.Materialized old = log.readers().get(0);
+        ReaderPositions.Materialized fresh = log.readers().get(1);
+        Map<Integer, Long> logStart = log.logStart();
+        Map<Integer, Long> end = log.end();
         long gap = 0;
         long overlap = 0;
         long lost = 0;
@@ -216,6 +202,25 @@ final class InspectCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
+    /** Where each reader stands ({@code --at} first, then {@code --then}), and the log's start and end offsets. */
+    private record Log(java.util.List<ReaderPositions.Materialized> readers, Map<Integer, Long> logStart,
+                       Map<Integer, Long> end) {
+    }
+
+    private Log read(Bound.External... readers) {
+        Map<String, Object> config = kafka.clientConfig();
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            TopicInfo info = source.describe(topic);
+            java.util.List<ReaderPositions.Materialized> positions = new java.util.ArrayList<>();
+            for (int i = 0; i < readers.length; i++) {
+                positions.add(ReaderPositions.resolve(i == 0 ? "--at" : "--then", readers[i], info, source));
+            }
+            return new Log(positions, source.logStartOffsets(topic, info.partitions()),
+                    source.endOffsets(topic, info.partitions(), kafka.isolationLevel(config)));
+        }
+    }
+
+    /** A reader's position as an offset: a fallback of earliest or latest is the log's start or end. */
     private static long offset(Bound b, long logStart, long end) {
         return b instanceof Bound.AtOffset o ? o.offset() : b instanceof Bound.Latest ? end : logStart;
     }

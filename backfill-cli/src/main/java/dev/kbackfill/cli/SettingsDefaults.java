@@ -64,32 +64,13 @@ final class SettingsDefaults implements CommandLine.IDefaultValueProvider {
         String best = null;
         int bestDistance = 3;
         for (String k : known) {
-            int d = distance(key, k);
+            int d = dev.kbackfill.core.record.EditDistance.atMost2(key, k);
             if (d < bestDistance) {
                 best = k;
                 bestDistance = d;
             }
         }
         return java.util.Optional.ofNullable(best);
-    }
-
-    private static int distance(String a, String b) {
-        int[] previous = new int[b.length() + 1];
-        int[] current = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            previous[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            current[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int substitute = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-                current[j] = Math.min(substitute, Math.min(previous[j], current[j - 1]) + 1);
-            }
-            int[] t = previous;
-            previous = current;
-            current = t;
-        }
-        return previous[b.length()];
     }
 
     private static void collect(CommandLine cli, java.util.Set<String> known) {

@@ -303,7 +303,7 @@ public final class RecordDecoder {
                 boolean header = mapping.headerColumns().contains(name);
                 // a header name is a near miss of a header, a field's of a field; one edit, or two in long names
                 for (String carried : new java.util.TreeSet<>(header ? seenHeaders : seen)) {
-                    int d = editDistance(name, carried);
+                    int d = EditDistance.atMost2(name, carried);
                     int shorter = Math.min(name.length(), carried.length());
                     if (!carried.equals(name) && (d == 1 && shorter >= 4 || d == 2 && shorter >= 6)) {
                         throw new RequestException(mapping.optionsNaming(name) + " name" + (mapping.optionsNaming(name)
@@ -319,27 +319,6 @@ public final class RecordDecoder {
         }
     }
 
-    private static int editDistance(String a, String b) {
-        if (Math.abs(a.length() - b.length()) > 2) {
-            return 3;
-        }
-        int[] previous = new int[b.length() + 1];
-        int[] current = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            previous[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            current[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                current[j] = Math.min(previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1),
-                        Math.min(previous[j], current[j - 1]) + 1);
-            }
-            int[] t = previous;
-            previous = current;
-            current = t;
-        }
-        return previous[b.length()];
-    }
 
     /**
      * The fields and headers that {@code --columns}, {@code --rename} and {@code --header-columns} name and that no
