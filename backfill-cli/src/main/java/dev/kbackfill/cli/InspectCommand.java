@@ -31,15 +31,15 @@ import picocli.CommandLine.Option;
                 + "committed or written.",
                 "The same forms are bounds of plan, run and verify: --from checkpoint:PATH --to latest backfills "
                         + "what the query has not processed."},
-        customSynopsis = "kbackfill inspect --topic TOPIC --at READER [--then READER] [OPTIONS]",
+        customSynopsis = "kbackfill inspect READER [READER] [--topic TOPIC] [OPTIONS]",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:shown", "1:the cluster failed or did not answer",
                 "2:bad input (the reader form, a checkpoint that cannot be read, a group without offsets)"},
         footerHeading = "%nExamples:%n",
-        footer = {"  kbackfill inspect --topic orders --at checkpoint:/chk/orders-etl",
-                "  kbackfill inspect --topic orders --at group:orders-etl,earliest --format json",
-                "  kbackfill inspect --topic orders --at checkpoint:/chk/old \\",
-                "      --then checkpoint-start:/chk/new",
+        footer = {"  kbackfill inspect checkpoint:/chk/orders-etl",
+                "  kbackfill inspect group:orders-etl,earliest --topic orders --format json",
+                "  kbackfill inspect connect:orders-sink --connect-url http://connect:8083",
+                "  kbackfill inspect checkpoint:/chk/old checkpoint-start:/chk/new",
                 "  kbackfill plan --topic orders --from checkpoint:/chk/old \\",
                 "      --to checkpoint-start:/chk/new"})
 final class InspectCommand implements Callable<Integer> {
@@ -49,10 +49,18 @@ final class InspectCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--topic", paramLabel = "TOPIC", required = true, description = "The topic the reader reads.")
+    @CommandLine.Parameters(arity = "0..2", paramLabel = "READER",
+            description = {"Where a reader stands: checkpoint:PATH (where a Spark query stopped: its last committed",
+                    "batch), checkpoint-start:PATH (where it started), group:NAME[,earliest|latest] or",
+                    "connect:NAME[,earliest|latest] (a Kafka Connect sink). A second READER is one that took over",
+                    "(as --then)."})
+    java.util.List<String> readers;
+
+    @Option(names = "--topic", paramLabel = "TOPIC",
+            description = "The topic the reader reads; needed only when the reader has positions on several topics.")
     String topic;
 
-    @Option(names = "--at", paramLabel = "READER", required = true,
+    @Option(names = "--at", paramLabel = "READER",
             description = {"checkpoint:PATH (where a Spark query stopped: its last committed batch),",
                     "checkpoint-start:PATH (where it started), group:NAME[,earliest|latest]",
                     "or connect:NAME[,earliest|latest] (the sink's group connect-NAME)."})
@@ -65,6 +73,9 @@ final class InspectCommand implements Callable<Integer> {
     String then;
 
     @Mixin
+    ReaderOptions readerOptions;
+
+    @Mixin
     KafkaOptions kafka;
 
     @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table",
@@ -75,6 +86,18 @@ final class InspectCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (readers != null && !readers.isEmpty()) {
+            if (at != null || then != null) {
+                throw new RequestException("invalid READER '" + readers.get(0) + "': give the readers as arguments or "
+                        + "as --at and --then, not both");
+            }
+            at = readers.get(0);
+            then = readers.size() > 1 ? readers.get(1) : null;
+        }
+        if (at == null) {
+            throw new RequestException("missing READER: name where a reader stands, e.g. kbackfill inspect "
+                    + "checkpoint:PATH, group:NAME or connect:NAME");
+        }
         Bound.External reader = reader("--at", at);
         if (then != null) {
             return handOver(out, err, reader, reader("--then", then));
@@ -111,7 +134,8 @@ final class InspectCommand implements Callable<Integer> {
         }
         if (format == Format.table) {
             out.printf("%9s  %12s  %12s  %12s  %,12d  %,12d%n", "total", "", "", "", behind, lost);
-            out.println("'kbackfill --topic " + topic + " --from " + Kbackfill.shellWord(at) + " --to latest' backfills"
+            out.println("'kbackfill --topic " + topic + " --from " + Kbackfill.shellWord(at) + readerFlags()
+                    + " --to latest' backfills"
                     + " the " + String.format("%,d", behind) + " records behind"
                     + (lost > 0 ? "; " + String.format("%,d", lost) + " records below the log start are gone (retention)"
                     : ""));
@@ -177,7 +201,7 @@ final class InspectCommand implements Callable<Integer> {
             }
         }
         String fill = "kbackfill run --topic " + topic + " --from " + Kbackfill.shellWord(at) + " --to "
-                + Kbackfill.shellWord(then) + " --sink URL";
+                + Kbackfill.shellWord(then) + readerFlags() + " --sink URL";
         if (format == Format.table) {
             out.printf("%9s  %12s  %12s  %,12d  %,12d  %,12d%n", "total", "", "", gap, overlap, lost);
             out.println(gap > 0 ? "'" + fill + "' writes the " + String.format("%,d", gap) + " records neither read"
@@ -210,14 +234,48 @@ final class InspectCommand implements Callable<Integer> {
     private Log read(Bound.External... readers) {
         Map<String, Object> config = kafka.clientConfig();
         try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            if (topic == null) {
+                topic = onlyTopic(readers[0], source);
+            }
             TopicInfo info = source.describe(topic);
             java.util.List<ReaderPositions.Materialized> positions = new java.util.ArrayList<>();
             for (int i = 0; i < readers.length; i++) {
-                positions.add(ReaderPositions.resolve(i == 0 ? "--at" : "--then", readers[i], info, source));
+                positions.add(ReaderPositions.resolve(i == 0 ? "--at" : "--then", readers[i], info, source,
+                        readerSettings()));
             }
             return new Log(positions, source.logStartOffsets(topic, info.partitions()),
                     source.endOffsets(topic, info.partitions(), kafka.isolationLevel(config)));
         }
+    }
+
+    /** The one topic {@code reader} has positions on, for a command line that names none. */
+    private String onlyTopic(Bound.External reader, KafkaOffsetSource source) {
+        java.util.SortedSet<String> topics = ReaderPositions.topics(reader, source, readerSettings());
+        if (topics.size() == 1) {
+            return topics.first();
+        }
+        throw new RequestException(topics.isEmpty()
+                ? "'" + at + "' has no position on any topic: name the topic with --topic TOPIC"
+                : "'" + at + "' has positions on topics " + String.join(", ", topics) + ": name one with --topic TOPIC");
+    }
+
+    /** The options that reach the readers, as a command line that uses the same bounds needs them. */
+    private String readerFlags() {
+        StringBuilder flags = new StringBuilder();
+        if (readerOptions.connectUrl != null) {
+            flags.append(" --connect-url ").append(Kbackfill.shellWord(readerOptions.connectUrl));
+        }
+        if (readerOptions.checkpointProperties != null) {
+            readerOptions.checkpointProperties.forEach((k, v) -> flags.append(" --checkpoint-property ")
+                    .append(Kbackfill.shellWord(k + "=" + v)));
+        }
+        return flags.toString();
+    }
+
+    /** The reader settings, checked as a request's are. */
+    private Map<String, String> readerSettings() {
+        return dev.kbackfill.resolver.BackfillRequest.builder(topic == null ? "t" : topic).from("earliest").to("latest")
+                .readers(readerOptions.settings()).build().readers();
     }
 
     /** A reader's position as an offset: a fallback of earliest or latest is the log's start or end. */

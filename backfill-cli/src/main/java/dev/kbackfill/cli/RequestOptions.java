@@ -19,6 +19,10 @@ final class RequestOptions {
                     "2024-01-01, 2024-01-01T12:00:00Z,", "2024-01-01T12:00 (in --zone),",
                     "epoch millis (1704067200000), now-1d, -2h, -P1D,",
                     "Spark JSON {\"TOPIC\":{\"0\":23,\"1\":-2}},",
+                    "where another reader stands: checkpoint:PATH (a Spark query's last",
+                    "committed batch), checkpoint-start:PATH (where that query started),",
+                    "group:NAME[,earliest|latest|offset:N] (a consumer group, never joined),",
+                    "connect:NAME[,...] (a Kafka Connect sink),",
                     "or continue:FIRST (where the job's previous run ended; FIRST, any of these, for its first run)."})
     String from;
 
@@ -39,9 +43,12 @@ final class RequestOptions {
                     + "with a note, instead of failing.")
     boolean allowDataLoss;
 
+    @picocli.CommandLine.Mixin
+    ReaderOptions readers;
+
     /** Whether any of the request options was given (they cannot be combined with a plan file). */
     boolean given() {
-        return topic != null || from != null || to != null || partitions != null;
+        return topic != null || from != null || to != null || partitions != null || readers.given();
     }
 
     /** Parses the options into a request; a bad value is a {@code RequestException} (exit 2). */
@@ -51,7 +58,7 @@ final class RequestOptions {
         }
         ZoneId zoneId = BoundParser.parseZone(zone);
         BackfillRequest.Builder builder = BackfillRequest.builder(topic).from(from).to(to).zone(zoneId)
-                .isolationLevel(isolationLevel).allowDataLoss(allowDataLoss);
+                .isolationLevel(isolationLevel).allowDataLoss(allowDataLoss).readers(readers.settings());
         if (partitions != null) {
             builder.partitions(PartitionFilter.parse(partitions));
         }

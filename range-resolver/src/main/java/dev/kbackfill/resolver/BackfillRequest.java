@@ -3,6 +3,7 @@ package dev.kbackfill.resolver;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.SortedSet;
@@ -26,10 +27,20 @@ import org.apache.kafka.common.IsolationLevel;
  *                       {@code READ_COMMITTED}
  * @param allowDataLoss  whether a range that starts below the log start is clamped (with a note) instead of
  *                       rejected with a {@link DataLossException}
+ * @param readers        how to reach the readers a bound names ({@code checkpoint:}, {@code connect:}): {@value
+ *                       #CONNECT_URL} for a Kafka Connect worker's REST API, and a checkpoint filesystem's settings
+ *                       ({@code fs.s3a.endpoint}); never credentials, which come from the environment
  */
 public record BackfillRequest(String topic, String fromText, String toText, Bound from, Bound to, ZoneId zone,
                               Optional<SortedSet<Integer>> partitions, IsolationLevel isolationLevel,
-                              boolean allowDataLoss) {
+                              boolean allowDataLoss, Map<String, String> readers) {
+
+    /** The reader setting naming a Kafka Connect worker's REST API, for {@code connect:NAME} bounds. */
+    public static final String CONNECT_URL = "connect.url";
+
+    /** Setting names that hold credentials: they never become part of a request, a plan or a job. */
+    private static final Pattern SECRET_KEY = Pattern.compile(
+            "(?i)(secret|password|token|jaas|session|access\\.key|credential(?!s?\\.provider))");
 
     private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
 
@@ -41,6 +52,14 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         Objects.requireNonNull(partitions, "partitions");
         Objects.requireNonNull(isolationLevel, "isolationLevel");
         partitions = partitions.map(java.util.Collections::unmodifiableSortedSet);
+        readers = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(readers));
+    }
+
+    /** A request without reader settings. */
+    public BackfillRequest(String topic, String fromText, String toText, Bound from, Bound to, ZoneId zone,
+                           Optional<SortedSet<Integer>> partitions, IsolationLevel isolationLevel,
+                           boolean allowDataLoss) {
+        this(topic, fromText, toText, from, to, zone, partitions, isolationLevel, allowDataLoss, Map.of());
     }
 
     public static Builder builder(String topic) {
@@ -49,11 +68,13 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
 
     /** The same request from another bound (the text as given stays: it names the request). */
     public BackfillRequest withFrom(Bound bound) {
-        return new BackfillRequest(topic, fromText, toText, bound, to, zone, partitions, isolationLevel, allowDataLoss);
+        return new BackfillRequest(topic, fromText, toText, bound, to, zone, partitions, isolationLevel, allowDataLoss,
+                readers);
     }
 
     public BackfillRequest withTo(Bound bound) {
-        return new BackfillRequest(topic, fromText, toText, from, bound, zone, partitions, isolationLevel, allowDataLoss);
+        return new BackfillRequest(topic, fromText, toText, from, bound, zone, partitions, isolationLevel, allowDataLoss,
+                readers);
     }
 
     /** Whether resolving the same request later can give a different plan ({@code latest}, relative times). */
@@ -90,6 +111,32 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         }
     }
 
+    private static void checkReaderSetting(String key, String value) {
+        if (SECRET_KEY.matcher(key).find()) {
+            throw new RequestException("invalid --checkpoint-property '" + key + "': it looks like a credential, which "
+                    + "is never stored with a plan or a job; give it in the environment (AWS_ACCESS_KEY_ID, "
+                    + "AWS_SECRET_ACCESS_KEY, AWS's default chain)");
+        }
+        if (key.equals(CONNECT_URL)) {
+            java.net.URI uri;
+            try {
+                uri = new java.net.URI(value);
+            } catch (java.net.URISyntaxException e) {
+                uri = null;
+            }
+            if (uri == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+                    || uri.getHost() == null) {
+                throw new RequestException("invalid --connect-url '" + value + "': expected a Kafka Connect worker's "
+                        + "REST address, http://HOST:PORT or https://HOST:PORT");
+            }
+            if (uri.getUserInfo() != null) {
+                throw new RequestException("invalid --connect-url '" + uri.getScheme() + "://***@" + uri.getHost()
+                        + "': credentials in the URL would be stored with the plan; kbackfill reads Connect's REST "
+                        + "API without authentication");
+            }
+        }
+    }
+
     private void checkJsonTopic(String option, Bound bound) {
         if (bound instanceof Bound.PerPartition p && !p.topic().equals(topic)) {
             throw new RequestException(option + " names topic '" + p.topic() + "' but --topic is '" + topic
@@ -106,6 +153,7 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         private SortedSet<Integer> partitions;
         private IsolationLevel isolationLevel = IsolationLevel.READ_COMMITTED;
         private boolean allowDataLoss;
+        private Map<String, String> readers = Map.of();
 
         private Builder(String topic) {
             this.topic = topic;
@@ -148,6 +196,16 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         }
 
         /**
+         * How to reach the readers a bound names: {@value #CONNECT_URL} (a Kafka Connect worker's REST API, e.g.
+         * {@code http://connect:8083}) and the settings of a checkpoint's filesystem ({@code fs.s3a.endpoint}).
+         * Credentials are refused: they come from the environment (AWS's default chain).
+         */
+        public Builder readers(Map<String, String> settings) {
+            this.readers = Map.copyOf(settings);
+            return this;
+        }
+
+        /**
          * Parses and checks the request.
          *
          * @throws RequestException naming the bad value and the accepted forms
@@ -181,8 +239,9 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
             if (partitions != null && partitions.isEmpty()) {
                 throw new RequestException("invalid --partitions: the set is empty");
             }
+            readers.forEach(BackfillRequest::checkReaderSetting);
             return new BackfillRequest(topic, fromText.strip(), toText.strip(), from, to, zone,
-                    Optional.ofNullable(partitions), isolationLevel, allowDataLoss);
+                    Optional.ofNullable(partitions), isolationLevel, allowDataLoss, readers);
         }
     }
 }

@@ -151,6 +151,18 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
     }
 
     @Override
+    public java.util.SortedSet<String> committedTopics(String group) {
+        java.util.SortedSet<String> topics = new java.util.TreeSet<>();
+        get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata(), "list the offsets of group " + group)
+                .forEach((tp, om) -> {
+                    if (om != null && om.offset() >= 0) {
+                        topics.add(tp.topic());
+                    }
+                });
+        return topics;
+    }
+
+    @Override
     public Map<Integer, Long> endOffsets(String topic, Set<Integer> partitions, IsolationLevel isolationLevel) {
         return listOffsets(topic, partitions, OffsetSpec.latest(), isolationLevel, "end")
                 .entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));

@@ -94,6 +94,15 @@ public interface OffsetSource {
         throw new RequestException("this offset source cannot read consumer groups");
     }
 
+    /**
+     * The topics consumer group {@code group} has committed offsets on, listed without joining it.
+     *
+     * @throws RequestException where this source cannot read groups
+     */
+    default java.util.SortedSet<String> committedTopics(String group) {
+        throw new RequestException("this offset source cannot read consumer groups");
+    }
+
     /** An offset and the timestamp of the record at it. */
     record TimestampedOffset(long offset, Instant timestamp) {
     }

@@ -44,6 +44,10 @@ final class PlanJson {
         }
         request.put("isolationLevel", r.isolationLevel().name().toLowerCase(java.util.Locale.ROOT));
         request.put("allowDataLoss", r.allowDataLoss());
+        if (!r.readers().isEmpty()) {
+            ObjectNode readers = request.putObject("readers");
+            r.readers().forEach(readers::put);
+        }
         root.put("resolvedAt", plan.resolvedAt().toString());
         plan.fromTime().ifPresent(t -> root.put("fromTime", t.toString()));
         plan.toTime().ifPresent(t -> root.put("toTime", t.toString()));
@@ -96,6 +100,11 @@ final class PlanJson {
                 TreeSet<Integer> ps = new TreeSet<>();
                 r.get("partitions").forEach(n -> ps.add(n.intValue()));
                 b.partitions(ps);
+            }
+            if (r.has("readers")) {
+                java.util.Map<String, String> readers = new java.util.TreeMap<>();
+                r.get("readers").fields().forEachRemaining(e -> readers.put(e.getKey(), e.getValue().asText()));
+                b.readers(readers);
             }
             List<PartitionRange> ranges = new ArrayList<>();
             for (JsonNode p : required(root, "partitions")) {

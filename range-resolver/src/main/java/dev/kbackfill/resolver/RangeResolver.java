@@ -73,12 +73,14 @@ public final class RangeResolver {
         List<ReaderPositions.Materialized> read = new ArrayList<>();
         BackfillRequest r = request;
         if (request.from() instanceof Bound.External from) {
-            ReaderPositions.Materialized m = ReaderPositions.resolve("--from", from, topic, source);
+            ReaderPositions.Materialized m = ReaderPositions.resolve("--from", from, topic, source,
+                    request.readers());
             read.add(m);
             r = r.withFrom(m.bound());
         }
         if (request.to() instanceof Bound.External to) {
-            ReaderPositions.Materialized m = ReaderPositions.resolve("--to", to, topic, source);
+            ReaderPositions.Materialized m = ReaderPositions.resolve("--to", to, topic, source,
+                    request.readers());
             read.add(m);
             r = r.withTo(m.bound());
         }

@@ -1,6 +1,5 @@
 package dev.kbackfill.resolver;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -31,13 +30,23 @@ public final class ReaderPositions {
      *                          committed offsets for partitions that have no fallback
      */
     public static Materialized resolve(String option, Bound.External b, TopicInfo topic, OffsetSource source) {
+        return resolve(option, b, topic, source, java.util.Map.of());
+    }
+
+    /**
+     * As {@link #resolve(String, Bound.External, TopicInfo, OffsetSource)}, reaching the reader with {@code settings}
+     * (a request's {@link BackfillRequest#readers()}): a checkpoint's filesystem settings, a Kafka Connect worker's
+     * REST address ({@value BackfillRequest#CONNECT_URL}).
+     */
+    public static Materialized resolve(String option, Bound.External b, TopicInfo topic, OffsetSource source,
+                                       Map<String, String> settings) {
         String name = topic.topic();
         SortedMap<Integer, Long> offsets;
         List<String> said = new ArrayList<>();
         String origin;
         switch (b.kind()) {
             case CHECKPOINT, CHECKPOINT_START -> {
-                SparkCheckpoint checkpoint = new SparkCheckpoint(Path.of(b.ref().replaceFirst("^file:(//)?", "")));
+                SparkCheckpoint checkpoint = new SparkCheckpoint(CheckpointFiles.open(b.ref(), settings));
                 SparkCheckpoint.Positions p = b.kind() == Bound.External.Kind.CHECKPOINT ? checkpoint.stopped(name)
                         : checkpoint.started(name);
                 offsets = p.offsets();
@@ -45,20 +54,35 @@ public final class ReaderPositions {
                 origin = b.kind() == Bound.External.Kind.CHECKPOINT ? "where the checkpoint's query stopped"
                         : "where the checkpoint's query started";
             }
-            case GROUP, CONNECT -> {
-                String group = b.kind() == Bound.External.Kind.GROUP ? b.ref() : "connect-" + b.ref();
+            case CONNECT -> {
+                String url = settings.get(BackfillRequest.CONNECT_URL);
+                if (url != null) {
+                    offsets = ConnectOffsets.of(url, b.ref(), name);
+                    origin = "Kafka Connect sink " + b.ref() + "'s committed offset";
+                    said.add("read from Kafka Connect at " + url + " (GET /connectors/" + b.ref() + "/offsets): "
+                            + "the connector and its group are unchanged");
+                    requireSome(option, b, offsets, "Kafka Connect sink " + b.ref() + " has no committed offset on "
+                            + "topic " + name + " (a connector of other topics, or one that committed nothing yet)");
+                } else {
+                    String group = "connect-" + b.ref();
+                    offsets = new TreeMap<>(source.committedOffsets(group, name));
+                    origin = "group " + group + "'s committed offset";
+                    said.add("Kafka Connect sink " + b.ref() + " commits in group " + group + " (unless its "
+                            + "consumer.override.group.id names another: then use group:THAT, or --connect-url to "
+                            + "ask the worker)");
+                    requireSome(option, b, offsets, "group " + group + " has no committed offset on topic " + name
+                            + " (a misspelt name, a group that never committed, or offsets expired after "
+                            + "offsets.retention.minutes)");
+                    said.add("read from group " + group + " without joining it: its offsets and members are unchanged");
+                }
+            }
+            case GROUP -> {
+                String group = b.ref();
                 offsets = new TreeMap<>(source.committedOffsets(group, name));
                 origin = "group " + group + "'s committed offset";
-                if (b.kind() == Bound.External.Kind.CONNECT) {
-                    said.add("Kafka Connect sink " + b.ref() + " commits in group " + group + " (unless its "
-                            + "consumer.override.group.id names another: then use group:THAT)");
-                }
-                if (offsets.isEmpty() && b.fallback().isEmpty()) {
-                    throw new RequestException("invalid " + option + " '" + b.kind().prefix + ":" + b.ref() + "': group "
-                            + group + " has no committed offset on topic " + name + " (a misspelt name, a group that "
-                            + "never committed, or offsets expired after offsets.retention.minutes); give the bound of "
-                            + "partitions without one, e.g. " + b.kind().prefix + ":" + b.ref() + ",earliest");
-                }
+                requireSome(option, b, offsets, "group " + group + " has no committed offset on topic " + name
+                        + " (a misspelt name, a group that never committed, or offsets expired after "
+                        + "offsets.retention.minutes)");
                 said.add("read from group " + group + " without joining it: its offsets and members are unchanged");
             }
             default -> throw new IllegalStateException(b.kind().toString());
@@ -100,6 +124,29 @@ public final class ReaderPositions {
                     + PartitionFilter.format(gone) + " that topic " + name + " no longer has were left out"));
         }
         return new Materialized(new Bound.PerPartition(name, positions), partitionNotes, notes);
+    }
+
+    /**
+     * The topics the reader {@code b} has positions on: a checkpoint's query's topics, a group's or a Connect sink's
+     * committed topics. For a command that names no topic: one is what it is about.
+     */
+    public static java.util.SortedSet<String> topics(Bound.External b, OffsetSource source,
+                                                     Map<String, String> settings) {
+        return switch (b.kind()) {
+            case CHECKPOINT, CHECKPOINT_START -> new SparkCheckpoint(CheckpointFiles.open(b.ref(), settings)).topics();
+            case GROUP -> source.committedTopics(b.ref());
+            case CONNECT -> settings.containsKey(BackfillRequest.CONNECT_URL)
+                    ? ConnectOffsets.topics(settings.get(BackfillRequest.CONNECT_URL), b.ref())
+                    : source.committedTopics("connect-" + b.ref());
+        };
+    }
+
+    private static void requireSome(String option, Bound.External b, Map<Integer, Long> offsets, String why) {
+        if (offsets.isEmpty() && b.fallback().isEmpty()) {
+            throw new RequestException("invalid " + option + " '" + b.kind().prefix + ":" + b.ref() + "': " + why
+                    + "; give the bound of partitions without one, e.g. " + b.kind().prefix + ":" + b.ref()
+                    + ",earliest");
+        }
     }
 
     private static String describe(Bound b) {

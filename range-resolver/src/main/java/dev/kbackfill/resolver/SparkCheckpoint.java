@@ -2,8 +2,6 @@ package dev.kbackfill.resolver;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -13,7 +11,6 @@ import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -48,10 +45,17 @@ public final class SparkCheckpoint {
     public record Positions(SortedMap<Integer, Long> offsets, List<String> notes) {
     }
 
-    private final Path dir;
+    private final CheckpointFiles files;
+    private final String dir;
 
     public SparkCheckpoint(Path dir) {
-        this.dir = dir;
+        this(new CheckpointFiles.Local(dir.toString(), dir));
+    }
+
+    /** The checkpoint whose files {@code files} reads (a local directory, an object store). */
+    public SparkCheckpoint(CheckpointFiles files) {
+        this.files = files;
+        this.dir = files.location();
     }
 
     /**
@@ -81,7 +85,7 @@ public final class SparkCheckpoint {
         }
         List<String> notes = new ArrayList<>();
         String query = queryId().map(id -> "query " + id).orElse("the query");
-        List<Map<String, SortedMap<Integer, Long>>> sources = sources(dir.resolve("offsets").resolve(Long.toString(last)));
+        List<Map<String, SortedMap<Integer, Long>>> sources = sources("offsets/" + last);
         SortedMap<Integer, Long> offsets = topicOf(sources, topic, "offsets/" + last);
         notes.add("the end of batch " + last + ", the last that " + query + " of checkpoint " + dir + " committed; "
                 + "restarted on this checkpoint, the query resumes from its offsets and ignores startingOffsets");
@@ -108,43 +112,88 @@ public final class SparkCheckpoint {
      * @throws RequestException when no source of the checkpoint read {@code topic}
      */
     public Positions started(String topic) {
-        Path sources = dir.resolve("sources");
         List<String> seen = new ArrayList<>();
-        try (Stream<Path> list = Files.list(sources)) {
-            for (Path source : list.sorted().toList()) {
-                Path initial = source.resolve("0");
-                if (!Files.isRegularFile(initial)) {
+        try {
+            if (!files.exists()) {
+                throw new RequestException("invalid checkpoint '" + dir + "': no such directory");
+            }
+            List<String> sources = files.list("sources");
+            if (sources.isEmpty()) {
+                throw new RequestException("invalid checkpoint '" + dir + "': no sources/ directory (expected a Spark "
+                        + "Structured Streaming checkpoint directory with a Kafka source)");
+            }
+            for (String source : sources) {
+                Optional<byte[]> initial = files.read("sources/" + source + "/0");
+                if (initial.isEmpty()) {
                     continue;
                 }
-                String text = new String(Files.readAllBytes(initial), StandardCharsets.UTF_8);
+                String text = new String(initial.get(), StandardCharsets.UTF_8);
                 int json = text.indexOf('{');
                 if (json < 0) {
                     continue;
                 }
-                Map<String, SortedMap<Integer, Long>> offsets = parseOffsets(text.substring(json), "sources/"
-                        + source.getFileName() + "/0");
+                Map<String, SortedMap<Integer, Long>> offsets;
+                try {
+                    offsets = parseOffsets(text.substring(json), "sources/" + source + "/0");
+                } catch (RequestException e) {
+                    continue; // another kind of source (files, rate): its initial offset is no topic's
+                }
                 if (offsets.containsKey(topic)) {
                     List<String> notes = new ArrayList<>();
                     notes.add("where " + queryId().map(id -> "query " + id).orElse("the query") + " of checkpoint "
-                            + dir + " started (sources/" + source.getFileName() + "/0, written when it first ran)");
+                            + dir + " started (sources/" + source + "/0, written when it first ran)");
                     return new Positions(offsets.get(topic), notes);
                 }
                 seen.addAll(offsets.keySet());
             }
-        } catch (NoSuchFileException e) {
-            throw new RequestException("invalid checkpoint '" + dir + "': no sources/ directory (expected a Spark "
-                    + "Structured Streaming checkpoint directory with a Kafka source)");
         } catch (IOException e) {
             throw new RequestException("cannot read checkpoint '" + dir + "': " + e.getMessage());
         }
         throw new RequestException("checkpoint '" + dir + "' has no Kafka source that started on topic " + topic
-                + (seen.isEmpty() ? "" : " (its sources started on " + String.join(", ", new TreeSet<>(seen)) + ")"));
+                + (seen.isEmpty() ? " (none of its sources is a Kafka source)"
+                : " (its sources started on " + String.join(", ", new TreeSet<>(seen)) + ")"));
+    }
+
+    /**
+     * The topics the query read: those of its newest offsets/N, or where there is none yet, those its Kafka sources
+     * started on.
+     */
+    public java.util.SortedSet<String> topics() {
+        java.util.SortedSet<String> topics = new TreeSet<>();
+        TreeSet<Long> planned = batches("offsets");
+        if (!planned.isEmpty()) {
+            sources("offsets/" + planned.last()).forEach(s -> {
+                if (s != null) {
+                    topics.addAll(s.keySet());
+                }
+            });
+            return topics;
+        }
+        try {
+            for (String source : files.list("sources")) {
+                Optional<byte[]> initial = files.read("sources/" + source + "/0");
+                String text = initial.map(b -> new String(b, StandardCharsets.UTF_8)).orElse("");
+                if (text.indexOf('{') >= 0) {
+                    try {
+                        topics.addAll(parseOffsets(text.substring(text.indexOf('{')), "sources/" + source).keySet());
+                    } catch (RequestException e) {
+                        // not a Kafka source
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new RequestException("cannot read checkpoint '" + dir + "': " + e.getMessage());
+        }
+        return topics;
     }
 
     private Optional<String> queryId() {
         try {
-            return Optional.of(JSON.readTree(Files.readString(dir.resolve("metadata"))).path("id").asText())
-                    .filter(s -> !s.isEmpty());
+            Optional<byte[]> metadata = files.read("metadata");
+            if (metadata.isEmpty()) {
+                return Optional.empty();
+            }
+            return Optional.of(JSON.readTree(metadata.get()).path("id").asText()).filter(s -> !s.isEmpty());
         } catch (IOException e) {
             return Optional.empty();
         }
@@ -152,16 +201,11 @@ public final class SparkCheckpoint {
 
     private TreeSet<Long> batches(String log) {
         TreeSet<Long> batches = new TreeSet<>();
-        Path d = dir.resolve(log);
-        if (!Files.isDirectory(d)) {
-            if (log.equals("offsets") && !Files.isDirectory(dir)) {
+        try {
+            if (log.equals("offsets") && !files.exists()) {
                 throw new RequestException("invalid checkpoint '" + dir + "': no such directory");
             }
-            return batches;
-        }
-        try (Stream<Path> list = Files.list(d)) {
-            list.map(f -> f.getFileName().toString()).filter(n -> n.matches("\\d+"))
-                    .forEach(n -> batches.add(Long.parseLong(n)));
+            files.list(log).stream().filter(n -> n.matches("\\d+")).forEach(n -> batches.add(Long.parseLong(n)));
         } catch (IOException e) {
             throw new RequestException("cannot read checkpoint '" + dir + "': " + e.getMessage());
         }
@@ -169,16 +213,17 @@ public final class SparkCheckpoint {
     }
 
     /** The sources' offsets of one offsets/N file, in plan order ({@code null} for a source without any). */
-    private List<Map<String, SortedMap<Integer, Long>>> sources(Path file) {
+    private List<Map<String, SortedMap<Integer, Long>>> sources(String file) {
         List<String> lines;
         try {
-            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+            lines = files.read(file).map(b -> new String(b, StandardCharsets.UTF_8).lines().toList())
+                    .orElseThrow(() -> new IOException("no such file"));
         } catch (IOException e) {
-            throw new RequestException("cannot read checkpoint file " + file + ": " + e.getMessage());
+            throw new RequestException("cannot read checkpoint file " + dir + "/" + file + ": " + e.getMessage());
         }
         if (lines.isEmpty() || !lines.get(0).strip().matches("v\\d+")) {
-            throw new RequestException("checkpoint file " + file + " does not start with a version line (v1): not a "
-                    + "Spark offsets log");
+            throw new RequestException("checkpoint file " + dir + "/" + file + " does not start with a version line "
+                    + "(v1): not a Spark offsets log");
         }
         List<Map<String, SortedMap<Integer, Long>>> sources = new ArrayList<>();
         for (String line : lines.subList(Math.min(2, lines.size()), lines.size())) {
@@ -189,7 +234,7 @@ public final class SparkCheckpoint {
                 continue;
             }
             try {
-                sources.add(parseOffsets(l.substring(json), file.toString()));
+                sources.add(parseOffsets(l.substring(json), file));
             } catch (RequestException e) {
                 sources.add(null); // another kind of source's offset (files, rate)
             }
@@ -209,7 +254,8 @@ public final class SparkCheckpoint {
             }
         }
         throw new RequestException("checkpoint '" + dir + "' (" + file + ") holds no offsets of topic " + topic
-                + (seen.isEmpty() ? "" : ": its query reads " + String.join(", ", new TreeSet<>(seen))));
+                + (seen.isEmpty() ? ": none of its query's sources is a Kafka source"
+                : ": its query reads " + String.join(", ", new TreeSet<>(seen))));
     }
 
     private static List<String> otherTopics(List<Map<String, SortedMap<Integer, Long>>> sources, String topic) {

@@ -178,4 +178,69 @@ class ReaderPositionsTest {
                 .isInstanceOf(RequestException.class).hasMessageContaining("earliest, latest or offset:N");
         assertThat(List.of(plan.request().from())).first().isInstanceOf(Bound.External.class);
     }
+
+    @Test
+    void aCheckpointIsReadThroughItsFilesWhereverTheyAreAndTheTopicsItReadAreKnown() throws Exception {
+        Path c = checkpoint();
+        // a file: URI reads the same directory
+        Plan uri = plan("checkpoint:" + c.toUri(), "latest");
+        assertThat(uri.partitions()).extracting(PartitionRange::start).containsExactly(25L, 33L, 45L);
+        // the same files behind another storage (an object store's, here a map): the same bound
+        Map<String, byte[]> objects = new java.util.TreeMap<>();
+        try (var files = Files.walk(c)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                objects.put(c.relativize(f).toString().replace('\\', '/'), Files.readAllBytes(f));
+            }
+        }
+        CheckpointFiles store = new CheckpointFiles() {
+            @Override
+            public String location() {
+                return "mem://query";
+            }
+
+            @Override
+            public boolean exists() {
+                return true;
+            }
+
+            @Override
+            public List<String> list(String d) {
+                return objects.keySet().stream().filter(k -> k.startsWith(d + "/"))
+                        .map(k -> k.substring(d.length() + 1).split("/")[0]).distinct().sorted().toList();
+            }
+
+            @Override
+            public java.util.Optional<byte[]> read(String f) {
+                return java.util.Optional.ofNullable(objects.get(f));
+            }
+        };
+        SparkCheckpoint stored = new SparkCheckpoint(store);
+        assertThat(stored.stopped("orders").offsets()).isEqualTo(new SparkCheckpoint(c).stopped("orders").offsets());
+        assertThat(stored.started("orders").offsets()).containsExactly(Map.entry(0, 5L), Map.entry(1, 0L),
+                Map.entry(2, 7L));
+        assertThat(stored.topics()).containsExactly("orders");
+        // a scheme no storage on the classpath serves is bad input, named
+        assertThatThrownBy(() -> plan("checkpoint:nosuch://bucket/chk", "latest"))
+                .isInstanceOf(RequestException.class)
+                .hasMessage("invalid checkpoint location 'nosuch://bucket/chk': no filesystem for the scheme "
+                        + "'nosuch:' here; expected a local path, file:, or s3a://, s3:// and hdfs:// with kbackfill's "
+                        + "lake sinks on the classpath");
+    }
+
+    @Test
+    void readerSettingsTravelWithThePlanAndNeverHoldCredentials() {
+        BackfillRequest request = BackfillRequest.builder("orders").from("connect:orders-jdbc").to("latest")
+                .readers(Map.of("connect.url", "http://connect:8083", "fs.s3a.endpoint", "http://s3:9000")).build();
+        topic.groups.put("connect-orders-jdbc", Map.of(0, 1L, 1, 2L, 2, 3L));
+        Plan plan = new RangeResolver(topic, Clock.fixed(NOW, ZoneOffset.UTC)).resolve(
+                BackfillRequest.builder("orders").from("earliest").to("latest").readers(request.readers()).build());
+        assertThat(Plan.fromJson(plan.toJson()).request().readers()).isEqualTo(request.readers());
+        assertThatThrownBy(() -> BackfillRequest.builder("orders").from("earliest").to("latest")
+                .readers(Map.of("fs.s3a.secret.key", "x")).build()).isInstanceOf(RequestException.class)
+                .hasMessageStartingWith("invalid --checkpoint-property 'fs.s3a.secret.key': it looks like a credential");
+        assertThatThrownBy(() -> BackfillRequest.builder("orders").from("earliest").to("latest")
+                .readers(Map.of("connect.url", "http://admin:pw@connect:8083")).build())
+                .isInstanceOf(RequestException.class).hasMessageNotContaining("pw")
+                .hasMessageContaining("credentials in the URL");
+    }
 }
