@@ -218,6 +218,26 @@ class PlanCommandIT {
                 .containsPattern("(?m)^ +total +2 +2 +0$")
                 .contains("'kbackfill run --topic cli-orders --from group:cli-old --to group:cli-new --sink URL' writes "
                         + "the 2 records neither read").contains("2 records were read by both");
+        // the same as arguments, the topic taken from the group's offsets: it has them on cli-orders only
+        CliRun positional = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "group:cli-old",
+                "group:cli-new");
+        assertThat(positional.exitCode()).as(positional.err()).isZero();
+        assertThat(positional.out()).isEqualTo(r.out());
+        try (var admin = kafka.admin()) {
+            kafka.createTopic("cli-orders-two", 1, Map.of());
+            admin.alterConsumerGroupOffsets("cli-two", Map.of(
+                    new TopicPartition("cli-orders", 0), new org.apache.kafka.clients.consumer.OffsetAndMetadata(0),
+                    new TopicPartition("cli-orders-two", 0), new org.apache.kafka.clients.consumer.OffsetAndMetadata(0)))
+                    .all().get();
+        }
+        CliRun two = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "group:cli-two");
+        assertThat(two.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(two.err().strip()).isEqualTo("kbackfill inspect: 'group:cli-two' has positions on topics cli-orders, "
+                + "cli-orders-two: name one with --topic TOPIC");
+        CliRun both = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "group:cli-old", "--at",
+                "group:cli-new");
+        assertThat(both.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(both.err()).contains("not both");
         CliRun plan = plan("--topic", "cli-orders", "--from", "group:cli-old", "--to", "group:cli-new", "--format",
                 "json");
         assertThat(plan.exitCode()).as(plan.err()).isZero();

@@ -274,9 +274,15 @@ class SparkInteropIT {
     }
 
     private static Ran run(List<String> args) throws Exception {
+        return run(Map.of(), args);
+    }
+
+    private static Ran run(Map<String, String> env, List<String> args) throws Exception {
         List<String> command = new ArrayList<>(List.of(ROOT.resolve("bin/kbackfill").toString()));
         command.addAll(args);
-        Process p = new ProcessBuilder(command).start();
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().putAll(env);
+        Process p = builder.start();
         java.util.concurrent.CompletableFuture<String> err = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
             try {
                 return new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -405,6 +411,25 @@ class SparkInteropIT {
         assertThat(start.exit()).as(start.err()).isZero();
         assertThat(offsets(start.out())).isEqualTo(350);
 
+        // the same checkpoint in an object store: read through the S3 API with the settings a lake sink takes
+        dev.kbackfill.testservices.SharedS3 s3 = dev.kbackfill.testservices.SharedS3.standard();
+        String bucket = s3.newBucket();
+        s3.putTree(bucket, "chk/query", checkpoint);
+        List<String> onS3 = new ArrayList<>(List.of("plan", "--topic", "spark-stream", "--from",
+                "checkpoint:s3a://" + bucket + "/chk/query", "--to", "latest", "--format", "json",
+                "--bootstrap-server", bootstrap));
+        s3.s3aEndpointSettings().forEach((k, v) -> onS3.addAll(List.of("--checkpoint-property", k + "=" + v)));
+        Map<String, String> credentials = Map.of("AWS_ACCESS_KEY_ID", dev.kbackfill.testservices.SharedS3.ACCESS_KEY,
+                "AWS_SECRET_ACCESS_KEY", dev.kbackfill.testservices.SharedS3.SECRET_KEY);
+        Ran s3Plan = run(credentials, onS3);
+        assertThat(s3Plan.exit()).as(s3Plan.err()).isZero();
+        assertThat(offsets(s3Plan.out())).isEqualTo(50);
+        assertThat(s3Plan.err()).contains("of checkpoint s3a://" + bucket + "/chk/query");
+        Ran s3Missing = run(credentials, onS3.stream().map(a -> a.replace("/chk/query", "/chk/nothing")).toList());
+        assertThat(s3Missing.exit()).as(s3Missing.err()).isEqualTo(2);
+        assertThat(s3Missing.err().strip()).isEqualTo("kbackfill plan: invalid checkpoint 's3a://" + bucket
+                + "/chk/nothing': no such directory");
+
         // the checkpoint lost: a new query on a new location begins fresh at latest; what neither read is one plan,
         // and a run over it writes exactly those keys
         Path restarted = Files.createTempDirectory("kbackfill-checkpoint").resolve("latest");
@@ -451,6 +476,94 @@ class SparkInteropIT {
         assertThat(uncommitted.exit()).as(uncommitted.err()).isZero();
         assertThat(offsets(uncommitted.out())).isGreaterThan(50);
         assertThat(uncommitted.err()).contains("was planned").contains("but not committed");
+    }
+
+    @Test
+    @Order(12)
+    void aCheckpointSaysWhatElseItsQueryReadWhatItPurgedAndWhichPartitionsItNeverKnew() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic("spark-two-a", 2, (short) 1), new NewTopic("spark-two-b", 1,
+                    (short) 1))).all().get();
+        }
+        produce("spark-two-a", 0, 100);
+        produce1("spark-two-b", 40);
+        // one query over two topics, ten records a batch, and only the last two batches kept
+        Path checkpoint = Files.createTempDirectory("kbackfill-checkpoint").resolve("two");
+        spark.conf().set("spark.sql.streaming.minBatchesToRetain", "2");
+        try {
+            spark.readStream().format("kafka").option("kafka.bootstrap.servers", bootstrap)
+                    .option("subscribe", "spark-two-a,spark-two-b").option("startingOffsets", "earliest")
+                    .option("maxOffsetsPerTrigger", "10").load().writeStream().format("memory").queryName("two_seen")
+                    .option("checkpointLocation", checkpoint.toString())
+                    .trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).start().awaitTermination();
+        } finally {
+            spark.conf().unset("spark.sql.streaming.minBatchesToRetain");
+        }
+        assertThat(spark.sql("SELECT count(*) FROM two_seen").first().getLong(0)).isEqualTo(140);
+        try (java.util.stream.Stream<Path> kept = Files.list(checkpoint.resolve("offsets"))) {
+            assertThat(kept.count()).as("Spark purged old batches").isLessThan(14);
+        }
+        // a partition added after the query last planned a batch: Spark reads it from earliest, and so does the plan
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createPartitions(Map.of("spark-two-a", org.apache.kafka.clients.admin.NewPartitions.increaseTo(3)))
+                    .all().get();
+        }
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap, "acks",
+                "all"), new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < 7; i++) {
+                p.send(new ProducerRecord<>("spark-two-a", 2, "new" + i, "{\"n\":" + i + "}"));
+            }
+        }
+        Ran plan = run(List.of("plan", "--topic", "spark-two-a", "--from", "checkpoint:" + checkpoint, "--to",
+                "latest", "--format", "json", "--bootstrap-server", bootstrap));
+        assertThat(plan.exit()).as(plan.err()).isZero();
+        com.fasterxml.jackson.databind.JsonNode doc = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(plan.out());
+        assertThat(offsets(plan.out())).isEqualTo(7);
+        assertThat(doc.path("partitions").get(2).path("start").asLong()).isZero();
+        assertThat(plan.out()).contains("added since the query last planned a batch");
+        assertThat(plan.err()).contains("the query also reads spark-two-b").contains("were purged");
+        Ran other = run(List.of("plan", "--topic", "spark-two-b", "--from", "checkpoint:" + checkpoint, "--to",
+                "latest", "--format", "json", "--bootstrap-server", bootstrap));
+        assertThat(other.exit()).as(other.err()).isZero();
+        assertThat(offsets(other.out())).isZero();
+        assertThat(other.err()).contains("the query also reads spark-two-a");
+
+        // bad input, one line each and exit 2: a topic the checkpoint never read, a file source's checkpoint, no
+        // checkpoint at all
+        Ran never = run(List.of("plan", "--topic", "spark-stream", "--from", "checkpoint:" + checkpoint, "--to",
+                "latest", "--bootstrap-server", bootstrap));
+        assertThat(never.exit()).as(never.err()).isEqualTo(2);
+        assertThat(never.err().strip().lines()).as(never.err()).hasSize(1);
+        assertThat(never.err()).contains("holds no offsets of topic spark-stream: its query reads spark-two-a, "
+                + "spark-two-b");
+        Path texts = Files.createTempDirectory("kbackfill-texts");
+        Files.writeString(texts.resolve("a.txt"), "one\ntwo\n");
+        Path fileCheckpoint = Files.createTempDirectory("kbackfill-checkpoint").resolve("files");
+        spark.readStream().format("text").load(texts.toString()).writeStream().format("memory")
+                .queryName("files_seen").option("checkpointLocation", fileCheckpoint.toString())
+                .trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).start().awaitTermination();
+        for (String form : List.of("checkpoint:", "checkpoint-start:")) {
+            Ran files = run(List.of("plan", "--topic", "spark-two-a", "--from", form + fileCheckpoint, "--to",
+                    "latest", "--bootstrap-server", bootstrap));
+            assertThat(files.exit()).as(files.err()).isEqualTo(2);
+            assertThat(files.err().strip().lines()).as(files.err()).hasSize(1);
+            assertThat(files.err()).contains("Kafka source");
+        }
+        Ran none = run(List.of("plan", "--topic", "spark-two-a", "--from", "checkpoint:" + texts.resolve("nothing"),
+                "--to", "latest", "--bootstrap-server", bootstrap));
+        assertThat(none.exit()).as(none.err()).isEqualTo(2);
+        assertThat(none.err().strip()).isEqualTo("kbackfill plan: invalid checkpoint '" + texts.resolve("nothing")
+                + "': no such directory");
+    }
+
+    private static void produce1(String topic, int count) {
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap, "acks", "all"),
+                new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < count; i++) {
+                p.send(new ProducerRecord<>(topic, 0, "b" + i, "{\"n\":" + i + "}"));
+            }
+        }
     }
 
     /** A Structured Streaming query over spark-stream from {@code starting}, run until it has read what is there. */

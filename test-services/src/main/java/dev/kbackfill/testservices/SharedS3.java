@@ -71,6 +71,45 @@ public final class SharedS3 {
     }
 
     /**
+     * Uploads the files under {@code dir} into {@code bucket} under {@code prefix} through the S3 API (a PUT per file,
+     * signed with AWS signature version 2), as objects named by their relative paths: for files another program wrote
+     * locally, such as a Spark checkpoint.
+     */
+    public void putTree(String bucket, String prefix, Path dir) {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                String key = prefix + "/" + dir.relativize(f).toString().replace(java.io.File.separatorChar, '/');
+                String resource = "/" + bucket + "/" + key;
+                String date = java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
+                        java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC));
+                String type = "application/octet-stream";
+                javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA1");
+                mac.init(new javax.crypto.spec.SecretKeySpec(SECRET_KEY.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        "HmacSHA1"));
+                String signature = java.util.Base64.getEncoder().encodeToString(mac.doFinal(
+                        ("PUT\n\n" + type + "\n" + date + "\n" + resource).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest.newBuilder(
+                                java.net.URI.create(endpoint() + resource))
+                        .header("Date", date).header("Content-Type", type)
+                        .header("Authorization", "AWS " + ACCESS_KEY + ":" + signature)
+                        .PUT(java.net.http.HttpRequest.BodyPublishers.ofFile(f)).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() != 200) {
+                    throw new IllegalStateException("PUT " + resource + ": " + r.statusCode() + " " + r.body());
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
      * The Hadoop S3A settings that reach this server, credentials included: what a user puts in a
      * {@code --sink-command-config} file.
      */
