@@ -99,6 +99,11 @@ public final class SparkCheckpoint {
             notes.add("batches below " + planned.first() + " were purged from the checkpoint (minBatchesToRetain): "
                     + "only where the query stands is known, not how it got there");
         }
+        try {
+            notes.add("the query started at " + started(topic).offsets() + " (sources/N/0): checkpoint-start:" + dir);
+        } catch (RequestException e) {
+            // no initial offsets kept (a checkpoint copied without sources/): nothing to say about the start
+        }
         List<String> others = otherTopics(sources, topic);
         if (!others.isEmpty()) {
             notes.add("the query also reads " + String.join(", ", others) + ": this bound is about " + topic + " only");

@@ -88,7 +88,8 @@ class ReaderPositionsTest {
         assertThat(plan.notes()).extracting(Note::message)
                 .anyMatch(m -> m.contains("the end of batch 4, the last that query 6f0f3a54-query"))
                 .anyMatch(m -> m.contains("batch 5 was planned (offsets/5) but not committed"))
-                .anyMatch(m -> m.contains("batches below 3 were purged"));
+                .anyMatch(m -> m.contains("batches below 3 were purged"))
+                .anyMatch(m -> m.contains("the query started at {0=5, 1=0, 2=7} (sources/N/0): checkpoint-start:" + c));
         assertThat(plan.request().fromText()).isEqualTo("checkpoint:" + c);
     }
 
