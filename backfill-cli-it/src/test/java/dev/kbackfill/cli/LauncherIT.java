@@ -36,7 +36,8 @@ class LauncherIT {
     @BeforeAll
     static void broker() {
         assertThat(LAUNCHER).isExecutable();
-        assertThat(Path.of("target", "kbackfill.jar")).as("run after 'package'").exists();
+        assertThat(Path.of("..", "backfill-cli", "target", "kbackfill.jar")).as("run after backfill-cli's package")
+                .exists();
         kafka = SharedKafka.get();
     }
 
