@@ -103,6 +103,10 @@ final class VerifyCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --samples '" + samples
                     + "': expected a whole number >= 0");
         }
+        if (job == null && planFile == null) {
+            // bad bounds first: before any cluster (the default one included) is named
+            request.toRequest(org.apache.kafka.common.IsolationLevel.READ_COMMITTED);
+        }
         Map<String, Object> config = kafka.clientConfig();
         Optional<JobState> stored = Optional.empty();
         Plan plan;

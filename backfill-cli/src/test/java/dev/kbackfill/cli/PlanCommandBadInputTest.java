@@ -50,6 +50,22 @@ class PlanCommandBadInputTest {
         assertBadInput(plan("--topic", "orders", "--from", from, "--to", to), message, "accepted forms: earliest or -2");
     }
 
+    /** Without --bootstrap-server, a bad bound is still the only line: the default cluster is named only when asked. */
+    @Test
+    void aBadBoundIsTheOnlyLineBeforeAnyClusterIsNamed() {
+        for (String command : new String[] {"plan", "verify", "inspect"}) {
+            CliRun run = switch (command) {
+                case "inspect" -> CliRun.of("inspect", "2024-01-01");
+                case "plan" -> CliRun.of("plan", "--topic", "orders", "--from", "tomorrow", "--to", "latest");
+                default -> CliRun.of(command, "--topic", "orders", "--from", "tomorrow", "--to", "latest", "--sink",
+                        "jdbc:sqlite:/nonexistent/x.db", "--table", "t");
+            };
+            assertThat(run.exitCode()).as(command + ": " + run.err()).isEqualTo(ExitCodes.BAD_INPUT);
+            assertThat(run.errLines()).as(command + ": " + run.err()).hasSize(1);
+            assertThat(run.err()).as(command).doesNotContain("localhost:9092");
+        }
+    }
+
     @Test
     void fromAfterToIsBadInput() {
         assertBadInput(plan("--topic", "orders", "--from", "2024-01-02", "--to", "2024-01-01"),
