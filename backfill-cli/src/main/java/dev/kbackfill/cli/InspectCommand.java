@@ -50,26 +50,25 @@ final class InspectCommand implements Callable<Integer> {
     CommandLine.Model.CommandSpec spec;
 
     @CommandLine.Parameters(arity = "0..2", paramLabel = "READER",
-            description = {"Where a reader stands: checkpoint:PATH (where a Spark query stopped: its last committed",
-                    "batch), checkpoint-start:PATH (where it started), group:NAME[,earliest|latest] or",
-                    "connect:NAME[,earliest|latest] (a Kafka Connect sink). A second READER is one that took over",
-                    "(as --then)."})
+            description = {"Where a reader stands:",
+                    "checkpoint:PATH (where a Spark query stopped:",
+                    "its last committed batch),",
+                    "checkpoint-start:PATH (where it started),",
+                    "group:NAME[,earliest|latest] (a consumer group),",
+                    "connect:NAME[,earliest|latest] (a Connect sink).",
+                    "A second READER is one that took over: per",
+                    "partition the gap neither read and the overlap",
+                    "both read, with the run that fills the gap."})
     java.util.List<String> readers;
 
     @Option(names = "--topic", paramLabel = "TOPIC",
             description = "The topic the reader reads; needed only when the reader has positions on several topics.")
     String topic;
 
-    @Option(names = "--at", paramLabel = "READER",
-            description = {"checkpoint:PATH (where a Spark query stopped: its last committed batch),",
-                    "checkpoint-start:PATH (where it started), group:NAME[,earliest|latest]",
-                    "or connect:NAME[,earliest|latest] (the sink's group connect-NAME)."})
+    @Option(names = "--at", paramLabel = "READER", description = "The first READER, given as an option.")
     String at;
 
-    @Option(names = "--then", paramLabel = "READER",
-            description = {"A reader that took over (a query started on a new checkpoint, usually",
-                    "checkpoint-start:PATH): per partition the gap between where --at stopped and where it started",
-                    "(records neither read) and the overlap (records both read), with the run that fills the gap."})
+    @Option(names = "--then", paramLabel = "READER", description = "The second READER, given as an option.")
     String then;
 
     @Mixin

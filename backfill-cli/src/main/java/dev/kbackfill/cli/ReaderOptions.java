@@ -10,15 +10,17 @@ import picocli.CommandLine.Option;
 final class ReaderOptions {
 
     @Option(names = "--connect-url", paramLabel = "URL",
-            description = {"With connect:NAME: the Kafka Connect worker's REST address (http://HOST:PORT);",
-                    "the sink's offsets come from GET /connectors/NAME/offsets (Kafka 3.5+), whatever its group is",
-                    "called. Without it, connect:NAME reads the group connect-NAME."})
+            description = {"With connect:NAME: the Kafka Connect worker's",
+                    "REST address (http://HOST:PORT); the sink's",
+                    "offsets come from its GET /connectors/NAME/offsets",
+                    "(Kafka 3.5+), whatever its group is called.",
+                    "Without it, connect:NAME reads connect-NAME's group."})
     String connectUrl;
 
     @Option(names = "--checkpoint-property", paramLabel = "KEY=VALUE",
-            description = {"With checkpoint:s3a://... (or s3://, hdfs://): a setting of the checkpoint's filesystem",
-                    "(repeatable), e.g. fs.s3a.endpoint=URL; credentials come from the environment",
-                    "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS's default chain)."})
+            description = "With checkpoint:s3a://... (or s3://, hdfs://): a setting of the checkpoint's "
+                    + "filesystem (repeatable), e.g. fs.s3a.endpoint=URL; credentials come from the environment "
+                    + "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS's default chain).")
     Map<String, String> checkpointProperties;
 
     /** The request's reader settings ({@link BackfillRequest#readers()}). */
