@@ -80,7 +80,7 @@ class ReadmeJavaExamplesTest {
         replacements.put("builder(\"orders\")", "builder(\"lib-orders\")");
         replacements.put("\"jdbc:sqlite:orders.db\"", "url");
         replacements.put("BackfillJob.Outcome outcome = ", "outcome = ");
-        assertThat(testExample("backfill-cli/src/test/java/dev/kbackfill/cli/JobLibraryExampleIT.java"))
+        assertThat(testExample("backfill-cli-it/src/test/java/dev/kbackfill/cli/JobLibraryExampleIT.java"))
                 .isEqualTo(replaced(readme, replacements));
     }
 
@@ -88,7 +88,7 @@ class ReadmeJavaExamplesTest {
     void theVerifyExampleIsTheCodeVerifyLibraryExampleITRuns() throws IOException {
         List<String> readme = readmeJavaBlocks().stream().filter(b -> b.stream().anyMatch(l -> l.contains(
                 "verification.verify(plan, sink)"))).findFirst().orElseThrow();
-        assertThat(testExample("backfill-cli/src/test/java/dev/kbackfill/cli/VerifyLibraryExampleIT.java"))
+        assertThat(testExample("backfill-cli-it/src/test/java/dev/kbackfill/cli/VerifyLibraryExampleIT.java"))
                 .isEqualTo(replaced(readme, Map.of("VerifyReport report = ", "report = ")));
     }
 }
