@@ -66,7 +66,8 @@ class ConnectBoundIT {
             CliRun guessed = plan(kafka, "--topic", TOPIC, "--from", "connect:orders-sink", "--to", "latest");
             assertThat(guessed.exitCode()).as(guessed.err()).isEqualTo(ExitCodes.BAD_INPUT);
             assertThat(guessed.err().strip().lines()).hasSize(1);
-            assertThat(guessed.err()).contains("group connect-orders-sink has no committed offset on topic " + TOPIC);
+            assertThat(guessed.err()).contains("group connect-orders-sink has no committed offset on topic " + TOPIC)
+                    .contains("ask its worker with --connect-url");
 
             CliRun inspect = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "--topic", TOPIC,
                     "--at", "connect:orders-sink", "--connect-url", url);

@@ -71,8 +71,8 @@ public final class ReaderPositions {
                             + "consumer.override.group.id names another: then use group:THAT, or --connect-url to "
                             + "ask the worker)");
                     requireSome(option, b, offsets, "group " + group + " has no committed offset on topic " + name
-                            + " (a misspelt name, a group that never committed, or offsets expired after "
-                            + "offsets.retention.minutes)");
+                            + " (a misspelt name, a connector whose consumer.override.group.id names another group: "
+                            + "ask its worker with --connect-url, or offsets expired after offsets.retention.minutes)");
                     said.add("read from group " + group + " without joining it: its offsets and members are unchanged");
                 }
             }
