@@ -483,7 +483,7 @@ class SparkInteropIT {
     void aCheckpointSaysWhatElseItsQueryReadWhatItPurgedAndWhichPartitionsItNeverKnew() throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             admin.createTopics(List.of(new NewTopic("spark-two-a", 2, (short) 1), new NewTopic("spark-two-b", 1,
-                    (short) 1))).all().get();
+                    (short) 1), new NewTopic("spark-two-never", 1, (short) 1))).all().get();
         }
         produce("spark-two-a", 0, 100);
         produce1("spark-two-b", 40);
@@ -529,13 +529,41 @@ class SparkInteropIT {
         assertThat(offsets(other.out())).isZero();
         assertThat(other.err()).contains("the query also reads spark-two-a");
 
+        // the offsets log's newer layout (opt-in): read alike
+        Path v2 = Files.createTempDirectory("kbackfill-checkpoint").resolve("v2");
+        spark.conf().set("spark.sql.streaming.offsetLog.formatVersion", "2");
+        try {
+            spark.readStream().format("kafka").option("kafka.bootstrap.servers", bootstrap)
+                    .option("subscribe", "spark-two-b").option("startingOffsets", "earliest")
+                    .option("maxOffsetsPerTrigger", "15").load().writeStream().format("memory").queryName("v2_seen")
+                    .option("checkpointLocation", v2.toString())
+                    .trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).start().awaitTermination();
+        } finally {
+            spark.conf().unset("spark.sql.streaming.offsetLog.formatVersion");
+        }
+        String v2Log;
+        try (java.util.stream.Stream<Path> logs = Files.list(v2.resolve("offsets"))) {
+            v2Log = Files.readString(logs.filter(f -> f.getFileName().toString().matches("\\d+"))
+                    .max(java.util.Comparator.comparingLong(f -> Long.parseLong(f.getFileName().toString())))
+                    .orElseThrow());
+        }
+        produce1("spark-two-b", 5);
+        Ran v2Plan = run(List.of("plan", "--topic", "spark-two-b", "--from", "checkpoint:" + v2, "--to", "latest",
+                "--format", "json", "--bootstrap-server", bootstrap));
+        assertThat(v2Plan.exit()).as(v2Log + "\n" + v2Plan.err()).isZero();
+        assertThat(offsets(v2Plan.out())).as(v2Log).isEqualTo(5);
+        Ran v2Start = run(List.of("plan", "--topic", "spark-two-b", "--from", "checkpoint-start:" + v2, "--to",
+                "latest", "--format", "json", "--bootstrap-server", bootstrap));
+        assertThat(v2Start.exit()).as(v2Start.err()).isZero();
+        assertThat(offsets(v2Start.out())).isEqualTo(45);
+
         // bad input, one line each and exit 2: a topic the checkpoint never read, a file source's checkpoint, no
         // checkpoint at all
-        Ran never = run(List.of("plan", "--topic", "spark-stream", "--from", "checkpoint:" + checkpoint, "--to",
+        Ran never = run(List.of("plan", "--topic", "spark-two-never", "--from", "checkpoint:" + checkpoint, "--to",
                 "latest", "--bootstrap-server", bootstrap));
         assertThat(never.exit()).as(never.err()).isEqualTo(2);
         assertThat(never.err().strip().lines()).as(never.err()).hasSize(1);
-        assertThat(never.err()).contains("holds no offsets of topic spark-stream: its query reads spark-two-a, "
+        assertThat(never.err()).contains("holds no offsets of topic spark-two-never: its query reads spark-two-a, "
                 + "spark-two-b");
         Path texts = Files.createTempDirectory("kbackfill-texts");
         Files.writeString(texts.resolve("a.txt"), "one\ntwo\n");
