@@ -10,7 +10,16 @@ import java.util.Set;
  */
 public final class ClientConfigs {
 
+    /** Setting names that hold credentials: they never become part of a stored request, plan or job. */
+    private static final java.util.regex.Pattern CREDENTIAL = java.util.regex.Pattern.compile(
+            "(?i)(secret|password|token|jaas|session|access\\.key|credential(?!s?\\.provider))");
+
     private ClientConfigs() {
+    }
+
+    /** Whether setting {@code key} holds a credential ({@code fs.s3a.secret.key}, {@code sasl.jaas.config}). */
+    public static boolean isCredential(String key) {
+        return CREDENTIAL.matcher(key).find();
     }
 
     /** The entries of {@code config} whose keys are in {@code names} (e.g. {@code ConsumerConfig.configNames()}). */

@@ -174,17 +174,13 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             tableProperties = Map.copyOf(tableProperties);
             partitionBy = List.copyOf(partitionBy);
             for (String key : client.keySet()) {
-                if (SECRET_KEY.matcher(key).find()) {
+                if (dev.kbackfill.resolver.ClientConfigs.isCredential(key)) {
                     throw new RequestException("invalid --sink-property '" + key + "': it looks like a credential, "
                             + "and a job's settings are stored with it; put it in a --sink-command-config FILE (read "
                             + "where the sink opens) or in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)");
                 }
             }
         }
-
-        /** Setting names that hold credentials: they stay out of the job's stored value. */
-        static final java.util.regex.Pattern SECRET_KEY = java.util.regex.Pattern.compile(
-                "(?i)(secret|password|token|jaas|session|access\\.key|credential(?!s?\\.provider))");
 
         /** Whether the destination is a topic. */
         public boolean isKafka() {
@@ -458,7 +454,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         name.ifPresent(n -> root.put("name", n));
         Map<String, String> settings = new HashMap<>();
         kafka.settings().forEach((key, value) -> {
-            if (!Target.SECRET_KEY.matcher(key).find()) {
+            if (!dev.kbackfill.resolver.ClientConfigs.isCredential(key)) {
                 settings.put(key, value);
             }
         });
