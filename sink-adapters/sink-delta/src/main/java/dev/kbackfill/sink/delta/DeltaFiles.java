@@ -1,7 +1,6 @@
 package dev.kbackfill.sink.delta;
 
 import dev.kbackfill.sink.lake.ParallelFiles;
-import dev.kbackfill.sink.lake.ConditionalWrites;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,9 +57,7 @@ final class DeltaFiles {
                 conf.set(key, ConditionalPutLogStore.class.getName());
             }
         }
-        if (conf.get("fs.s3.impl") == null) {
-            conf.set("fs.s3.impl", ConditionalWrites.S3A); // s3:// as S3A, as Spark on EMR and Databricks spell it
-        }
+        dev.kbackfill.sink.lake.FileSystemSchemes.s3AsS3a(conf);
         dev.kbackfill.sink.lake.LocalLakeFileSystem.use(conf); // local files' permissions without a chmod process
         return conf;
     }

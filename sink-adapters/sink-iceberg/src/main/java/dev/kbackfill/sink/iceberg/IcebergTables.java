@@ -62,9 +62,7 @@ final class IcebergTables implements AutoCloseable {
                 properties.put(k, String.valueOf(v));
             }
         });
-        if (hadoop.get("fs.s3.impl") == null) {
-            hadoop.set("fs.s3.impl", dev.kbackfill.sink.lake.ConditionalWrites.S3A); // s3:// as S3A
-        }
+        dev.kbackfill.sink.lake.FileSystemSchemes.s3AsS3a(hadoop);
         dev.kbackfill.sink.lake.LocalLakeFileSystem.use(hadoop);
         // an object store is refused for its renames first (that is the answer there), then an unknown scheme
         if (ref.isPath()) {

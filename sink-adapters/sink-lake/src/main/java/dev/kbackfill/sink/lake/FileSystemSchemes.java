@@ -15,6 +15,16 @@ public final class FileSystemSchemes {
     }
 
     /**
+     * Serves {@code s3://} with S3A, as Spark on EMR and Databricks spell S3 locations, unless the settings name a
+     * filesystem for it.
+     */
+    public static void s3AsS3a(Configuration conf) {
+        if (conf.get("fs.s3.impl") == null) {
+            conf.set("fs.s3.impl", ConditionalWrites.S3A);
+        }
+    }
+
+    /**
      * @param location the table's location (a local path, or a URI with a scheme)
      * @param url      the sink URL as given, for the message (redacted)
      * @param forms    the sink's accepted forms

@@ -49,9 +49,7 @@ public record HadoopCheckpointFiles(String location, FileSystem fs, Path dir) im
     static Configuration configuration(Map<String, String> settings) {
         Configuration conf = new Configuration();
         settings.forEach(conf::set);
-        if (conf.get("fs.s3.impl") == null) {
-            conf.set("fs.s3.impl", ConditionalWrites.S3A);
-        }
+        FileSystemSchemes.s3AsS3a(conf);
         return conf;
     }
 
