@@ -118,41 +118,27 @@ public final class SparkCheckpoint {
      */
     public Positions started(String topic) {
         List<String> seen = new ArrayList<>();
+        List<String> names;
         try {
             if (!files.exists()) {
                 throw new RequestException("invalid checkpoint '" + dir + "': no such directory");
             }
-            List<String> sources = files.list("sources");
-            if (sources.isEmpty()) {
+            names = files.list("sources");
+            if (names.isEmpty()) {
                 throw new RequestException("invalid checkpoint '" + dir + "': no sources/ directory (expected a Spark "
                         + "Structured Streaming checkpoint directory with a Kafka source)");
             }
-            for (String source : sources) {
-                Optional<byte[]> initial = files.read("sources/" + source + "/0");
-                if (initial.isEmpty()) {
-                    continue;
-                }
-                String text = new String(initial.get(), StandardCharsets.UTF_8);
-                int json = text.indexOf('{');
-                if (json < 0) {
-                    continue;
-                }
-                Map<String, SortedMap<Integer, Long>> offsets;
-                try {
-                    offsets = parseOffsets(text.substring(json), "sources/" + source + "/0");
-                } catch (RequestException e) {
-                    continue; // another kind of source (files, rate): its initial offset is no topic's
-                }
-                if (offsets.containsKey(topic)) {
-                    List<String> notes = new ArrayList<>();
-                    notes.add("where " + queryId().map(id -> "query " + id).orElse("the query") + " of checkpoint "
-                            + dir + " started (sources/" + source + "/0, written when it first ran)");
-                    return new Positions(offsets.get(topic), notes);
-                }
-                seen.addAll(offsets.keySet());
-            }
         } catch (IOException e) {
             throw new RequestException("cannot read checkpoint '" + dir + "': " + e.getMessage());
+        }
+        for (Map.Entry<String, Map<String, SortedMap<Integer, Long>>> source : initialOffsets(names).entrySet()) {
+            if (source.getValue().containsKey(topic)) {
+                List<String> notes = new ArrayList<>();
+                notes.add("where " + queryId().map(id -> "query " + id).orElse("the query") + " of checkpoint "
+                        + dir + " started (sources/" + source.getKey() + "/0, written when it first ran)");
+                return new Positions(source.getValue().get(topic), notes);
+            }
+            seen.addAll(source.getValue().keySet());
         }
         throw new RequestException("checkpoint '" + dir + "' has no Kafka source that started on topic " + topic
                 + (seen.isEmpty() ? " (none of its sources is a Kafka source)"
@@ -164,32 +150,41 @@ public final class SparkCheckpoint {
      * started on.
      */
     public java.util.SortedSet<String> topics() {
-        java.util.SortedSet<String> topics = new TreeSet<>();
         TreeSet<Long> planned = batches("offsets");
         if (!planned.isEmpty()) {
-            sources("offsets/" + planned.last()).forEach(s -> {
-                if (s != null) {
-                    topics.addAll(s.keySet());
-                }
-            });
-            return topics;
+            return topicsOf(sources("offsets/" + planned.last()));
         }
         try {
-            for (String source : files.list("sources")) {
-                Optional<byte[]> initial = files.read("sources/" + source + "/0");
-                String text = initial.map(b -> new String(b, StandardCharsets.UTF_8)).orElse("");
-                if (text.indexOf('{') >= 0) {
-                    try {
-                        topics.addAll(parseOffsets(text.substring(text.indexOf('{')), "sources/" + source).keySet());
-                    } catch (RequestException e) {
-                        // not a Kafka source
-                    }
+            return topicsOf(List.copyOf(initialOffsets(files.list("sources")).values()));
+        } catch (IOException e) {
+            throw new RequestException("cannot read checkpoint '" + dir + "': " + e.getMessage());
+        }
+    }
+
+    /**
+     * The initial offsets of the query's Kafka sources ({@code sources/N/0}) among {@code names} (the entries of
+     * {@code sources/}), by source, in their order; a source of another kind (files, rate) is left out.
+     */
+    private Map<String, Map<String, SortedMap<Integer, Long>>> initialOffsets(List<String> names) {
+        Map<String, Map<String, SortedMap<Integer, Long>>> sources = new java.util.LinkedHashMap<>();
+        try {
+            for (String source : names) {
+                String text = files.read("sources/" + source + "/0").map(b -> new String(b, StandardCharsets.UTF_8))
+                        .orElse("");
+                int json = text.indexOf('{');
+                if (json < 0) {
+                    continue;
+                }
+                try {
+                    sources.put(source, parseOffsets(text.substring(json), "sources/" + source + "/0"));
+                } catch (RequestException e) {
+                    // another kind of source: its initial offset is no topic's
                 }
             }
         } catch (IOException e) {
             throw new RequestException("cannot read checkpoint '" + dir + "': " + e.getMessage());
         }
-        return topics;
+        return sources;
     }
 
     private Optional<String> queryId() {
@@ -264,14 +259,20 @@ public final class SparkCheckpoint {
     }
 
     private static List<String> otherTopics(List<Map<String, SortedMap<Integer, Long>>> sources, String topic) {
-        TreeSet<String> others = new TreeSet<>();
-        sources.forEach(s -> {
-            if (s != null) {
-                others.addAll(s.keySet());
-            }
-        });
+        TreeSet<String> others = topicsOf(sources);
         others.remove(topic);
         return List.copyOf(others);
+    }
+
+    /** The topics of a list of sources' offsets ({@code null} for a source without any). */
+    private static TreeSet<String> topicsOf(List<Map<String, SortedMap<Integer, Long>>> sources) {
+        TreeSet<String> topics = new TreeSet<>();
+        sources.forEach(s -> {
+            if (s != null) {
+                topics.addAll(s.keySet());
+            }
+        });
+        return topics;
     }
 
     /** {@code {"topic":{"0":23}}} into offsets by topic and partition. */
