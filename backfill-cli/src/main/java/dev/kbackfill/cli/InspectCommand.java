@@ -231,16 +231,18 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     private Log read(Bound.External... readers) {
+        // checked before any cluster (the default one included) is named
+        Map<String, String> settings = dev.kbackfill.resolver.BackfillRequest.checkedReaders(readerOptions.settings());
         Map<String, Object> config = kafka.clientConfig();
         try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
             if (topic == null) {
-                topic = onlyTopic(readers[0], source);
+                topic = onlyTopic(readers[0], source, settings);
             }
             TopicInfo info = source.describe(topic);
             java.util.List<ReaderPositions.Materialized> positions = new java.util.ArrayList<>();
             for (int i = 0; i < readers.length; i++) {
                 positions.add(ReaderPositions.resolve(i == 0 ? "--at" : "--then", readers[i], info, source,
-                        readerSettings()));
+                        settings));
             }
             return new Log(positions, source.logStartOffsets(topic, info.partitions()),
                     source.endOffsets(topic, info.partitions(), kafka.isolationLevel(config)));
@@ -248,8 +250,8 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     /** The one topic {@code reader} has positions on, for a command line that names none. */
-    private String onlyTopic(Bound.External reader, KafkaOffsetSource source) {
-        java.util.SortedSet<String> topics = ReaderPositions.topics(reader, source, readerSettings());
+    private String onlyTopic(Bound.External reader, KafkaOffsetSource source, Map<String, String> settings) {
+        java.util.SortedSet<String> topics = ReaderPositions.topics(reader, source, settings);
         if (topics.size() == 1) {
             return topics.first();
         }
@@ -269,12 +271,6 @@ final class InspectCommand implements Callable<Integer> {
                     .append(Kbackfill.shellWord(k + "=" + v)));
         }
         return flags.toString();
-    }
-
-    /** The reader settings, checked as a request's are. */
-    private Map<String, String> readerSettings() {
-        return dev.kbackfill.resolver.BackfillRequest.builder(topic == null ? "t" : topic).from("earliest").to("latest")
-                .readers(readerOptions.settings()).build().readers();
     }
 
     /** A reader's position as an offset: a fallback of earliest or latest is the log's start or end. */

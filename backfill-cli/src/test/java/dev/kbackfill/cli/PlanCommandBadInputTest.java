@@ -64,6 +64,11 @@ class PlanCommandBadInputTest {
             assertThat(run.errLines()).as(command + ": " + run.err()).hasSize(1);
             assertThat(run.err()).as(command).doesNotContain("localhost:9092");
         }
+        CliRun connect = CliRun.of("inspect", "connect:orders-sink", "--connect-url", "ftp://connect:8083");
+        assertThat(connect.exitCode()).as(connect.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(connect.errLines()).as(connect.err()).containsExactly("kbackfill inspect: invalid --connect-url "
+                + "'ftp://connect:8083': expected a Kafka Connect worker's REST address, http://HOST:PORT or "
+                + "https://HOST:PORT");
     }
 
     @Test

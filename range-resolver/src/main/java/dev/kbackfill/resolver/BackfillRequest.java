@@ -38,10 +38,6 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
     /** The reader setting naming a Kafka Connect worker's REST API, for {@code connect:NAME} bounds. */
     public static final String CONNECT_URL = "connect.url";
 
-    /** Setting names that hold credentials: they never become part of a request, a plan or a job. */
-    private static final Pattern SECRET_KEY = Pattern.compile(
-            "(?i)(secret|password|token|jaas|session|access\\.key|credential(?!s?\\.provider))");
-
     private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
 
     public BackfillRequest {
@@ -111,8 +107,18 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         }
     }
 
+    /**
+     * Reader settings (see {@link Builder#readers}) checked, sorted and unmodifiable.
+     *
+     * @throws RequestException for a credential, or a {@value #CONNECT_URL} that is not a worker's REST address
+     */
+    public static java.util.SortedMap<String, String> checkedReaders(Map<String, String> settings) {
+        settings.forEach(BackfillRequest::checkReaderSetting);
+        return java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(settings));
+    }
+
     private static void checkReaderSetting(String key, String value) {
-        if (SECRET_KEY.matcher(key).find()) {
+        if (ClientConfigs.isCredential(key)) {
             throw new RequestException("invalid --checkpoint-property '" + key + "': it looks like a credential, which "
                     + "is never stored with a plan or a job; give it in the environment (AWS_ACCESS_KEY_ID, "
                     + "AWS_SECRET_ACCESS_KEY, AWS's default chain)");
@@ -239,9 +245,8 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
             if (partitions != null && partitions.isEmpty()) {
                 throw new RequestException("invalid --partitions: the set is empty");
             }
-            readers.forEach(BackfillRequest::checkReaderSetting);
             return new BackfillRequest(topic, fromText.strip(), toText.strip(), from, to, zone,
-                    Optional.ofNullable(partitions), isolationLevel, allowDataLoss, readers);
+                    Optional.ofNullable(partitions), isolationLevel, allowDataLoss, checkedReaders(readers));
         }
     }
 }
