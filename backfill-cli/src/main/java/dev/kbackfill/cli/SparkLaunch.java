@@ -129,7 +129,8 @@ public final class SparkLaunch {
             Path jar = jar();
             SparkJobSpec spec = new SparkJobSpec(job.withName(state.job()).withPlan(state.plan()),
                     SparkJobSpec.waves(state.plan(), options.wavePartitions), connections(sink.target()),
-                    Optional.of(new SparkJobSpec.Launched(state.run(), state.incarnation())));
+                    Optional.of(new SparkJobSpec.Launched(state.run(), state.incarnation(),
+                            sink.storesStatesHere())));
             try {
                 Path file = Files.createTempFile("kbackfill-spark-", ".json");
                 try {

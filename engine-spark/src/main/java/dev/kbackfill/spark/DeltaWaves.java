@@ -344,17 +344,24 @@ final class DeltaWaves {
                 }
                 StructType table = spark.read().format("delta").load(path).schema();
                 if (sinkSettings.addsColumns()) { // a table created from this wave's shape lacks none of it
-                    table = withColumnsFor(shape != null ? shape : shapeOf(json, survivors), table);
+                    shape = shape != null ? shape : shapeOf(json, survivors);
+                    table = withColumnsFor(shape, table);
                 }
+                // the columns Delta computes (generated, identity) are left to it; its CHECK constraints are seen first
+                DeltaTableRules rules = DeltaTableRules.of(path);
+                table = rules.writable(table);
                 StructType columns = table;
+                java.util.HashSet<String> computed = new java.util.HashSet<>(rules.computed());
                 // a table with no rows before the MERGE keeps nothing out: no need to count
                 boolean emptyBefore = !DeltaEngineSupport.hasData(path);
-                List<String> keys = DeltaEngineSupport.keyColumns(path).orElseThrow(() -> new RunFailure("the Delta "
-                        + "table at " + path + " was not created by kbackfill (it has no kbackfill.keyColumns property): "
-                        + "the Spark engine needs its key columns; set the property, e.g. ALTER TABLE delta.`" + path
-                        + "` SET TBLPROPERTIES ('kbackfill.keyColumns' = 'id')", null));
-                reduced = survivors.mapPartitions(raws -> new Rows(json, columns, keys, meta, soft, ignoreUnknown, p,
-                        counters, raws)).persist(StorageLevel.MEMORY_AND_DISK());
+                // the table's key columns as kbackfill created it; a table made by others: the records' key fields,
+                // as the single-machine sink takes them
+                RowShape keyed = shape;
+                List<String> keys = DeltaEngineSupport.keyColumns(path).orElseGet(() -> (keyed != null ? keyed
+                        : shapeOf(json, survivors)).keyColumns().stream().map(dev.kbackfill.core.record.Column::name)
+                        .toList());
+                reduced = survivors.mapPartitions(raws -> new Rows(json, columns, keys, meta, soft, ignoreUnknown,
+                        computed, p, counters, raws)).persist(StorageLevel.MEMORY_AND_DISK());
                 Map<Integer, Long> refused = reduced.map(e -> e.partition).countByValue();
                 phase("decode values");
                 Map<Integer, Long> keptOut = new HashMap<>();
@@ -378,6 +385,14 @@ final class DeltaWaves {
                     phase("ledger");
                 }
                 StructType sourceSchema = table.add(TOMBSTONE, DataTypes.BooleanType, false);
+                Map<String, String> broken = rules.broken(spark, source, sourceSchema, TOMBSTONE);
+                Map<Integer, Long> brokenPerPartition = DeltaTableRules.perPartition(broken);
+                if (!broken.isEmpty()) {
+                    rejectBroken(survivors, broken); // throws at the first when poison records fail the run
+                    java.util.HashSet<String> out = new java.util.HashSet<>(broken.keySet());
+                    source = source.filter(e -> !out.contains(e.partition + ":" + e.offset));
+                    phase("CHECK constraints");
+                }
                 Dataset<Row> src = spark.createDataFrame(source.mapPartitions(DeltaWaves::rowsOf), sourceSchema);
                 String view = "kbackfill_wave_" + wave;
                 src.createOrReplaceTempView(view);
@@ -413,11 +428,14 @@ final class DeltaWaves {
                     int part = r.getKey();
                     long changes = counters.changes.get(part).value();
                     long survived = perPartition.getOrDefault(part, 0L);
-                    long rejectedLate = survived - refused.getOrDefault(part, 0L); // values refused after reduction
+                    // values refused after reduction: by their decoding, or by a CHECK constraint of the table
+                    long rejectedLate = survived - refused.getOrDefault(part, 0L)
+                            + brokenPerPartition.getOrDefault(part, 0L);
                     long kept = keptOut.getOrDefault(part, 0L);
                     stats.put(part, new PartitionStats(part, counters.read.get(part).value(), changes - survived,
                             counters.filtered.get(part).value(), counters.rejected.get(part).value() + rejectedLate,
-                            survived - rejectedLate - kept, kept, 0, r.getValue()[1], r.getValue()[1]));
+                            survived - rejectedLate - kept, kept, 0, r.getValue()[1], r.getValue()[1], 0,
+                            brokenPerPartition.getOrDefault(part, 0L))); // refused: rows the table's CHECKs refuse
                 }
                 bytes = counters.bytes.value();
             } finally {
@@ -425,6 +443,25 @@ final class DeltaWaves {
                 if (reduced != null) {
                     reduced.unpersist(false);
                 }
+            }
+        }
+
+        /**
+         * Sends the records whose rows break a CHECK constraint to the run's poison-record policy, in partition and
+         * offset order, from the driver: the first fails the run under {@code --on-error fail} (nothing of the wave
+         * committed), otherwise each is skipped or dead-lettered with its coordinates, before the wave commits.
+         */
+        private void rejectBroken(JavaRDD<Raw> survivors, Map<String, String> broken) {
+            Rejects rejects = TaskContextCache.job(specJson).rejects();
+            try {
+                for (Raw raw : DeltaTableRules.recordsOf(survivors, broken)) {
+                    SourceRecord r = raw.record();
+                    rejects.reject(r, new IllegalArgumentException("the Delta table at " + path + " cannot hold "
+                            + r.coordinates() + ": its row breaks " + broken.get(raw.partition + ":" + raw.offset)));
+                }
+                rejects.flush();
+            } finally {
+                rejects.close();
             }
         }
 
@@ -790,13 +827,15 @@ final class DeltaWaves {
         private final SinkSettings.MetadataColumns meta;
         private final boolean soft;
         private final boolean ignoreUnknown;
+        /** The columns Delta computes: a record's field of that name is left to Delta. */
+        private final java.util.Set<String> computed;
         private final String path;
         private final io.delta.kernel.types.DataType[] kernelTypes;
         private Entry next;
         private boolean done;
 
         Rows(String specJson, StructType table, List<String> keys, SinkSettings.MetadataColumns meta, boolean soft,
-             boolean ignoreUnknown, String path, Counters counters, Iterator<Raw> raws) {
+             boolean ignoreUnknown, java.util.Set<String> computed, String path, Counters counters, Iterator<Raw> raws) {
             JobDefinition args = TaskContextCache.job(specJson);
             this.raws = raws;
             this.decoder = args.decoder();
@@ -806,6 +845,7 @@ final class DeltaWaves {
             this.meta = meta;
             this.soft = soft;
             this.ignoreUnknown = ignoreUnknown;
+            this.computed = computed;
             this.path = path;
             this.kernelTypes = new io.delta.kernel.types.DataType[table.size()];
             for (int i = 0; i < table.size(); i++) {
@@ -872,7 +912,7 @@ final class DeltaWaves {
                     }
                     int i = index(v.getKey());
                     if (i < 0) {
-                        if (ignoreUnknown) {
+                        if (ignoreUnknown || computed.contains(v.getKey())) {
                             continue;
                         }
                         throw new IllegalStateException("value field '" + v.getKey() + "' (first at partition "

@@ -81,8 +81,8 @@ public final class SparkBackfill {
                         SparkEngine.runner(spark, spec));
                 BackfillJob.Outcome outcome;
                 if (launched) {
-                    outcome = protocol.runLaunched(spec.name(), spec.launched().get().run(),
-                            spec.launched().get().incarnation());
+                    SparkJobSpec.Launched l = spec.launched().get();
+                    outcome = protocol.runLaunched(spec.name(), l.run(), l.incarnation(), l.stored());
                 } else {
                     try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
                         outcome = protocol.run(() -> BackfillJob.Cluster.of(source, job.request().topic()));

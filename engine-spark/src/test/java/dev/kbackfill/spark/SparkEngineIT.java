@@ -606,6 +606,110 @@ class SparkEngineIT {
         assertThat(count(pg, "SELECT count(*) FROM reset_rows")).isEqualTo(27);
     }
 
+    /**
+     * A table Spark made with a generated partition column ({@code day}, from the record's timestamp) and a CHECK
+     * constraint: refused on one machine before anything is read (Delta Kernel cannot write such a table), written on
+     * {@code --engine spark}, where Delta computes the column and the job's state goes through delta-spark's commits.
+     * A record whose row breaks the constraint is a poison record: {@code --on-error fail} stops the wave naming its
+     * partition and offset, with no row committed; {@code --on-error skip} dead-letters it with its coordinates and
+     * writes every other key's last record. status reads the job; a reset (which only Spark could commit) and a
+     * compaction (which Kernel would write) are refused in one line.
+     */
+    @Test
+    void generatedColumnsAndCheckConstraintsAreHonouredOnSparkAndRefusedOnOneMachine() throws Exception {
+        String topic = "spark-rules";
+        kafka.createTopic(topic, 2, Map.of("retention.ms", "-1"));
+        int keys = 40;
+        produce(topic, 2, keys, 3, false);
+        // the last record of each key as produce() makes them: amounts from Random(7), every 7th key deleted
+        Random random = new Random(7);
+        Map<String, Integer> last = new TreeMap<>();
+        for (int u = 0; u < 3; u++) {
+            for (int k = 0; k < keys; k++) {
+                if (u == 2 && k % 7 == 0) {
+                    last.remove("k" + k);
+                } else {
+                    last.put("k" + k, random.nextInt(1000));
+                }
+            }
+        }
+        int bound = java.util.Collections.max(last.values()); // CHECK (amount < bound): the keys at the maximum break it
+        List<String> breaking = last.entrySet().stream().filter(e -> e.getValue() >= bound).map(Map.Entry::getKey).toList();
+        assertThat(breaking).isNotEmpty();
+
+        Path table = dir.resolve("rules");
+        org.apache.spark.sql.SparkSession spark = org.apache.spark.sql.SparkSession.builder().master("local[1]")
+                .appName("tables made by others").config("spark.ui.enabled", "false")
+                .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+                .config("spark.sql.session.timeZone", "UTC").getOrCreate();
+        try {
+            spark.sql("CREATE TABLE delta.`" + table + "` (kafka_key STRING, status STRING, amount BIGINT, note STRING, "
+                    + "kafka_topic STRING, kafka_partition BIGINT, kafka_offset BIGINT, kafka_timestamp TIMESTAMP, "
+                    + "kafka_log_time TIMESTAMP, day DATE GENERATED ALWAYS AS (CAST(kafka_timestamp AS DATE))) "
+                    + "USING delta PARTITIONED BY (day) TBLPROPERTIES ('delta.feature.domainMetadata' = 'supported')");
+            spark.sql("ALTER TABLE delta.`" + table + "` ADD CONSTRAINT amount_below CHECK (amount < " + bound + ")");
+        } finally {
+            spark.stop(); // no Spark session in this JVM from here: the command line below runs without one
+            org.apache.spark.sql.SparkSession.clearActiveSession();
+            org.apache.spark.sql.SparkSession.clearDefaultSession();
+        }
+        long made = DeltaTableRows.version(table.toString());
+        String[] request = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", "delta:" + table,
+                "--job", "rules"};
+
+        SparkCli oneMachine = SparkCli.run(kafka, request);
+        assertThat(oneMachine.exitCode()).as(oneMachine.toString()).isEqualTo(2);
+        assertThat(oneMachine.err().strip().lines()).as(oneMachine.err()).hasSize(1);
+        assertThat(oneMachine.err()).contains("checkConstraints").contains("generatedColumns").contains("--engine spark");
+        assertThat(DeltaTableRows.version(table.toString())).isEqualTo(made);
+
+        SparkCli failing = SparkCli.onSpark(kafka, List.of(), request);
+        assertThat(failing.exitCode()).as(failing.toString()).isEqualTo(1);
+        assertThat(failing.err()).contains("breaks the CHECK constraint amount_below (amount < " + bound + ")")
+                .containsPattern(topic + "/\\d+@\\d+");
+        assertThat(DeltaTableRows.count(table.toString())).as("no row of the failed wave").isZero();
+
+        Path dead = dir.resolve("rules-dead.jsonl");
+        SparkCli skipping = SparkCli.onSpark(kafka, List.of(), concat(request, "--on-error", "skip", "--dead-letter",
+                dead.toString()));
+        assertThat(skipping.exitCode()).as(skipping.toString()).isZero();
+        assertThat(skipping.err()).contains(breaking.size() + " record(s) held a value the target cannot hold and were "
+                + "written to " + dead);
+        Map<String, Map<String, Object>> rows = deltaRows(table);
+        Map<String, Integer> expected = new TreeMap<>(last);
+        breaking.forEach(expected::remove);
+        assertThat(rows.keySet()).isEqualTo(expected.keySet());
+        for (Map.Entry<String, Map<String, Object>> r : rows.entrySet()) {
+            assertThat(((Number) r.getValue().get("amount")).intValue()).as(r.getKey()).isEqualTo(expected.get(r.getKey()));
+            assertThat(r.getValue().get("status")).isEqualTo("s2");
+            // computed by Delta from the timestamp kbackfill wrote
+            java.time.LocalDate day = java.time.LocalDate.ofEpochDay(((Number) r.getValue().get("day")).longValue());
+            Object ts = r.getValue().get("kafka_timestamp");
+            long micros = ((Number) ts).longValue();
+            assertThat(day).isEqualTo(Instant.ofEpochMilli(micros / 1000).atZone(java.time.ZoneOffset.UTC).toLocalDate());
+        }
+        List<String> letters = java.nio.file.Files.readAllLines(dead);
+        assertThat(letters).hasSize(breaking.size());
+        for (String letter : letters) {
+            assertThat(letter).contains("\"topic\":\"" + topic + "\"").contains("amount_below");
+        }
+
+        SparkCli status = SparkCli.status(kafka, "--sink", "delta:" + table, "--job", "rules");
+        assertThat(status.exitCode()).as(status.toString()).isZero();
+        assertThat(status.out()).contains("rules");
+        SparkCli reset = SparkCli.command(kafka, "reset", "--sink", "delta:" + table, "--job", "rules", "--yes");
+        assertThat(reset.exitCode()).as(reset.toString()).isEqualTo(2);
+        assertThat(reset.err().strip().lines()).as(reset.err()).hasSize(1);
+        assertThat(reset.err()).contains("Delta Kernel cannot commit to").contains("--engine spark");
+        java.io.StringWriter compactErr = new java.io.StringWriter();
+        int compact = dev.kbackfill.cli.Kbackfill.execute(new java.io.PrintWriter(new java.io.StringWriter()),
+                new java.io.PrintWriter(compactErr), "compact", "--sink", "delta:" + table, "--key-columns", "kafka_key");
+        assertThat(compact).as(compactErr.toString()).isEqualTo(2);
+        assertThat(compactErr.toString()).contains("OPTIMIZE");
+        assertThat(deltaRows(table)).isEqualTo(rows); // neither changed the table
+    }
+
     static String jobName(SparkCli run) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("job (\\S+) run \\d+").matcher(run.out());
         assertThat(m.find()).as(run.toString()).isTrue();

@@ -41,10 +41,17 @@ public record SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int max
      *
      * @param run         its number
      * @param incarnation its job's incarnation
+     * @param stored      whether the launch stored it in the sink; if not (a table not created yet, or one only the
+     *                    engine's writer can commit to), the driver stores it when it starts
      */
-    public record Launched(int run, String incarnation) {
+    public record Launched(int run, String incarnation, boolean stored) {
         public Launched {
             Objects.requireNonNull(incarnation, "incarnation");
+        }
+
+        /** A run the launch stored. */
+        public Launched(int run, String incarnation) {
+            this(run, incarnation, true);
         }
     }
 
@@ -103,6 +110,7 @@ public record SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int max
             ObjectNode n = root.putObject("launched");
             n.put("run", l.run());
             n.put("incarnation", l.incarnation());
+            n.put("stored", l.stored());
         });
         return root.toPrettyString();
     }
@@ -140,7 +148,8 @@ public record SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int max
             });
             JsonNode l = root.path("launched");
             Optional<Launched> launched = l.isObject()
-                    ? Optional.of(new Launched(l.path("run").asInt(), l.path("incarnation").asText()))
+                    ? Optional.of(new Launched(l.path("run").asInt(), l.path("incarnation").asText(),
+                    l.path("stored").asBoolean(true)))
                     : Optional.empty();
             return new SparkJobSpec(JobDefinition.fromNode(root.path("job")), waves,
                     root.path("maxConnections").asInt(8), launched);

@@ -457,20 +457,22 @@ public final class BackfillJob {
     /**
      * Runs a run that a launching process began and holds the job's lock of while this one works (an engine's
      * driver under {@code kbackfill run --engine spark}): no decision and no lock here, only a check that the sink
-     * holds that very run, unfinished, and then the runner from its stored progress. No transient retries either:
+     * holds that very run, unfinished (or, where the launch could not store it, {@code storedByLaunch} false, stores
+     * it), and then the runner from its stored progress. No transient retries either:
      * the launch retries the whole. The sink is opened here; the caller closes it.
      *
      * @throws JobConflictException the sink holds another run or incarnation of the job, or none: the job changed
      *                              since the launch began the run
      */
-    public Outcome.Completed runLaunched(String job, int run, String incarnation) {
+    public Outcome.Completed runLaunched(String job, int run, String incarnation, boolean storedByLaunch) {
         open(Optional.of(job));
         AutoCloseable joined = sink.joinLock(job);
         try {
             Optional<JobState> stored = sink.load(job);
             JobState state;
-            if (stored.isEmpty() && !sink.destinationExists()) {
-                // the launch's run waits for the table's first commit (a table the run creates): begun here alike
+            if (!storedByLaunch && (stored.isEmpty() || stored.get().run() != run)) {
+                // the launch could not store its run: it waits for the table's first commit (a table the run
+                // creates), or the table takes commits from this engine's writer only; begun here alike
                 state = JobState.begin(job, settings.spec().apply(sink.destination()), run,
                         settings.planFile().orElseThrow(() -> new IllegalStateException("a launched run has its plan")),
                         incarnation);

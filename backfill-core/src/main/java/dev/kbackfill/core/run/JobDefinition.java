@@ -360,7 +360,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
     /** The sink's settings, the source's client settings being {@code sourceConfig}. */
     public SinkSettings sinkSettings(Map<String, Object> sourceConfig) {
         return sink.settings(request.topic(), sourceConfig).withVersionField(decoding.versionField())
-                .withMapping(decoding.mapping());
+                .withMapping(decoding.mapping()).withEngineWrites(engine.startsWith("spark"));
     }
 
     /** A new decoder (with a registry client of its own where a format needs one). */

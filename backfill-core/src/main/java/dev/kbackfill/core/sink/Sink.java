@@ -80,6 +80,15 @@ public interface Sink extends AutoCloseable {
         return true;
     }
 
+    /**
+     * Whether {@link #begin} stores a job's state in the sink now. Not for a lake table not created yet (its first
+     * commit stores the state), nor for a Delta table whose features only an engine's writer can commit to (the Spark
+     * engine's driver stores it there): the sink holds a state begun meanwhile.
+     */
+    default boolean storesStatesHere() {
+        return true;
+    }
+
     /** Warnings about the destination found by {@link #open()}, for people (a non-compacted topic, ...). */
     default java.util.List<String> warnings() {
         return java.util.List.of();

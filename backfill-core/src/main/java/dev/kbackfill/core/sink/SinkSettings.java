@@ -28,13 +28,26 @@ import java.util.Optional;
  *                            ({@link dev.kbackfill.core.record.ColumnMapping#writes})
  * @param partitionBy         how a lake table {@code --create-table} creates is partitioned ({@code --partition-by}):
  *                            columns, or Iceberg transforms such as {@code day(ts)} and {@code bucket(16, id)}
+ * @param engineWrites        whether an engine writes the rows with its own writer ({@link #withEngineWrites})
  */
 public record SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
                            ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
                            boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
                            Source source, Map<String, String> tableProperties,
                            Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema,
-                           dev.kbackfill.core.record.ColumnMapping mapping, java.util.List<String> partitionBy) {
+                           dev.kbackfill.core.record.ColumnMapping mapping, java.util.List<String> partitionBy,
+                           boolean engineWrites) {
+
+    /** Settings for a sink that writes its rows itself. */
+    public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
+                        ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
+                        boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
+                        Source source, Map<String, String> tableProperties,
+                        Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema,
+                        dev.kbackfill.core.record.ColumnMapping mapping, java.util.List<String> partitionBy) {
+        this(url, table, user, password, conflictMode, tombstoneMode, createTable, ignoreUnknownFields, metadata,
+                clientConfig, source, tableProperties, versionField, evolveSchema, mapping, partitionBy, false);
+    }
 
     /** Settings that create tables unpartitioned. */
     public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
@@ -76,28 +89,39 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
     /** These settings with {@code --evolve-schema} on or off. */
     public SinkSettings withEvolveSchema(boolean evolve) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolve, mapping, partitionBy);
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolve, mapping, partitionBy, engineWrites);
     }
 
     /** These settings with another URL for the same destination (a driver's spelling of it). */
     public SinkSettings withUrl(String url) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
                 ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
-                mapping, partitionBy);
+                mapping, partitionBy, engineWrites);
     }
 
     /** These settings creating a lake table partitioned by {@code partitionBy}. */
     public SinkSettings withPartitionBy(java.util.List<String> partitionBy) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
                 ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
-                mapping, partitionBy);
+                mapping, partitionBy, engineWrites);
+    }
+
+    /**
+     * These settings for a run whose rows an engine writes with its own writer ({@code --engine spark}: Spark's
+     * {@code MERGE} into a Delta table), the sink storing the job's state: table features that writer honours
+     * (generated columns, CHECK constraints) are not refused when the sink opens.
+     */
+    public SinkSettings withEngineWrites(boolean engineWrites) {
+        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
+                mapping, partitionBy, engineWrites);
     }
 
     /** These settings for a job that maps fields to columns by {@code mapping}. */
     public SinkSettings withMapping(dev.kbackfill.core.record.ColumnMapping mapping) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
                 ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
-                mapping, partitionBy);
+                mapping, partitionBy, engineWrites);
     }
 
     /**
@@ -122,7 +146,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
     /** These settings for a job that orders versions by {@code field}, or by none. */
     public SinkSettings withVersionField(Optional<dev.kbackfill.core.version.VersionField> field) {
         return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field, evolveSchema, mapping, partitionBy);
+                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field, evolveSchema, mapping, partitionBy, engineWrites);
     }
 
     /** Settings without table properties of their own. */

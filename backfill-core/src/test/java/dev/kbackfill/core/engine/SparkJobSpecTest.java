@@ -106,7 +106,7 @@ class SparkJobSpecTest {
 
     @Test
     void eventsCarryProgressNotesAndHowTheRunEndedWhole() {
-        RunSummary summary = new RunSummary("j", 3, List.of(new PartitionStats(0, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+        RunSummary summary = new RunSummary("j", 3, List.of(new PartitionStats(0, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 2),
                 new PartitionStats(4, 1, 0, 0, 0, 1, 0, 0, 20, 20, 0)), 1234, 5, Duration.ofMillis(1500));
         assertThat(EngineEvents.parse(EngineEvents.done(summary))).contains(new EngineEvents.Done(summary));
         assertThat(EngineEvents.parse(EngineEvents.progress(1, 2, 3, 4))).contains(new EngineEvents.Progress(1, 2, 3, 4));

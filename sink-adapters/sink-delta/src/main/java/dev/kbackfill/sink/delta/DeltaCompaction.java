@@ -58,6 +58,11 @@ public final class DeltaCompaction {
         } catch (TableNotFoundException e) {
             throw new SinkConfigException("no Delta table at " + path);
         }
+        List<String> unwritable = KernelInternals.unwritableFeatures(snapshot);
+        if (!unwritable.isEmpty()) {
+            throw new SinkConfigException("the Delta table at " + path + " uses " + String.join(", ", unwritable)
+                    + ", which Delta Kernel cannot write: use the table's own OPTIMIZE (in Spark) to compact it");
+        }
         List<String> sensitive = KernelInternals.rewriteSensitiveFeatures(snapshot);
         if (!sensitive.isEmpty()) {
             throw new SinkConfigException("the Delta table at " + path + " uses " + String.join(" and ", sensitive)

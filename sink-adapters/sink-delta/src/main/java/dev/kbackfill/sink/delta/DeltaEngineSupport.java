@@ -47,6 +47,37 @@ public final class DeltaEngineSupport {
                 .map(v -> List.of(v.split(",")));
     }
 
+    /**
+     * The columns Delta's writer computes, which a writer must leave out of the rows it gives: a generated column with
+     * its expression ({@code delta.generationExpression}), an identity column with an empty one. Top-level columns of
+     * the table's latest version; none without a table.
+     */
+    public static Map<String, String> computedColumns(String path) {
+        Map<String, String> computed = new java.util.LinkedHashMap<>();
+        snapshot(DefaultEngine.create(new Configuration()), path).ifPresent(s -> {
+            for (io.delta.kernel.types.StructField f : s.getSchema().fields()) {
+                io.delta.kernel.types.FieldMetadata m = f.getMetadata();
+                if (m.contains("delta.generationExpression")) {
+                    computed.put(f.getName(), String.valueOf(m.get("delta.generationExpression")));
+                } else if (m.contains("delta.identity.start")) {
+                    computed.put(f.getName(), "");
+                }
+            }
+        });
+        return computed;
+    }
+
+    /** The table's CHECK constraints ({@code delta.constraints.NAME} properties): name to SQL expression. */
+    public static Map<String, String> checkConstraints(String path) {
+        Map<String, String> checks = new java.util.TreeMap<>();
+        snapshot(DefaultEngine.create(new Configuration()), path).ifPresent(s -> s.getTableProperties().forEach((k, v) -> {
+            if (k.startsWith("delta.constraints.")) {
+                checks.put(k.substring("delta.constraints.".length()), v);
+            }
+        }));
+        return checks;
+    }
+
     /** The latest version committed by the idempotent writer {@code appId} ({@code txn} action), if any. */
     public static Optional<Long> transactionVersion(String path, String appId) {
         Engine engine = DefaultEngine.create(new Configuration());
@@ -126,6 +157,12 @@ public final class DeltaEngineSupport {
         }
         if (changed == 0) {
             return 0;
+        }
+        List<String> unwritable = KernelInternals.unwritableFeatures(snapshot);
+        if (!unwritable.isEmpty()) { // a table whose rows Spark's Delta writes: so is the ledger
+            DeltaStateCommits.required(path, unwritable).commit(path, snapshot.getVersion(), ledger.domains(),
+                    java.util.Set.of(), Optional.empty());
+            return changed;
         }
         Transaction txn = snapshot.buildUpdateTableTransaction("kbackfill", Operation.MANUAL_UPDATE)
                 .withMaxRetries(0).build(engine);

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -207,15 +208,21 @@ final class DeltaTable implements LakeSink.Table {
         states.forEach((job, state) -> {
             Snapshot snapshot = snapshot().orElseThrow();
             if (state != null) {
-                commit(snapshot, job, state, List.of());
-                return;
+                commitWithoutRows(snapshot, Optional.of(job), Map.of(domain(job), JobStateJson.write(state)), Set.of());
+            } else {
+                commitWithoutRows(snapshot, Optional.empty(), Map.of(), Set.of(domain(job)));
             }
-            Transaction txn = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
-                    .withMaxRetries(0).build(engine);
-            txn.removeDomainMetadata(domain(job));
-            runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
-            latest = null;
         });
+    }
+
+    /**
+     * Whether this process can commit the job's state to the table: Kernel can commit to it, or an engine that writes
+     * its rows does ({@link DeltaStateCommits}); otherwise the engine's driver stores the state it is launched with.
+     */
+    @Override
+    public boolean commitsStatesHere() {
+        return snapshot().map(s -> KernelInternals.unwritableFeatures(s).isEmpty()
+                || DeltaStateCommits.find().isPresent()).orElse(true);
     }
 
     @Override
@@ -224,11 +231,7 @@ final class DeltaTable implements LakeSink.Table {
         DeltaTombstones ledger = new DeltaTombstones(snapshot);
         long forgotten = ledger.forgetBefore(millis);
         if (forgotten > 0) {
-            Transaction txn = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
-                    .withMaxRetries(0).build(engine);
-            ledger.addTo(txn);
-            runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
-            latest = null;
+            commitWithoutRows(snapshot, Optional.empty(), ledger.domains(), Set.of());
         }
         return forgotten;
     }
@@ -353,7 +356,8 @@ final class DeltaTable implements LakeSink.Table {
             throws ValueMismatch, IOException {
         if (batch.changes().isEmpty()) {
             // progress only (a range with nothing left to write, an engine's wave written by its own commit)
-            commit(snapshot, batch.job(), after, List.of());
+            commitWithoutRows(snapshot, Optional.of(batch.job()), Map.of(domain(batch.job()), JobStateJson.write(after)),
+                    Set.of());
             return new WriteResult(0, 0, 0, Map.of());
         }
         List<String> keyNames = batch.shape().keyColumns().stream().map(Column::name).toList();
@@ -513,10 +517,43 @@ final class DeltaTable implements LakeSink.Table {
         return LakeRows.keyOf(row, keyOrdinals);
     }
 
-    private void commit(Snapshot snapshot, String job, JobState state, List<Row> actions) {
-        Transaction txn = transaction(snapshot, job);
-        txn.addDomainMetadata(domain(job), JobStateJson.write(state));
-        doCommit(txn, actions, job);
+    /**
+     * A commit that adds no rows: domains set and removed, with the job's transaction id where it moves a job. Delta
+     * Kernel commits it, or, to a table with features Kernel cannot write, the engine whose writer writes the table's
+     * rows ({@link DeltaStateCommits}; refused where none is in this process).
+     */
+    private void commitWithoutRows(Snapshot snapshot, Optional<String> job, Map<String, String> domains,
+                                   Set<String> removed) {
+        List<String> unwritable = KernelInternals.unwritableFeatures(snapshot);
+        if (unwritable.isEmpty()) {
+            Transaction txn = job.isPresent() ? transaction(snapshot, job.get())
+                    : snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE).withMaxRetries(0)
+                    .build(engine);
+            domains.forEach(txn::addDomainMetadata);
+            removed.forEach(txn::removeDomainMetadata);
+            doCommit(txn, List.of(), job.orElse(null));
+            return;
+        }
+        DeltaStateCommits commits = DeltaStateCommits.required(path, unwritable);
+        checkLease();
+        commits.commit(path, snapshot.getVersion(), domains, removed,
+                job.map(j -> Map.entry(appId(j), nextTransactionVersion(snapshot, j))));
+        latest = null;
+    }
+
+    private static String appId(String job) {
+        return "kbackfill-" + job;
+    }
+
+    private long nextTransactionVersion(Snapshot snapshot, String job) {
+        return snapshot.getLatestTransactionVersion(engine, appId(job)).orElse(0L) + 1;
+    }
+
+    private void checkLease() {
+        ObjectStoreLease held = lease;
+        if (held != null) {
+            held.check();
+        }
     }
 
     /**
@@ -545,10 +582,8 @@ final class DeltaTable implements LakeSink.Table {
     }
 
     private Transaction transaction(Snapshot snapshot, String job) {
-        String appId = "kbackfill-" + job;
-        long version = snapshot.getLatestTransactionVersion(engine, appId).orElse(0L) + 1;
         var builder = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE)
-                .withTransactionId(appId, version).withMaxRetries(0);
+                .withTransactionId(appId(job), nextTransactionVersion(snapshot, job)).withMaxRetries(0);
         if (!KernelInternals.supportsDomainMetadata(snapshot)) {
             // allowed by --create-table (DeltaTableSchema#check): the job's state rides in domain metadata
             builder = builder.withTablePropertiesAdded(Map.of(DeltaTableSchema.DOMAIN_METADATA, "supported"));
@@ -556,11 +591,9 @@ final class DeltaTable implements LakeSink.Table {
         return builder.build(engine);
     }
 
+    /** Commits {@code txn} with {@code actions}; {@code job} is the job it writes for, or null for a reset or the ledger. */
     private void doCommit(Transaction txn, List<Row> actions, String job) {
-        ObjectStoreLease held = lease;
-        if (held != null) {
-            held.check();
-        }
+        checkLease();
         try {
             TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(
                     KernelInternals.iterator(actions)));
@@ -568,8 +601,8 @@ final class DeltaTable implements LakeSink.Table {
             latest = result.getPostCommitSnapshot().orElse(null);
         } catch (ConcurrentWriteException | io.delta.kernel.exceptions.MaxCommitRetryLimitReachedException e) {
             latest = null;
-            throw new LakeSink.Stale("another writer committed to " + path + " while job " + job
-                    + " was writing: " + e.getMessage() + "; one writer per table (nothing of this batch was committed)", e);
+            throw new LakeSink.Stale("another writer committed to " + path + " while " + (job == null ? "kbackfill"
+                    : "job " + job) + " was writing: " + e.getMessage() + "; one writer per table (nothing of this batch was committed)", e);
         }
     }
 

@@ -47,12 +47,18 @@ final class DeltaTableSchema {
         List<String> warnings = new ArrayList<>();
         StructType schema = snapshot.getSchema();
         List<String> unwritable = KernelInternals.unwritableFeatures(snapshot);
-        if (!unwritable.isEmpty()) {
+        if (!unwritable.isEmpty() && !settings.engineWrites()) {
             // Kernel would refuse the first commit: refused here, before anything is read
             throw new SinkConfigException("the Delta table at " + path + " uses the table feature(s) "
                     + String.join(", ", unwritable) + ", which Delta Kernel cannot write (generated columns, CHECK "
                     + "constraints and identity columns are computed and checked by Spark's writer); kbackfill writes "
-                    + "such tables only with Spark's own MERGE, not on one machine");
+                    + "such tables only with Spark's own MERGE: run the job with --engine spark");
+        }
+        if (!unwritable.isEmpty() && !KernelInternals.supportsDomainMetadata(snapshot)) {
+            // the first commit cannot enable it either: Kernel cannot commit to the table
+            throw new SinkConfigException("the Delta table at " + path + " does not support domain metadata, where "
+                    + "kbackfill keeps a job's progress in the same commit as its rows; enable it in Spark: ALTER "
+                    + "TABLE delta.`" + path + "` SET TBLPROPERTIES ('" + DOMAIN_METADATA + "' = 'supported')");
         }
         if (!KernelInternals.supportsDomainMetadata(snapshot)) {
             // tables Spark creates lack it: the job's progress must ride in the commits of its rows

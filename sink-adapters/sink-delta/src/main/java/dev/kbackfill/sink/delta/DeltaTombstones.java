@@ -17,6 +17,13 @@ final class DeltaTombstones extends TombstoneLedger {
         super(b -> snapshot.getDomainMetadata(PREFIX + b));
     }
 
+    /** The changed buckets as the domains to commit (name to configuration). */
+    java.util.Map<String, String> domains() {
+        java.util.Map<String, String> domains = new java.util.TreeMap<>();
+        changed().forEach((b, json) -> domains.put(PREFIX + b, json));
+        return domains;
+    }
+
     /** Adds the changed buckets to the commit. */
     void addTo(Transaction txn) {
         changed().forEach((b, json) -> txn.addDomainMetadata(PREFIX + b, json));

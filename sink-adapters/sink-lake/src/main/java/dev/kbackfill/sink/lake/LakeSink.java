@@ -55,6 +55,11 @@ public final class LakeSink implements Sink {
         /** The jobs whose state the table holds, sorted. */
         List<String> jobs();
 
+        /** Whether this process can commit job states to the existing table ({@link Sink#storesStatesHere}). */
+        default boolean commitsStatesHere() {
+            return true;
+        }
+
         /** Commits job states only, no rows: a state, or null to forget the job. */
         void commitStates(Map<String, JobState> states);
 
@@ -96,7 +101,10 @@ public final class LakeSink implements Sink {
     private final Table table;
     /** Batches held back until the table can be created from one ({@link HeldBatches}). */
     private final HeldBatches held = new HeldBatches();
-    /** A job begun before its table exists: stored with the table's first commit. */
+    /**
+     * A job begun before its table exists, stored with the table's first commit; or begun where this process cannot
+     * commit to the table, stored by the engine that writes it.
+     */
     private JobState pending;
     private final List<String> warnings = new ArrayList<>();
 
@@ -148,8 +156,10 @@ public final class LakeSink implements Sink {
 
     @Override
     public Optional<JobState> load(String job) {
-        Optional<JobState> state = table.exists() ? table.stored(job) : Optional.empty();
-        return state.isPresent() ? state : Optional.ofNullable(pending).filter(p -> p.job().equals(job));
+        if (pending != null && pending.job().equals(job)) {
+            return Optional.of(pending); // begun here, newer than what the table holds
+        }
+        return table.exists() ? table.stored(job) : Optional.empty();
     }
 
     @Override
@@ -159,8 +169,8 @@ public final class LakeSink implements Sink {
 
     @Override
     public void begin(JobState state) {
-        if (!table.exists()) {
-            pending = state; // stored with the table's first commit
+        if (!table.exists() || !table.commitsStatesHere()) {
+            pending = state; // stored with the table's first commit, or by the engine that writes the table
             return;
         }
         table.commitStates(Map.of(state.job(), state));
@@ -191,6 +201,11 @@ public final class LakeSink implements Sink {
     @Override
     public boolean destinationExists() {
         return table.exists();
+    }
+
+    @Override
+    public boolean storesStatesHere() {
+        return table.exists() && table.commitsStatesHere();
     }
 
     @Override
