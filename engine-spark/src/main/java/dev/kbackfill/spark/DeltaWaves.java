@@ -360,6 +360,18 @@ final class DeltaWaves {
                 List<String> keys = DeltaEngineSupport.keyColumns(path).orElseGet(() -> (keyed != null ? keyed
                         : shapeOf(json, survivors)).keyColumns().stream().map(dev.kbackfill.core.record.Column::name)
                         .toList());
+                if (keys.isEmpty()) {
+                    // no change survived (all filtered or rejected) and the table names no key columns: nothing to
+                    // write, the wave's progress moves past its ranges
+                    for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
+                        int part = r.getKey();
+                        stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
+                                counters.changes.get(part).value(), counters.filtered.get(part).value(),
+                                counters.rejected.get(part).value(), 0, 0, 0, r.getValue()[1], r.getValue()[1]));
+                    }
+                    bytes = counters.bytes.value();
+                    return;
+                }
                 reduced = survivors.mapPartitions(raws -> new Rows(json, columns, keys, meta, soft, ignoreUnknown,
                         computed, p, counters, raws)).persist(StorageLevel.MEMORY_AND_DISK());
                 Map<Integer, Long> refused = reduced.map(e -> e.partition).countByValue();

@@ -156,10 +156,12 @@ public final class LakeSink implements Sink {
 
     @Override
     public Optional<JobState> load(String job) {
-        if (pending != null && pending.job().equals(job)) {
-            return Optional.of(pending); // begun here, newer than what the table holds
+        Optional<JobState> stored = table.exists() ? table.stored(job) : Optional.empty();
+        if (pending != null && pending.job().equals(job)
+                && (stored.isEmpty() || stored.get().run() < pending.run())) {
+            return Optional.of(pending); // begun here, not stored yet (by this sink's first commit, or an engine's)
         }
-        return table.exists() ? table.stored(job) : Optional.empty();
+        return stored;
     }
 
     @Override
