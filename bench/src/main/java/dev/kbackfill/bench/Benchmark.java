@@ -157,6 +157,9 @@ public final class Benchmark {
             if (only.equals("all") || only.equals("verify")) {
                 verification();
             }
+            if (only.equals("partitioned")) { // not in all: it loads 1.1x RECORDS records of its own
+                partitioned();
+            }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
                 loadAvro();
@@ -650,10 +653,143 @@ public final class Benchmark {
         }
     }
 
-    private List<String> kbackfillIceberg(String topic, String to, Path warehouse, String table, String job) {
-        return List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", topic, "--from", "earliest", "--to",
-                to, "--sink", "iceberg:hadoop:" + warehouse + "#db." + table, "--create-table", "--job", job,
-                "--progress", "none", "--bootstrap-server", bootstrap);
+    private List<String> kbackfillIceberg(String topic, String to, Path warehouse, String table, String job,
+                                          String... more) {
+        List<String> command = new ArrayList<>(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic",
+                topic, "--from", "earliest", "--to", to, "--sink", "iceberg:hadoop:" + warehouse + "#db." + table,
+                "--create-table", "--job", job, "--progress", "none", "--bootstrap-server", bootstrap));
+        command.addAll(List.of(more));
+        return command;
+    }
+
+    /** Days of the partitioned bench's tables: a day is 1% of a table. */
+    private static final int DAYS = 100;
+    /** The day the partitioned bench's backfill touches. */
+    private static final int TOUCHED_DAY = 50;
+
+    /** The day of key {@code i} of a table of {@code n} keys: ids grow with time, so a day is a range of ids. */
+    private static String dayOf(int i, int n) {
+        return java.time.LocalDate.of(2024, 1, 1).plusDays(i / (n / DAYS)).toString();
+    }
+
+    /** Order {@code i} of {@link #json} with its {@code day} (of a table of {@code n} keys) in front. */
+    private static String dayJson(int i, int n) {
+        return "{\"day\":\"" + dayOf(i % n, n) + "\"," + json(i, n).substring(1);
+    }
+
+    /**
+     * For each size N: topic {@code BASE-N} with keys 0..N-1 once each (key i in partition i % PARTITIONS, its day
+     * {@link #dayOf}), and {@code BASE-touch-N} with the second version of every key of day {@link #TOUCHED_DAY}
+     * (1% of the table, its day unchanged).
+     */
+    private void loadPartitioned(String base, int[] sizes) throws Exception {
+        Map<String, String> retained = Map.of("retention.ms", "-1");
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            List<NewTopic> topics = new ArrayList<>();
+            for (int n : sizes) {
+                topics.add(new NewTopic(base + "-" + n, PARTITIONS, (short) 1).configs(retained));
+                topics.add(new NewTopic(base + "-touch-" + n, PARTITIONS, (short) 1).configs(retained));
+            }
+            admin.createTopics(topics).all().get();
+            Thread.sleep(2000);
+        }
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 20,
+                ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024, ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int n : sizes) {
+                for (int i = 0; i < n; i++) {
+                    p.send(new ProducerRecord<>(base + "-" + n, i % PARTITIONS, T0.plusSeconds(i).toEpochMilli(),
+                            key(i, n), dayJson(i, n)));
+                }
+                int perDay = n / DAYS;
+                for (int k = TOUCHED_DAY * perDay; k < (TOUCHED_DAY + 1) * perDay; k++) {
+                    p.send(new ProducerRecord<>(base + "-touch-" + n, null, T0.plusSeconds(n + k).toEpochMilli(),
+                            key(k, n), dayJson(k + n, n)));
+                }
+            }
+            p.flush();
+        }
+    }
+
+    /**
+     * Lake tables partitioned by day (issue 39): a table of N rows over {@value #DAYS} days, every key once, then a
+     * backfill of one day's keys (1% of the table), kbackfill against Spark local[2]'s MERGE told that day (its
+     * partition predicate: the best a Spark user can do), Delta and Iceberg, at RECORDS/10 and RECORDS rows. Keyed
+     * by the record key, kbackfill finds the day's files by their key statistics; keyed by (day, order_id), the
+     * partition derives from the key and it probes that one partition. Wall time and peak RSS of every process; every
+     * kbackfill table is counted after its touch.
+     */
+    private void partitioned() throws Exception {
+        String deltaCp = System.getProperty("bench.sparkClasspath");
+        String icebergCp = System.getProperty("bench.sparkIcebergClasspath");
+        int small = records / 10 / (PARTITIONS * DAYS) * (PARTITIONS * DAYS);
+        int[] sizes = {small, 10 * small};
+        String base = "partitioned";
+        long started = System.nanoTime();
+        loadPartitioned(base, sizes);
+        System.out.printf(Locale.ROOT, "== Lake tables partitioned by day, 1%% (one day) touched: %d and %d rows "
+                + "loaded in %.0f s%n", sizes[0], sizes[1], (System.nanoTime() - started) / 1e9);
+        System.out.printf("%-10s %-62s %9s %9s%n", "table", "run", "seconds", "RSS MB");
+        String day = java.time.LocalDate.of(2024, 1, 1).plusDays(TOUCHED_DAY).toString();
+        for (int n : sizes) {
+            String topic = base + "-" + n;
+            String touch = base + "-touch-" + n;
+            List<String> touchOffsets = sparkOffsets(touch);
+            List<String> tableOffsets = sparkOffsets(topic);
+            for (boolean derived : new boolean[] {false, true}) {
+                String keying = derived ? "key (day, order_id)" : "record key";
+                String[] keyArgs = derived ? new String[] {"--key-fields", "day,order_id"} : new String[0];
+                String keyColumns = derived ? "day,order_id" : "kafka_key";
+                Path dir = Files.createTempDirectory("kbackfill-bench-partitioned");
+                // Delta
+                String ours = dir.resolve("ours").toString();
+                List<String> create = new ArrayList<>(kbackfillDelta(topic, "latest", ours, "create", "--partition-by", "day"));
+                create.addAll(List.of(keyArgs));
+                printWide(n, "Delta, kbackfill new table (" + keying + ")", measure(create, Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g")));
+                exec(List.of("cp", "-r", ours, dir.resolve("spark").toString()), Map.of());
+                List<String> touchRun = new ArrayList<>(kbackfillDelta(touch, "latest", ours, "touch"));
+                touchRun.addAll(List.of(keyArgs));
+                Measured ourTouch = measure(touchRun, Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m"));
+                printWide(n, "Delta, kbackfill 1% touched (" + keying + ", -Xmx512m)", ourTouch);
+                long rows = dev.kbackfill.sink.delta.DeltaTableRows.count(ours);
+                if (rows != n) {
+                    throw new IllegalStateException(ours + " holds " + rows + " rows, not " + n);
+                }
+                if (deltaCp != null) {
+                    List<String> merge = sparkCommand(deltaCp);
+                    merge.addAll(List.of(bootstrap, touch));
+                    merge.addAll(touchOffsets);
+                    merge.addAll(List.of(dir.resolve("spark").toString(), "merge-day:" + day + ":" + keyColumns));
+                    Measured theirs = measure(merge, Map.of());
+                    printWide(n, "Delta, Spark MERGE 1% touched (told the day)", theirs);
+                    System.out.printf(Locale.ROOT, "%-10d %-62s %9.1fx   (Spark: %s)%n", n, "Delta, Spark / kbackfill",
+                            theirs.seconds() / ourTouch.seconds(), theirs.out().strip());
+                }
+                // Iceberg: kbackfill's table and Spark's own, each partitioned by day (identity)
+                Path warehouse = dir.resolve("warehouse");
+                List<String> icebergCreate = new ArrayList<>(kbackfillIceberg(topic, "latest", warehouse, "ours",
+                        "create", "--partition-by", "day"));
+                icebergCreate.addAll(List.of(keyArgs));
+                printWide(n, "Iceberg, kbackfill new table (" + keying + ")", measure(icebergCreate,
+                        Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g")));
+                List<String> icebergTouch = new ArrayList<>(kbackfillIceberg(touch, "latest", warehouse, "ours", "touch"));
+                icebergTouch.addAll(List.of(keyArgs));
+                Measured ourIceberg = measure(icebergTouch, Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m"));
+                printWide(n, "Iceberg, kbackfill 1% touched (" + keying + ", -Xmx512m)", ourIceberg);
+                checkIceberg(warehouse, "ours", n);
+                if (icebergCp != null) {
+                    printWide(n, "Iceberg, Spark new table", measure(sparkIceberg(icebergCp, topic, tableOffsets, warehouse,
+                            "spark", "create-day"), Map.of()));
+                    Measured theirs = measure(sparkIceberg(icebergCp, touch, touchOffsets, warehouse, "spark",
+                            "merge-day:" + day + ":" + keyColumns), Map.of());
+                    printWide(n, "Iceberg, Spark MERGE 1% touched (told the day)", theirs);
+                    System.out.printf(Locale.ROOT, "%-10d %-62s %9.1fx   (Spark: %s)%n", n, "Iceberg, Spark / kbackfill",
+                            theirs.seconds() / ourIceberg.seconds(), theirs.out().strip());
+                }
+                exec(List.of("rm", "-rf", dir.toString()), Map.of());
+            }
+        }
+        System.out.println();
     }
 
     private List<String> sparkIceberg(String cp, String topic, List<String> offsets, Path warehouse, String table,
@@ -941,6 +1077,10 @@ public final class Benchmark {
                 "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED", "-cp", sparkClasspath,
                 "dev.kbackfill.interop.SparkDeltaBench"));
         return spark;
+    }
+
+    private static void printWide(int rows, String run, Measured m) {
+        System.out.printf(Locale.ROOT, "%-10d %-62s %9.2f %9d%n", rows, run, m.seconds(), m.peakRssKb() / 1024);
     }
 
     private static void print(int rows, String run, Measured m) {

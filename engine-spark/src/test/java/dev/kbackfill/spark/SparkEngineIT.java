@@ -607,8 +607,8 @@ class SparkEngineIT {
     }
 
     /**
-     * A table Spark made with a generated partition column ({@code day}, from the record's timestamp) and a CHECK
-     * constraint: refused on one machine before anything is read (Delta Kernel cannot write such a table), written on
+     * A table Spark made with a generated partition column ({@code day}, from the record's timestamp), an identity
+     * column and a CHECK constraint: refused on one machine before anything is read (Delta Kernel cannot write such a table), written on
      * {@code --engine spark}, where Delta computes the column and the job's state goes through delta-spark's commits.
      * A record whose row breaks the constraint is a poison record: {@code --on-error fail} stops the wave naming its
      * partition and offset, with no row committed; {@code --on-error skip} dead-letters it with its coordinates and
@@ -646,7 +646,8 @@ class SparkEngineIT {
         try {
             spark.sql("CREATE TABLE delta.`" + table + "` (kafka_key STRING, status STRING, amount BIGINT, note STRING, "
                     + "kafka_topic STRING, kafka_partition BIGINT, kafka_offset BIGINT, kafka_timestamp TIMESTAMP, "
-                    + "kafka_log_time TIMESTAMP, day DATE GENERATED ALWAYS AS (CAST(kafka_timestamp AS DATE))) "
+                    + "kafka_log_time TIMESTAMP, day DATE GENERATED ALWAYS AS (CAST(kafka_timestamp AS DATE)), "
+                    + "row_id BIGINT GENERATED ALWAYS AS IDENTITY) "
                     + "USING delta PARTITIONED BY (day) TBLPROPERTIES ('delta.feature.domainMetadata' = 'supported')");
             spark.sql("ALTER TABLE delta.`" + table + "` ADD CONSTRAINT amount_below CHECK (amount < " + bound + ")");
         } finally {
@@ -661,7 +662,8 @@ class SparkEngineIT {
         SparkCli oneMachine = SparkCli.run(kafka, request);
         assertThat(oneMachine.exitCode()).as(oneMachine.toString()).isEqualTo(2);
         assertThat(oneMachine.err().strip().lines()).as(oneMachine.err()).hasSize(1);
-        assertThat(oneMachine.err()).contains("checkConstraints").contains("generatedColumns").contains("--engine spark");
+        assertThat(oneMachine.err()).contains("checkConstraints").contains("generatedColumns").contains("identityColumns")
+                .contains("--engine spark");
         assertThat(DeltaTableRows.version(table.toString())).isEqualTo(made);
 
         SparkCli failing = SparkCli.onSpark(kafka, List.of(), request);
@@ -689,6 +691,9 @@ class SparkEngineIT {
             long micros = ((Number) ts).longValue();
             assertThat(day).isEqualTo(Instant.ofEpochMilli(micros / 1000).atZone(java.time.ZoneOffset.UTC).toLocalDate());
         }
+        // the identity column: a value of Delta's for every row, each its own
+        assertThat(rows.values().stream().map(r -> r.get("row_id")).filter(java.util.Objects::nonNull).distinct())
+                .hasSize(rows.size());
         List<String> letters = java.nio.file.Files.readAllLines(dead);
         assertThat(letters).hasSize(breaking.size());
         for (String letter : letters) {

@@ -20,7 +20,9 @@ import org.apache.spark.sql.types.StructType;
  * The benchmark peer of kbackfill's Delta sink (bench/run.sh): Spark local[2] reads the plan's range from Kafka
  * ({@code startingOffsets}/{@code endingOffsets} from {@code kbackfill plan --format spark}), keeps the last record per
  * key, and writes a new Delta table ({@code create}) or MERGEs into an existing one ({@code merge}).
- * Prints {@code session=S job=J rows=N}. Usage: {@code SparkDeltaBench BOOTSTRAP TOPIC STARTING ENDING PATH create|merge}.
+ * Prints {@code session=S job=J rows=N}. Usage: {@code SparkDeltaBench BOOTSTRAP TOPIC STARTING ENDING PATH
+ * create|merge|merge-day:DAY:KEYS} (the last: records with a {@code day}, merged on the key columns KEYS and
+ * {@code t.day = DAY}).
  */
 public final class SparkDeltaBench {
 
@@ -36,6 +38,9 @@ public final class SparkDeltaBench {
                 .add("currency", DataTypes.StringType).add("items", DataTypes.LongType)
                 .add("channel", DataTypes.StringType).add("updated_at", DataTypes.StringType)
                 .add("note", DataTypes.StringType);
+        if (args[5].startsWith("merge-day:")) {
+            value = value.add("day", DataTypes.StringType); // the partitioned bench's records carry their day
+        }
         Dataset<Row> source = spark.read().format("kafka").option("kafka.bootstrap.servers", args[0])
                 .option("subscribe", args[1]).option("startingOffsets", args[2]).option("endingOffsets", args[3])
                 .load()
@@ -57,7 +62,15 @@ public final class SparkDeltaBench {
                         : have.contains(f.name()) ? col(f.name()) : lit(null)).cast(f.dataType()).as(f.name()));
             }
             source = source.select(aligned.toArray(new org.apache.spark.sql.Column[0]));
-            DeltaTable.forPath(spark, args[4]).as("t").merge(source.as("s"), "t.kafka_key = s.kafka_key")
+            // merge-day:DAY:KEYS (the partitioned bench): the key columns, and the day's partition as a literal, the
+            // predicate a Spark user who knows the backfill's day gives the MERGE to prune the other partitions
+            String on = "t.kafka_key = s.kafka_key";
+            if (args[5].startsWith("merge-day:")) {
+                String[] m = args[5].split(":");
+                on = java.util.Arrays.stream(m[2].split(",")).map(k -> "t." + k + " = s." + k)
+                        .collect(java.util.stream.Collectors.joining(" AND ")) + " AND t.day = '" + m[1] + "'";
+            }
+            DeltaTable.forPath(spark, args[4]).as("t").merge(source.as("s"), on)
                     .whenMatched().updateAll().whenNotMatched().insertAll().execute();
         }
         long t2 = System.nanoTime();

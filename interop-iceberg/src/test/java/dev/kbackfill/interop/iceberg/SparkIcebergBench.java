@@ -19,7 +19,8 @@ import org.apache.spark.sql.types.StructType;
  * MERGEs into it ({@code merge}: update every column of a matched key, insert the others, with position deletes;
  * {@code merge-cow}: the same copy-on-write, every touched file rewritten). Prints
  * {@code session=S job=J rows=N}. Usage: {@code SparkIcebergBench BOOTSTRAP TOPIC STARTING ENDING WAREHOUSE TABLE
- * create|merge|merge-cow}.
+ * create|merge|merge-cow|create-day|merge-day:DAY:KEYS} (the last two: records with a {@code day}, the table
+ * partitioned by it, merged on the key columns KEYS and {@code t.day = DAY}).
  */
 public final class SparkIcebergBench {
 
@@ -42,6 +43,10 @@ public final class SparkIcebergBench {
                 .add("currency", DataTypes.StringType).add("items", DataTypes.LongType)
                 .add("channel", DataTypes.StringType).add("updated_at", DataTypes.StringType)
                 .add("note", DataTypes.StringType);
+        boolean byDay = args[6].equals("create-day") || args[6].startsWith("merge-day:");
+        if (byDay) {
+            value = value.add("day", DataTypes.StringType); // the partitioned bench's records carry their day
+        }
         Dataset<Row> source = spark.read().format("kafka").option("kafka.bootstrap.servers", args[0])
                 .option("subscribe", args[1]).option("startingOffsets", args[2]).option("endingOffsets", args[3])
                 .load()
@@ -53,7 +58,20 @@ public final class SparkIcebergBench {
                 .where("rn = 1")
                 .select(col("kafka_key"), col("v.*"), col("kafka_partition"), col("kafka_offset"), col("kafka_timestamp"));
         String table = "bench.db." + args[5];
-        if (args[6].equals("create")) {
+        if (args[6].equals("create-day")) {
+            source.writeTo(table).partitionedBy(col("day")).tableProperty("format-version", "2")
+                    .tableProperty("write.merge.mode", "merge-on-read")
+                    .tableProperty("write.update.mode", "merge-on-read")
+                    .tableProperty("write.delete.mode", "merge-on-read").createOrReplace();
+        } else if (args[6].startsWith("merge-day:")) {
+            // the key columns, and the day's partition as a literal (what a Spark user who knows the day gives)
+            String[] m = args[6].split(":");
+            String on = java.util.Arrays.stream(m[2].split(",")).map(k -> "t." + k + " = s." + k)
+                    .collect(java.util.stream.Collectors.joining(" AND ")) + " AND t.day = '" + m[1] + "'";
+            source.createOrReplaceTempView("source");
+            spark.sql("MERGE INTO " + table + " t USING source s ON " + on
+                    + " WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *");
+        } else if (args[6].equals("create")) {
             source.writeTo(table).tableProperty("format-version", "2")
                     .tableProperty("write.merge.mode", "merge-on-read")
                     .tableProperty("write.update.mode", "merge-on-read")
