@@ -112,6 +112,13 @@ public final class BoundedReader implements RecordSource {
         config.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
         config.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 * 1024 * 1024);
         config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kbackfill-reader");
+        // a bounded read asks for records that are there: a fetch that finds none answers at once instead of after
+        // the default half second. The last one is the fetch that closes the session when the reader closes, which
+        // a 1,000-record run paid in full (1.9 s to 1.4 s of wall time)
+        config.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
+        // no client telemetry (KIP-714): its metrics collector renames every metric by regular expression when the
+        // consumer closes, and a backfill's metrics are its own report
+        config.put(ConsumerConfig.ENABLE_METRICS_PUSH_CONFIG, false);
         config.putAll(ClientConfigs.only(clientConfig, ConsumerConfig.configNames()));
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Makes target/kbackfill.aot, the AOT cache (JEP 483/514/515) that bin/kbackfill gives a JDK 25 runtime, from a
+# training run of the commands a cron job runs (dev.kbackfill.cli.AotTraining: an embedded broker, plan, runs into
+# SQLite and Delta, status, jobs). Run by the build (backfill-cli/pom.xml) after the jar is packaged; needs a JDK 25
+# or later: $KBACKFILL_AOT_JAVA, else $JAVA25_HOME/bin/java, else one under /usr/lib/jvm. Without one, or when the
+# training fails, it says so and makes nothing: bin/kbackfill then runs as it does on JDK 17 (the CDS archive).
+# Usage: make-cache.sh TARGET_DIR
+set -uo pipefail
+target="$1"
+jar="$target/kbackfill.jar"
+rm -f "$target/kbackfill.aot" "$target/kbackfill.aot.java"
+if [[ "${KBACKFILL_AOT:-}" == "skip" ]]; then
+  echo "AOT cache: skipped (KBACKFILL_AOT=skip)"
+  exit 0
+fi
+major() { # the feature version of a java binary, from its release file (no JVM started)
+  local home; home="$(dirname "$(dirname "$(readlink -f "$1")")")"
+  sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$home/release" 2>/dev/null
+}
+java=""
+for candidate in "${KBACKFILL_AOT_JAVA:-}" "${JAVA25_HOME:+$JAVA25_HOME/bin/java}" /usr/lib/jvm/*/bin/java; do
+  if [[ -n "$candidate" && -x "$candidate" ]] && (( $(major "$candidate" || echo 0) >= 25 )); then
+    java="$(readlink -f "$candidate")"
+    break
+  fi
+done
+if [[ -z "$java" ]]; then
+  echo "AOT cache: no JDK 25 or later found (set KBACKFILL_AOT_JAVA): bin/kbackfill uses the CDS archive"
+  exit 0
+fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# the training's classpath is the jar's, as bin/kbackfill's -jar gives it (the manifest names lib/)
+# native access for SQLite's JDBC driver, as bin/kbackfill gives it with the cache (a cache is used only with the
+# module options it was made with)
+if (cd "$work" && "$java" -XX:AOTCacheOutput="$target/kbackfill.aot" -Xlog:disable -Xlog:all=error:stderr \
+      --enable-native-access=ALL-UNNAMED -cp "$jar" dev.kbackfill.cli.AotTraining) > "$target/kbackfill.aot.log" 2>&1 \
+    && [[ -f "$target/kbackfill.aot" ]]; then
+  echo "$java" > "$target/kbackfill.aot.java"
+  echo "AOT cache: made $target/kbackfill.aot with $java"
+else
+  rm -f "$target/kbackfill.aot"
+  echo "AOT cache: the training run failed (see $target/kbackfill.aot.log): bin/kbackfill uses the CDS archive"
+fi
+exit 0
