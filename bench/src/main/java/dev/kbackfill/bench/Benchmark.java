@@ -127,7 +127,7 @@ public final class Benchmark {
             }
             bootstrap = line.substring(6);
             System.out.println("broker process at " + bootstrap);
-            if (!only.equals("growth")) {
+            if (!only.equals("growth") && !only.equals("cron")) {
                 load();
             }
             if (only.equals("all") || only.equals("read")) {
@@ -159,6 +159,9 @@ public final class Benchmark {
             }
             if (only.equals("partitioned")) { // not in all: it loads 1.1x RECORDS records of its own
                 partitioned();
+            }
+            if (only.equals("all") || only.equals("cron")) {
+                cron();
             }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
@@ -359,6 +362,19 @@ public final class Benchmark {
     }
 
     /** Fails unless the table holds one row per key with its last value (the records hold five updates per key). */
+    /** A table of {@code rows} keys, each updated five times, holds every key with its fifth (last) status. */
+    private static void checkTable(String url, String table, String writer, long rows) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE status = 'status-4') FROM "
+                     + table)) {
+            rs.next();
+            if (rs.getLong(1) != rows || rs.getLong(2) != rows) {
+                throw new IllegalStateException(writer + " left " + rs.getLong(1) + " rows (" + rs.getLong(2)
+                        + " with their last value) in " + table + ", not " + rows);
+            }
+        }
+    }
+
     private void checkTable(String url, String table, String writer) throws Exception {
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
              java.sql.ResultSet rs = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE status = 'status-"
@@ -660,6 +676,99 @@ public final class Benchmark {
                 "--create-table", "--job", job, "--progress", "none", "--bootstrap-server", bootstrap));
         command.addAll(List.of(more));
         return command;
+    }
+
+    /**
+     * The cron case (issue 43): topics of 1,000 and 10,000 order records (each key updated five times), each
+     * backfilled end to end, process start to exit, by {@code bin/kbackfill} into SQLite, PostgreSQL and a new Delta
+     * table, on the JDK that runs the bench (17: the CDS archive) and, where the build made its AOT cache, on that
+     * JDK 25; beside them the peers a cron user would script: {@code kcat | psql} (copy, one upsert) and Spark
+     * local[2]'s batch job into a new Delta table; and {@code plan} and {@code status}. ROUNDS rounds, each figure
+     * once a round, the JDKs alternating.
+     */
+    private void cron() throws Exception {
+        int[] sizes = {1000, 10_000};
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            List<NewTopic> topics = new ArrayList<>();
+            for (int n : sizes) {
+                topics.add(new NewTopic("cron-" + n, 1, (short) 1).configs(Map.of("retention.ms", "-1")));
+            }
+            admin.createTopics(topics).all().get();
+            Thread.sleep(2000);
+        }
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.LINGER_MS_CONFIG, 5);
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int n : sizes) {
+                for (int i = 0; i < n; i++) {
+                    p.send(new ProducerRecord<>("cron-" + n, 0, T0.plusSeconds(i).toEpochMilli(), key(i, n / 5),
+                            json(i, n / 5)));
+                }
+            }
+            p.flush();
+        }
+        Path aotJava = root.resolve("backfill-cli/target/kbackfill.aot.java");
+        Map<String, Map<String, String>> jdks = new java.util.LinkedHashMap<>();
+        jdks.put("JDK " + Runtime.version().feature() + " + CDS", Map.of());
+        if (Files.exists(aotJava)) {
+            Path java = Path.of(Files.readString(aotJava).strip());
+            jdks.put("JDK 25 + AOT cache", Map.of("JAVA_HOME", java.getParent().getParent().toString()));
+        }
+        String url = SharedPostgres.newDatabase("bench_cron");
+        String sparkClasspath = System.getProperty("bench.sparkClasspath");
+        System.out.println("== The cron case: short runs end to end (process start to exit), wall time and peak RSS");
+        System.out.printf("%-6s %-8s %-52s %9s %9s%n", "round", "records", "run", "seconds", "RSS MB");
+        for (int r = 1; r <= rounds; r++) {
+            for (int n : sizes) {
+                String topic = "cron-" + n;
+                for (Map.Entry<String, Map<String, String>> jdk : jdks.entrySet()) {
+                    Path dir = Files.createTempDirectory("kbackfill-bench-cron");
+                    cronRow(r, n, jdk.getKey() + ", SQLite", measure(cronRun(topic, "jdbc:sqlite:" + dir.resolve("db"),
+                            "bench_orders"), jdk.getValue()));
+                    reset(url);
+                    cronRow(r, n, jdk.getKey() + ", PostgreSQL", measure(cronRun(topic, url, "bench_orders"),
+                            jdk.getValue()));
+                    checkTable(url, "bench_orders", "kbackfill", n / 5);
+                    cronRow(r, n, jdk.getKey() + ", Delta", measure(cronRun(topic, "delta:" + dir.resolve("delta"),
+                            null), jdk.getValue()));
+                    cronRow(r, n, jdk.getKey() + ", plan", measure(List.of(root.resolve("bin/kbackfill").toString(),
+                            "plan", "--topic", topic, "--from", "earliest", "--to", "latest", "--bootstrap-server",
+                            bootstrap), jdk.getValue()));
+                    cronRow(r, n, jdk.getKey() + ", status", measure(List.of(root.resolve("bin/kbackfill").toString(),
+                            "status", "--sink", "delta:" + dir.resolve("delta")), jdk.getValue()));
+                    exec(List.of("rm", "-rf", dir.toString()), Map.of());
+                }
+                reset(url);
+                long t = System.nanoTime();
+                kcatPsqlPipeline(url, topic, n / 5);
+                System.out.printf(Locale.ROOT, "%-6d %-8d %-52s %9.2f %9s%n", r, n, "kcat | psql \\copy + one upsert",
+                        (System.nanoTime() - t) / 1e9, "-");
+                if (sparkClasspath != null) {
+                    Path dir = Files.createTempDirectory("kbackfill-bench-cron-spark");
+                    List<String> spark = sparkCommand(sparkClasspath);
+                    spark.addAll(List.of(bootstrap, topic));
+                    spark.addAll(sparkOffsets(topic));
+                    spark.addAll(List.of(dir.resolve("spark").toString(), "create"));
+                    cronRow(r, n, "Spark local[2] batch job, new Delta table", measure(spark, Map.of()));
+                    exec(List.of("rm", "-rf", dir.toString()), Map.of());
+                }
+            }
+        }
+        System.out.println();
+    }
+
+    private List<String> cronRun(String topic, String sink, String table) {
+        List<String> run = new ArrayList<>(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", topic,
+                "--from", "earliest", "--to", "latest", "--sink", sink, "--create-table", "--progress", "none",
+                "--bootstrap-server", bootstrap));
+        if (table != null) {
+            run.addAll(List.of("--table", table));
+        }
+        return run;
+    }
+
+    private static void cronRow(int round, int records, String run, Measured m) {
+        System.out.printf(Locale.ROOT, "%-6d %-8d %-52s %9.2f %9d%n", round, records, run, m.seconds(),
+                m.peakRssKb() / 1024);
     }
 
     /** Days of the partitioned bench's tables: a day is 1% of a table. */
@@ -1280,6 +1389,11 @@ public final class Benchmark {
      * No exactly-once, no resume. Timed from kcat's start to the INSERT's commit; the rows are checked.
      */
     private double kcatPsqlPipeline(String url) throws Exception {
+        return kcatPsqlPipeline(url, TOPIC, keys);
+    }
+
+    /** kcat's records of {@code topic} copied by psql into a staging table, then one upsert into bench_orders. */
+    private double kcatPsqlPipeline(String url, String topic, long expectedRows) throws Exception {
         String psqlUrl = "postgresql://postgres@" + url.substring("jdbc:postgresql://".length(), url.indexOf('?'));
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS staging");
@@ -1289,7 +1403,7 @@ public final class Benchmark {
                 + "j->>'status', (j->>'amount')::numeric, j->>'currency', (j->>'items')::bigint, j->>'channel', "
                 + "j->>'updated_at', j->>'note', p, o, to_timestamp(ts / 1000.0) FROM (SELECT k, p, o, ts, v::json AS j "
                 + "FROM staging) s ORDER BY k, p, o DESC " + UPSERT;
-        String pipeline = "set -o pipefail; kcat -C -b " + bootstrap + " -t " + TOPIC + " -o beginning -e -q "
+        String pipeline = "set -o pipefail; kcat -C -b " + bootstrap + " -t " + topic + " -o beginning -e -q "
                 + "-f '%k\\t%p\\t%o\\t%T\\t%s\\n' | psql -q -v ON_ERROR_STOP=1 '" + psqlUrl + "' "
                 + "-c '\\copy staging FROM pstdin' -c \"" + insert.replace("\"", "\\\"") + "\"";
         long started = System.nanoTime();
@@ -1298,8 +1412,9 @@ public final class Benchmark {
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
              java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM bench_orders")) {
             rs.next();
-            if (rs.getLong(1) != keys) {
-                throw new IllegalStateException("the kcat | psql pipeline left " + rs.getLong(1) + " rows, not " + keys);
+            if (rs.getLong(1) != expectedRows) {
+                throw new IllegalStateException("the kcat | psql pipeline left " + rs.getLong(1) + " rows, not "
+                        + expectedRows);
             }
         }
         return seconds;
