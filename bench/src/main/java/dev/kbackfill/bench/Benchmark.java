@@ -734,7 +734,7 @@ public final class Benchmark {
                             "plan", "--topic", topic, "--from", "earliest", "--to", "latest", "--bootstrap-server",
                             bootstrap), jdk.getValue()));
                     cronRow(r, n, jdk.getKey() + ", status", measure(List.of(root.resolve("bin/kbackfill").toString(),
-                            "status", "--sink", "delta:" + dir.resolve("delta")), jdk.getValue()));
+                            "status", "--sink", "delta:" + dir.resolve("delta"), "--job", "cron"), jdk.getValue()));
                     exec(List.of("rm", "-rf", dir.toString()), Map.of());
                 }
                 reset(url);
@@ -758,8 +758,8 @@ public final class Benchmark {
 
     private List<String> cronRun(String topic, String sink, String table) {
         List<String> run = new ArrayList<>(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", topic,
-                "--from", "earliest", "--to", "latest", "--sink", sink, "--create-table", "--progress", "none",
-                "--bootstrap-server", bootstrap));
+                "--from", "earliest", "--to", "latest", "--sink", sink, "--create-table", "--job", "cron",
+                "--progress", "none", "--bootstrap-server", bootstrap));
         if (table != null) {
             run.addAll(List.of("--table", table));
         }
