@@ -331,13 +331,7 @@ final class DeltaWaves {
                         // every record of the wave was left out (filtered, rejected), or none carries a column the
                         // table is partitioned by: no table yet, so it waits for a later wave, which reads this one
                         // again
-                        for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
-                            int part = r.getKey();
-                            stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
-                                    counters.changes.get(part).value(), counters.filtered.get(part).value(),
-                                    counters.rejected.get(part).value(), 0, 0, 0, r.getValue()[1], r.getValue()[1]));
-                        }
-                        bytes = counters.bytes.value();
+                        nothingWritten(counters);
                         noTable = true;
                         return;
                     }
@@ -363,13 +357,7 @@ final class DeltaWaves {
                 if (keys.isEmpty()) {
                     // no change survived (all filtered or rejected) and the table names no key columns: nothing to
                     // write, the wave's progress moves past its ranges
-                    for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
-                        int part = r.getKey();
-                        stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
-                                counters.changes.get(part).value(), counters.filtered.get(part).value(),
-                                counters.rejected.get(part).value(), 0, 0, 0, r.getValue()[1], r.getValue()[1]));
-                    }
-                    bytes = counters.bytes.value();
+                    nothingWritten(counters);
                     return;
                 }
                 reduced = survivors.mapPartitions(raws -> new Rows(json, columns, keys, meta, soft, ignoreUnknown,
@@ -456,6 +444,17 @@ final class DeltaWaves {
                     reduced.unpersist(false);
                 }
             }
+        }
+
+        /** The wave's counts where nothing of it is written: every change superseded, filtered or rejected. */
+        private void nothingWritten(Counters counters) {
+            for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
+                int part = r.getKey();
+                stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
+                        counters.changes.get(part).value(), counters.filtered.get(part).value(),
+                        counters.rejected.get(part).value(), 0, 0, 0, r.getValue()[1], r.getValue()[1]));
+            }
+            bytes = counters.bytes.value();
         }
 
         /**
