@@ -18,9 +18,6 @@ import picocli.CommandLine.Command;
  * stack trace ({@code KBACKFILL_DEBUG=1} adds it).
  */
 @Command(name = "kbackfill", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
-        subcommands = {RunCommand.class, PlanCommand.class, StatusCommand.class, JobsCommand.class, ResetCommand.class, CompactCommand.class,
-                VerifyCommand.class, InspectCommand.class, DemoCommand.class, CompletionCommand.class,
-                CommandLine.HelpCommand.class},
         description = "Replay a chosen slice of a Kafka topic into a destination, exactly once, without touching "
                 + "the live pipeline.",
         exitCodeListHeading = "%nExit codes:%n",
@@ -120,9 +117,13 @@ public final class Kbackfill implements Runnable {
             err.flush();
             return ExitCodes.BAD_INPUT;
         }
-        CommandLine cli = commandLine();
+        CommandLine cli = commandLine(args.length > 0 ? args[0] : null);
         try {
-            defaults.check(cli);
+            try {
+                defaults.check(cli);
+            } catch (IllegalArgumentException unknownHere) {
+                defaults.check(commandLine()); // a setting of another command is not unknown
+            }
         } catch (IllegalArgumentException e) {
             err.println("kbackfill: " + e.getMessage());
             err.flush();
@@ -137,12 +138,46 @@ public final class Kbackfill implements Runnable {
         return code;
     }
 
-    static CommandLine commandLine() {
-        return commandLine(CommandLine.defaultFactory());
+    /**
+     * The subcommands, in the order help lists them. Picocli builds a command's model from its annotations when it
+     * is added (reflection over every option: a fifth of a short run's start), so a command line that names its
+     * command builds only that one.
+     */
+    private static final java.util.Map<String, java.util.function.Supplier<Object>> COMMANDS = commands();
+
+    private static java.util.Map<String, java.util.function.Supplier<Object>> commands() {
+        java.util.Map<String, java.util.function.Supplier<Object>> commands = new java.util.LinkedHashMap<>();
+        commands.put("run", RunCommand::new);
+        commands.put("plan", PlanCommand::new);
+        commands.put("status", StatusCommand::new);
+        commands.put("jobs", JobsCommand::new);
+        commands.put("reset", ResetCommand::new);
+        commands.put("compact", CompactCommand::new);
+        commands.put("verify", VerifyCommand::new);
+        commands.put("inspect", InspectCommand::new);
+        commands.put("demo", DemoCommand::new);
+        commands.put("completion", CompletionCommand::new);
+        commands.put("help", CommandLine.HelpCommand::new);
+        return java.util.Collections.unmodifiableMap(commands);
     }
 
-    private static CommandLine commandLine(CommandLine.IFactory factory) {
-        CommandLine cli = new CommandLine(new Kbackfill(), factory);
+    /** The whole command line, every subcommand built. */
+    static CommandLine commandLine() {
+        return commandLine((String) null);
+    }
+
+    /**
+     * The command line for {@code first}, the first argument: only that subcommand when it names one that needs no
+     * other (not {@code help} or {@code completion}, which describe them all), else all of them.
+     */
+    static CommandLine commandLine(String first) {
+        boolean one = first != null && COMMANDS.containsKey(first) && !first.equals("help") && !first.equals("completion");
+        CommandLine cli = new CommandLine(new Kbackfill(), CommandLine.defaultFactory());
+        COMMANDS.forEach((name, command) -> {
+            if (!one || name.equals(first)) {
+                cli.addSubcommand(name, command.get());
+            }
+        });
         cli.setParameterExceptionHandler(Kbackfill::badUsage);
         cli.setExecutionExceptionHandler(Kbackfill::failed);
         HelpSections.install(cli);

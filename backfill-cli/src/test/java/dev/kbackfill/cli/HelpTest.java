@@ -40,6 +40,22 @@ class HelpTest {
                 .isNotEqualTo(HelpSections.UNSORTED)));
     }
 
+    /** A command line that names its command builds only that one, and it is the same command as in the whole. */
+    @Test
+    void aCommandBuiltAloneIsTheCommandOfTheWholeCommandLine() {
+        CommandLine whole = Kbackfill.commandLine();
+        whole.getSubcommands().forEach((name, cli) -> {
+            CommandLine alone = Kbackfill.commandLine(name);
+            if (name.equals("help") || name.equals("completion")) {
+                assertThat(alone.getSubcommands()).as(name).hasSameSizeAs(whole.getSubcommands());
+                return;
+            }
+            assertThat(alone.getSubcommands()).as(name).containsOnlyKeys(name);
+            assertThat(alone.getSubcommands().get(name).getUsageMessage()).as(name).isEqualTo(cli.getUsageMessage());
+        });
+        assertThat(Kbackfill.commandLine("--topic").getSubcommands()).hasSameSizeAs(whole.getSubcommands());
+    }
+
     /** verify creates and changes nothing: its help does not offer run's options that would. */
     @Test
     void verifyHelpLeavesOutTheOptionsThatCreateOrChange() {

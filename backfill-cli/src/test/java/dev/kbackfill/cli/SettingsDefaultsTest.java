@@ -38,6 +38,25 @@ class SettingsDefaultsTest {
     }
 
     @Test
+    void aSettingOfAnotherCommandIsAcceptedThoughOnlyTheNamedCommandIsBuilt(@TempDir Path dir) throws Exception {
+        // plan builds only its own options; rows-per-file is compact's, in the same shared settings file
+        Path file = dir.resolve("kbackfill.properties");
+        Files.writeString(file, "rows-per-file=1000\n");
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        int code = Kbackfill.execute(Map.of("KBACKFILL_CONFIG", file.toString()), new java.io.PrintWriter(out),
+                new java.io.PrintWriter(err), "plan", "--help");
+        assertThat(err.toString()).isEmpty();
+        assertThat(code).isZero();
+        // a key no command knows is refused, and the nearest key of any command is offered
+        Files.writeString(file, "rows-per-fil=1000\n");
+        code = Kbackfill.execute(Map.of("KBACKFILL_CONFIG", file.toString()), new java.io.PrintWriter(out),
+                new java.io.PrintWriter(err), "plan", "--help");
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString()).contains("unknown setting 'rows-per-fil'").contains("did you mean 'rows-per-file'?");
+    }
+
+    @Test
     void theVariableOfAnOptionIsItsNameInCapitals() {
         assertThat(SettingsDefaults.variable("--max-records-per-second")).isEqualTo("KBACKFILL_MAX_RECORDS_PER_SECOND");
         assertThat(SettingsDefaults.variable("--sink")).isEqualTo("KBACKFILL_SINK");

@@ -34,10 +34,25 @@ public final class RangeResolver {
 
     private final OffsetSource source;
     private final Clock clock;
+    private final TopicInfo described;
 
     public RangeResolver(OffsetSource source, Clock clock) {
+        this(source, clock, null);
+    }
+
+    private RangeResolver(OffsetSource source, Clock clock, TopicInfo described) {
         this.source = source;
         this.clock = clock;
+        this.described = described;
+    }
+
+    /**
+     * This resolver, told the topic as the caller described it a moment ago through the same source: the plan uses
+     * that description (topic id, partitions, timestamp type) instead of asking again, one round trip less (a run
+     * describes the topic while its sink opens). Other topics are still asked for.
+     */
+    public RangeResolver describedAs(TopicInfo topic) {
+        return new RangeResolver(source, clock, topic);
     }
 
     /** A resolver that asks {@code source} and measures relative times from the system clock. */
@@ -69,7 +84,7 @@ public final class RangeResolver {
         if (!(request.from() instanceof Bound.External) && !(request.to() instanceof Bound.External)) {
             return resolveOffsets(original, request, continueFrom);
         }
-        TopicInfo topic = source.describe(request.topic());
+        TopicInfo topic = describe(request.topic());
         List<ReaderPositions.Materialized> read = new ArrayList<>();
         BackfillRequest r = request;
         if (request.from() instanceof Bound.External from) {
@@ -114,7 +129,7 @@ public final class RangeResolver {
         if (!(request.from() instanceof Bound.Continue)) {
             return resolve(request);
         }
-        TopicInfo topic = source.describe(request.topic());
+        TopicInfo topic = describe(request.topic());
         if (!topic.topicId().equals(previous.topicId())) {
             throw new RequestException("topic " + request.topic() + " has topic id " + topic.topicId()
                     + ", not " + previous.topicId() + " as when the job's previous run ended: it was recreated, so "
@@ -155,7 +170,7 @@ public final class RangeResolver {
         // Nearly every plan checks a time lookup or reads a first record; the client for that can be made while the
         // cluster answers the questions below (over 1,000 partitions, a third of a cold plan's time).
         source.prepareCheck(request.topic(), request.isolationLevel());
-        TopicInfo topic = source.describe(request.topic());
+        TopicInfo topic = describe(request.topic());
         SortedSet<Integer> selected = selectPartitions(request, topic);
         String name = request.topic();
         IsolationLevel isolation = request.isolationLevel();
@@ -436,5 +451,9 @@ public final class RangeResolver {
                     + partition);
         }
         return v;
+    }
+
+    private TopicInfo describe(String topic) {
+        return described != null && described.topic().equals(topic) ? described : source.describe(topic);
     }
 }

@@ -121,6 +121,23 @@ class RangeResolverTest {
     }
 
     @Test
+    void aTopicDescribedByTheCallerIsNotAskedForAgainAndGivesTheSamePlan() {
+        topic.log(0).append(hour(0), hour(1));
+        topic.log(1).append(hour(2));
+        Plan asked = resolve("2024-01-01T01:00Z", "latest");
+        assertThat(topic.calls).contains("describe");
+        TopicInfo described = topic.describe("orders");
+        topic.calls.clear();
+        Plan told = resolver.describedAs(described).resolve(request("2024-01-01T01:00Z", "latest").build());
+        assertThat(topic.calls).doesNotContain("describe").contains("logStart");
+        assertThat(PlanJson.write(told)).isEqualTo(PlanJson.write(asked));
+        // another topic than the one described is still asked for
+        assertThatThrownBy(() -> resolver.describedAs(described).resolve(BackfillRequest.builder("payments")
+                .from("earliest").to("latest").build())).isInstanceOf(RequestException.class)
+                .hasMessageContaining("topic 'payments' does not exist");
+    }
+
+    @Test
     void offsetsAreSnapshotBeforeAnyTimeLookup() {
         topic.log(0).append(hour(0));
         resolve("2024-01-01", "2024-01-02");

@@ -420,7 +420,8 @@ public final class BackfillJob {
         Optional<JobState> stored = sink.load(job);
         Optional<Plan> planFile = settings.planFile();
         JobDecision decision = JobPlanner.decide(job, request, spec, stored, planFile,
-                () -> JobPlanner.freshPlan(new RangeResolver(cluster.source()), request, stored));
+                () -> JobPlanner.freshPlan(new RangeResolver(cluster.source()).describedAs(cluster.topic()), request,
+                        stored));
         if (decision instanceof JobDecision.AlreadyDone) {
             return decision;
         }
