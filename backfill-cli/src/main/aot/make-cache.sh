@@ -8,7 +8,7 @@
 set -uo pipefail
 target="$1"
 jar="$target/kbackfill.jar"
-rm -f "$target/kbackfill.aot" "$target/kbackfill.aot.java"
+rm -f "$target/kbackfill.aot" "$target/kbackfill.aot.java" "$target/kbackfill.aot.config"
 if [[ "${KBACKFILL_AOT:-}" == "skip" ]]; then
   echo "AOT cache: skipped (KBACKFILL_AOT=skip)"
   exit 0
@@ -33,9 +33,11 @@ trap 'rm -rf "$work"' EXIT
 # the training's classpath is the jar's, as bin/kbackfill's -jar gives it (the manifest names lib/)
 # native access for SQLite's JDBC driver, as bin/kbackfill gives it with the cache (a cache is used only with the
 # module options it was made with)
+# JDK 25 assembles the cache in a child JVM whose failure (a crash, status 134) still leaves the training JVM
+# exiting 0 and an empty file: both are checked
 if (cd "$work" && "$java" -XX:AOTCacheOutput="$target/kbackfill.aot" -Xlog:disable -Xlog:all=error:stderr \
       --enable-native-access=ALL-UNNAMED -cp "$jar" dev.kbackfill.cli.AotTraining) > "$target/kbackfill.aot.log" 2>&1 \
-    && [[ -f "$target/kbackfill.aot" ]]; then
+    && [[ -s "$target/kbackfill.aot" ]] && ! grep -q "Child process failed" "$target/kbackfill.aot.log"; then
   echo "$java" > "$target/kbackfill.aot.java"
   echo "AOT cache: made $target/kbackfill.aot with $java"
 else

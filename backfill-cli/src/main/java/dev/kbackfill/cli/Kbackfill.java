@@ -143,22 +143,26 @@ public final class Kbackfill implements Runnable {
      * is added (reflection over every option: a fifth of a short run's start), so a command line that names its
      * command builds only that one.
      */
-    private static final java.util.Map<String, java.util.function.Supplier<Object>> COMMANDS = commands();
+    private static final java.util.List<String> COMMANDS = java.util.List.of("run", "plan", "status", "jobs", "reset",
+            "compact", "verify", "inspect", "demo", "completion", "help");
 
-    private static java.util.Map<String, java.util.function.Supplier<Object>> commands() {
-        java.util.Map<String, java.util.function.Supplier<Object>> commands = new java.util.LinkedHashMap<>();
-        commands.put("run", RunCommand::new);
-        commands.put("plan", PlanCommand::new);
-        commands.put("status", StatusCommand::new);
-        commands.put("jobs", JobsCommand::new);
-        commands.put("reset", ResetCommand::new);
-        commands.put("compact", CompactCommand::new);
-        commands.put("verify", VerifyCommand::new);
-        commands.put("inspect", InspectCommand::new);
-        commands.put("demo", DemoCommand::new);
-        commands.put("completion", CompletionCommand::new);
-        commands.put("help", CommandLine.HelpCommand::new);
-        return java.util.Collections.unmodifiableMap(commands);
+    // a switch, not a map of constructor references: JDK 25.0.3 crashes making the AOT cache when a static map of
+    // lambdas is reached from the training (archiveHeapWriter: "Metadata ... should have been archived")
+    private static Object newCommand(String name) {
+        return switch (name) {
+            case "run" -> new RunCommand();
+            case "plan" -> new PlanCommand();
+            case "status" -> new StatusCommand();
+            case "jobs" -> new JobsCommand();
+            case "reset" -> new ResetCommand();
+            case "compact" -> new CompactCommand();
+            case "verify" -> new VerifyCommand();
+            case "inspect" -> new InspectCommand();
+            case "demo" -> new DemoCommand();
+            case "completion" -> new CompletionCommand();
+            case "help" -> new CommandLine.HelpCommand();
+            default -> throw new IllegalArgumentException("no command " + name);
+        };
     }
 
     /** The whole command line, every subcommand built. */
@@ -171,13 +175,13 @@ public final class Kbackfill implements Runnable {
      * other (not {@code help} or {@code completion}, which describe them all), else all of them.
      */
     static CommandLine commandLine(String first) {
-        boolean one = first != null && COMMANDS.containsKey(first) && !first.equals("help") && !first.equals("completion");
+        boolean one = first != null && COMMANDS.contains(first) && !first.equals("help") && !first.equals("completion");
         CommandLine cli = new CommandLine(new Kbackfill(), CommandLine.defaultFactory());
-        COMMANDS.forEach((name, command) -> {
+        for (String name : COMMANDS) {
             if (!one || name.equals(first)) {
-                cli.addSubcommand(name, command.get());
+                cli.addSubcommand(name, newCommand(name));
             }
-        });
+        }
         cli.setParameterExceptionHandler(Kbackfill::badUsage);
         cli.setExecutionExceptionHandler(Kbackfill::failed);
         HelpSections.install(cli);
