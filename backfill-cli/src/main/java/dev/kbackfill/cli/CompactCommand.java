@@ -7,6 +7,7 @@ import java.util.concurrent.Callable;
 
 import dev.kbackfill.resolver.RequestException;
 import dev.kbackfill.sink.delta.DeltaCompaction;
+import dev.kbackfill.core.sink.SinkUrl;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -67,10 +68,11 @@ final class CompactCommand implements Callable<Integer> {
         if (forgetBefore != null) {
             return forget();
         }
-        if (sink.startsWith("iceberg:")) {
+        java.util.Optional<SinkUrl> url = SinkUrl.parse(sink);
+        if (url.orElse(null) instanceof SinkUrl.Iceberg) {
             return compactIceberg();
         }
-        if (!sink.startsWith("delta:")) {
+        if (!(url.orElse(null) instanceof SinkUrl.Delta delta)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --sink '" + sink
                     + "': compact works on lake tables: delta:PATH, iceberg:...");
         }
@@ -79,7 +81,7 @@ final class CompactCommand implements Callable<Integer> {
                     + "': expected a whole number >= 1");
         }
         PrintWriter out = spec.commandLine().getOut();
-        DeltaCompaction.Result r = DeltaCompaction.compact(sink.substring("delta:".length()), settings().clientConfig(),
+        DeltaCompaction.Result r = DeltaCompaction.compact(delta.location(), settings().clientConfig(),
                 Optional.ofNullable(keyColumns).map(SinkOptions::split), rowsPerFile);
         if (r.filesRewritten() == 0) {
             out.printf("%s: %d data file(s), nothing to compact%n", sink, r.filesBefore());
@@ -118,7 +120,7 @@ final class CompactCommand implements Callable<Integer> {
 
     private int forget() {
         java.time.Instant before = forgetTime();
-        if (sink.startsWith("jdbc:") && table == null) {
+        if (SinkUrl.is(sink, SinkUrl.Jdbc.class) && table == null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--forget-deletes-before with a JDBC --sink "
                     + "needs --table: the ledger is the table's own (TABLE_kbackfill_deletes)");
         }

@@ -164,7 +164,7 @@ final class DemoCommand implements Callable<Integer> {
         out.println();
         if (sink == null) {
             showRows("jdbc:sqlite:" + db, null, null, out);
-        } else if (sink.startsWith("jdbc:")) {
+        } else if (dev.kbackfill.core.sink.SinkUrl.is(sink, dev.kbackfill.core.sink.SinkUrl.Jdbc.class)) {
             showRows(sink, sinkUser, System.getenv("KBACKFILL_SINK_PASSWORD"), out);
         } else {
             out.printf("the rows are in %s%n", sink);

@@ -48,7 +48,7 @@ final class ResetCommand implements Callable<Integer> {
             try (AutoCloseable lock = sink.lock(options.job)) {
                 if (!sink.reset(options.job)) {
                     throw new RequestException("no job named '" + options.job + "' in "
-                            + sink.target().replaceFirst(", table .*", ""));
+                            + sink.store());
                 }
             }
             out.println("job " + options.job + " reset: its plan and progress are gone; rows already written stay");

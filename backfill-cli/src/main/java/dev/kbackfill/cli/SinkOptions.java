@@ -92,7 +92,7 @@ final class SinkOptions {
     java.util.Map<String, String> sinkProperties;
 
     boolean isKafka() {
-        return url().startsWith("kafka:");
+        return dev.kbackfill.core.sink.SinkUrl.is(url(), dev.kbackfill.core.sink.SinkUrl.Kafka.class);
     }
 
     boolean isDefault() {

@@ -64,7 +64,7 @@ public final class SparkLaunch {
                     + "insert-only consult an index of the whole target topic, which every per-partition task would "
                     + "have to build; run them with --engine local");
         }
-        if (job.sink().url().startsWith("iceberg:")) {
+        if (dev.kbackfill.core.sink.SinkUrl.is(job.sink().url(), dev.kbackfill.core.sink.SinkUrl.Iceberg.class)) {
             // per-partition tasks would be concurrent committers to one table, each refused by the others' commits;
             // a MERGE per wave needs Iceberg's Spark runtime in the engine, which it does not ship
             throw new RequestException("--engine spark does not write Iceberg tables yet: run it with --engine local "

@@ -47,7 +47,7 @@ final class StatusCommand implements Callable<Integer> {
         try (Sink sink = SinkFactory.forSettings(options.settings(kafka.clientConfig()))) {
             sink.openForJobs();
             JobState s = sink.load(options.job).orElseThrow(() -> new RequestException("no job named '" + options.job
-                    + "' in " + sink.target().replaceFirst(", table .*", "") + "; 'kbackfill run' prints the job name"));
+                    + "' in " + sink.store() + "; 'kbackfill run' prints the job name"));
             long total = s.plan().totalSpan();
             long left = s.remaining();
             if (format == Format.json) {

@@ -242,7 +242,7 @@ final class VerifyCommand implements Callable<Integer> {
         try (Sink store = SinkFactory.forSettings(sink.target(topicHint).settings(topicHint, config))) {
             store.openForJobs();
             return store.load(job).orElseThrow(() -> new RequestException("no job named '" + job + "' in "
-                    + store.target().replaceFirst(", table .*", "") + "; 'kbackfill jobs' lists the jobs there"));
+                    + store.store() + "; 'kbackfill jobs' lists the jobs there"));
         }
     }
 

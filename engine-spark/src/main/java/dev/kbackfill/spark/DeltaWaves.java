@@ -96,8 +96,8 @@ final class DeltaWaves {
         long started = System.nanoTime();
         Plan plan = state.plan();
         String job = state.job();
-        String path = sink.target().substring("delta:".length());
         SinkSettings sinkSettings = TaskContextCache.job(specJson).sinkSettings();
+        String path = ((dev.kbackfill.core.sink.SinkUrl.Delta) sinkSettings.sinkUrl()).location();
         // one incarnation's run: a reset gives the job a new incarnation, so a rerun never meets the txn versions
         // the table holds for an earlier one (Delta would skip every wave as committed)
         String appId = "kbackfill-spark-" + job + "-" + state.runId();

@@ -11,7 +11,8 @@ final class SparkEngine {
     }
 
     static BackfillJob.Runner runner(SparkSession spark, SparkJobSpec spec) {
-        return (settings, sink, state, options, listener) -> sink.target().startsWith("delta:")
+        boolean delta = dev.kbackfill.core.sink.SinkUrl.is(spec.job().sink().url(), dev.kbackfill.core.sink.SinkUrl.Delta.class);
+        return (settings, sink, state, options, listener) -> delta
                 ? new DeltaWaves(spark, spec).run(settings, sink, state, options, listener)
                 : new PartitionWaves(spark, spec).run(settings, sink, state, options, listener);
     }

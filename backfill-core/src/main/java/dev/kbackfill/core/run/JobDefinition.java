@@ -184,7 +184,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
 
         /** Whether the destination is a topic. */
         public boolean isKafka() {
-            return url.startsWith("kafka:");
+            return dev.kbackfill.core.sink.SinkUrl.is(url, dev.kbackfill.core.sink.SinkUrl.Kafka.class);
         }
 
         /** Whether the destination is a lake table (Delta or Iceberg), whose filesystem or catalog takes settings. */
@@ -194,7 +194,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
 
         /** Whether a sink URL names a lake table (Delta or Iceberg). */
         public static boolean isLake(String url) {
-            return url.startsWith("delta:") || url.startsWith("iceberg:");
+            return dev.kbackfill.core.sink.SinkUrl.isLake(url);
         }
 
         /**

@@ -17,6 +17,14 @@ public interface Sink extends AutoCloseable {
     String target();
 
     /**
+     * The store that holds the job's state, for people, without credentials: where a job is looked for by name (a
+     * database's URL, without the table {@link #target()} adds; a lake table; a topic at its cluster).
+     */
+    default String store() {
+        return target();
+    }
+
+    /**
      * What this sink writes, as it names it within the store that holds the job's state: the qualified table of a
      * database, the path of a Delta table, the target topic. Part of a job's {@link JobSpec}: a job is bound to one
      * destination.

@@ -265,4 +265,10 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
             this(partition, offset, timestamp, deleted, topic, logTime, "kafka_version");
         }
     }
+
+    /** The URL by its kind; a URL of no kind is refused in one line naming it. */
+    public SinkUrl sinkUrl() {
+        return SinkUrl.parse(url).orElseThrow(() -> new SinkConfigException("invalid --sink '"
+                + SinkFactory.redact(url) + "': expected jdbc:..., delta:..., iceberg:... or kafka:..."));
+    }
 }

@@ -12,7 +12,7 @@ public final class DeltaSinkFactory implements SinkFactory {
 
     @Override
     public boolean accepts(String url) {
-        return url.startsWith("delta:");
+        return dev.kbackfill.core.sink.SinkUrl.is(url, dev.kbackfill.core.sink.SinkUrl.Delta.class);
     }
 
     @Override
@@ -22,7 +22,7 @@ public final class DeltaSinkFactory implements SinkFactory {
 
     @Override
     public Sink create(SinkSettings settings) {
-        String path = settings.url().substring("delta:".length());
+        String path = ((dev.kbackfill.core.sink.SinkUrl.Delta) settings.sinkUrl()).location();
         if (path.isBlank()) {
             throw new SinkConfigException("invalid --sink '" + settings.url() + "': expected delta:PATH");
         }

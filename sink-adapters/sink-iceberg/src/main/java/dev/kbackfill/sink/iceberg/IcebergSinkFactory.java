@@ -14,7 +14,7 @@ public final class IcebergSinkFactory implements SinkFactory {
 
     @Override
     public boolean accepts(String url) {
-        return url.startsWith("iceberg:");
+        return dev.kbackfill.core.sink.SinkUrl.is(url, dev.kbackfill.core.sink.SinkUrl.Iceberg.class);
     }
 
     @Override

@@ -73,6 +73,11 @@ public final class JdbcSink implements Sink {
     }
 
     @Override
+    public String store() {
+        return SinkFactory.canonical(settings.url());
+    }
+
+    @Override
     public String destination() {
         return "table " + tableName;
     }

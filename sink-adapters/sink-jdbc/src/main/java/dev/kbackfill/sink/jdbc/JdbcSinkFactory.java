@@ -14,7 +14,7 @@ public final class JdbcSinkFactory implements SinkFactory {
 
     @Override
     public boolean accepts(String url) {
-        return url.startsWith("jdbc:");
+        return dev.kbackfill.core.sink.SinkUrl.is(url, dev.kbackfill.core.sink.SinkUrl.Jdbc.class);
     }
 
     @Override
@@ -26,18 +26,16 @@ public final class JdbcSinkFactory implements SinkFactory {
     public Sink create(SinkSettings settings) {
         String url = settings.url();
         Dialect dialect;
-        if (url.startsWith("jdbc:postgresql:")) {
-            dialect = new PostgresDialect();
-        } else if (url.startsWith("jdbc:mariadb:")) {
-            dialect = new MariaDbDialect();
-        } else if (url.startsWith("jdbc:mysql:")) {
-            // the MariaDB driver speaks to MySQL too when told it may take a jdbc:mysql URL
-            url = url + (url.contains("?") ? "&" : "?") + "permitMysqlScheme";
-            dialect = new MariaDbDialect();
-        } else if (url.startsWith("jdbc:sqlite:")) {
-            dialect = new SqliteDialect();
-        } else {
-            dialect = new MergeDialect(c -> "VARCHAR");
+        switch (((dev.kbackfill.core.sink.SinkUrl.Jdbc) settings.sinkUrl()).driver()) {
+            case "postgresql" -> dialect = new PostgresDialect();
+            case "mariadb" -> dialect = new MariaDbDialect();
+            case "mysql" -> {
+                // the MariaDB driver speaks to MySQL too when told it may take a jdbc:mysql URL
+                url = url + (url.contains("?") ? "&" : "?") + "permitMysqlScheme";
+                dialect = new MariaDbDialect();
+            }
+            case "sqlite" -> dialect = new SqliteDialect();
+            default -> dialect = new MergeDialect(c -> "VARCHAR");
         }
         SinkSettings s = url.equals(settings.url()) ? settings : settings.withUrl(url);
         return new JdbcSink(s, dialect);

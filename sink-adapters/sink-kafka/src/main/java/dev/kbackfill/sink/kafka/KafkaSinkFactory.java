@@ -12,7 +12,7 @@ public final class KafkaSinkFactory implements SinkFactory {
 
     @Override
     public boolean accepts(String url) {
-        return url.startsWith("kafka:");
+        return dev.kbackfill.core.sink.SinkUrl.is(url, dev.kbackfill.core.sink.SinkUrl.Kafka.class);
     }
 
     @Override
@@ -22,7 +22,7 @@ public final class KafkaSinkFactory implements SinkFactory {
 
     @Override
     public Sink create(SinkSettings settings) {
-        String topic = settings.url().substring("kafka:".length());
+        String topic = ((dev.kbackfill.core.sink.SinkUrl.Kafka) settings.sinkUrl()).topic();
         if (!topic.matches("[a-zA-Z0-9._-]{1,249}")) {
             throw new SinkConfigException("invalid --sink '" + settings.url() + "': expected kafka:TOPIC with a topic name "
                     + "of 1 to 249 of a-z A-Z 0-9 . _ -");
