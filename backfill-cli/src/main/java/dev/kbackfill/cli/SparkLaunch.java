@@ -176,10 +176,9 @@ public final class SparkLaunch {
                     + "run is complete in the sink; its counts are in the driver's output");
             return standing;
         }
-        java.util.SortedMap<Integer, long[]> where = new java.util.TreeMap<>();
-        standing.partitions().forEach(p -> where.put(p.partition(), new long[] {p.next(), p.end()}));
         throw new RunFailure("the Spark application exited with code " + ended.exitCode() + " without saying how the "
-                + "run ended (see its output above); " + RunFailure.where(where), null, standing);
+                + "run ended (see its output above); " + RunFailure.where(standing.partitions().stream()
+                .map(PartitionStats::rest).toList()), null, standing);
     }
 
     /** Where the began run stands in the sink (read afresh: what the application committed), nothing counted. */
@@ -191,8 +190,8 @@ public final class SparkLaunch {
         }
         List<PartitionStats> partitions = new ArrayList<>();
         for (PartitionRange r : now.plan().partitions()) {
-            partitions.add(new PartitionStats(r.partition(), 0, 0, 0, 0, 0, 0, 0,
-                    now.nextOffsets().getOrDefault(r.partition(), r.start()), r.end()));
+            partitions.add(PartitionStats.untouched(new dev.kbackfill.resolver.PartitionSplit(r.partition(),
+                    now.nextOffsets().getOrDefault(r.partition(), r.start()), r.end())));
         }
         return new RunSummary(began.job(), began.run(), partitions, 0, 0, java.time.Duration.ZERO);
     }

@@ -35,6 +35,7 @@ import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.version.Version;
 import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.PartitionSplit;
 import dev.kbackfill.resolver.Plan;
 import dev.kbackfill.sink.delta.DeltaEngineSupport;
 import dev.kbackfill.sink.jdbc.GuardSql;
@@ -119,7 +120,7 @@ final class DeltaWaves {
             wave++;
             List<Integer> partitions = new ArrayList<>(carried);
             partitions.addAll(waveParts);
-            Map<Integer, long[]> ranges = remaining(plan, current, partitions);
+            Map<Integer, PartitionSplit> ranges = remaining(plan, current, partitions);
             if (ranges.isEmpty()) {
                 continue;
             }
@@ -158,35 +159,33 @@ final class DeltaWaves {
         }
         List<PartitionStats> list = new ArrayList<>();
         for (PartitionRange r : plan.partitions()) {
-            list.add(stats.getOrDefault(r.partition(), new PartitionStats(r.partition(), 0, 0, 0, 0, 0, 0, 0,
-                    current.next(r), r.end())));
+            list.add(stats.getOrDefault(r.partition(), PartitionStats.untouched(current.rest(r))));
         }
         return new RunSummary(job, current.run(), list, bytes, waves, Duration.ofNanos(System.nanoTime() - started));
     }
 
-    private static Map<Integer, long[]> remaining(Plan plan, JobState state, List<Integer> partitions) {
-        Map<Integer, long[]> ranges = new TreeMap<>();
+    private static Map<Integer, PartitionSplit> remaining(Plan plan, JobState state, List<Integer> partitions) {
+        Map<Integer, PartitionSplit> ranges = new TreeMap<>();
         for (int p : partitions) {
             PartitionRange r = plan.partition(p).orElseThrow(() -> new IllegalStateException(
                     "the spec's waves name partition " + p + ", which the plan does not hold"));
-            long next = state.next(r);
-            if (next < r.end()) {
-                ranges.put(p, new long[] {next, r.end()});
+            PartitionSplit rest = state.rest(r);
+            if (!rest.done()) {
+                ranges.put(p, rest);
             }
         }
         return ranges;
     }
 
     private static String where(Plan plan, JobState state) {
-        java.util.SortedMap<Integer, long[]> nextAndEnd = new TreeMap<>();
-        plan.partitions().forEach(r -> nextAndEnd.put(r.partition(), new long[] {state.next(r), r.end()}));
-        return RunFailure.where(nextAndEnd);
+        return RunFailure.where(state.rest());
     }
 
     /** Per source partition, the log time below the start of its range ({@link dev.kbackfill.resolver.LogTimes}). */
-    static HashMap<Integer, Long> logTimesBefore(Map<String, Object> kafkaConfig, Plan plan, Map<Integer, long[]> ranges) {
+    static HashMap<Integer, Long> logTimesBefore(Map<String, Object> kafkaConfig, Plan plan,
+                                                 Map<Integer, PartitionSplit> ranges) {
         Map<Integer, Long> starts = new HashMap<>();
-        ranges.forEach((p, r) -> starts.put(p, r[0]));
+        ranges.forEach((p, r) -> starts.put(p, r.next()));
         try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(kafkaConfig)) {
             return new HashMap<>(dev.kbackfill.resolver.LogTimes.before(offsets, plan.topic(), starts,
                     plan.request().isolationLevel()));
@@ -222,6 +221,18 @@ final class DeltaWaves {
 
         Version version() {
             return new Version(topic, partition, offset, timestamp, logTime, field);
+        }
+
+        /**
+         * The mark a record leaves in its partition when it decoded but held a value the table cannot hold: counted
+         * as refused (not as undecodable), then dropped before anything reads the entries.
+         */
+        static Entry refusedByTable(int partition) {
+            return new Entry(null, null, partition, -1, 0, 0, false, null, null);
+        }
+
+        boolean isRefusedByTable() {
+            return key == null;
         }
     }
 
@@ -261,7 +272,7 @@ final class DeltaWaves {
     private final class Wave {
         final String path;
         final Plan plan;
-        final Map<Integer, long[]> ranges;
+        final Map<Integer, PartitionSplit> ranges;
         final BackfillJob.Settings settings;
         final SinkSettings sinkSettings;
         final RunOptions options;
@@ -282,7 +293,7 @@ final class DeltaWaves {
             mark = now;
         }
 
-        Wave(String path, Plan plan, Map<Integer, long[]> ranges, BackfillJob.Settings settings,
+        Wave(String path, Plan plan, Map<Integer, PartitionSplit> ranges, BackfillJob.Settings settings,
              SinkSettings sinkSettings, RunOptions options, Shapes.Filters filters, JavaSparkContext jsc) {
             this.path = path;
             this.plan = plan;
@@ -313,7 +324,7 @@ final class DeltaWaves {
             int shuffle = Math.max(rows.getNumPartitions(), jsc.defaultParallelism());
             JavaRDD<Raw> survivors = rows.mapPartitionsToPair(it -> new Keying(json, f, counters, before, it))
                     .reduceByKey(Raw::newer, shuffle).values().persist(StorageLevel.MEMORY_AND_DISK());
-            JavaRDD<Entry> reduced = null;
+            JavaRDD<Entry> decoded = null;
             try {
                 Map<Integer, Long> perPartition = survivors.map(e -> e.partition).countByValue();
                 phase("read, decode keys and reduce");
@@ -360,8 +371,12 @@ final class DeltaWaves {
                     nothingWritten(counters);
                     return;
                 }
-                reduced = survivors.mapPartitions(raws -> new Rows(json, columns, keys, meta, soft, ignoreUnknown,
+                decoded = survivors.mapPartitions(raws -> new Rows(json, columns, keys, meta, soft, ignoreUnknown,
                         computed, p, counters, raws)).persist(StorageLevel.MEMORY_AND_DISK());
+                // counted from the entries, not by accumulators, which a retried task would add to twice
+                Map<Integer, Long> refusedByTable = decoded.filter(Entry::isRefusedByTable).map(e -> e.partition)
+                        .countByValue();
+                JavaRDD<Entry> reduced = decoded.filter(e -> !e.isRefusedByTable());
                 Map<Integer, Long> refused = reduced.map(e -> e.partition).countByValue();
                 phase("decode values");
                 Map<Integer, Long> keptOut = new HashMap<>();
@@ -424,35 +439,36 @@ final class DeltaWaves {
                     phase("kept-out count");
                 }
                 spark.catalog().dropTempView(view);
-                for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
+                for (Map.Entry<Integer, PartitionSplit> r : ranges.entrySet()) {
                     int part = r.getKey();
                     long changes = counters.changes.get(part).value();
                     long survived = perPartition.getOrDefault(part, 0L);
-                    // values refused after reduction: by their decoding, or by a CHECK constraint of the table
+                    // values rejected after reduction: undecodable, a value the table cannot hold, or a row that
+                    // breaks a CHECK constraint of the table; the last two the table refused
                     long rejectedLate = survived - refused.getOrDefault(part, 0L)
                             + brokenPerPartition.getOrDefault(part, 0L);
+                    long refusedHere = refusedByTable.getOrDefault(part, 0L) + brokenPerPartition.getOrDefault(part, 0L);
                     long kept = keptOut.getOrDefault(part, 0L);
                     stats.put(part, new PartitionStats(part, counters.read.get(part).value(), changes - survived,
                             counters.filtered.get(part).value(), counters.rejected.get(part).value() + rejectedLate,
-                            survived - rejectedLate - kept, kept, 0, r.getValue()[1], r.getValue()[1], 0,
-                            brokenPerPartition.getOrDefault(part, 0L))); // refused: rows the table's CHECKs refuse
+                            survived - rejectedLate - kept, kept, 0, r.getValue().end(), r.getValue().end(), 0, refusedHere));
                 }
                 bytes = counters.bytes.value();
             } finally {
                 survivors.unpersist(false);
-                if (reduced != null) {
-                    reduced.unpersist(false);
+                if (decoded != null) {
+                    decoded.unpersist(false);
                 }
             }
         }
 
         /** The wave's counts where nothing of it is written: every change superseded, filtered or rejected. */
         private void nothingWritten(Counters counters) {
-            for (Map.Entry<Integer, long[]> r : ranges.entrySet()) {
+            for (Map.Entry<Integer, PartitionSplit> r : ranges.entrySet()) {
                 int part = r.getKey();
                 stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
                         counters.changes.get(part).value(), counters.filtered.get(part).value(),
-                        counters.rejected.get(part).value(), 0, 0, 0, r.getValue()[1], r.getValue()[1]));
+                        counters.rejected.get(part).value(), 0, 0, 0, r.getValue().end(), r.getValue().end()));
             }
             bytes = counters.bytes.value();
         }
@@ -881,6 +897,9 @@ final class DeltaWaves {
                     RuntimeException why = e instanceof DecodeException ? e : new IllegalArgumentException(
                             "the Delta table at " + path + " cannot hold " + r.coordinates() + ": " + e.getMessage(), e);
                     rejects.reject(r, why); // throws when poison records fail the run
+                    if (!(e instanceof DecodeException)) {
+                        next = Entry.refusedByTable(r.partition());
+                    }
                 }
             }
             return next != null;

@@ -10,6 +10,7 @@ import java.util.stream.Collectors;
 
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.resolver.Plan;
+import dev.kbackfill.resolver.PartitionSplit;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.spark.sql.DataFrameReader;
 import org.apache.spark.sql.Dataset;
@@ -31,15 +32,15 @@ final class KafkaRanges {
     }
 
     /**
-     * @param ranges        per partition, {@code [start, end)}; partitions with an empty range are left out
+     * @param ranges        per partition, what is left of it; partitions with nothing left are left out
      * @param minPartitions Spark partitions to split the ranges into at least (a large partition is read by
      *                      several tasks), or 0 for one task per partition
      */
-    static Dataset<Row> read(SparkSession spark, Plan plan, Map<Integer, long[]> ranges, Map<String, Object> clientConfig,
-                             boolean allowDataLoss, int minPartitions) {
-        Map<Integer, long[]> open = new TreeMap<>();
+    static Dataset<Row> read(SparkSession spark, Plan plan, Map<Integer, PartitionSplit> ranges,
+                             Map<String, Object> clientConfig, boolean allowDataLoss, int minPartitions) {
+        Map<Integer, PartitionSplit> open = new TreeMap<>();
         ranges.forEach((p, r) -> {
-            if (r[0] < r[1]) {
+            if (!r.done()) {
                 open.put(p, r);
             }
         });
@@ -56,8 +57,8 @@ final class KafkaRanges {
         String quoted = json(topic);
         reader.option("assign", "{" + quoted + ":[" + open.keySet().stream().map(String::valueOf)
                         .collect(Collectors.joining(",")) + "]}")
-                .option("startingOffsets", offsets(quoted, open, 0))
-                .option("endingOffsets", offsets(quoted, open, 1))
+                .option("startingOffsets", offsets(quoted, open, PartitionSplit::next))
+                .option("endingOffsets", offsets(quoted, open, PartitionSplit::end))
                 .option("kafka.isolation.level", plan.request().isolationLevel().toString().toLowerCase(Locale.ROOT))
                 .option("failOnDataLoss", String.valueOf(!allowDataLoss))
                 .option("includeHeaders", "true");
@@ -67,9 +68,11 @@ final class KafkaRanges {
         return reader.load();
     }
 
-    private static String offsets(String quotedTopic, Map<Integer, long[]> ranges, int index) {
+    private static String offsets(String quotedTopic, Map<Integer, PartitionSplit> ranges,
+                                  java.util.function.ToLongFunction<PartitionSplit> offset) {
         return "{" + quotedTopic + ":{" + ranges.entrySet().stream()
-                .map(e -> "\"" + e.getKey() + "\":" + e.getValue()[index]).collect(Collectors.joining(",")) + "}}";
+                .map(e -> "\"" + e.getKey() + "\":" + offset.applyAsLong(e.getValue()))
+                .collect(Collectors.joining(",")) + "}}";
     }
 
     private static String json(String text) {

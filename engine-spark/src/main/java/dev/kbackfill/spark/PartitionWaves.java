@@ -31,6 +31,7 @@ import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.PartitionSplit;
 import dev.kbackfill.resolver.Plan;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.sql.Row;
@@ -93,22 +94,22 @@ final class PartitionWaves {
         int wave = 0;
         for (List<Integer> partitions : spec.waves()) {
             wave++;
-            Map<Integer, long[]> ranges = new TreeMap<>();
+            Map<Integer, PartitionSplit> ranges = new TreeMap<>();
             Map<Integer, Long> progressed = subJobProgress(subJobs, job, runId, plan, partitions);
             for (int p : partitions) {
                 PartitionRange r = plan.partition(p).orElseThrow(() -> new IllegalStateException(
                         "the spec's waves name partition " + p + ", which the plan does not hold"));
-                long next = current.next(r);
-                if (next < r.end()) {
-                    ranges.put(p, new long[] {Math.max(progressed.getOrDefault(p, next), next), r.end()});
+                PartitionSplit rest = current.rest(r);
+                if (!rest.done()) {
+                    ranges.put(p, rest.from(Math.max(progressed.getOrDefault(p, rest.next()), rest.next())));
                 }
             }
             if (ranges.isEmpty()) {
                 continue; // written by an earlier attempt of this run
             }
-            Map<Integer, long[]> toRead = new TreeMap<>();
+            Map<Integer, PartitionSplit> toRead = new TreeMap<>();
             ranges.forEach((p, r) -> {
-                if (r[0] < r[1]) {
+                if (!r.done()) {
                     toRead.put(p, r);
                 }
             });
@@ -166,8 +167,7 @@ final class PartitionWaves {
         }
         List<PartitionStats> list = new ArrayList<>();
         for (PartitionRange r : plan.partitions()) {
-            list.add(stats.getOrDefault(r.partition(), new PartitionStats(r.partition(), 0, 0, 0, 0, 0, 0, 0,
-                    current.next(r), r.end())));
+            list.add(stats.getOrDefault(r.partition(), PartitionStats.untouched(current.rest(r))));
         }
         return new RunSummary(job, current.run(), list, 0, batches, Duration.ofNanos(System.nanoTime() - started));
     }
@@ -180,12 +180,12 @@ final class PartitionWaves {
         } catch (RuntimeException e) {
             // the job's own progress then
         }
-        java.util.SortedMap<Integer, long[]> nextAndEnd = new TreeMap<>();
+        List<PartitionSplit> splits = new ArrayList<>();
         for (PartitionRange r : plan.partitions()) {
-            nextAndEnd.put(r.partition(), new long[] {Math.max(state.next(r),
-                    progressed.getOrDefault(r.partition(), state.next(r))), r.end()});
+            PartitionSplit rest = state.rest(r);
+            splits.add(rest.from(Math.max(rest.next(), progressed.getOrDefault(r.partition(), rest.next()))));
         }
-        return RunFailure.where(nextAndEnd);
+        return RunFailure.where(splits);
     }
 
     /** Per partition, the next offset its sub-job has stored (absent: no sub-job yet), read in one go. */

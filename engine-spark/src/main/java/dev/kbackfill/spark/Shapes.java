@@ -16,7 +16,7 @@ import dev.kbackfill.core.run.RunOptions;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.WriteBatch;
-import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.PartitionSplit;
 import dev.kbackfill.resolver.Plan;
 import org.apache.spark.sql.SparkSession;
 
@@ -52,10 +52,10 @@ final class Shapes {
             return;
         }
         Plan plan = state.plan();
-        Map<Integer, long[]> ranges = new TreeMap<>();
-        for (PartitionRange r : plan.partitions()) {
-            if (state.next(r) < r.end()) {
-                ranges.put(r.partition(), new long[] {state.next(r), r.end()});
+        Map<Integer, PartitionSplit> ranges = new TreeMap<>();
+        for (PartitionSplit rest : state.rest()) {
+            if (!rest.done()) {
+                ranges.put(rest.partition(), rest);
             }
         }
         RowShape shape = ranges.isEmpty() ? new RowShape(List.of(), List.of())
@@ -67,7 +67,7 @@ final class Shapes {
     }
 
     /** The columns of the changes of {@code ranges}, computed by the executors. */
-    static RowShape of(SparkSession spark, String specJson, Plan plan, Map<Integer, long[]> ranges,
+    static RowShape of(SparkSession spark, String specJson, Plan plan, Map<Integer, PartitionSplit> ranges,
                        BackfillJob.Settings settings, RunOptions options, Filters filters) {
         int tasks = Math.max(ranges.size(), spark.sparkContext().defaultParallelism());
         return KafkaRanges.read(spark, plan, ranges, settings.kafkaConfig(), options.allowDataLoss(), tasks)

@@ -29,6 +29,7 @@ import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.resolver.PartitionRange;
+import dev.kbackfill.resolver.PartitionSplit;
 import dev.kbackfill.resolver.Plan;
 
 /**
@@ -186,8 +187,9 @@ public final class BackfillRun {
                         + "timestamps go backwards there, runs starting at other offsets may order those records apart");
             }
         } catch (RuntimeException e) {
-            java.util.SortedMap<Integer, long[]> where = new TreeMap<>();
-            plan.partitions().forEach(r -> where.put(r.partition(), new long[] {starts.getOrDefault(r.partition(), r.end()), r.end()}));
+            List<PartitionSplit> where = plan.partitions().stream()
+                    .map(r -> new PartitionSplit(r.partition(), starts.getOrDefault(r.partition(), r.end()), r.end()))
+                    .toList();
             throw new RunFailure("cannot look up the log time below the start of each partition: " + e.getMessage()
                     + "; " + RunFailure.where(where), e);
         }
@@ -669,9 +671,8 @@ public final class BackfillRun {
     }
 
     private static String where(Map<Integer, Counters> counters) {
-        java.util.SortedMap<Integer, long[]> nextAndEnd = new TreeMap<>();
-        counters.forEach((p, c) -> nextAndEnd.put(p, new long[] {c.next, c.end}));
-        return RunFailure.where(nextAndEnd);
+        return RunFailure.where(counters.entrySet().stream()
+                .map(e -> new PartitionSplit(e.getKey(), e.getValue().next, e.getValue().end)).toList());
     }
 
     private static void joinQuietly(Thread t) {

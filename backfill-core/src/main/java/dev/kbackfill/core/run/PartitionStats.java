@@ -47,4 +47,14 @@ public record PartitionStats(int partition, long read, long superseded, long fil
                 rejected + other.rejected, written + other.written, keptOut + other.keptOut, lost + other.lost,
                 Math.max(next, other.next), end, late + other.late, refused + other.refused);
     }
+
+    /** A partition that this run (or wave) did not touch: nothing counted, standing where {@code rest} says. */
+    public static PartitionStats untouched(dev.kbackfill.resolver.PartitionSplit rest) {
+        return new PartitionStats(rest.partition(), 0, 0, 0, 0, 0, 0, 0, rest.next(), rest.end());
+    }
+
+    /** Where the partition stands: what is left of its range. */
+    public dev.kbackfill.resolver.PartitionSplit rest() {
+        return new dev.kbackfill.resolver.PartitionSplit(partition, next, end);
+    }
 }

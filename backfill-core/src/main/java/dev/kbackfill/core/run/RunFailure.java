@@ -16,15 +16,14 @@ public final class RunFailure extends RuntimeException {
      * Where a stopped run stands, for its message: {@code stopped with partition 0 at offset 5 of [.., 9) committed;
      * a rerun resumes there}, or that every partition is written to its end.
      *
-     * @param nextAndEnd per partition, the next offset to write and the end of its range
+     * @param splits what is left of each partition, in any order
      */
-    public static String where(java.util.SortedMap<Integer, long[]> nextAndEnd) {
+    public static String where(java.util.Collection<dev.kbackfill.resolver.PartitionSplit> splits) {
         java.util.List<String> parts = new java.util.ArrayList<>();
-        nextAndEnd.forEach((p, ne) -> {
-            if (ne[0] < ne[1]) {
-                parts.add("partition " + p + " at offset " + ne[0] + " of [.., " + ne[1] + ")");
-            }
-        });
+        splits.stream().sorted(java.util.Comparator.comparingInt(dev.kbackfill.resolver.PartitionSplit::partition))
+                .filter(s -> !s.done())
+                .forEach(s -> parts.add("partition " + s.partition() + " at offset " + s.next() + " of [.., " + s.end()
+                        + ")"));
         return parts.isEmpty() ? "stopped with every partition written to its end"
                 : "stopped with " + String.join(", ", parts) + " committed; a rerun resumes there";
     }

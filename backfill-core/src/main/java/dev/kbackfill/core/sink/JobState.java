@@ -106,4 +106,14 @@ public record JobState(String job, String fingerprint, int run, Plan plan, Map<I
     public long next(PartitionRange range) {
         return Math.max(range.start(), nextOffsets.getOrDefault(range.partition(), range.start()));
     }
+
+    /** What is left of one of the plan's partitions. */
+    public dev.kbackfill.resolver.PartitionSplit rest(PartitionRange range) {
+        return new dev.kbackfill.resolver.PartitionSplit(range.partition(), next(range), range.end());
+    }
+
+    /** What is left of each of the plan's partitions, in the plan's order (done ones included). */
+    public java.util.List<dev.kbackfill.resolver.PartitionSplit> rest() {
+        return plan.partitions().stream().map(this::rest).toList();
+    }
 }
