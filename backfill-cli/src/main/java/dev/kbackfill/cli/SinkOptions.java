@@ -126,7 +126,7 @@ final class SinkOptions {
         if (!isKafka()) {
             // options of a topic sink are refused elsewhere rather than ignored (--create-topic is not --create-table)
             for (Object[] o : new Object[][] {{"--sink-bootstrap-server", sinkBootstrap},
-                    {"--sink-command-config", JobDefinition.Target.isLake(url()) ? null : sinkCommandConfig},
+                    {"--sink-command-config", dev.kbackfill.core.sink.SinkUrl.isLake(url()) ? null : sinkCommandConfig},
                     {"--create-topic", createTopic ? "" : null}}) {
                 if (o[1] != null) {
                     throw new dev.kbackfill.resolver.RequestException(o[0] + " is for --sink kafka:TOPIC"
@@ -161,7 +161,7 @@ final class SinkOptions {
 
     /** Refuses an option of lake tables given with another sink: one line naming the option, its value and the sink. */
     static void requireLake(String url, String option, String value, String hint) {
-        if (!JobDefinition.Target.isLake(url)) {
+        if (!dev.kbackfill.core.sink.SinkUrl.isLake(url)) {
             throw new dev.kbackfill.resolver.RequestException("invalid " + option + " '" + value + "': it is for --sink "
                     + "delta:... and iceberg:... only, not " + scheme(url) + hint);
         }

@@ -189,11 +189,6 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
 
         /** Whether the destination is a lake table (Delta or Iceberg), whose filesystem or catalog takes settings. */
         public boolean isLake() {
-            return isLake(url);
-        }
-
-        /** Whether a sink URL names a lake table (Delta or Iceberg). */
-        public static boolean isLake(String url) {
             return dev.kbackfill.core.sink.SinkUrl.isLake(url);
         }
 
