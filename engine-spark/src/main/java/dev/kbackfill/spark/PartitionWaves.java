@@ -101,7 +101,7 @@ final class PartitionWaves {
                         "the spec's waves name partition " + p + ", which the plan does not hold"));
                 PartitionSplit rest = current.rest(r);
                 if (!rest.done()) {
-                    ranges.put(p, rest.from(Math.max(progressed.getOrDefault(p, rest.next()), rest.next())));
+                    ranges.put(p, rest.advancedTo(progressed.getOrDefault(p, rest.next())));
                 }
             }
             if (ranges.isEmpty()) {
@@ -183,7 +183,7 @@ final class PartitionWaves {
         List<PartitionSplit> splits = new ArrayList<>();
         for (PartitionRange r : plan.partitions()) {
             PartitionSplit rest = state.rest(r);
-            splits.add(rest.from(Math.max(rest.next(), progressed.getOrDefault(r.partition(), rest.next()))));
+            splits.add(rest.advancedTo(progressed.getOrDefault(r.partition(), rest.next())));
         }
         return RunFailure.where(splits);
     }

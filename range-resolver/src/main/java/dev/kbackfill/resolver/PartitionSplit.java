@@ -38,6 +38,11 @@ public record PartitionSplit(int partition, long next, long end) implements java
         return new PartitionSplit(partition, offset, end);
     }
 
+    /** This split moved on to {@code offset} where that is further: progress never moves back. */
+    public PartitionSplit advancedTo(long offset) {
+        return offset > next ? from(offset) : this;
+    }
+
     @Override
     public String toString() {
         return "partition " + partition + " [" + next + ", " + end + ")";

@@ -24,6 +24,8 @@ class PartitionSplitTest {
         assertThat(whole.from(15).done()).isTrue();
         assertThat(whole.from(16).remaining()).as("past the end (a range read beyond by a compaction gap)").isZero();
         assertThat(rest).hasToString("partition 3 [14, 15)");
+        assertThat(whole.advancedTo(12)).isEqualTo(new PartitionSplit(3, 12, 15));
+        assertThat(rest.advancedTo(12)).as("progress never moves back").isSameAs(rest);
     }
 
     @Test
