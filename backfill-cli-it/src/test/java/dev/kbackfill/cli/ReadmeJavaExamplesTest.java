@@ -85,6 +85,24 @@ class ReadmeJavaExamplesTest {
     }
 
     @Test
+    void theSparkExampleIsTheCodeSparkEngineITRuns() throws IOException {
+        List<String> readme = readmeJavaBlocks().stream().filter(b -> b.stream().anyMatch(l -> l.contains(
+                "spark.run(job"))).findFirst().orElseThrow();
+        Map<String, String> replacements = new java.util.LinkedHashMap<>();
+        replacements.put("builder(\"orders\")", "builder(\"spark-pg\")");
+        replacements.put("\"localhost:9092\"", "kafka.bootstrapServers()");
+        replacements.put("Target.of(\"jdbc:postgresql://db.internal/app\", \"orders\",", "Target.of(url, \"spark_rows\",");
+        replacements.put(".withName(\"orders-on-spark\");", ".withName(\"pg-on-spark\").withBatchRows(100);");
+        replacements.put("new SparkLaunch.Options(\"local[2]\", 64, Path.of(\"kbackfill/engine-spark/target\")),",
+                "options,");
+        replacements.put("new PrintWriter(System.out, true), new PrintWriter(System.err, true)",
+                "new PrintWriter(launchOut, true), new PrintWriter(launchErr, true)");
+        replacements.put("BackfillJob.Outcome outcome = ", "outcome = ");
+        assertThat(testExample("engine-spark/src/test/java/dev/kbackfill/spark/SparkEngineIT.java"))
+                .isEqualTo(replaced(readme, replacements));
+    }
+
+    @Test
     void theVerifyExampleIsTheCodeVerifyLibraryExampleITRuns() throws IOException {
         List<String> readme = readmeJavaBlocks().stream().filter(b -> b.stream().anyMatch(l -> l.contains(
                 "verification.verify(plan, sink)"))).findFirst().orElseThrow();

@@ -55,6 +55,10 @@ final class DemoCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** The command line, whose handle a signal stops the demo's run through. */
+    @CommandLine.ParentCommand
+    Kbackfill root;
+
     @Option(names = "--records", paramLabel = "N", defaultValue = "8640",
             description = "How many orders to write (default: ${DEFAULT-VALUE}, one every 10 s of the day).")
     int records;
@@ -157,7 +161,7 @@ final class DemoCommand implements Callable<Integer> {
                 "--bootstrap-server", servers, "--table", TABLE, "--create-table", "--job", JOB,
                 "--progress", "plain"));
         run.addAll(sinkArgs);
-        int code = Kbackfill.execute(out, err, run.toArray(String[]::new));
+        int code = Kbackfill.execute(System.getenv(), root.runs, out, err, run.toArray(String[]::new));
         if (code != ExitCodes.OK) {
             return code;
         }

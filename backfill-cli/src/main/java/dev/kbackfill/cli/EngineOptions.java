@@ -4,6 +4,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.kbackfill.resolver.RequestException;
+import dev.kbackfill.spark.launch.SparkLaunch;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
@@ -51,8 +53,12 @@ final class EngineOptions {
         return engine == Engine.spark;
     }
 
-    /** Refuses Spark-only settings without {@code --engine spark}, and bad values. */
-    void check() {
+    /**
+     * Refuses Spark-only settings without {@code --engine spark}, and bad values.
+     *
+     * @return the launch's options with {@code --engine spark}, else empty
+     */
+    java.util.Optional<SparkLaunch.Options> check() {
         CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
         if (!spark()) {
             for (String o : List.of("--master", "--deploy-mode", "--conf", "--spark-wave-partitions",
@@ -61,30 +67,30 @@ final class EngineOptions {
                     throw new CommandLine.ParameterException(spec.commandLine(), o + " needs --engine spark");
                 }
             }
-            return;
+            return java.util.Optional.empty();
         }
-        if (wavePartitions < 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --spark-wave-partitions '"
-                    + wavePartitions + "': expected a whole number >= 1");
-        }
-        if (maxConnections != null && maxConnections < 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --spark-max-connections '"
-                    + maxConnections + "': expected a whole number >= 1");
-        }
-        if (deployMode != null && !deployMode.equals("client") && !deployMode.equals("cluster")) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --deploy-mode '" + deployMode
-                    + "': expected client or cluster");
-        }
-        for (String c : conf) {
-            if (!c.matches("[^=\\s]+=.*")) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "invalid --conf '" + c
-                        + "': expected KEY=VALUE, e.g. spark.executor.memory=4g");
-            }
+        try {
+            return java.util.Optional.of(new SparkLaunch.Options(master, java.util.Optional.ofNullable(deployMode), conf,
+                    wavePartitions, maxConnections == null ? java.util.OptionalInt.empty()
+                            : java.util.OptionalInt.of(maxConnections), SparkLaunch.Options.engineDir(besideThisBuild())));
+        } catch (RequestException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
     }
 
     /** The engine as a job's spec records it: the wave split is part of an unfinished run's shape. */
     String specName() {
-        return spark() ? "spark, " + wavePartitions + " partitions per wave" : "local";
+        return spark() ? SparkLaunch.Options.engineName(wavePartitions) : "local";
+    }
+
+    /** engine-spark/target of the checkout this command line was built in. */
+    private static Path besideThisBuild() {
+        try {
+            // backfill-cli/target/kbackfill.jar, or backfill-cli/target/classes
+            Path here = Path.of(EngineOptions.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return here.getParent().getParent().getParent().resolve("engine-spark").resolve("target");
+        } catch (java.net.URISyntaxException | RuntimeException e) {
+            return Path.of("engine-spark", "target");
+        }
     }
 }

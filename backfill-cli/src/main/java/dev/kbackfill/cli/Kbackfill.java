@@ -3,6 +3,7 @@ package dev.kbackfill.cli;
 import java.io.PrintWriter;
 
 import dev.kbackfill.core.run.RunFailure;
+import dev.kbackfill.core.run.RunHandle;
 import dev.kbackfill.core.run.StopRequest;
 import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.SinkConfigException;
@@ -47,9 +48,18 @@ public final class Kbackfill implements Runnable {
                 + String.join(", ", spec.subcommands().keySet()));
     }
 
+    /** This command line's hold on the runs its commands start: what a signal stops. */
+    final RunHandle runs;
+
+    Kbackfill(RunHandle runs) {
+        this.runs = runs;
+    }
+
     public static void main(String[] args) {
-        onSignals();
-        int code = execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+        RunHandle runs = new RunHandle();
+        onSignals(runs);
+        int code = execute(System.getenv(), runs, new PrintWriter(System.out, true), new PrintWriter(System.err, true),
+                args);
         System.exit(code);
     }
 
@@ -58,7 +68,7 @@ public final class Kbackfill implements Runnable {
      * with its progress, the summary says where each partition stands, and the exit code is 130 or 143. A second
      * signal exits at once (whatever is not committed is simply not there; a rerun resumes either way).
      */
-    private static void onSignals() {
+    private static void onSignals(RunHandle runs) {
         for (String name : java.util.List.of("INT", "TERM")) {
             try {
                 sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> {
@@ -70,13 +80,8 @@ public final class Kbackfill implements Runnable {
                     }
                     System.err.println("kbackfill: SIG" + name + ": stopping at the next batch boundary (again to exit "
                             + "at once)");
-                    StopRequest.request("SIG" + name);
-                    Process spark = child;
-                    if (spark != null) {
-                        spark.destroy(); // the Spark application stops; its committed waves and sub-jobs stay
-                        return;
-                    }
-                    if (!running) {
+                    // an engine's application is destroyed (its committed waves and sub-jobs stay)
+                    if (!runs.stop("SIG" + name)) {
                         Runtime.getRuntime().halt(code); // nothing runs yet (planning, a listing): nothing to save
                     }
                 });
@@ -86,22 +91,22 @@ public final class Kbackfill implements Runnable {
         }
     }
 
-    /** Whether a run is under way (set by {@code run}): a signal then waits for its safe point. */
-    static volatile boolean running;
-
-    /** The Spark application {@code run --engine spark} waits for: a signal is passed on to it. */
-    static volatile Process child;
-
     /**
      * Runs a command line and returns its exit code, without exiting: what tests call. A command line that starts
      * with an option other than help or version is a {@code run}: {@code kbackfill --topic orders --from ...}.
      */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
-        return execute(System.getenv(), out, err, args);
+        return execute(System.getenv(), new RunHandle(), out, err, args);
     }
 
     /** The same with {@code env} as the environment ({@code KBACKFILL_*} settings): what tests of settings call. */
     static int execute(java.util.Map<String, String> env, PrintWriter out, PrintWriter err, String... args) {
+        return execute(env, new RunHandle(), out, err, args);
+    }
+
+    /** The same, the runs its commands start stopped through {@code runs}. */
+    static int execute(java.util.Map<String, String> env, RunHandle runs, PrintWriter out, PrintWriter err,
+                       String... args) {
         if (args.length > 0 && args[0].startsWith("-") && !java.util.List.of("-h", "--help", "-V", "--version")
                 .contains(args[0])) {
             String[] withRun = new String[args.length + 1];
@@ -117,7 +122,7 @@ public final class Kbackfill implements Runnable {
             err.flush();
             return ExitCodes.BAD_INPUT;
         }
-        CommandLine cli = commandLine(args.length > 0 ? args[0] : null);
+        CommandLine cli = commandLine(args.length > 0 ? args[0] : null, runs);
         try {
             try {
                 defaults.check(cli);
@@ -167,16 +172,16 @@ public final class Kbackfill implements Runnable {
 
     /** The whole command line, every subcommand built. */
     static CommandLine commandLine() {
-        return commandLine((String) null);
+        return commandLine(null, new RunHandle());
     }
 
     /**
      * The command line for {@code first}, the first argument: only that subcommand when it names one that needs no
      * other (not {@code help} or {@code completion}, which describe them all), else all of them.
      */
-    static CommandLine commandLine(String first) {
+    static CommandLine commandLine(String first, RunHandle runs) {
         boolean one = first != null && COMMANDS.contains(first) && !first.equals("help") && !first.equals("completion");
-        CommandLine cli = new CommandLine(new Kbackfill(), CommandLine.defaultFactory());
+        CommandLine cli = new CommandLine(new Kbackfill(runs), CommandLine.defaultFactory());
         for (String name : COMMANDS) {
             if (!one || name.equals(first)) {
                 cli.addSubcommand(name, newCommand(name));

@@ -32,6 +32,7 @@ import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.resolver.Plan;
 import dev.kbackfill.resolver.RequestException;
 import dev.kbackfill.resolver.TopicInfo;
+import dev.kbackfill.spark.launch.SparkLaunch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -71,6 +72,10 @@ final class RunCommand implements Callable<Integer> {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    /** The command line, whose handle a signal stops this command's run through. */
+    @CommandLine.ParentCommand
+    Kbackfill root;
 
     @Mixin
     RequestOptions request;
@@ -216,7 +221,7 @@ final class RunCommand implements Callable<Integer> {
     private Integer runJob() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        engineOptions.check();
+        Optional<SparkLaunch.Options> onSpark = engineOptions.check();
         Optional<Plan> filePlan = readPlanFile();
         if (filePlan.isEmpty()) {
             // bad bounds are refused on their own line, before the default cluster is named
@@ -240,9 +245,9 @@ final class RunCommand implements Callable<Integer> {
         }
         SinkSettings settings = definition.sinkSettings(config);
         SparkLaunch launch = null;
-        if (engineOptions.spark()) {
+        if (onSpark.isPresent()) {
             SparkLaunch.check(definition);
-            launch = new SparkLaunch(engineOptions, out, err);
+            launch = new SparkLaunch(onSpark.get(), out, err, root.runs);
         }
         if (sink.isDefault()) {
             err.println("no --sink given: writing to the embedded default, SQLite file "
@@ -311,17 +316,20 @@ final class RunCommand implements Callable<Integer> {
                 }
             };
             if (launch != null && engineOptions.specOut != null) {
-                return launch.writeSpec(new BackfillJob(target, builder.build(), events, listener), target, definition,
-                        backfill, () -> join(kafkaSide));
+                SparkLaunch.Written written = launch.writeSpec(new BackfillJob(target, builder.build(), events,
+                        listener), target, definition, engineOptions.specOut, () -> join(kafkaSide));
+                if (written instanceof SparkLaunch.Written.AlreadyDone done) {
+                    printNothingToDo(done.state().job(), done.state(), backfill, target.target(), out);
+                } else if (written instanceof SparkLaunch.Written.Spec ready) {
+                    out.println("wrote the Spark job spec of job " + ready.job() + " to " + engineOptions.specOut
+                            + "; run it with:");
+                    out.println(String.join(" ", ready.command()));
+                }
+                return ExitCodes.OK;
             }
-            BackfillJob.Outcome outcome;
-            Kbackfill.running = true;
-            try {
-                outcome = new BackfillJob(target, builder.build(), events, listener,
-                        launch != null ? launch.runner(definition) : BackfillJob.Runner.LOCAL).run(() -> join(kafkaSide));
-            } finally {
-                Kbackfill.running = false;
-            }
+            BackfillJob protocol = new BackfillJob(target, builder.build(), events, listener,
+                    launch != null ? launch.runner(definition) : BackfillJob.Runner.LOCAL);
+            BackfillJob.Outcome outcome = root.runs.during(() -> protocol.run(() -> join(kafkaSide)));
             if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
                 if (report != null) {
                     report.nothingToDo(nothing.state());

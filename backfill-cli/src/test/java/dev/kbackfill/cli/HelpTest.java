@@ -45,7 +45,7 @@ class HelpTest {
     void aCommandBuiltAloneIsTheCommandOfTheWholeCommandLine() {
         CommandLine whole = Kbackfill.commandLine();
         whole.getSubcommands().forEach((name, cli) -> {
-            CommandLine alone = Kbackfill.commandLine(name);
+            CommandLine alone = Kbackfill.commandLine(name, new dev.kbackfill.core.run.RunHandle());
             if (name.equals("help") || name.equals("completion")) {
                 assertThat(alone.getSubcommands()).as(name).hasSameSizeAs(whole.getSubcommands());
                 return;
@@ -53,7 +53,7 @@ class HelpTest {
             assertThat(alone.getSubcommands()).as(name).containsOnlyKeys(name);
             assertThat(alone.getSubcommands().get(name).getUsageMessage()).as(name).isEqualTo(cli.getUsageMessage());
         });
-        assertThat(Kbackfill.commandLine("--topic").getSubcommands()).hasSameSizeAs(whole.getSubcommands());
+        assertThat(Kbackfill.commandLine("--topic", new dev.kbackfill.core.run.RunHandle()).getSubcommands()).hasSameSizeAs(whole.getSubcommands());
     }
 
     /** verify creates and changes nothing: its help does not offer run's options that would. */

@@ -2,12 +2,7 @@ package dev.kbackfill.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.Optional;
-
 import org.junit.jupiter.api.Test;
-
-
-
 
 /** The Spark engine's options, checked by the command line before anything runs. */
 class SparkEngineOptionsTest {
@@ -20,18 +15,13 @@ class SparkEngineOptionsTest {
         CliRun waves = CliRun.of("run", "--topic", "t", "--from", "earliest", "--to", "latest", "--engine", "spark",
                 "--spark-wave-partitions", "0");
         assertThat(waves.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
-        assertThat(waves.err()).contains("invalid --spark-wave-partitions '0'");
+        assertThat(waves.err()).contains("invalid --spark-wave-partitions '0'").contains("see 'kbackfill run --help'");
+        CliRun mode = CliRun.of("run", "--topic", "t", "--from", "earliest", "--to", "latest", "--engine", "spark",
+                "--deploy-mode", "remote");
+        assertThat(mode.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(mode.err()).contains("invalid --deploy-mode 'remote': expected client or cluster");
         CliRun engine = CliRun.of("run", "--topic", "t", "--from", "earliest", "--to", "latest", "--engine", "flink");
         assertThat(engine.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(engine.err()).contains("flink");
-    }
-
-    @Test
-    void theDriverOnTheBuiltRuntimeGetsItsMemoryAndExtraJavaOptions() {
-        assertThat(SparkLaunch.driverJvmOptions(Optional.empty(), Optional.empty())).startsWith("-Xmx2g")
-                .contains("--add-opens=java.base/java.nio=ALL-UNNAMED");
-        assertThat(SparkLaunch.driverJvmOptions(Optional.of("3g"),
-                Optional.of(" -XX:TieredStopAtLevel=1   -XX:+UseSerialGC -Dx=y ")))
-                .startsWith("-Xmx3g").endsWith("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dx=y");
     }
 }

@@ -13,7 +13,17 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.TreeMap;
 
+import java.io.PrintWriter;
+
+import dev.kbackfill.core.run.BackfillJob;
+import dev.kbackfill.core.run.JobDefinition;
+import dev.kbackfill.core.run.RunHandle;
+import dev.kbackfill.core.run.RunListener;
+import dev.kbackfill.core.run.RunSummary;
+import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.embedded.EmbeddedKafka;
+import dev.kbackfill.resolver.BackfillRequest;
+import dev.kbackfill.spark.launch.SparkLaunch;
 import dev.kbackfill.embedded.SharedKafka;
 import dev.kbackfill.sink.delta.DeltaTableRows;
 import dev.kbackfill.testservices.SharedPostgres;
@@ -127,14 +137,33 @@ class SparkEngineIT {
         kafka.createTopic("spark-pg", 4, Map.of("retention.ms", "-1"));
         produce("spark-pg", 4, 300, 4);
         String url = SharedPostgres.newDatabase("spark_pg");
-        String[] request = {"--topic", "spark-pg", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table",
+        String[] command = {"--topic", "spark-pg", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table",
                 "--sink", url, "--batch-size", "100"};
-        SparkCli single = SparkCli.run(kafka, concat(request, "--table", "local_rows"));
+        SparkCli single = SparkCli.run(kafka, concat(command, "--table", "local_rows"));
         assertThat(single.exitCode()).as(single.toString()).isZero();
-        SparkCli spark = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "3", "--spark-max-connections", "2"),
-                concat(request, "--table", "spark_rows", "--job", "pg-on-spark"));
-        assertThat(spark.exitCode()).as(spark.toString()).isZero();
-        assertThat(spark.out()).contains("job pg-on-spark run 1: wrote");
+        // the job on Spark from a library call (the README's example), the command line's job after it
+        SparkLaunch.Options options = new SparkLaunch.Options("local[2]", java.util.Optional.empty(), List.of(), 3,
+                java.util.OptionalInt.of(2), Path.of(System.getenv(SparkLaunch.DIR_ENV)));
+        java.io.StringWriter launchOut = new java.io.StringWriter();
+        java.io.StringWriter launchErr = new java.io.StringWriter();
+        BackfillJob.Outcome outcome;
+        // --- the README example, with the broker, topic, database, table, job, batch size and launch replaced ---
+        BackfillRequest request = BackfillRequest.builder("spark-pg").from("2024-01-01").to("2024-01-02").build();
+        JobDefinition job = JobDefinition.of(request, Map.of("bootstrap.servers", kafka.bootstrapServers()),
+                JobDefinition.Target.of(url, "spark_rows", ConflictMode.NEWER_WINS, true))
+                .withName("pg-on-spark").withBatchRows(100);
+        SparkLaunch spark = new SparkLaunch(options,
+                new PrintWriter(launchOut, true), new PrintWriter(launchErr, true), new RunHandle());
+        outcome = spark.run(job, BackfillJob.Events.NONE, RunListener.NONE);
+        if (outcome instanceof BackfillJob.Outcome.Completed done) {
+            System.out.println(done.summary().written() + " rows written on Spark");
+        }   // a second call: Outcome.NothingToDo
+        // --- end of the README example ---
+        assertThat(outcome).as(launchErr.toString()).isInstanceOf(BackfillJob.Outcome.Completed.class);
+        RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
+        assertThat(summary.job()).isEqualTo("pg-on-spark");
+        assertThat(summary.left()).isZero();
+        assertThat(launchErr.toString()).contains("launching job pg-on-spark on Spark (local[2]), 2 wave(s) of up to 3");
         assertThat(sqlRows(url, "spark_rows")).isEqualTo(sqlRows(url, "local_rows")).hasSize(300 - 43);
         // a job the engine ran verifies by name as any other: its sub-jobs' rows are its rows
         SparkCli verified = SparkCli.command(kafka, "verify", "--job", "pg-on-spark", "--sink", url, "--table",
@@ -146,7 +175,7 @@ class SparkEngineIT {
         assertThat(status.out()).contains("complete").contains("engine spark, 3 partitions per wave");
         assertThat(count(url, "SELECT count(*) FROM kbackfill_jobs WHERE job LIKE 'pg-on-spark/%'")).isZero();
         SparkCli again = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "3"),
-                concat(request, "--table", "spark_rows", "--job", "pg-on-spark"));
+                concat(command, "--table", "spark_rows", "--job", "pg-on-spark"));
         assertThat(again.out()).as(again.toString()).contains("nothing to do");
         // reset forgets a job run on Spark as any other
         SparkCli reset = SparkCli.command(kafka, "reset", "--job", "pg-on-spark", "--sink", url, "--table", "spark_rows",
@@ -379,7 +408,7 @@ class SparkEngineIT {
         java.nio.file.Files.createDirectories(home.resolve("bin"));
         Path submit = home.resolve("bin/spark-submit");
         java.nio.file.Files.writeString(submit, "#!/usr/bin/env bash\nexec java "
-                + String.join(" ", dev.kbackfill.cli.SparkLaunch.JAVA_17_OPENS) + " -cp \"" + System.getenv("KBACKFILL_SPARK_DIR")
+                + String.join(" ", SparkLaunch.JAVA_17_OPENS) + " -cp \"" + System.getenv("KBACKFILL_SPARK_DIR")
                 + "/spark-runtime/*\" org.apache.spark.deploy.SparkSubmit \"$@\"\n");
         submit.toFile().setExecutable(true);
         List<String> argv = new ArrayList<>(List.of(command.replace("$SPARK_HOME", home.toString()).split(" ")));

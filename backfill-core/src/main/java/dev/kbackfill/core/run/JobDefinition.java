@@ -28,6 +28,7 @@ import dev.kbackfill.core.registry.RegistryException;
 import dev.kbackfill.core.registry.SchemaRegistryClient;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.Plan;
@@ -153,6 +154,17 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                       Map<String, String> client, Map<String, String> tableProperties, boolean evolveSchema) {
             this(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile, client,
                     tableProperties, evolveSchema, List.of());
+        }
+
+        /**
+         * A table or topic written under {@code conflict}, tombstones deleting their key, a field the table lacks
+         * refused, no settings of its own.
+         *
+         * @param createTable whether a table (or topic) that does not exist is created
+         */
+        public static Target of(String url, String table, ConflictMode conflict, boolean createTable) {
+            return new Target(url, table, Optional.empty(), conflict, TombstoneMode.DELETE, createTable, false,
+                    Optional.empty(), Map.of(), Map.of());
         }
 
         /** A target that does not evolve a table kbackfill did not create. */
@@ -416,6 +428,34 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
     public JobDefinition withName(String name) {
         return new JobDefinition(Optional.of(name), request, plan, kafka, sink, decoding, poison, strictTime, limits,
                 batchRows, retryFor, engine);
+    }
+
+    /**
+     * A job of {@code request} into {@code sink} with the command line's defaults for the rest: its name derived from
+     * the request and the sink, string keys and JSON values, a record that cannot be decoded failing the run, no
+     * limits, the sink's batch size, transient failures retried for five minutes, run in this process.
+     *
+     * @param kafka the source cluster's client settings ({@code bootstrap.servers} at least)
+     */
+    public static JobDefinition of(BackfillRequest request, Map<String, String> kafka, Target sink) {
+        return new JobDefinition(Optional.empty(), request, Optional.empty(),
+                new KafkaClient(Optional.empty(), kafka, Map.of()), sink, Decoding.defaults(), Poison.FAIL, false,
+                RunLimits.NONE, OptionalInt.empty(), Duration.ofMinutes(5), JobSpec.LOCAL);
+    }
+
+    /** This job with batches of {@code rows} rows (distinct keys). */
+    public JobDefinition withBatchRows(int rows) {
+        if (rows < 1) {
+            throw new RequestException("invalid --batch-size '" + rows + "': expected a whole number >= 1");
+        }
+        return new JobDefinition(name, request, plan, kafka, sink, decoding, poison, strictTime, limits,
+                OptionalInt.of(rows), retryFor, engine);
+    }
+
+    /** This job run by {@code engine}, as the job's spec records it ({@link JobSpec#ENGINE}). */
+    public JobDefinition withEngine(String engine) {
+        return new JobDefinition(name, request, plan, kafka, sink, decoding, poison, strictTime, limits, batchRows,
+                retryFor, engine);
     }
 
     /** The value as JSON; it needs a plan (a request alone is resolved where it is run, not where it is written). */

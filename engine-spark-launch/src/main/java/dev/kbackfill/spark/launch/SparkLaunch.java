@@ -1,17 +1,19 @@
-package dev.kbackfill.cli;
+package dev.kbackfill.spark.launch;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.Reader;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.function.Supplier;
 
 import dev.kbackfill.core.engine.EngineEvents;
@@ -21,6 +23,11 @@ import dev.kbackfill.core.run.JobDecision;
 import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.run.PartitionStats;
 import dev.kbackfill.core.run.RunFailure;
+import dev.kbackfill.core.run.RunHandle;
+import dev.kbackfill.core.run.RunListener;
+import dev.kbackfill.core.run.Rejects;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.core.run.RunSummary;
 import dev.kbackfill.core.run.Transient;
 import dev.kbackfill.core.sink.ConflictMode;
@@ -31,34 +38,127 @@ import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.RequestException;
 
 /**
- * {@code kbackfill run --engine spark}: the job protocol runs here, as for a run in this process (decide, lock, store
- * the run, check a stored plan against the log), and its runner is a Spark application in a process of its own
- * (Spark is never on this classpath), started through {@code $SPARK_HOME/bin/spark-submit} when {@code SPARK_HOME}
- * is set, otherwise through the Spark runtime the build assembles ({@code engine-spark/target/spark-runtime}). The
- * application is given the job as a value ({@link SparkJobSpec}: the job, its frozen plan, its waves, the run this
- * launch began) and runs exactly that run while this process holds the job's lock; it reports progress and how the
- * run ended as {@link EngineEvents} on its output, from which this process prints, reports and picks the exit code.
- * {@code --spark-spec-out FILE} decides the run the same way and writes the spec of a run the application's driver
- * begins itself, under the lock, for a {@code spark-submit} of one's own.
+ * The Spark engine's launcher: a job's {@link BackfillJob.Runner} whose run is a Spark application in a process of its
+ * own (Spark is never on this classpath), started through {@code $SPARK_HOME/bin/spark-submit} when {@code SPARK_HOME}
+ * is set, otherwise through the Spark runtime the build assembles ({@code engine-spark/target/spark-runtime}). The job
+ * protocol runs in the caller's process, as for a run in it (decide, lock, store the run, check a stored plan against
+ * the log); the application is given the job as a value ({@link SparkJobSpec}: the job, its frozen plan, its waves,
+ * the run this launch began) and runs exactly that run while the caller holds the job's lock; it reports progress and
+ * how the run ended as {@link EngineEvents} on its output, which this runner hands to the run's listener and returns
+ * as the run's summary or failure. {@link #writeSpec} decides a run the same way and writes the spec of a run the
+ * application's driver begins itself, under the lock, for a {@code spark-submit} of one's own.
+ *
+ * <p>{@code kbackfill run --engine spark} is this class behind the command line's options; a library caller runs a job
+ * with {@link #run}, or gives {@link #runner} to a {@link BackfillJob} of its own as the command line does.
  */
 public final class SparkLaunch {
 
     static final String MAIN_CLASS = "dev.kbackfill.spark.SparkBackfill";
-    /** Where the engine's jar and runtime are, when not beside this build. */
-    static final String DIR_ENV = "KBACKFILL_SPARK_DIR";
+    /** Where the engine's jar and runtime are, when not beside the caller's build. */
+    public static final String DIR_ENV = "KBACKFILL_SPARK_DIR";
 
-    private final EngineOptions options;
+    /**
+     * How the application is launched.
+     *
+     * @param master         the Spark master: local[N], yarn, k8s://HOST:PORT, spark://..., or local-cluster[W,C,MB]
+     * @param deployMode     client (empty: Spark's default) or cluster
+     * @param conf           Spark settings, KEY=VALUE
+     * @param wavePartitions source partitions per wave (one Delta MERGE, or one stage of per-partition writers)
+     * @param maxConnections the most database writers at once (empty: 8, or 1 for SQLite)
+     * @param engineDir      where the engine's jar ({@code kbackfill-spark.jar}) and the built runtime
+     *                       ({@code spark-runtime}) are: engine-spark/target of a build, or {@value #DIR_ENV}
+     */
+    public record Options(String master, Optional<String> deployMode, List<String> conf, int wavePartitions,
+                          OptionalInt maxConnections, Path engineDir) {
+
+        public Options {
+            Objects.requireNonNull(master, "master");
+            Objects.requireNonNull(deployMode, "deployMode");
+            conf = List.copyOf(conf);
+            Objects.requireNonNull(maxConnections, "maxConnections");
+            Objects.requireNonNull(engineDir, "engineDir");
+            if (wavePartitions < 1) {
+                throw new RequestException("invalid --spark-wave-partitions '" + wavePartitions
+                        + "': expected a whole number >= 1");
+            }
+            if (maxConnections.isPresent() && maxConnections.getAsInt() < 1) {
+                throw new RequestException("invalid --spark-max-connections '" + maxConnections.getAsInt()
+                        + "': expected a whole number >= 1");
+            }
+            if (deployMode.isPresent() && !deployMode.get().equals("client") && !deployMode.get().equals("cluster")) {
+                throw new RequestException("invalid --deploy-mode '" + deployMode.get() + "': expected client or cluster");
+            }
+            for (String c : conf) {
+                if (!c.matches("[^=\\s]+=.*")) {
+                    throw new RequestException("invalid --conf '" + c + "': expected KEY=VALUE, e.g. "
+                            + "spark.executor.memory=4g");
+                }
+            }
+        }
+
+        /** Client mode, no settings of one's own, the default number of database writers. */
+        public Options(String master, int wavePartitions, Path engineDir) {
+            this(master, Optional.empty(), List.of(), wavePartitions, OptionalInt.empty(), engineDir);
+        }
+
+        /** The engine as a job's spec records it: the wave split is part of an unfinished run's shape. */
+        public String engineName() {
+            return engineName(wavePartitions);
+        }
+
+        /** {@link #engineName()} of a split into waves of {@code wavePartitions}. */
+        public static String engineName(int wavePartitions) {
+            return "spark, " + wavePartitions + " partitions per wave";
+        }
+
+        /** {@value #DIR_ENV} if set, else {@code beside}. */
+        public static Path engineDir(Path beside) {
+            String env = System.getenv(DIR_ENV);
+            return env != null && !env.isBlank() ? Path.of(env) : beside;
+        }
+    }
+
+    private final Options options;
     private final PrintWriter out;
     private final PrintWriter err;
+    private final RunHandle runs;
 
-    SparkLaunch(EngineOptions options, PrintWriter out, PrintWriter err) {
-        this.options = options;
+    /**
+     * @param out  where the application's output goes (its event lines taken out)
+     * @param err  where its error output and the launch's own lines go
+     * @param runs the caller's handle: a stop through it destroys the application (its committed waves stay)
+     */
+    public SparkLaunch(Options options, PrintWriter out, PrintWriter err, RunHandle runs) {
+        this.options = Objects.requireNonNull(options, "options");
         this.out = out;
         this.err = err;
+        this.runs = runs;
+    }
+
+    /**
+     * Runs {@code job} on Spark as {@code kbackfill run --engine spark} does: the job protocol here (open the sink, lock
+     * the job, load its progress, decide, check a stored plan against the log, begin the run), the run itself in the
+     * application, the outcome as a run in this process would return it. A job a run of the command line began resumes
+     * here, and the reverse.
+     *
+     * @throws RequestException              what the engine cannot run, or a stored plan that no longer fits the topic
+     * @throws dev.kbackfill.core.sink.JobConflictException the job runs elsewhere, or was created with another spec
+     * @throws RunFailure                    the run stopped; the message names where each partition stands
+     */
+    public BackfillJob.Outcome run(JobDefinition job, BackfillJob.Events events, RunListener listener) {
+        JobDefinition onSpark = job.withEngine(options.engineName());
+        check(onSpark);
+        Map<String, Object> config = onSpark.kafkaConfig();
+        try (Sink sink = SinkFactory.forSettings(onSpark.sinkSettings(config)); Rejects rejects = onSpark.rejects(config);
+             KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            BackfillJob protocol = new BackfillJob(sink, onSpark.settings(onSpark.decoder(), rejects).build(), events,
+                    listener, runner(onSpark));
+            return runs.during(() -> protocol.run(() -> BackfillJob.Cluster.of(source, onSpark.request().topic())));
+        }
     }
 
     /** Refuses what the engine cannot run, before anything is opened (exit 2). */
-    static void check(JobDefinition job) {
+    public static void check(JobDefinition job) {
         if (job.sink().isKafka() && job.sink().conflict() != ConflictMode.OVERWRITE) {
             throw new RequestException("--engine spark with a topic sink needs --on-conflict overwrite: newer-wins and "
                     + "insert-only consult an index of the whole target topic, which every per-partition task would "
@@ -79,44 +179,50 @@ public final class SparkLaunch {
 
     /** The engine's jar, which must be built. */
     private Path jar() {
-        Path jar = engineDir().resolve("kbackfill-spark.jar");
+        Path jar = options.engineDir().resolve("kbackfill-spark.jar");
         if (!Files.isRegularFile(jar)) {
-            throw new CliFailure("the Spark engine is not built (no " + jar + "): run 'mvn -B -q -DskipTests install' "
+            throw new RunFailure("the Spark engine is not built (no " + jar + "): run 'mvn -B -q -DskipTests install' "
                     + "in the kbackfill checkout, or set " + DIR_ENV, null);
         }
         return jar;
     }
 
     private int connections(String target) {
-        return options.maxConnections != null ? options.maxConnections : target.startsWith("sqlite:") ? 1 : 8;
+        return options.maxConnections().orElse(target.startsWith("sqlite:") ? 1 : 8);
+    }
+
+    /** What {@link #writeSpec} did: nothing (the job is done), or the spec written and the command that runs it. */
+    public sealed interface Written {
+        /** The job's fixed range is complete: nothing to run. */
+        record AlreadyDone(JobState state) implements Written {
+        }
+
+        /** The spec of job {@code job} is written; {@code command} runs it ({@code $SPARK_HOME} if not set). */
+        record Spec(String job, List<String> command) implements Written {
+        }
     }
 
     /**
-     * {@code --spark-spec-out}: decides the run as the protocol would (under the lock, nothing stored), writes the
-     * spec of it for the application's driver to begin, and prints the {@code spark-submit} command.
-     *
-     * @return the exit code
+     * Decides the run as the protocol would (under the lock, nothing stored) and writes to {@code file} the spec of
+     * it, for the application's driver to begin under the lock itself.
      */
-    int writeSpec(BackfillJob protocol, Sink target, JobDefinition job, BackfillRequest request,
-                  Supplier<BackfillJob.Cluster> cluster) {
+    public Written writeSpec(BackfillJob protocol, Sink target, JobDefinition job, Path file,
+                             Supplier<BackfillJob.Cluster> cluster) {
         Path jar = jar();
         JobDecision decision = protocol.decide(cluster);
         if (decision instanceof JobDecision.AlreadyDone done) {
-            RunCommand.printNothingToDo(done.state().job(), done.state(), request, target.target(), out);
-            return ExitCodes.OK;
+            return new Written.AlreadyDone(done.state());
         }
         JobState state = decision.toRun().orElseThrow();
         SparkJobSpec spec = new SparkJobSpec(job.withName(state.job()).withPlan(state.plan()),
-                SparkJobSpec.waves(state.plan(), options.wavePartitions), connections(target.target()), Optional.empty());
+                SparkJobSpec.waves(state.plan(), options.wavePartitions()), connections(target.target()), Optional.empty());
         try {
-            writeOwnerOnly(options.specOut, spec.toJson());
+            writeOwnerOnly(file, spec.toJson());
         } catch (IOException e) {
-            throw new CliFailure("cannot write the Spark job spec: " + e.getMessage(), e);
+            throw new RunFailure("cannot write the Spark job spec: " + e.getMessage(), e);
         }
-        out.println("wrote the Spark job spec of job " + state.job() + " to " + options.specOut + "; run it with:");
-        out.println(String.join(" ", submitCommand(engineDir(), jar, options.specOut.toAbsolutePath(),
-                Optional.ofNullable(System.getenv("SPARK_HOME")).orElse("$SPARK_HOME"))));
-        return ExitCodes.OK;
+        return new Written.Spec(state.job(), submitCommand(options.engineDir(), jar, file.toAbsolutePath(),
+                Optional.ofNullable(System.getenv("SPARK_HOME")).orElse("$SPARK_HOME")));
     }
 
     /**
@@ -124,27 +230,27 @@ public final class SparkLaunch {
      * lock meanwhile), runs the application, and returns the summary it reports; its failure is thrown as the kind
      * it reports (bad input, a job conflict, a runtime failure, transient or not: the protocol retries the last).
      */
-    BackfillJob.Runner runner(JobDefinition job) {
+    public BackfillJob.Runner runner(JobDefinition job) {
         return (settings, sink, state, runOptions, listener) -> {
             Path jar = jar();
             SparkJobSpec spec = new SparkJobSpec(job.withName(state.job()).withPlan(state.plan()),
-                    SparkJobSpec.waves(state.plan(), options.wavePartitions), connections(sink.target()),
+                    SparkJobSpec.waves(state.plan(), options.wavePartitions()), connections(sink.target()),
                     Optional.of(new SparkJobSpec.Launched(state.run(), state.incarnation(),
                             sink.storesStatesHere())));
             try {
                 Path file = Files.createTempFile("kbackfill-spark-", ".json");
                 try {
                     writeOwnerOnly(file, spec.toJson());
-                    err.println("launching job " + state.job() + " on Spark (" + options.master + "), "
-                            + spec.waves().size() + " wave(s) of up to " + options.wavePartitions + " partition(s)");
+                    err.println("launching job " + state.job() + " on Spark (" + options.master() + "), "
+                            + spec.waves().size() + " wave(s) of up to " + options.wavePartitions() + " partition(s)");
                     err.flush();
-                    return outcome(run(command(engineDir(), jar, file), listener), job, state, listener);
+                    return outcome(run(command(options.engineDir(), jar, file), listener), job, state, listener);
                 } finally {
                     Files.deleteIfExists(file);
                     deleteLocalClusterHome();
                 }
             } catch (IOException e) {
-                throw new CliFailure("cannot write the Spark job spec: " + e.getMessage(), e);
+                throw new RunFailure("cannot write the Spark job spec: " + e.getMessage(), e);
             }
         };
     }
@@ -223,7 +329,7 @@ public final class SparkLaunch {
         }
         Path runtime = dir.resolve("spark-runtime");
         if (!Files.isDirectory(runtime)) {
-            throw new CliFailure("no Spark to run on: set SPARK_HOME, or build the Spark runtime (" + runtime
+            throw new RunFailure("no Spark to run on: set SPARK_HOME, or build the Spark runtime (" + runtime
                     + ") with 'mvn -B -q -DskipTests install'", null);
         }
         List<String> cmd = new ArrayList<>();
@@ -273,7 +379,7 @@ public final class SparkLaunch {
      * would ever start).
      */
     private List<String> localClusterOptions(Path runtime) {
-        java.util.regex.Matcher m = LOCAL_CLUSTER.matcher(options.master.strip());
+        java.util.regex.Matcher m = LOCAL_CLUSTER.matcher(options.master().strip());
         if (!m.matches()) {
             return List.of();
         }
@@ -283,7 +389,7 @@ public final class SparkLaunch {
             Files.createDirectories(jars.getParent());
             Files.createSymbolicLink(jars, runtime.toAbsolutePath());
         } catch (IOException e) {
-            throw new CliFailure("cannot prepare the local cluster's Spark home: " + e.getMessage(), e);
+            throw new RunFailure("cannot prepare the local cluster's Spark home: " + e.getMessage(), e);
         }
         List<String> conf = new ArrayList<>();
         if (conf("spark.executor.extraJavaOptions").isEmpty()) {
@@ -315,7 +421,7 @@ public final class SparkLaunch {
      * application ({@code --files}) and is named by its file name there.
      */
     private void addApplication(List<String> cmd, Path jar, Path spec) {
-        boolean cluster = "cluster".equals(options.deployMode);
+        boolean cluster = options.deployMode().filter("cluster"::equals).isPresent();
         if (cluster) {
             cmd.add("--files");
             cmd.add(spec.toString());
@@ -350,12 +456,12 @@ public final class SparkLaunch {
     }
 
     private List<String> submitOptions() {
-        List<String> o = new ArrayList<>(List.of("--master", options.master));
-        if (options.deployMode != null) {
+        List<String> o = new ArrayList<>(List.of("--master", options.master()));
+        options.deployMode().ifPresent(mode -> {
             o.add("--deploy-mode");
-            o.add(options.deployMode);
-        }
-        for (String c : options.conf) {
+            o.add(mode);
+        });
+        for (String c : options.conf()) {
             o.add("--conf");
             o.add(c);
         }
@@ -363,7 +469,7 @@ public final class SparkLaunch {
     }
 
     private Optional<String> conf(String key) {
-        return options.conf.stream().filter(c -> c.startsWith(key + "=")).map(c -> c.substring(key.length() + 1))
+        return options.conf().stream().filter(c -> c.startsWith(key + "=")).map(c -> c.substring(key.length() + 1))
                 .reduce((a, b) -> b);
     }
 
@@ -379,7 +485,7 @@ public final class SparkLaunch {
         Process p;
         try {
             ProcessBuilder builder = new ProcessBuilder(cmd);
-            if (options.master.startsWith("local") && System.getenv("SPARK_LOCAL_IP") == null) {
+            if (options.master().startsWith("local") && System.getenv("SPARK_LOCAL_IP") == null) {
                 builder.environment().put("SPARK_LOCAL_IP", "127.0.0.1"); // one machine: no guessing at interfaces
             }
             if (localClusterHome != null) {
@@ -388,9 +494,9 @@ public final class SparkLaunch {
             }
             p = builder.start();
         } catch (IOException e) {
-            throw new CliFailure("cannot start Spark (" + cmd.get(0) + "): " + e.getMessage(), e);
+            throw new RunFailure("cannot start Spark (" + cmd.get(0) + "): " + e.getMessage(), e);
         }
-        Kbackfill.child = p;
+        RunHandle.Registration passStop = runs.onStop(p::destroy);
         Thread stop = new Thread(p::destroy, "kbackfill-spark-stop");
         Runtime.getRuntime().addShutdownHook(stop);
         java.util.concurrent.atomic.AtomicReference<EngineEvents.Event> last = new java.util.concurrent.atomic.AtomicReference<>();
@@ -412,9 +518,9 @@ public final class SparkLaunch {
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
             p.destroy();
-            throw new CliFailure("interrupted while the Spark application ran", ie);
+            throw new RunFailure("interrupted while the Spark application ran", ie);
         } finally {
-            Kbackfill.child = null;
+            passStop.close();
             try {
                 Runtime.getRuntime().removeShutdownHook(stop);
             } catch (IllegalStateException ignored) {
@@ -466,21 +572,6 @@ public final class SparkLaunch {
         t.setDaemon(true);
         t.start();
         return t;
-    }
-
-    /** engine-spark/target of the checkout this command line was built in, or {@value #DIR_ENV}. */
-    static Path engineDir() {
-        String env = System.getenv(DIR_ENV);
-        if (env != null && !env.isBlank()) {
-            return Path.of(env);
-        }
-        try {
-            // backfill-cli/target/kbackfill.jar, or backfill-cli/target/classes
-            Path here = Path.of(SparkLaunch.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            return here.getParent().getParent().getParent().resolve("engine-spark").resolve("target");
-        } catch (URISyntaxException | RuntimeException e) {
-            return Path.of("engine-spark", "target");
-        }
     }
 
     /** What Spark needs of the JDK's internals on Java 17 (as Spark's own launcher adds). */
