@@ -69,7 +69,7 @@ final class DeltaTableRules {
      *
      * @param schema the rows' schema: the writable columns, then the tombstone flag
      */
-    Map<String, String> broken(SparkSession spark, JavaRDD<DeltaWaves.Entry> entries, StructType schema,
+    Map<String, String> broken(SparkSession spark, JavaRDD<Entry> entries, StructType schema,
                                String tombstone) {
         if (checks.isEmpty()) {
             return Map.of();
@@ -84,7 +84,7 @@ final class DeltaTableRules {
             values[width] = e.partition;
             values[width + 1] = e.offset;
             return RowFactory.create(values);
-        }), probe).where("NOT " + DeltaWaves.q(tombstone));
+        }), probe).where("NOT " + DeltaMergeSql.q(tombstone));
         for (Map.Entry<String, String> c : computed.entrySet()) {
             if (!c.getValue().isEmpty()) {
                 rows = rows.withColumn(c.getKey(), functions.expr(c.getValue()));
@@ -115,10 +115,10 @@ final class DeltaTableRules {
     }
 
     /** The records of {@code broken}, in partition and offset order. */
-    static List<DeltaWaves.Raw> recordsOf(JavaRDD<DeltaWaves.Raw> raws, Map<String, String> broken) {
+    static List<Raw> recordsOf(JavaRDD<Raw> raws, Map<String, String> broken) {
         Set<String> at = Set.copyOf(broken.keySet());
-        List<DeltaWaves.Raw> found = new ArrayList<>(raws.filter(r -> at.contains(r.partition + ":" + r.offset)).collect());
-        found.sort(java.util.Comparator.<DeltaWaves.Raw>comparingInt(r -> r.partition).thenComparingLong(r -> r.offset));
+        List<Raw> found = new ArrayList<>(raws.filter(r -> at.contains(r.partition + ":" + r.offset)).collect());
+        found.sort(java.util.Comparator.<Raw>comparingInt(r -> r.partition).thenComparingLong(r -> r.offset));
         return found;
     }
 }

@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import dev.kbackfill.core.engine.SparkJobSpec;
 import dev.kbackfill.core.run.JobDefinition;
-import dev.kbackfill.core.record.RowShape;
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.run.BackfillJob;
 import dev.kbackfill.core.run.PartitionStats;
@@ -28,7 +27,6 @@ import dev.kbackfill.core.run.RunSummary;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkFactory;
-import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.PartitionSplit;
@@ -81,82 +79,32 @@ final class PartitionWaves {
 
     private RunSummary run(BackfillJob.Settings settings, Sink sink, Sink subJobs, JobState state, RunOptions options,
                            RunListener listener) {
-        long started = System.nanoTime();
         Shapes.createIfAbsent(spark, spec, sink, state, settings, options); // before any task writes
         Plan plan = state.plan();
         String job = state.job();
-        Map<Integer, PartitionStats> stats = new TreeMap<>();
-        long total = state.remaining();
-        long records = 0;
-        long batches = 0;
-        JobState current = state;
         String runId = runId(state);
-        int wave = 0;
-        for (List<Integer> partitions : spec.waves()) {
-            wave++;
-            Map<Integer, PartitionSplit> ranges = new TreeMap<>();
-            Map<Integer, Long> progressed = subJobProgress(subJobs, job, runId, plan, partitions);
-            for (int p : partitions) {
-                PartitionRange r = plan.partition(p).orElseThrow(() -> new IllegalStateException(
-                        "the spec's waves name partition " + p + ", which the plan does not hold"));
-                PartitionSplit rest = current.rest(r);
-                if (!rest.done()) {
-                    ranges.put(p, rest.advancedTo(progressed.getOrDefault(p, rest.next())));
+        RunSummary summary = WaveLoop.run(spark, spec, sink, state, listener, new WaveLoop.Writer() {
+            @Override
+            public Map<Integer, PartitionSplit> ranges(List<Integer> partitions, JobState current) {
+                // from where each partition's sub-job stands: an earlier attempt of this run may have written more
+                Map<Integer, PartitionSplit> ranges = new TreeMap<>();
+                Map<Integer, Long> progressed = subJobProgress(subJobs, job, runId, plan, partitions);
+                for (int p : partitions) {
+                    PartitionRange r = plan.partition(p).orElseThrow(() -> new IllegalStateException(
+                            "the spec's waves name partition " + p + ", which the plan does not hold"));
+                    PartitionSplit rest = current.rest(r);
+                    if (!rest.done()) {
+                        ranges.put(p, rest.advancedTo(progressed.getOrDefault(p, rest.next())));
+                    }
                 }
+                return ranges;
             }
-            if (ranges.isEmpty()) {
-                continue; // written by an earlier attempt of this run
+
+            @Override
+            public WaveLoop.Written write(int wave, Map<Integer, PartitionSplit> ranges, JobState current) {
+                return PartitionWaves.this.write(settings, subJobs, current, options, ranges);
             }
-            Map<Integer, PartitionSplit> toRead = new TreeMap<>();
-            ranges.forEach((p, r) -> {
-                if (!r.done()) {
-                    toRead.put(p, r);
-                }
-            });
-            List<Result> results = new ArrayList<>();
-            if (!toRead.isEmpty()) {
-                JavaRDD<Row> rows = KafkaRanges.read(spark, plan, toRead,
-                        dev.kbackfill.core.read.BoundedReader.withJobClientId(settings.kafkaConfig(), job),
-                        options.allowDataLoss(), 0)
-                        .javaRDD();
-                if (rows.getNumPartitions() > spec.maxConnections()) {
-                    rows = rows.coalesce(spec.maxConnections()); // a task then writes its partitions one after another
-                }
-                String json = specJson;
-                try {
-                    results.addAll(rows.mapPartitions(it -> task(json, job, runId, it)).collect());
-                } catch (Exception e) { // SparkException is checked in Java's eyes, not Scala's
-                    throw new RunFailure(SparkFailures.describe(e) + "; " + where(subJobs, job, runId, plan, current), e);
-                }
-            }
-            // a partition no task saw a record of (aborted transactions, compaction) was read to its end all the same.
-            // Where its sub-job stands: what the tasks report they committed, or else what the sink holds (a topic's
-            // jobs log may not show another producer's last commit yet: its markers come after the commit returns,
-            // and a stale read would begin a finished sub-job again)
-            Map<Integer, Long> written = new HashMap<>(subJobProgress(subJobs, job, runId, plan, ranges.keySet()));
-            for (Result res : results) {
-                written.merge(res.partition, res.stats().next(), Math::max);
-            }
-            for (int p : ranges.keySet()) {
-                PartitionRange r = plan.partition(p).orElseThrow();
-                if (!written.containsKey(p) || written.get(p) < r.end()) {
-                    results.add(runSubJob(specJson, job, runId, p, java.util.Collections.emptyIterator()));
-                }
-            }
-            for (Result res : results) {
-                stats.merge(res.partition, res.stats(), PartitionStats::plus);
-                records += res.counts[0];
-                batches += res.batches;
-            }
-            Faults.haltAt(spark, "write:" + wave);
-            Map<Integer, Long> ends = new TreeMap<>();
-            ranges.keySet().forEach(p -> ends.put(p, plan.partition(p).orElseThrow().end()));
-            sink.write(new WriteBatch(job, current.run(), wave, List.of(), new RowShape(List.of(), List.of()), ends,
-                    plan.topic()));
-            current = current.advancedTo(ends);
-            Faults.haltAt(spark, "wave:" + wave);
-            listener.onProgress(total - current.remaining(), total, records, 0);
-        }
+        });
         for (PartitionRange r : plan.partitions()) {
             String name = subJob(job, runId, r.partition());
             try (AutoCloseable lock = subJobs.lock(name)) {
@@ -165,11 +113,58 @@ final class PartitionWaves {
                 // a leftover sub-job of a finished plan is never consulted again
             }
         }
-        List<PartitionStats> list = new ArrayList<>();
-        for (PartitionRange r : plan.partitions()) {
-            list.add(stats.getOrDefault(r.partition(), PartitionStats.untouched(current.rest(r))));
+        return summary;
+    }
+
+    /** One wave: a task per source partition (at most the spec's connections at once), each its partition's sub-job. */
+    private WaveLoop.Written write(BackfillJob.Settings settings, Sink subJobs, JobState current, RunOptions options,
+                                   Map<Integer, PartitionSplit> ranges) {
+        Plan plan = current.plan();
+        String job = current.job();
+        String runId = runId(current);
+        Map<Integer, PartitionSplit> toRead = new TreeMap<>();
+        ranges.forEach((p, r) -> {
+            if (!r.done()) {
+                toRead.put(p, r);
+            }
+        });
+        List<Result> results = new ArrayList<>();
+        if (!toRead.isEmpty()) {
+            JavaRDD<Row> rows = KafkaRanges.read(spark, plan, toRead,
+                    dev.kbackfill.core.read.BoundedReader.withJobClientId(settings.kafkaConfig(), job),
+                    options.allowDataLoss(), 0)
+                    .javaRDD();
+            if (rows.getNumPartitions() > spec.maxConnections()) {
+                rows = rows.coalesce(spec.maxConnections()); // a task then writes its partitions one after another
+            }
+            String json = specJson;
+            try {
+                results.addAll(rows.mapPartitions(it -> task(json, job, runId, it)).collect());
+            } catch (Exception e) { // SparkException is checked in Java's eyes, not Scala's
+                throw new RunFailure(SparkFailures.describe(e) + "; " + where(subJobs, job, runId, plan, current), e);
+            }
         }
-        return new RunSummary(job, current.run(), list, 0, batches, Duration.ofNanos(System.nanoTime() - started));
+        // a partition no task saw a record of (aborted transactions, compaction) was read to its end all the same.
+        // Where its sub-job stands: what the tasks report they committed, or else what the sink holds (a topic's
+        // jobs log may not show another producer's last commit yet: its markers come after the commit returns,
+        // and a stale read would begin a finished sub-job again)
+        Map<Integer, Long> written = new HashMap<>(subJobProgress(subJobs, job, runId, plan, ranges.keySet()));
+        for (Result res : results) {
+            written.merge(res.stats.partition(), res.stats.next(), Math::max);
+        }
+        for (int p : ranges.keySet()) {
+            PartitionRange r = plan.partition(p).orElseThrow();
+            if (!written.containsKey(p) || written.get(p) < r.end()) {
+                results.add(runSubJob(specJson, job, runId, p, java.util.Collections.emptyIterator()));
+            }
+        }
+        Map<Integer, PartitionStats> stats = new TreeMap<>();
+        long batches = 0;
+        for (Result res : results) {
+            stats.merge(res.stats.partition(), res.stats, PartitionStats::plus);
+            batches += res.batches;
+        }
+        return new WaveLoop.Written(stats, 0, batches, false);
     }
 
     /** Where each unfinished partition stands, from its sub-job. */
@@ -202,23 +197,7 @@ final class PartitionWaves {
     }
 
     /** What a sub-job did, as a task sends it back to the driver. */
-    static final class Result implements Serializable {
-        private static final long serialVersionUID = 1L;
-        final int partition;
-        /** read, superseded, filtered, rejected, written, kept out, lost, next, end. */
-        final long[] counts;
-        final long batches;
-
-        Result(int partition, long[] counts, long batches) {
-            this.partition = partition;
-            this.counts = counts;
-            this.batches = batches;
-        }
-
-        PartitionStats stats() {
-            return new PartitionStats(partition, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
-                    counts[6], counts[7], counts[8]);
-        }
+    record Result(PartitionStats stats, long batches) implements Serializable {
     }
 
     /** A Spark task: the sub-job of each source partition its rows hold, one after another. */
@@ -321,11 +300,9 @@ final class PartitionWaves {
             throw new IllegalStateException(t);
         }
         if (outcome.get() instanceof BackfillJob.Outcome.Completed done) {
-            PartitionStats s = done.summary().partitions().get(0);
-            return new Result(partition, new long[] {s.read(), s.superseded(), s.filtered(), s.rejected(), s.written(),
-                    s.keptOut(), s.lost(), s.next(), s.end()}, done.summary().batches());
+            return new Result(done.summary().partitions().get(0), done.summary().batches());
         }
-        return new Result(partition, new long[] {0, 0, 0, 0, 0, 0, 0, range.end(), range.end()}, 0);
+        return new Result(PartitionStats.untouched(PartitionSplit.of(range).advancedTo(range.end())), 0);
     }
 
     private static void stop(Thread runner) {

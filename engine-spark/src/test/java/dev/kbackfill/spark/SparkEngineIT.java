@@ -509,6 +509,8 @@ class SparkEngineIT {
         SparkCli all = SparkCli.onSpark(kafka, List.of(), "--topic", topic, "--from", "earliest", "--to", "latest",
                 "--create-table", "--sink", "delta:" + spark, "--job", "all-spark");
         assertThat(all.exitCode()).as(all.toString()).isZero();
+        // the same records late by the same log clock: the engine counts them as the single run does
+        assertThat(batchFreeCounts(all)).isEqualTo(batchFreeCounts(single)).isNotEmpty();
         SparkCli first = SparkCli.run(kafka, "--topic", topic, "--from", "earliest", "--to", "offset:40",
                 "--create-table", "--sink", "delta:" + spark, "--job", "first-half");
         assertThat(first.exitCode()).as(first.toString()).isZero();
@@ -575,6 +577,18 @@ class SparkEngineIT {
                 "--verify"));
         assertThat(pgSpark.exitCode()).as(pgSpark.toString()).isZero();
         assertThat(pgRows(pg, "spark_rows")).isEqualTo(pgRows(pg, "local_rows")).isNotEmpty();
+        // the sub-jobs' counts reach the summary whole: late records, refused values apart from undecodable ones
+        assertThat(batchFreeCounts(pgSpark)).isEqualTo(batchFreeCounts(pgLocal)).isNotEmpty();
+        assertThat(batchFreeCounts(onSpark)).isEqualTo(batchFreeCounts(one));
+    }
+
+    /**
+     * The summary's lines whose counts do not depend on the batch size or the engine: late records, records that
+     * could not be decoded, values the target refused.
+     */
+    private static List<String> batchFreeCounts(SparkCli run) {
+        return (run.out() + run.err()).lines().filter(l -> l.contains("record(s) late")
+                || l.contains("could not be decoded") || l.contains("held a value the target cannot hold")).toList();
     }
 
     private static Map<String, Map<String, String>> pgRows(String url, String table) throws Exception {

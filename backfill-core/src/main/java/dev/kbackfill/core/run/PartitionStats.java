@@ -22,7 +22,8 @@ package dev.kbackfill.core.run;
  *                   refused them; their keys keep their last record it accepted)
  */
 public record PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
-                             long keptOut, long lost, long next, long end, long late, long refused) {
+                             long keptOut, long lost, long next, long end, long late, long refused)
+        implements java.io.Serializable {
 
     /** Counts without records the sink refused. */
     public PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,

@@ -1,0 +1,5 @@
+SELECT s.`kafka_partition` AS p, count(*) AS n
+FROM kbackfill_wave_3 s
+JOIN kbackfill_table_3 t ON t.`id` = s.`id`
+WHERE t.`kafka_partition` <=> s.`kafka_partition` AND t.`kafka_offset` <=> s.`kafka_offset` AND t.`kafka_topic` <=> s.`kafka_topic` AND NOT s.`__kbackfill_tombstone`
+GROUP BY s.`kafka_partition`

@@ -1,0 +1,8 @@
+MERGE INTO delta.`/lake/orders` AS t
+USING kbackfill_wave_3 AS s ON t.`id` = s.`id`
+WHEN MATCHED AND s.`__kbackfill_tombstone`
+  THEN UPDATE SET t.`kafka_deleted` = s.`kafka_deleted`, t.`kafka_topic` = s.`kafka_topic`, t.`kafka_partition` = s.`kafka_partition`, t.`kafka_offset` = s.`kafka_offset`, t.`kafka_timestamp` = s.`kafka_timestamp`, t.`kafka_log_time` = s.`kafka_log_time`
+WHEN MATCHED AND NOT s.`__kbackfill_tombstone`
+  THEN UPDATE SET t.`status` = s.`status`, t.`amount` = s.`amount`, t.`kafka_topic` = s.`kafka_topic`, t.`kafka_partition` = s.`kafka_partition`, t.`kafka_offset` = s.`kafka_offset`, t.`kafka_timestamp` = s.`kafka_timestamp`, t.`kafka_log_time` = s.`kafka_log_time`, t.`kafka_deleted` = s.`kafka_deleted`
+WHEN NOT MATCHED
+  THEN INSERT (`id`, `status`, `amount`, `kafka_topic`, `kafka_partition`, `kafka_offset`, `kafka_timestamp`, `kafka_log_time`, `kafka_deleted`) VALUES (s.`id`, s.`status`, s.`amount`, s.`kafka_topic`, s.`kafka_partition`, s.`kafka_offset`, s.`kafka_timestamp`, s.`kafka_log_time`, s.`kafka_deleted`)
