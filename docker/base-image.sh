@@ -1,11 +1,36 @@
 #!/usr/bin/env bash
 # Builds the base of kbackfill's image without a Docker daemon or a registry: a Java runtime trimmed by jlink from
-# the JDK that runs the build, the C libraries it and the drivers' native code (SQLite, Snappy, zstd) load, copied
-# from this machine, a non-root user and writable /tmp and /data, as a one-layer docker-archive tarball that jib
-# builds the image on (docker/pom.xml). Usage: base-image.sh JAVA_HOME OUTPUT.tar
+# the newest long-term-support JDK on this machine (the one that runs the build, or one installed beside it in
+# /usr/lib/jvm; $KBACKFILL_IMAGE_JDK names one instead), the C libraries it and the drivers' native code (SQLite,
+# Snappy, zstd) load, copied from this machine, a non-root user and writable /tmp and /data, as a one-layer
+# docker-archive tarball that jib builds the image on (docker/pom.xml). Usage: base-image.sh JAVA_HOME OUTPUT.tar
 set -euo pipefail
-java_home=$1
 out=$2
+
+# the feature release of a JDK, from its release file (no JVM started)
+feature() { sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release" 2>/dev/null || true; }
+# long-term support: 17, 21, then every fourth release
+lts() { [[ -n "$1" ]] && { [[ "$1" -eq 17 ]] || { [[ "$1" -ge 21 ]] && (( ($1 - 21) % 4 == 0 )); }; }; }
+java_home=$1
+if [[ -n "${KBACKFILL_IMAGE_JDK:-}" ]]; then
+  java_home=$KBACKFILL_IMAGE_JDK
+else
+  best=$(feature "$java_home")
+  for candidate in /usr/lib/jvm/*/; do
+    candidate=${candidate%/}
+    v=$(feature "$candidate")
+    if [[ -x "$candidate/bin/jlink" ]] && lts "$v" && [[ "$v" -gt "${best:-0}" ]]; then
+      java_home=$candidate
+      best=$v
+    fi
+  done
+fi
+version=$(feature "$java_home")
+echo "base image: the Java runtime of $java_home (Java $version)"
+compress=2 # zip, named so from Java 21 on (the old name is deprecated there)
+if [[ "$version" -ge 21 ]]; then
+  compress=zip-6
+fi
 work="$(dirname "$out")/base-image"
 rootfs="$work/rootfs"
 rm -rf "$work" "$out"
@@ -13,7 +38,7 @@ mkdir -p "$rootfs"
 
 # The modules of Java SE, plus what Kafka (SASL/Kerberos), Hadoop's file systems (Delta) and sun.misc.Signal need.
 "$java_home/bin/jlink" --add-modules java.se,jdk.unsupported,jdk.crypto.ec,jdk.crypto.cryptoki,jdk.zipfs,jdk.security.auth,jdk.security.jgss,jdk.naming.dns,jdk.management,jdk.localedata \
-  --strip-debug --no-header-files --no-man-pages --compress=2 --output "$rootfs/opt/java"
+  --strip-debug --no-header-files --no-man-pages --compress="$compress" --output "$rootfs/opt/java"
 
 # The shared libraries of everything in the runtime except the desktop's (AWT, sound, fonts: never loaded
 # headless), and what native code extracted from driver jars links against.
@@ -35,6 +60,15 @@ extra=(libpthread.so.0 libdl.so.2 librt.so.1 libm.so.6 libstdc++.so.6 libgcc_s.s
 done
 # glibc looks in /lib/x86_64-linux-gnu and /usr/lib/x86_64-linux-gnu; ldd names either, keep both places valid
 mkdir -p "$rootfs/usr/lib/x86_64-linux-gnu" "$rootfs/lib/x86_64-linux-gnu"
+
+# the JVM options this runtime needs, read by the entry point (@argfile; empty where none are needed): from Java 24
+# on, the SQLite driver's native library and the Kafka log's buffer cleaner (the demo's broker) would otherwise
+# print warnings on stderr, which carries a cron job's messages
+if [[ "$version" -ge 24 ]]; then
+  printf -- '--enable-native-access=ALL-UNNAMED\n--sun-misc-unsafe-memory-access=allow\n' > "$rootfs/opt/java/kbackfill.jvm-options"
+else
+  : > "$rootfs/opt/java/kbackfill.jvm-options"
+fi
 
 mkdir -p "$rootfs/etc" "$rootfs/tmp" "$rootfs/data"
 chmod 1777 "$rootfs/tmp" "$rootfs/data"

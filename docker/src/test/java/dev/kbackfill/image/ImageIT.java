@@ -149,6 +149,22 @@ class ImageIT {
     }
 
     @Test
+    void theImageRunsTheNewestLongTermSupportJavaItsBuildFoundWithTheOptionsItNeeds() throws IOException {
+        String release = Files.readString(root.resolve("opt/java/release"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("JAVA_VERSION=\"(\\d+)").matcher(release);
+        assertThat(m.find()).as(release).isTrue();
+        int feature = Integer.parseInt(m.group(1));
+        assertThat(feature).as("never older than the JDK that built it").isGreaterThanOrEqualTo(Runtime.version().feature());
+        assertThat(feature == 17 || (feature >= 21 && (feature - 21) % 4 == 0)).as("a long-term-support release").isTrue();
+        List<String> options = Files.readAllLines(root.resolve("opt/java/kbackfill.jvm-options"));
+        assertThat(options).isEqualTo(feature >= 24
+                ? List.of("--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow") : List.of());
+        List<String> entrypoint = new ArrayList<>();
+        config.at("/config/Entrypoint").forEach(e -> entrypoint.add(e.asText()));
+        assertThat(entrypoint).contains("@/opt/java/kbackfill.jvm-options");
+    }
+
+    @Test
     void theLauncherInsideTheImagePrintsItsVersion() throws Exception {
         Result r = container("--version");
         assertThat(r.exitCode()).as(r.err()).isZero();
@@ -166,6 +182,8 @@ class ImageIT {
     void theDemoRunsEndToEndInsideTheImage() throws Exception {
         Result r = container("demo", "--records", "500");
         assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.err()).as("no JVM warnings on stderr, whatever the runtime").doesNotContain("WARNING:")
+                .doesNotContain("[warning]");
         assertThat(r.out()).containsPattern("table demo_orders now holds \\d+ rows");
         Path db = root.resolve("data/kbackfill.db");
         assertThat(db).exists();
