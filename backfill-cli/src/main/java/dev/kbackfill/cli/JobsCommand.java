@@ -7,7 +7,7 @@ import java.util.concurrent.Callable;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.kbackfill.core.sink.JobState;
-import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.SinkFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -49,7 +49,7 @@ final class JobsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        try (Sink sink = SinkFactory.forSettings(store.settings(kafka.clientConfig()))) {
+        try (JobStore sink = SinkFactory.jobStore(store.settings(kafka.clientConfig()))) {
             sink.openForJobs();
             List<String> names = sink.jobs().stream().filter(n -> all || !n.contains("/")).toList();
             ArrayNode json = new ObjectMapper().createArrayNode();

@@ -3,7 +3,7 @@ package dev.kbackfill.cli;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 
-import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.resolver.RequestException;
 import picocli.CommandLine;
@@ -43,7 +43,7 @@ final class ResetCommand implements Callable<Integer> {
             throw new RequestException("reset of job '" + options.job + "' needs --yes: it forgets the job's plan and "
                     + "progress, so its next run starts over (rows already written stay)");
         }
-        try (Sink sink = SinkFactory.forSettings(options.settings(kafka.clientConfig()))) {
+        try (JobStore sink = SinkFactory.jobStore(options.settings(kafka.clientConfig()))) {
             sink.openForJobs();
             try (AutoCloseable lock = sink.lock(options.job)) {
                 if (!sink.reset(options.job)) {

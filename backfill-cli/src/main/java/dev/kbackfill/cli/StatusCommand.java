@@ -5,7 +5,7 @@ import java.util.concurrent.Callable;
 
 import dev.kbackfill.core.sink.JobIdentity;
 import dev.kbackfill.core.sink.JobState;
-import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.RequestException;
@@ -44,7 +44,7 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        try (Sink sink = SinkFactory.forSettings(options.settings(kafka.clientConfig()))) {
+        try (JobStore sink = SinkFactory.jobStore(options.settings(kafka.clientConfig()))) {
             sink.openForJobs();
             JobState s = sink.load(options.job).orElseThrow(() -> new RequestException("no job named '" + options.job
                     + "' in " + sink.store() + "; 'kbackfill run' prints the job name"));

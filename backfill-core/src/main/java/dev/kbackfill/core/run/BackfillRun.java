@@ -24,7 +24,7 @@ import dev.kbackfill.core.record.RowShape;
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.RecordRejectedException;
-import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.BatchWriter;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
@@ -46,7 +46,7 @@ public final class BackfillRun {
 
     private final Map<String, Object> kafkaConfig;
     private final RecordDecoder decoder;
-    private final Sink sink;
+    private final BatchWriter sink;
     private final RunOptions options;
     private final TombstoneMode tombstoneMode;
     private final RunListener listener;
@@ -62,20 +62,20 @@ public final class BackfillRun {
     private dev.kbackfill.core.read.RecordFetch fetch;
     private final dev.kbackfill.core.read.RecordSource.Factory source;
 
-    public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
+    public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, BatchWriter sink, TombstoneMode tombstoneMode,
                        RunOptions options, RunListener listener) {
         this(kafkaConfig, decoder, sink, tombstoneMode, options, listener, Rejects.fail());
     }
 
     /** @param rejects what happens to records that cannot be decoded */
-    public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
+    public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, BatchWriter sink, TombstoneMode tombstoneMode,
                        RunOptions options, RunListener listener, Rejects rejects) {
         this(kafkaConfig, decoder, sink, tombstoneMode, options, listener, rejects,
                 dev.kbackfill.core.read.RecordSource.Factory.KAFKA);
     }
 
     /** @param source where the records come from (Kafka itself, or an engine's own Kafka source) */
-    public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, Sink sink, TombstoneMode tombstoneMode,
+    public BackfillRun(Map<String, Object> kafkaConfig, RecordDecoder decoder, BatchWriter sink, TombstoneMode tombstoneMode,
                        RunOptions options, RunListener listener, Rejects rejects,
                        dev.kbackfill.core.read.RecordSource.Factory source) {
         this.source = source;

@@ -35,6 +35,14 @@ public interface SinkFactory {
     }
 
     /**
+     * The store of the settings' destination's jobs, for a command that only administers them ({@code status},
+     * {@code reset}, {@code jobs}): open it with {@link JobStore#openForJobs()}.
+     */
+    static JobStore jobStore(SinkSettings settings) {
+        return forSettings(settings);
+    }
+
+    /**
      * The URL as one destination has one form of it, for job names and messages: query parameters in order of name
      * ({@code ?user=a&password=b} and {@code ?password=b&user=a} are one sink), passwords masked.
      */

@@ -22,12 +22,12 @@ import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.record.Reduction;
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.sink.JobState;
-import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.BatchWriter;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
 
 /**
- * The final state of every key of a range, folded by the run loop itself: a {@link Sink} that a
+ * The final state of every key of a range, folded by the run loop itself: the {@link BatchWriter} a
  * {@link dev.kbackfill.core.run.BackfillRun} writes into, so that verification reads, filters, decodes, stamps
  * version fields and reduces exactly as a run does, and keeps per key the change that the one version rule keeps
  * ({@link Reduction#isLater}).
@@ -37,7 +37,7 @@ import dev.kbackfill.core.sink.WriteResult;
  * change goes to one of several bucket files on disk by the hash of its key (its raw record, its log time and its
  * version field), and {@link #forEachChunk} folds one bucket at a time, each holding a fraction of the keys.
  */
-public final class RangeFold implements Sink {
+public final class RangeFold implements BatchWriter, AutoCloseable {
 
     private final RecordDecoder decoder;
     /** What a held key costs beyond its raw record's bytes: its identity, change, record and map entry objects. */
@@ -98,36 +98,7 @@ public final class RangeFold implements Sink {
         return false;
     }
 
-    @Override
-    public int defaultBatchRows() {
-        return 5_000;
-    }
-
-    @Override
-    public String target() {
-        return "the range's final state";
-    }
-
-    @Override
-    public String destination() {
-        return "";
-    }
-
-    @Override
-    public void open() {
-    }
-
-    @Override
-    public AutoCloseable lock(String job) {
-        return () -> { };
-    }
-
-    @Override
-    public Optional<JobState> load(String job) {
-        return Optional.empty();
-    }
-
-    @Override
+    /** The topic of the range folded (the run writes none of its state here). */
     public void begin(JobState state) {
         topic = state.plan().topic();
     }
@@ -485,11 +456,6 @@ public final class RangeFold implements Sink {
         for (int from = 0; from < changes.size(); from += chunk) {
             judge.accept(changes.subList(from, Math.min(changes.size(), from + chunk)));
         }
-    }
-
-    @Override
-    public boolean reset(String job) {
-        return false;
     }
 
     @Override
