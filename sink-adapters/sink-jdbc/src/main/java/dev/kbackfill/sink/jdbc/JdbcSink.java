@@ -18,8 +18,6 @@ import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Column;
 import dev.kbackfill.core.record.KeyIdentity;
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.JobConflictException;
-import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.RecordRejectedException;
 import dev.kbackfill.core.sink.Sink;
@@ -46,6 +44,8 @@ public final class JdbcSink implements Sink {
     /** The table's schema: read, checked, created and changed there. */
     private final TableSchema schema;
     private final JobTables jobs;
+    /** The job state beside the table, on this sink's connection. */
+    private final JdbcJobStore jobStore;
     /** The tombstone ledger beside the table (hard deletes under newer-wins). */
     private final TombstoneLedger ledger;
     private final VersionColumns versions;
@@ -60,6 +60,31 @@ public final class JdbcSink implements Sink {
         this.tableName = TableName.parse(settings.table());
         this.schema = new TableSchema(settings, tableName, dialect);
         this.jobs = new JobTables(dialect, tableName);
+        this.jobStore = new JdbcJobStore(jobs, tableName, new JdbcJobStore.Connections() {
+            @Override
+            public Connection current() {
+                return connection;
+            }
+
+            @Override
+            public Connection currentOrConnect() throws SQLException {
+                if (connection == null) {
+                    connection = connect(); // a SQLite file created now, when the run begins
+                }
+                return connection;
+            }
+
+            @Override
+            public Connection connect() throws SQLException {
+                return JdbcSink.this.connect();
+            }
+
+            @Override
+            public void rollback() {
+                JdbcSink.this.rollback();
+            }
+        }, this::dialect, target(), settings.url().startsWith("jdbc:sqlite:") ? sqliteFile(settings.url())
+                : Optional.empty());
         this.binder = new Binder(dialect);
         this.versions = new VersionColumns(settings.metadata(), binder);
         this.ledger = new TombstoneLedger(tableName, settings.metadata(), versions, binder);
@@ -110,7 +135,7 @@ public final class JdbcSink implements Sink {
             connection = connect();
             warnings.addAll(schema.open(connection));
             ledger.read(connection, dialect());
-            openJobTables();
+            jobStore.openTables();
         } catch (SQLException e) {
             close();
             throw new SinkException("cannot open " + target() + ": " + e.getMessage(), e);
@@ -152,18 +177,11 @@ public final class JdbcSink implements Sink {
                 .orElse(false);
     }
 
-    private void openJobTables() throws SQLException {
-        if (jobs.exists(connection)) {
-            jobs.create(connection); // adds what an earlier version's job tables lack
-        }
-        connection.commit();
-    }
-
     @Override
     public void openForJobs() {
         connectToExisting(" does not exist (a run creates it with its first job); check --sink");
         try {
-            openJobTables();
+            jobStore.openTables();
         } catch (SQLException e) {
             close();
             throw new SinkException("cannot open " + target() + ": " + e.getMessage(), e);
@@ -220,30 +238,7 @@ public final class JdbcSink implements Sink {
 
     @Override
     public AutoCloseable lock(String job) {
-        if (dialect() instanceof SqliteDialect) {
-            return fileLock(job);
-        }
-        try {
-            Connection lockConnection = connect();
-            lockConnection.setAutoCommit(true);
-            if (!dialect().tryLock(lockConnection, job)) {
-                lockConnection.close();
-                throw new JobConflictException("job '" + job + "' is already running against " + target()
-                        + "; wait for it to finish (or stop it) before starting it again");
-            }
-            return () -> {
-                try (lockConnection) {
-                    dialect().unlock(lockConnection, job);
-                }
-            };
-        } catch (SQLException e) {
-            throw new SinkException("cannot lock job " + job + " in " + target() + ": " + e.getMessage(), e);
-        }
-    }
-
-    private AutoCloseable fileLock(String job) {
-        Optional<Path> db = sqliteFile(settings.url());
-        return db.isEmpty() ? () -> { } : JobLockFile.acquire(JobLockFile.beside(db.get(), job), job, target());
+        return jobStore.lock(job);
     }
 
     static Optional<Path> sqliteFile(String url) {
@@ -263,48 +258,17 @@ public final class JdbcSink implements Sink {
 
     @Override
     public List<String> jobs() {
-        try {
-            if (connection == null || !jobs.exists(connection)) {
-                return List.of();
-            }
-            List<String> names = jobs.names(connection);
-            connection.commit();
-            return names;
-        } catch (SQLException e) {
-            rollback();
-            throw new SinkException("cannot list the jobs of " + target() + ": " + e.getMessage(), e);
-        }
+        return jobStore.jobs();
     }
 
     @Override
     public Optional<JobState> load(String job) {
-        try {
-            if (connection == null || !jobs.exists(connection)) {
-                return Optional.empty();
-            }
-            Optional<JobState> state = jobs.load(connection, job);
-            connection.commit();
-            return state;
-        } catch (SQLException e) {
-            rollback();
-            throw new SinkException("cannot read the state of job " + job + " from " + target() + ": " + e.getMessage(), e);
-        }
+        return jobStore.load(job);
     }
 
     @Override
     public void begin(JobState state) {
-        try {
-            if (connection == null) {
-                connection = connect(); // a SQLite file created now, when the run begins
-            }
-            jobs.create(connection);
-            jobs.begin(connection, state, tableName.toString());
-            connection.commit();
-        } catch (SQLException e) {
-            rollback();
-            throw new SinkException("cannot store the plan of job " + state.job() + " in " + target() + ": "
-                    + e.getMessage(), e);
-        }
+        jobStore.begin(state);
     }
 
     @Override
@@ -325,17 +289,7 @@ public final class JdbcSink implements Sink {
 
     @Override
     public boolean reset(String job) {
-        try {
-            if (connection == null || !jobs.exists(connection)) {
-                return false;
-            }
-            boolean existed = jobs.delete(connection, job);
-            connection.commit();
-            return existed;
-        } catch (SQLException e) {
-            rollback();
-            throw new SinkException("cannot reset job " + job + " in " + target() + ": " + e.getMessage(), e);
-        }
+        return jobStore.reset(job);
     }
 
     /** Reads the table and its ledger back without writing; the table must exist. */
