@@ -59,7 +59,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 final class KafkaSink implements Sink {
 
-    static final String JOB_TOPIC = "kbackfill-jobs";
+    static final String JOB_TOPIC = JobTopic.NAME;
+    /** Where the jobs' states are, read back. */
+    private final JobTopic jobTopic;
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     private final SinkSettings settings;
@@ -79,6 +81,7 @@ final class KafkaSink implements Sink {
         this.settings = settings;
         this.topic = topic;
         this.config = settings.clientConfig().isEmpty() ? settings.source().clientConfig() : settings.clientConfig();
+        this.jobTopic = new JobTopic(config, this::ranges, TIMEOUT);
     }
 
     /** Records are copied as they are: key, value, headers and timestamp of the raw record. */
@@ -435,7 +438,7 @@ final class KafkaSink implements Sink {
 
     @Override
     public Optional<JobState> load(String job) {
-        String latest = latestStates(java.util.Set.of(job), "read the state of job " + job).get(job);
+        String latest = jobTopic.latest(java.util.Set.of(job), "read the state of job " + job).get(job);
         current = latest != null ? JobStateJson.read(latest) : null;
         return Optional.ofNullable(current);
     }
@@ -443,7 +446,7 @@ final class KafkaSink implements Sink {
     @Override
     public Map<String, JobState> loadAll(java.util.Collection<String> jobs) {
         Map<String, JobState> states = new java.util.HashMap<>();
-        latestStates(new java.util.HashSet<>(jobs), "read the state of " + jobs.size() + " jobs")
+        jobTopic.latest(new java.util.HashSet<>(jobs), "read the state of " + jobs.size() + " jobs")
                 .forEach((name, json) -> states.put(name, JobStateJson.read(json)));
         return states;
     }
@@ -455,54 +458,12 @@ final class KafkaSink implements Sink {
 
     @Override
     public List<String> jobs() {
-        return latestStates(null, "list the jobs").keySet().stream().sorted().toList();
-    }
-
-    /**
-     * The latest state of each job ({@code only} those, or every job when null) in {@value #JOB_TOPIC}, read to its
-     * end; a job whose latest record is a tombstone (reset) has none.
-     */
-    private Map<String, String> latestStates(java.util.Set<String> only, String action) {
-        Map<String, String> latest = new java.util.HashMap<>();
-        try {
-            List<BoundedReader.Range> ranges = ranges(List.of(0), JOB_TOPIC);
-            // read your own writes: a commit has returned before the last stable offset moved past it (the
-            // markers are written after), so wait for it to cover what this sink committed
-            long deadline = System.nanoTime() + TIMEOUT.toNanos();
-            while (ranges.get(0).end() < jobsWrittenUpTo && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-                ranges = ranges(List.of(0), JOB_TOPIC);
-            }
-            if (ranges.get(0).end() < jobsWrittenUpTo) {
-                throw new SinkException("cannot " + action + " from " + JOB_TOPIC + ": its last stable offset stays at "
-                        + ranges.get(0).end() + ", below the job record this run committed at " + (jobsWrittenUpTo - 1));
-            }
-            try (BoundedReader reader = new BoundedReader(JOB_TOPIC, config, IsolationLevel.READ_COMMITTED, ranges, false,
-                    Duration.ofMinutes(1))) {
-                reader.read((records, positions, lost) -> {
-                    for (SourceRecord r : records) {
-                        if (r.key() == null) {
-                            continue;
-                        }
-                        String name = new String(r.key(), StandardCharsets.UTF_8);
-                        if (only == null || only.contains(name)) {
-                            latest.put(name, r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
-                        }
-                    }
-                });
-            }
-        } catch (ExecutionException e) {
-            throw new SinkException("cannot " + action + " from " + JOB_TOPIC + ": " + e.getCause().getMessage(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
-            throw new SinkException("cannot " + action + " from " + JOB_TOPIC + ": " + e, e);
-        }
-        latest.values().removeIf(java.util.Objects::isNull);
-        return latest;
+        return jobTopic.latest(null, "list the jobs").keySet().stream().sorted().toList();
     }
 
     @Override
     public void begin(JobState state) {
-        transaction(state.job(), () -> sendJob(jobRecord(state.job(), JobStateJson.write(state))));
+        transaction(state.job(), () -> sendJob(JobTopic.record(state.job(), JobStateJson.write(state))));
         current = state;
     }
 
@@ -512,7 +473,7 @@ final class KafkaSink implements Sink {
         if (producer == null) {
             throw new IllegalStateException("reset needs the job's lock");
         }
-        transaction(job, () -> sendJob(jobRecord(job, null)));
+        transaction(job, () -> sendJob(JobTopic.record(job, null)));
         if (sameCluster) {
             try {
                 admin.deleteConsumerGroups(List.of("kbackfill-" + job)).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -565,7 +526,7 @@ final class KafkaSink implements Sink {
                 written.add(c);
                 counts[tombstone ? 1 : 0]++;
             }
-            sendJob(jobRecord(batch.job(), JobStateJson.write(after)));
+            sendJob(JobTopic.record(batch.job(), JobStateJson.write(after)));
             if (sameCluster && !batch.nextOffsets().isEmpty()) {
                 Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
                 batch.nextOffsets().forEach((p, o) -> offsets.put(new TopicPartition(settings.source().topic(), p),
@@ -596,15 +557,8 @@ final class KafkaSink implements Sink {
         };
     }
 
-    private ProducerRecord<byte[], byte[]> jobRecord(String job, String state) {
-        return new ProducerRecord<>(JOB_TOPIC, 0, job.getBytes(StandardCharsets.UTF_8),
-                state == null ? null : state.getBytes(StandardCharsets.UTF_8));
-    }
-
     /** The job record of the transaction under way; its offset is known once the transaction committed. */
     private java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> jobWrite;
-    /** The offset after this sink's last committed job record: what its own reads of the jobs topic must see. */
-    private long jobsWrittenUpTo;
 
     private void sendJob(ProducerRecord<byte[], byte[]> record) {
         jobWrite = producer.send(record);
@@ -615,7 +569,7 @@ final class KafkaSink implements Sink {
             jobWrite = null;
             Transactions.run(producer, job, topic, body);
             if (jobWrite != null) {
-                jobsWrittenUpTo = Math.max(jobsWrittenUpTo, jobWrite.get().offset() + 1);
+                jobTopic.committed(jobWrite.get().offset());
             }
         } catch (ExecutionException e) {
             throw new SinkException("the job record of job " + job + " was committed but its offset is unknown: "
