@@ -25,7 +25,7 @@ final class LakeStorageOptions {
             SinkOptions.requireLake(url, properties != null ? "--sink-property" : "--sink-command-config",
                     properties != null ? properties.keySet().iterator().next() : file.toString(), "");
         }
-        return new dev.kbackfill.core.run.JobDefinition.Target(url, table, java.util.Optional.ofNullable(user),
+        return new dev.kbackfill.core.sink.SinkTarget(url, table, java.util.Optional.ofNullable(user),
                 dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, true,
                 false, java.util.Optional.ofNullable(file).map(java.nio.file.Path::toAbsolutePath),
                 properties == null ? java.util.Map.of() : properties, java.util.Map.of()).settings("", kafkaConfig);

@@ -108,7 +108,7 @@ final class SinkOptions {
     }
 
     /** The destination as these options give it (the password is read from $KBACKFILL_SINK_PASSWORD where used). */
-    JobDefinition.Target target(String topic) {
+    dev.kbackfill.core.sink.SinkTarget target(String topic) {
         String tableName = table != null ? table : tableFor(topic);
         java.util.Map<String, String> client = new java.util.HashMap<>();
         if (sinkBootstrap != null) {
@@ -153,7 +153,7 @@ final class SinkOptions {
                         + "own partitioning, which kbackfill writes as it is)");
             }
         }
-        return new JobDefinition.Target(url(), tableName, Optional.ofNullable(user), ConflictMode.parse(onConflict),
+        return new dev.kbackfill.core.sink.SinkTarget(url(), tableName, Optional.ofNullable(user), ConflictMode.parse(onConflict),
                 TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(), ignoreUnknownFields,
                 Optional.ofNullable(sinkCommandConfig).map(java.nio.file.Path::toAbsolutePath), client, properties,
                 evolveSchema, partitions);

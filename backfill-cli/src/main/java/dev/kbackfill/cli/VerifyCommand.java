@@ -203,9 +203,9 @@ final class VerifyCommand implements Callable<Integer> {
                 given("--validate") ? mine.validate() : theirs.validate(),
                 given("--where") ? mine.where() : theirs.where(),
                 given("--columns", "--rename", "--header-columns") ? mine.mapping() : theirs.mapping());
-        JobDefinition.Target here = sink.target(plan.topic());
-        JobDefinition.Target ran = runs.sink();
-        JobDefinition.Target target = new JobDefinition.Target(here.url(), given("--table") ? here.table() : ran.table(),
+        dev.kbackfill.core.sink.SinkTarget here = sink.target(plan.topic());
+        dev.kbackfill.core.sink.SinkTarget ran = runs.sink();
+        dev.kbackfill.core.sink.SinkTarget target = new dev.kbackfill.core.sink.SinkTarget(here.url(), given("--table") ? here.table() : ran.table(),
                 given("--sink-user") ? here.user() : ran.user(),
                 given("--on-conflict") ? here.conflict() : ran.conflict(),
                 given("--on-tombstone") ? here.tombstones() : ran.tombstones(), false, ran.ignoreUnknownFields(),

@@ -21,6 +21,7 @@ import dev.kbackfill.core.run.RunHandle;
 import dev.kbackfill.core.run.RunListener;
 import dev.kbackfill.core.run.RunSummary;
 import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.SinkTarget;
 import dev.kbackfill.embedded.EmbeddedKafka;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.spark.launch.SparkLaunch;
@@ -150,7 +151,7 @@ class SparkEngineIT {
         // --- the README example, with the broker, topic, database, table, job, batch size and launch replaced ---
         BackfillRequest request = BackfillRequest.builder("spark-pg").from("2024-01-01").to("2024-01-02").build();
         JobDefinition job = JobDefinition.of(request, Map.of("bootstrap.servers", kafka.bootstrapServers()),
-                JobDefinition.Target.of(url, "spark_rows", ConflictMode.NEWER_WINS, true))
+                SinkTarget.of(url, "spark_rows", ConflictMode.NEWER_WINS, true))
                 .withName("pg-on-spark").withBatchRows(100);
         SparkLaunch spark = new SparkLaunch(options,
                 new PrintWriter(launchOut, true), new PrintWriter(launchErr, true), new RunHandle());

@@ -66,4 +66,19 @@ public final class ClientConfigs {
             throw e;
         }
     }
+
+    /** A properties file's entries (a client settings file), named in errors by {@code option}. */
+    public static Map<String, String> fromFile(String option, java.nio.file.Path file) {
+        java.util.Properties p = new java.util.Properties();
+        try (java.io.Reader r = java.nio.file.Files.newBufferedReader(file)) {
+            p.load(r);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new RequestException("cannot read " + option + " '" + file + "': no such file");
+        } catch (java.io.IOException e) {
+            throw new RequestException("cannot read " + option + " '" + file + "': " + e.getMessage());
+        }
+        Map<String, String> m = new HashMap<>();
+        p.forEach((k, v) -> m.put(k.toString(), v.toString()));
+        return m;
+    }
 }

@@ -1,7 +1,6 @@
 package dev.kbackfill.core.run;
 
 import java.io.IOException;
-import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -14,7 +13,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Properties;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -28,6 +26,7 @@ import dev.kbackfill.core.registry.RegistryException;
 import dev.kbackfill.core.registry.SchemaRegistryClient;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.SinkTarget;
 import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.resolver.BackfillRequest;
@@ -59,10 +58,10 @@ import dev.kbackfill.resolver.RequestException;
  *                   per wave})
  */
 public record JobDefinition(Optional<String> name, BackfillRequest request, Optional<Plan> plan, KafkaClient kafka,
-                            Target sink, Decoding decoding, Poison poison, boolean strictTime, RunLimits limits,
+                            SinkTarget sink, Decoding decoding, Poison poison, boolean strictTime, RunLimits limits,
                             OptionalInt batchRows, Duration retryFor, String engine) {
 
-    public static final String SINK_PASSWORD_ENV = "KBACKFILL_SINK_PASSWORD";
+    public static final String SINK_PASSWORD_ENV = SinkTarget.PASSWORD_ENV;
     public static final String REGISTRY_PASSWORD_ENV = "KBACKFILL_SCHEMA_REGISTRY_PASSWORD";
     public static final String REGISTRY_TOKEN_ENV = "KBACKFILL_SCHEMA_REGISTRY_TOKEN";
     public static final String REGISTRY_TRUSTSTORE_PASSWORD_ENV = "KBACKFILL_SCHEMA_REGISTRY_TRUSTSTORE_PASSWORD";
@@ -122,110 +121,6 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                 throw new RequestException("group.id '" + config.get("group.id") + "' (from " + where + ") is not "
                         + "allowed: kbackfill never joins or commits to a consumer group; remove it");
             }
-        }
-    }
-
-    /**
-     * The destination.
-     *
-     * @param url                 {@code --sink}; credentials may be in it
-     * @param table               the table, topic or path to write
-     * @param user                the database user
-     * @param conflict            {@code --on-conflict}
-     * @param tombstones          {@code --on-tombstone}
-     * @param createTable         create the table (or topic) when absent
-     * @param ignoreUnknownFields skip value fields that have no column
-     * @param clientFile          the sink's client settings file ({@code --sink-command-config}): a topic sink's
-     *                            cluster, a Delta table's filesystem; read where the sink opens, never part of the job
-     * @param client              the sink's client settings given one by one ({@code --sink-bootstrap-server}, a
-     *                            Delta table's {@code --sink-property}); never secrets
-     * @param tableProperties     properties of a table the sink creates
-     * @param evolveSchema        {@code --evolve-schema}: add columns for new fields to a table kbackfill did not create
-     * @param partitionBy         {@code --partition-by}: how a lake table {@code --create-table} creates is partitioned
-     */
-    public record Target(String url, String table, Optional<String> user, ConflictMode conflict,
-                         TombstoneMode tombstones, boolean createTable, boolean ignoreUnknownFields,
-                         Optional<Path> clientFile, Map<String, String> client, Map<String, String> tableProperties,
-                         boolean evolveSchema, List<String> partitionBy) {
-
-        /** A target whose tables are created unpartitioned. */
-        public Target(String url, String table, Optional<String> user, ConflictMode conflict, TombstoneMode tombstones,
-                      boolean createTable, boolean ignoreUnknownFields, Optional<Path> clientFile,
-                      Map<String, String> client, Map<String, String> tableProperties, boolean evolveSchema) {
-            this(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile, client,
-                    tableProperties, evolveSchema, List.of());
-        }
-
-        /**
-         * A table or topic written under {@code conflict}, tombstones deleting their key, a field the table lacks
-         * refused, no settings of its own.
-         *
-         * @param createTable whether a table (or topic) that does not exist is created
-         */
-        public static Target of(String url, String table, ConflictMode conflict, boolean createTable) {
-            return new Target(url, table, Optional.empty(), conflict, TombstoneMode.DELETE, createTable, false,
-                    Optional.empty(), Map.of(), Map.of());
-        }
-
-        /** A target that does not evolve a table kbackfill did not create. */
-        public Target(String url, String table, Optional<String> user, ConflictMode conflict, TombstoneMode tombstones,
-                      boolean createTable, boolean ignoreUnknownFields, Optional<Path> clientFile,
-                      Map<String, String> client, Map<String, String> tableProperties) {
-            this(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile, client,
-                    tableProperties, false);
-        }
-
-        public Target {
-            Objects.requireNonNull(url, "url");
-            Objects.requireNonNull(table, "table");
-            Objects.requireNonNull(user, "user");
-            Objects.requireNonNull(conflict, "conflict");
-            Objects.requireNonNull(tombstones, "tombstones");
-            Objects.requireNonNull(clientFile, "clientFile");
-            client = Map.copyOf(client);
-            tableProperties = Map.copyOf(tableProperties);
-            partitionBy = List.copyOf(partitionBy);
-            for (String key : client.keySet()) {
-                if (dev.kbackfill.resolver.ClientConfigs.isCredential(key)) {
-                    throw new RequestException("invalid --sink-property '" + key + "': it looks like a credential, "
-                            + "and a job's settings are stored with it; put it in a --sink-command-config FILE (read "
-                            + "where the sink opens) or in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)");
-                }
-            }
-        }
-
-        /** Whether the destination is a topic. */
-        public boolean isKafka() {
-            return dev.kbackfill.core.sink.SinkUrl.is(url, dev.kbackfill.core.sink.SinkUrl.Kafka.class);
-        }
-
-        /** Whether the destination is a lake table (Delta or Iceberg), whose filesystem or catalog takes settings. */
-        public boolean isLake() {
-            return dev.kbackfill.core.sink.SinkUrl.isLake(url);
-        }
-
-        /**
-         * The sink's settings for a source {@code topic} whose client settings are {@code sourceConfig}, with the
-         * password from {@value #SINK_PASSWORD_ENV}: a topic sink's client settings are its file's, then its own,
-         * then the source's bootstrap servers unless given.
-         */
-        public SinkSettings settings(String topic, Map<String, Object> sourceConfig) {
-            Map<String, Object> sinkClient = new HashMap<>();
-            clientFile.ifPresent(f -> sinkClient.putAll(properties("--sink-command-config", f)));
-            sinkClient.putAll(client);
-            if (isKafka() && !sinkClient.isEmpty()) {
-                sinkClient.putIfAbsent("bootstrap.servers", sourceConfig.get("bootstrap.servers"));
-                // --connect-timeout holds for the sink's cluster too: an unreachable one fails in seconds, not a minute
-                for (String timeout : List.of("default.api.timeout.ms", "request.timeout.ms")) {
-                    if (sourceConfig.containsKey(timeout)) {
-                        sinkClient.putIfAbsent(timeout, sourceConfig.get(timeout));
-                    }
-                }
-            }
-            return new SinkSettings(url, table, user, Optional.ofNullable(System.getenv(SINK_PASSWORD_ENV)), conflict,
-                    tombstones, createTable, ignoreUnknownFields, SinkSettings.MetadataColumns.DEFAULT, sinkClient,
-                    new SinkSettings.Source(topic, sourceConfig), tableProperties).withEvolveSchema(evolveSchema)
-                    .withPartitionBy(partitionBy);
         }
     }
 
@@ -437,7 +332,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
      *
      * @param kafka the source cluster's client settings ({@code bootstrap.servers} at least)
      */
-    public static JobDefinition of(BackfillRequest request, Map<String, String> kafka, Target sink) {
+    public static JobDefinition of(BackfillRequest request, Map<String, String> kafka, SinkTarget sink) {
         return new JobDefinition(Optional.empty(), request, Optional.empty(),
                 new KafkaClient(Optional.empty(), kafka, Map.of()), sink, Decoding.defaults(), Poison.FAIL, false,
                 RunLimits.NONE, OptionalInt.empty(), Duration.ofMinutes(5), JobSpec.LOCAL);
@@ -609,7 +504,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             d.path("keyFields").forEach(f -> keyFields.add(f.asText()));
             return new JobDefinition(text(root, "name"), plan.request(), Optional.of(plan),
                     new KafkaClient(text(k, "file").map(Path::of), map(k.path("settings")), map(k.path("defaults"))),
-                    new Target(s.path("url").asText(), s.path("table").asText(), text(s, "user"),
+                    new SinkTarget(s.path("url").asText(), s.path("table").asText(), text(s, "user"),
                             ConflictMode.parse(s.path("onConflict").asText()),
                             TombstoneMode.parse(s.path("onTombstone").asText()), s.path("createTable").asBoolean(),
                             s.path("ignoreUnknownFields").asBoolean(), text(s, "clientFile").map(Path::of),
@@ -661,16 +556,6 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
 
     /** A properties file's entries, named in errors by {@code option}. */
     static Map<String, String> properties(String option, Path file) {
-        Properties p = new Properties();
-        try (Reader r = Files.newBufferedReader(file)) {
-            p.load(r);
-        } catch (NoSuchFileException e) {
-            throw new RequestException("cannot read " + option + " '" + file + "': no such file");
-        } catch (IOException e) {
-            throw new RequestException("cannot read " + option + " '" + file + "': " + e.getMessage());
-        }
-        Map<String, String> m = new HashMap<>();
-        p.forEach((k, v) -> m.put(k.toString(), v.toString()));
-        return m;
+        return dev.kbackfill.resolver.ClientConfigs.fromFile(option, file);
     }
 }

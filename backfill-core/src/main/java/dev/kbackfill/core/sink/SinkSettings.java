@@ -5,48 +5,62 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * What the command line says about the destination.
+ * The destination as a sink opens it: the job's {@link SinkTarget} (where rows go, the modes, the table it may
+ * create: what a job stores) and what a run resolves besides (the password, the client settings, the source, the
+ * metadata columns, the version field and column mapping of the job's decoding).
  *
- * @param url                 {@code --sink}, e.g. {@code jdbc:postgresql://db/app}; credentials may be in it
- * @param table               {@code --table}: the table (or topic, path) to write
- * @param user                {@code --sink-user}, if any
- * @param password            the password, from the environment, if any; never printed
- * @param conflictMode        {@code --on-conflict}
- * @param tombstoneMode       {@code --on-tombstone}
- * @param createTable         {@code --create-table}: create the table from the rows when it is absent
- * @param ignoreUnknownFields skip value fields that have no column instead of failing
- * @param metadata            names of the metadata columns
- * @param clientConfig        client settings of sinks that are Kafka clients ({@code bootstrap.servers}, security)
- * @param source              what the sink may need to know of the source: its topic and client settings
- * @param tableProperties     properties of a table the sink creates ({@code --delta-table-property}), on top of its own
- * @param evolveSchema        {@code --evolve-schema}: add a nullable column for a field the table lacks, also to a
- *                            table kbackfill did not create (where the sink can add columns)
- * @param versionField        the value field the job orders versions by ({@code --version-field}), if any: its
- *                            values are kept in {@link MetadataColumns#version()}
- * @param mapping             which fields become which columns ({@code --columns}, {@code --rename},
- *                            {@code --header-columns}): which value columns of the target the job writes
- *                            ({@link dev.kbackfill.core.record.ColumnMapping#writes})
- * @param partitionBy         how a lake table {@code --create-table} creates is partitioned ({@code --partition-by}):
- *                            columns, or Iceberg transforms such as {@code day(ts)} and {@code bucket(16, id)}
- * @param engineWrites        whether an engine writes the rows with its own writer ({@link #withEngineWrites})
+ * @param target       the destination as the job gives it
+ * @param password     the password, from the environment, if any; never printed
+ * @param metadata     names of the metadata columns
+ * @param clientConfig client settings of sinks that are Kafka clients ({@code bootstrap.servers}, security) or
+ *                     reach a lake table's storage: the target's settings file, then its own settings
+ * @param source       what the sink may need to know of the source: its topic and client settings
+ * @param versionField the value field the job orders versions by ({@code --version-field}), if any: its values are
+ *                     kept in {@link MetadataColumns#version()}
+ * @param mapping      which fields become which columns ({@code --columns}, {@code --rename},
+ *                     {@code --header-columns}): which value columns of the target the job writes
+ *                     ({@link dev.kbackfill.core.record.ColumnMapping#writes})
+ * @param engineWrites whether an engine writes the rows with its own writer ({@link #withEngineWrites})
  */
-public record SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
-                           ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
-                           boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
-                           Source source, Map<String, String> tableProperties,
-                           Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema,
-                           dev.kbackfill.core.record.ColumnMapping mapping, java.util.List<String> partitionBy,
-                           boolean engineWrites) {
+public record SinkSettings(SinkTarget target, Optional<String> password, MetadataColumns metadata,
+                           Map<String, Object> clientConfig, Source source,
+                           Optional<dev.kbackfill.core.version.VersionField> versionField,
+                           dev.kbackfill.core.record.ColumnMapping mapping, boolean engineWrites) {
 
-    /** Settings for a sink that writes its rows itself. */
+    public SinkSettings {
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(password, "password");
+        Objects.requireNonNull(metadata, "metadata");
+        clientConfig = Map.copyOf(clientConfig);
+        Objects.requireNonNull(source, "source");
+        Objects.requireNonNull(versionField, "versionField");
+        Objects.requireNonNull(mapping, "mapping");
+    }
+
+    /**
+     * Settings from their parts, the target's own client settings empty.
+     *
+     * @param url                 {@code --sink}, e.g. {@code jdbc:postgresql://db/app}; credentials may be in it
+     * @param table               {@code --table}: the table (or topic, path) to write
+     * @param user                {@code --sink-user}, if any
+     * @param conflictMode        {@code --on-conflict}
+     * @param tombstoneMode       {@code --on-tombstone}
+     * @param createTable         {@code --create-table}: create the table from the rows when it is absent
+     * @param ignoreUnknownFields skip value fields that have no column instead of failing
+     * @param tableProperties     properties of a table the sink creates, on top of its own
+     * @param evolveSchema        {@code --evolve-schema}: add a nullable column for a field the table lacks, also to a
+     *                            table kbackfill did not create (where the sink can add columns)
+     * @param partitionBy         how a lake table {@code --create-table} creates is partitioned ({@code --partition-by})
+     */
     public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
                         ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
                         boolean ignoreUnknownFields, MetadataColumns metadata, Map<String, Object> clientConfig,
                         Source source, Map<String, String> tableProperties,
                         Optional<dev.kbackfill.core.version.VersionField> versionField, boolean evolveSchema,
                         dev.kbackfill.core.record.ColumnMapping mapping, java.util.List<String> partitionBy) {
-        this(url, table, user, password, conflictMode, tombstoneMode, createTable, ignoreUnknownFields, metadata,
-                clientConfig, source, tableProperties, versionField, evolveSchema, mapping, partitionBy, false);
+        this(new SinkTarget(url, table, user, conflictMode, tombstoneMode, createTable, ignoreUnknownFields,
+                Optional.empty(), Map.of(), tableProperties, evolveSchema, partitionBy), password, metadata,
+                clientConfig, source, versionField, mapping, false);
     }
 
     /** Settings that create tables unpartitioned. */
@@ -81,59 +95,6 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
                 clientConfig, source, tableProperties, versionField, false);
     }
 
-    /** Whether a field the table has no column for gets one ({@code --create-table} or {@code --evolve-schema}). */
-    public boolean addsColumns() {
-        return createTable || evolveSchema;
-    }
-
-    /** These settings with {@code --evolve-schema} on or off. */
-    public SinkSettings withEvolveSchema(boolean evolve) {
-        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolve, mapping, partitionBy, engineWrites);
-    }
-
-    /** These settings with another URL for the same destination (a driver's spelling of it). */
-    public SinkSettings withUrl(String url) {
-        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
-                mapping, partitionBy, engineWrites);
-    }
-
-    /** These settings creating a lake table partitioned by {@code partitionBy}. */
-    public SinkSettings withPartitionBy(java.util.List<String> partitionBy) {
-        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
-                mapping, partitionBy, engineWrites);
-    }
-
-    /**
-     * These settings for a run whose rows an engine writes with its own writer ({@code --engine spark}: Spark's
-     * {@code MERGE} into a Delta table), the sink storing the job's state: table features that writer honours
-     * (generated columns, CHECK constraints) are not refused when the sink opens.
-     */
-    public SinkSettings withEngineWrites(boolean engineWrites) {
-        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
-                mapping, partitionBy, engineWrites);
-    }
-
-    /** These settings for a job that maps fields to columns by {@code mapping}. */
-    public SinkSettings withMapping(dev.kbackfill.core.record.ColumnMapping mapping) {
-        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, versionField, evolveSchema,
-                mapping, partitionBy, engineWrites);
-    }
-
-    /**
-     * Whether {@code column}, a column of the target, is one of the row's value columns that the job writes: not a
-     * key column (the caller knows those), not one of the {@link #metadata()} columns, and one the
-     * {@link #mapping()} writes. A row holds the key's last record in every such column, NULL where it lacks the
-     * field.
-     */
-    public boolean writesValueColumn(String column) {
-        return !metadata.contains(column) && mapping.writes(column);
-    }
-
     /** Settings without a version field. */
     public SinkSettings(String url, String table, Optional<String> user, Optional<String> password,
                         ConflictMode conflictMode, TombstoneMode tombstoneMode, boolean createTable,
@@ -141,12 +102,6 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
                         Source source, Map<String, String> tableProperties) {
         this(url, table, user, password, conflictMode, tombstoneMode, createTable, ignoreUnknownFields, metadata,
                 clientConfig, source, tableProperties, Optional.empty());
-    }
-
-    /** These settings for a job that orders versions by {@code field}, or by none. */
-    public SinkSettings withVersionField(Optional<dev.kbackfill.core.version.VersionField> field) {
-        return new SinkSettings(url, table, user, password, conflictMode, tombstoneMode, createTable,
-                ignoreUnknownFields, metadata, clientConfig, source, tableProperties, field, evolveSchema, mapping, partitionBy, engineWrites);
     }
 
     /** Settings without table properties of their own. */
@@ -166,6 +121,109 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
                 Map.of(), Source.NONE);
     }
 
+    /** {@code --sink}, e.g. {@code jdbc:postgresql://db/app}; credentials may be in it. */
+    public String url() {
+        return target.url();
+    }
+
+    /** {@code --table}: the table (or topic, path) to write. */
+    public String table() {
+        return target.table();
+    }
+
+    /** {@code --sink-user}, if any. */
+    public Optional<String> user() {
+        return target.user();
+    }
+
+    /** {@code --on-conflict}. */
+    public ConflictMode conflictMode() {
+        return target.conflict();
+    }
+
+    /** {@code --on-tombstone}. */
+    public TombstoneMode tombstoneMode() {
+        return target.tombstones();
+    }
+
+    /** {@code --create-table}: create the table from the rows when it is absent. */
+    public boolean createTable() {
+        return target.createTable();
+    }
+
+    /** Skip value fields that have no column instead of failing. */
+    public boolean ignoreUnknownFields() {
+        return target.ignoreUnknownFields();
+    }
+
+    /** Properties of a table the sink creates ({@code --table-property}), on top of its own. */
+    public Map<String, String> tableProperties() {
+        return target.tableProperties();
+    }
+
+    /** {@code --evolve-schema}: add a nullable column for a field the table lacks, also to one it did not create. */
+    public boolean evolveSchema() {
+        return target.evolveSchema();
+    }
+
+    /** How a lake table {@code --create-table} creates is partitioned: columns, or Iceberg transforms. */
+    public java.util.List<String> partitionBy() {
+        return target.partitionBy();
+    }
+
+    /** Whether a field the table has no column for gets one ({@code --create-table} or {@code --evolve-schema}). */
+    public boolean addsColumns() {
+        return createTable() || evolveSchema();
+    }
+
+    /** These settings with {@code --evolve-schema} on or off. */
+    public SinkSettings withEvolveSchema(boolean evolve) {
+        return withTarget(target.withEvolveSchema(evolve));
+    }
+
+    /** These settings with another URL for the same destination (a driver's spelling of it). */
+    public SinkSettings withUrl(String url) {
+        return withTarget(target.withUrl(url));
+    }
+
+    /** These settings creating a lake table partitioned by {@code partitionBy}. */
+    public SinkSettings withPartitionBy(java.util.List<String> partitionBy) {
+        return withTarget(target.withPartitionBy(partitionBy));
+    }
+
+    private SinkSettings withTarget(SinkTarget target) {
+        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites);
+    }
+
+    /**
+     * These settings for a run whose rows an engine writes with its own writer ({@code --engine spark}: Spark's
+     * {@code MERGE} into a Delta table), the sink storing the job's state: table features that writer honours
+     * (generated columns, CHECK constraints) are not refused when the sink opens.
+     */
+    public SinkSettings withEngineWrites(boolean engineWrites) {
+        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites);
+    }
+
+    /** These settings for a job that maps fields to columns by {@code mapping}. */
+    public SinkSettings withMapping(dev.kbackfill.core.record.ColumnMapping mapping) {
+        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites);
+    }
+
+    /**
+     * Whether {@code column}, a column of the target, is one of the row's value columns that the job writes: not a
+     * key column (the caller knows those), not one of the {@link #metadata()} columns, and one the
+     * {@link #mapping()} writes. A row holds the key's last record in every such column, NULL where it lacks the
+     * field.
+     */
+    public boolean writesValueColumn(String column) {
+        return !metadata.contains(column) && mapping.writes(column);
+    }
+
+    /** These settings for a job that orders versions by {@code field}, or by none. */
+    public SinkSettings withVersionField(Optional<dev.kbackfill.core.version.VersionField> field) {
+        return new SinkSettings(target, password, metadata, clientConfig, source, field, mapping, engineWrites);
+    }
+
     /**
      * The source as a sink may need it.
      *
@@ -180,22 +238,6 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
         }
     }
 
-    public SinkSettings {
-        Objects.requireNonNull(url, "url");
-        Objects.requireNonNull(table, "table");
-        Objects.requireNonNull(user, "user");
-        Objects.requireNonNull(password, "password");
-        Objects.requireNonNull(conflictMode, "conflictMode");
-        Objects.requireNonNull(tombstoneMode, "tombstoneMode");
-        Objects.requireNonNull(metadata, "metadata");
-        clientConfig = Map.copyOf(clientConfig);
-        Objects.requireNonNull(source, "source");
-        tableProperties = Map.copyOf(tableProperties);
-        Objects.requireNonNull(versionField, "versionField");
-        Objects.requireNonNull(mapping, "mapping");
-        partitionBy = java.util.List.copyOf(partitionBy);
-    }
-
     /**
      * The metadata columns the modes need in an existing table: partition, offset, timestamp and log time for the
      * newer-wins guard (the log time added by the first write where kbackfill may shape the table), the deleted flag
@@ -203,14 +245,14 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
      */
     public java.util.List<String> requiredMetadataColumns() {
         java.util.List<String> required = new java.util.ArrayList<>();
-        if (conflictMode == ConflictMode.NEWER_WINS) {
+        if (conflictMode() == ConflictMode.NEWER_WINS) {
             required.addAll(java.util.List.of(metadata.partition(), metadata.offset(), metadata.timestamp()));
-            if (!createTable) {
+            if (!createTable()) {
                 required.add(metadata.logTime()); // --create-table adds it to an existing table at the first write
                 versionField.ifPresent(f -> required.add(metadata.version())); // likewise
             }
         }
-        if (tombstoneMode == TombstoneMode.SOFT_DELETE) {
+        if (tombstoneMode() == TombstoneMode.SOFT_DELETE) {
             required.add(metadata.deleted());
         }
         return required;
@@ -218,9 +260,9 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
 
     @Override
     public String toString() {
-        return "SinkSettings[url=" + url + ", table=" + table + ", user=" + user.orElse("-") + ", password="
-                + (password.isPresent() ? "***" : "-") + ", conflictMode=" + conflictMode + ", tombstoneMode="
-                + tombstoneMode + ", createTable=" + createTable + "]";
+        return "SinkSettings[url=" + url() + ", table=" + table() + ", user=" + user().orElse("-") + ", password="
+                + (password.isPresent() ? "***" : "-") + ", conflictMode=" + conflictMode() + ", tombstoneMode="
+                + tombstoneMode() + ", createTable=" + createTable() + "]";
     }
 
     /**
@@ -268,7 +310,7 @@ public record SinkSettings(String url, String table, Optional<String> user, Opti
 
     /** The URL by its kind; a URL of no kind is refused in one line naming it. */
     public SinkUrl sinkUrl() {
-        return SinkUrl.parse(url).orElseThrow(() -> new SinkConfigException("invalid --sink '"
-                + SinkFactory.redact(url) + "': expected jdbc:..., delta:..., iceberg:... or kafka:..."));
+        return SinkUrl.parse(url()).orElseThrow(() -> new SinkConfigException("invalid --sink '"
+                + SinkFactory.redact(url()) + "': expected jdbc:..., delta:..., iceberg:... or kafka:..."));
     }
 }

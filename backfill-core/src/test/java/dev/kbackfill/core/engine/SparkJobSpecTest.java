@@ -42,7 +42,7 @@ class SparkJobSpecTest {
         return new JobDefinition(Optional.of("orders-job"), plan.request(), Optional.of(plan),
                 new JobDefinition.KafkaClient(Optional.of(Path.of("/etc/kafka/client.properties")),
                         Map.of("security.protocol", "SASL_SSL"), Map.of("bootstrap.servers", "b:9092")),
-                new JobDefinition.Target("jdbc:postgresql://db/app", "public.orders", Optional.of("backfill"),
+                new dev.kbackfill.core.sink.SinkTarget("jdbc:postgresql://db/app", "public.orders", Optional.of("backfill"),
                         ConflictMode.INSERT_ONLY, TombstoneMode.SOFT_DELETE, true, true,
                         Optional.of(Path.of("/etc/kafka/sink.properties")), Map.of("bootstrap.servers", "s:9092"),
                         Map.of("delta.appendOnly", "false")),
@@ -67,7 +67,7 @@ class SparkJobSpecTest {
         assertThat(JobDefinition.fromJson(job.toJson())).isEqualTo(job);
         JobDefinition defaults = new JobDefinition(Optional.empty(), plan(1).request(), Optional.of(plan(1)),
                 new JobDefinition.KafkaClient(Optional.empty(), Map.of(), Map.of()),
-                new JobDefinition.Target("delta:/t", "t", Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
+                new dev.kbackfill.core.sink.SinkTarget("delta:/t", "t", Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
                         false, false, Optional.empty(), Map.of(), Map.of()),
                 JobDefinition.Decoding.defaults(), JobDefinition.Poison.FAIL, false, RunLimits.NONE, OptionalInt.empty(),
                 Duration.ofMinutes(5), "local");

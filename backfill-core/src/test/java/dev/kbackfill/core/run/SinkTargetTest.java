@@ -21,8 +21,8 @@ class SinkTargetTest {
     @TempDir
     Path dir;
 
-    private static JobDefinition.Target target(String url, Optional<Path> file, Map<String, String> client) {
-        return new JobDefinition.Target(url, "t", Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
+    private static dev.kbackfill.core.sink.SinkTarget target(String url, Optional<Path> file, Map<String, String> client) {
+        return new dev.kbackfill.core.sink.SinkTarget(url, "t", Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
                 false, false, file, client, Map.of());
     }
 
