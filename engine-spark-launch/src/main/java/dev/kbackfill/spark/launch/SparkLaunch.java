@@ -33,6 +33,7 @@ import dev.kbackfill.core.run.Transient;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.SinkUrl;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.RequestException;
@@ -164,7 +165,7 @@ public final class SparkLaunch {
                     + "insert-only consult an index of the whole target topic, which every per-partition task would "
                     + "have to build; run them with --engine local");
         }
-        if (dev.kbackfill.core.sink.SinkUrl.is(job.sink().url(), dev.kbackfill.core.sink.SinkUrl.Iceberg.class)) {
+        if (SinkUrl.is(job.sink().url(), SinkUrl.Iceberg.class)) {
             // per-partition tasks would be concurrent committers to one table, each refused by the others' commits;
             // a MERGE per wave needs Iceberg's Spark runtime in the engine, which it does not ship
             throw new RequestException("--engine spark does not write Iceberg tables yet: run it with --engine local "
@@ -187,8 +188,11 @@ public final class SparkLaunch {
         return jar;
     }
 
-    private int connections(String target) {
-        return options.maxConnections().orElse(target.startsWith("sqlite:") ? 1 : 8);
+    /** The most database writers at once: as asked, else one for SQLite (one writer per file) and 8 otherwise. */
+    private int connections(JobDefinition job) {
+        boolean sqlite = SinkUrl.parse(job.sink().url()).filter(u -> u instanceof SinkUrl.Jdbc j
+                && j.driver().equals("sqlite")).isPresent();
+        return options.maxConnections().orElse(sqlite ? 1 : 8);
     }
 
     /** What {@link #writeSpec} did: nothing (the job is done), or the spec written and the command that runs it. */
@@ -215,7 +219,7 @@ public final class SparkLaunch {
         }
         JobState state = decision.toRun().orElseThrow();
         SparkJobSpec spec = new SparkJobSpec(job.withName(state.job()).withPlan(state.plan()),
-                SparkJobSpec.waves(state.plan(), options.wavePartitions()), connections(target.target()), Optional.empty());
+                SparkJobSpec.waves(state.plan(), options.wavePartitions()), connections(job), Optional.empty());
         try {
             writeOwnerOnly(file, spec.toJson());
         } catch (IOException e) {
@@ -234,7 +238,7 @@ public final class SparkLaunch {
         return (settings, sink, state, runOptions, listener) -> {
             Path jar = jar();
             SparkJobSpec spec = new SparkJobSpec(job.withName(state.job()).withPlan(state.plan()),
-                    SparkJobSpec.waves(state.plan(), options.wavePartitions()), connections(sink.target()),
+                    SparkJobSpec.waves(state.plan(), options.wavePartitions()), connections(job),
                     Optional.of(new SparkJobSpec.Launched(state.run(), state.incarnation(),
                             sink.storesStatesHere())));
             try {
