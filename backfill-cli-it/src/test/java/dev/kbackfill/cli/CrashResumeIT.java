@@ -100,8 +100,8 @@ class CrashResumeIT {
                 new dev.kbackfill.core.sink.SinkSettings(url, "orders", java.util.Optional.empty(), java.util.Optional.empty(),
                         dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, true,
                         false, dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT))) {
-            sink.openForJobs();
-            return sink.load(job);
+            sink.jobStore().openForJobs();
+            return sink.jobStore().load(job);
         } catch (RuntimeException e) {
             return java.util.Optional.empty(); // not created yet
         }

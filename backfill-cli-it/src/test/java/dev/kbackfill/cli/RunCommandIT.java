@@ -361,7 +361,7 @@ class RunCommandIT {
                 Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false,
                 SinkSettings.MetadataColumns.DEFAULT))) {
             holder.open();
-            try (AutoCloseable lock = holder.lock("busy")) {
+            try (AutoCloseable lock = holder.jobStore().lock("busy")) {
                 CliRun r = run("--topic", "run-concurrent", "--from", "earliest", "--to", "latest", "--sink", url,
                         "--job", "busy");
                 assertThat(r.exitCode()).isEqualTo(ExitCodes.JOB_CONFLICT);

@@ -61,7 +61,7 @@ class VerifyLibraryExampleIT {
                     false, Verification.Options.DEFAULTS);
             try (Sink sink = SinkFactory.forSettings(into)) {
                 sink.openForVerify();
-                Plan plan = sink.load("orders-2024-01-01").orElseThrow().plan();   // or any plan: a range, resolved
+                Plan plan = sink.jobStore().load("orders-2024-01-01").orElseThrow().plan();   // or any plan: a range, resolved
                 report = verification.verify(plan, sink);
                 System.out.println(report.agrees() + " " + report.counts());      // true {MATCHING=1, MISSING=0, ...}
                 report.samples().forEach((verdict, keys) -> keys.forEach(k -> System.out.println(verdict + " "

@@ -239,7 +239,7 @@ final class VerifyCommand implements Callable<Integer> {
     /** The job's stored state; its table is the one --table names, else the one its topic gives. */
     private JobState loadJob(Map<String, Object> config) {
         String topicHint = request.topic != null ? request.topic : "kbackfill_jobs";
-        try (Sink store = SinkFactory.forSettings(sink.target(topicHint).settings(topicHint, config))) {
+        try (dev.kbackfill.core.sink.JobStore store = SinkFactory.jobStore(sink.target(topicHint).settings(topicHint, config))) {
             store.openForJobs();
             return store.load(job).orElseThrow(() -> new RequestException("no job named '" + job + "' in "
                     + store.store() + "; 'kbackfill jobs' lists the jobs there"));
@@ -253,7 +253,7 @@ final class VerifyCommand implements Callable<Integer> {
             return;
         }
         JobSpec mine = definition.settings(decoder, dev.kbackfill.core.run.Rejects.fail()).build().spec()
-                .apply(target.destination());
+                .apply(target.jobStore().destination());
         List<String> differences = mine.differences(state.spec()).stream()
                 .filter(d -> !d.startsWith(JobSpec.REQUEST + " ")).toList();
         if (!differences.isEmpty()) {
@@ -272,15 +272,15 @@ final class VerifyCommand implements Callable<Integer> {
                                   dev.kbackfill.core.record.RecordDecoder decoder, String topic) {
         List<String> names;
         try {
-            names = target.jobs();
+            names = target.jobStore().jobs();
         } catch (dev.kbackfill.core.sink.SinkConfigException e) {
             return; // a sink that keeps no job state
         }
         JobSpec mine = definition.settings(decoder, dev.kbackfill.core.run.Rejects.fail()).build().spec()
-                .apply(target.destination());
+                .apply(target.jobStore().destination());
         List<String> otherwise = new java.util.ArrayList<>();
         for (String name : names) {
-            Optional<JobState> state = target.load(name);
+            Optional<JobState> state = target.jobStore().load(name);
             if (state.isEmpty() || !state.get().spec().isKnown()
                     || !topic.equals(state.get().spec().parts().get(JobSpec.TOPIC))
                     || !mine.parts().get(JobSpec.DESTINATION).equals(state.get().spec().parts().get(JobSpec.DESTINATION))) {

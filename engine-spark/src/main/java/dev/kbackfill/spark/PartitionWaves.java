@@ -25,6 +25,7 @@ import dev.kbackfill.core.run.RunListener;
 import dev.kbackfill.core.run.RunOptions;
 import dev.kbackfill.core.run.RunSummary;
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.resolver.KafkaOffsetSource;
@@ -71,13 +72,13 @@ final class PartitionWaves {
 
     RunSummary run(BackfillJob.Settings settings, Sink sink, JobState state, RunOptions options, RunListener listener) {
         // sub-jobs are read and forgotten through a sink of their own: the job's sink holds the job's state
-        try (Sink subJobs = SinkFactory.forSettings(TaskContextCache.job(specJson).sinkSettings())) {
+        try (JobStore subJobs = SinkFactory.jobStore(TaskContextCache.job(specJson).sinkSettings())) {
             subJobs.openForJobs();
             return run(settings, sink, subJobs, state, options, listener);
         }
     }
 
-    private RunSummary run(BackfillJob.Settings settings, Sink sink, Sink subJobs, JobState state, RunOptions options,
+    private RunSummary run(BackfillJob.Settings settings, Sink sink, JobStore subJobs, JobState state, RunOptions options,
                            RunListener listener) {
         Shapes.createIfAbsent(spark, spec, sink, state, settings, options); // before any task writes
         Plan plan = state.plan();
@@ -117,7 +118,7 @@ final class PartitionWaves {
     }
 
     /** One wave: a task per source partition (at most the spec's connections at once), each its partition's sub-job. */
-    private WaveLoop.Written write(BackfillJob.Settings settings, Sink subJobs, JobState current, RunOptions options,
+    private WaveLoop.Written write(BackfillJob.Settings settings, JobStore subJobs, JobState current, RunOptions options,
                                    Map<Integer, PartitionSplit> ranges) {
         Plan plan = current.plan();
         String job = current.job();
@@ -168,7 +169,7 @@ final class PartitionWaves {
     }
 
     /** Where each unfinished partition stands, from its sub-job. */
-    private static String where(Sink sink, String job, String runId, Plan plan, JobState state) {
+    private static String where(JobStore sink, String job, String runId, Plan plan, JobState state) {
         Map<Integer, Long> progressed = Map.of();
         try {
             progressed = subJobProgress(sink, job, runId, plan, plan.partitions().stream().map(PartitionRange::partition).toList());
@@ -184,7 +185,7 @@ final class PartitionWaves {
     }
 
     /** Per partition, the next offset its sub-job has stored (absent: no sub-job yet), read in one go. */
-    private static Map<Integer, Long> subJobProgress(Sink sink, String job, String runId, Plan plan,
+    private static Map<Integer, Long> subJobProgress(JobStore sink, String job, String runId, Plan plan,
                                                      java.util.Collection<Integer> partitions) {
         Map<String, Integer> names = new java.util.HashMap<>();
         partitions.forEach(p -> names.put(subJob(job, runId, p), p));

@@ -341,7 +341,7 @@ public final class BackfillJob {
     /** One pass of the protocol: open, lock, then the rest; a transient failure anywhere is retried whole. */
     private Outcome once(Supplier<Cluster> cluster, RunLimits limits) {
         String job = open(settings.name());
-        AutoCloseable lock = sink.lock(job);
+        AutoCloseable lock = sink.jobStore().lock(job);
         try {
             return locked(job, cluster.get(), limits);
         } finally {
@@ -370,7 +370,7 @@ public final class BackfillJob {
         }
         JobState state = decision.toRun().orElseThrow();
         if (!(decision instanceof JobDecision.Resume)) {
-            sink.begin(state);
+            sink.jobStore().begin(state);
         }
         events.starting(decision, state);
         List<String> opened = sink.warnings();
@@ -399,14 +399,14 @@ public final class BackfillJob {
             return; // batches were committed (an engine's sub-jobs hold their progress): the job holds real progress
         }
         try {
-            Optional<JobState> now = sink.load(begun.job());
+            Optional<JobState> now = sink.jobStore().load(begun.job());
             if (now.isEmpty() || now.get().run() != begun.run() || !now.get().nextOffsets().equals(begun.nextOffsets())) {
                 return; // a batch was committed: the job holds real progress
             }
             if (decision instanceof JobDecision.NextRun next) {
-                sink.begin(next.previous());
+                sink.jobStore().begin(next.previous());
             } else {
-                sink.reset(begun.job());
+                sink.jobStore().reset(begun.job());
             }
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
@@ -416,8 +416,8 @@ public final class BackfillJob {
     /** What a run of the job would do, decided under the lock, the plan it would run checked against the log. */
     private JobDecision decided(String job, Cluster cluster) {
         BackfillRequest request = settings.request();
-        JobSpec spec = settings.spec().apply(sink.destination());
-        Optional<JobState> stored = sink.load(job);
+        JobSpec spec = settings.spec().apply(sink.jobStore().destination());
+        Optional<JobState> stored = sink.jobStore().load(job);
         Optional<Plan> planFile = settings.planFile();
         JobDecision decision = JobPlanner.decide(job, request, spec, stored, planFile,
                 () -> JobPlanner.freshPlan(new RangeResolver(cluster.source()).describedAs(cluster.topic()), request,
@@ -446,7 +446,7 @@ public final class BackfillJob {
      */
     public JobDecision decide(Supplier<Cluster> cluster) {
         String job = open(settings.name());
-        try (AutoCloseable lock = sink.lock(job)) {
+        try (AutoCloseable lock = sink.jobStore().lock(job)) {
             return decided(job, cluster.get());
         } catch (RuntimeException e) {
             throw e;
@@ -467,17 +467,17 @@ public final class BackfillJob {
      */
     public Outcome.Completed runLaunched(String job, int run, String incarnation, boolean storedByLaunch) {
         open(Optional.of(job));
-        AutoCloseable joined = sink.joinLock(job);
+        AutoCloseable joined = sink.jobStore().joinLock(job);
         try {
-            Optional<JobState> stored = sink.load(job);
+            Optional<JobState> stored = sink.jobStore().load(job);
             JobState state;
             if (!storedByLaunch && (stored.isEmpty() || stored.get().run() != run)) {
                 // the launch could not store its run: it waits for the table's first commit (a table the run
                 // creates), or the table takes commits from this engine's writer only; begun here alike
-                state = JobState.begin(job, settings.spec().apply(sink.destination()), run,
+                state = JobState.begin(job, settings.spec().apply(sink.jobStore().destination()), run,
                         settings.planFile().orElseThrow(() -> new IllegalStateException("a launched run has its plan")),
                         incarnation);
-                sink.begin(state);
+                sink.jobStore().begin(state);
             } else {
                 state = stored.orElseThrow(() -> new JobConflictException("job " + job + " has no stored run in "
                         + sink.target() + ": it was reset since this run was launched"));

@@ -5,8 +5,8 @@ import java.util.Optional;
 /**
  * Where a destination keeps the state of its jobs (plan, progress, the run's identity), beside the data: the lock
  * that makes a job's runs exclusive, the state a run begins and moves, and what {@code status}, {@code reset} and
- * {@code jobs} read and forget. Every sink is one ({@link Sink}); a command that only administers jobs asks for this
- * role ({@link SinkFactory#jobStore}).
+ * {@code jobs} read and forget. Every sink has one ({@link Sink#jobStore()}); a command that only administers jobs
+ * asks for this role ({@link SinkFactory#jobStore}).
  */
 public interface JobStore extends AutoCloseable {
 

@@ -9,19 +9,21 @@ package dev.kbackfill.core.sink;
  * transaction (or commit) as the batch's changes, so that a crash at any moment resumes exactly where the data
  * stopped.
  *
- * <p>Its roles are types of their own: the {@link BatchWriter} a run writes into, and the {@link JobStore} that
- * keeps its jobs' state (what {@code status}, {@code reset} and {@code jobs} ask for).
+ * <p>This type is the writer: what a run opens, writes batches into and closes. Its other roles are types of their
+ * own: the {@link JobStore} that keeps its jobs' state, with which its batches commit their progress
+ * ({@link #jobStore()}; {@code status}, {@code reset} and {@code jobs} ask {@link SinkFactory#jobStore} for it
+ * alone), reading back what the target holds ({@link #verifier()}) and pruning its tombstone ledger.
  */
-public interface Sink extends BatchWriter, JobStore {
+public interface Sink extends BatchWriter, AutoCloseable {
 
     /** Where rows go, for people, without credentials, e.g. {@code sqlite:/data/kbackfill.db, table orders}. */
     String target();
 
-    /** By default where rows go ({@link #target()}). */
-    @Override
-    default String store() {
-        return target();
-    }
+    /**
+     * The store of this destination's jobs, which this sink's batches commit their progress into (the same
+     * connection, transaction or commit as the rows).
+     */
+    JobStore jobStore();
 
     /**
      * Connects and checks the destination before anything is read: the table exists (or will be created), the
@@ -74,17 +76,11 @@ public interface Sink extends BatchWriter, JobStore {
         return java.util.List.of();
     }
 
-    /** By default the connection {@link #open()} makes. */
-    @Override
-    default void openForJobs() {
-        open();
-    }
-
     /**
      * Prunes the tombstone ledger: forgets the versions of keys whose deletes were recorded before {@code before} (by
      * when kbackfill recorded them: a back-dated tombstone is not forgotten at once), so that a later replay of
      * records older than those deletes could bring such keys back. Only ever explicit
-     * ({@code kbackfill compact --forget-deletes-before}). Call after {@link #openForJobs()}.
+     * ({@code kbackfill compact --forget-deletes-before}). Call after {@link JobStore#openForJobs()}.
      *
      * @return how many deleted keys were forgotten
      * @throws SinkConfigException where the sink keeps no ledger
@@ -96,10 +92,10 @@ public interface Sink extends BatchWriter, JobStore {
 
     /**
      * Connects for verification only: nothing is created or changed (no job tables, no job topic), the target need
-     * not have been written by kbackfill. By default {@link #openForJobs()}.
+     * not have been written by kbackfill. By default {@link JobStore#openForJobs()}.
      */
     default void openForVerify() {
-        openForJobs();
+        jobStore().openForJobs();
     }
 
     /**

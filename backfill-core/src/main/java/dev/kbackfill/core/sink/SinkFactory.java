@@ -39,7 +39,7 @@ public interface SinkFactory {
      * {@code reset}, {@code jobs}): open it with {@link JobStore#openForJobs()}.
      */
     static JobStore jobStore(SinkSettings settings) {
-        return forSettings(settings);
+        return forSettings(settings).jobStore();
     }
 
     /**

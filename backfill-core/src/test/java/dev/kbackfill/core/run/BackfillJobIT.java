@@ -19,6 +19,7 @@ import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.JobSpec;
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.core.sink.TombstoneMode;
@@ -47,12 +48,28 @@ class BackfillJobIT {
     }
 
     /** A sink that keeps rows and job state in memory, as a database would; fails as told. */
-    private static final class MemorySink implements Sink {
+    private static final class MemorySink implements Sink, JobStore {
         final Map<String, Object> rows = new HashMap<>();
         JobState state;
         int opens;
         long failAtBatch = -1;
         RuntimeException failure;
+
+        @Override
+        public void openForJobs() {
+            open();
+        }
+
+        @Override
+        public String store() {
+            return target();
+        }
+
+        /** This sink keeps its jobs' state itself, beside its data. */
+        @Override
+        public JobStore jobStore() {
+            return this;
+        }
 
         @Override
         public String target() {

@@ -13,6 +13,7 @@ import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Format;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
@@ -46,11 +47,27 @@ class BackfillRunBatchingIT {
     }
 
     /** Keeps every batch it is given, and the job state as a real sink would; fails on request. */
-    private static class RecordingSink implements Sink {
+    private static class RecordingSink implements Sink, JobStore {
         final List<WriteBatch> batches = new ArrayList<>();
         final Map<String, Change> rows = new HashMap<>();
         final java.util.concurrent.atomic.AtomicInteger writing = new java.util.concurrent.atomic.AtomicInteger();
         long failAt = Long.MAX_VALUE;
+
+        @Override
+        public void openForJobs() {
+            open();
+        }
+
+        @Override
+        public String store() {
+            return target();
+        }
+
+        /** This sink keeps its jobs' state itself, beside its data. */
+        @Override
+        public JobStore jobStore() {
+            return this;
+        }
 
         @Override
         public String target() {

@@ -111,13 +111,13 @@ public abstract class SinkContract {
     protected Opened open(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
         Sink s = newSink(conflict, tombstone, create);
         s.open();
-        return new Opened(s, s.lock(job));
+        return new Opened(s, s.jobStore().lock(job));
     }
 
     /** Opens with the job begun (its plan stored). */
     protected Opened begun(ConflictMode conflict, TombstoneMode tombstone) {
         Opened o = open(conflict, tombstone, true);
-        o.sink.begin(JobState.begin(job, "fingerprint", 1, plan()));
+        o.sink.jobStore().begin(JobState.begin(job, "fingerprint", 1, plan()));
         return o;
     }
 
@@ -166,7 +166,7 @@ public abstract class SinkContract {
                     row("a", "paid", "1.50", 0, 2)));
             s.write(batch(2, Map.of(0, 5L, 1, 1L), row("b", "paid", "2", 0, 4), row("c", "created", null, 1, 0)));
             assertThat(rows()).containsExactly("a=paid/1.5@0:2", "b=paid/2@0:4", "c=created/null@1:0");
-            JobState stored = s.sink.load(job).orElseThrow();
+            JobState stored = s.sink.jobStore().load(job).orElseThrow();
             assertThat(stored.nextOffsets()).containsEntry(0, 5L).containsEntry(1, 1L);
             assertThat(stored.plan()).isEqualTo(plan());
             assertThat(stored.complete()).isFalse();
@@ -339,11 +339,11 @@ public abstract class SinkContract {
     void theSinkListsTheJobsItHoldsStateForAndForgetsAResetOne() throws Exception {
         try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
             s.write(batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 1)));
-            assertThat(s.sink.jobs()).contains(job);
-            assertThat(s.sink.loadAll(List.of(job, job + "-never-ran")))
-                    .containsOnlyKeys(job).containsEntry(job, s.sink.load(job).orElseThrow());
-            s.sink.reset(job);
-            assertThat(s.sink.jobs()).doesNotContain(job);
+            assertThat(s.sink.jobStore().jobs()).contains(job);
+            assertThat(s.sink.jobStore().loadAll(List.of(job, job + "-never-ran")))
+                    .containsOnlyKeys(job).containsEntry(job, s.sink.jobStore().load(job).orElseThrow());
+            s.sink.jobStore().reset(job);
+            assertThat(s.sink.jobStore().jobs()).doesNotContain(job);
         }
     }
 
@@ -414,16 +414,16 @@ public abstract class SinkContract {
         try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
             WriteResult deletes = s.write(batch(1, Map.of(0, 10L), tombstone("a", 0, 8), tombstone("b", 0, 9)));
             if (partitionedByAValue().isPresent()) {
-                assertThat(s.sink.load(job).orElseThrow().nextOffsets()).as("nothing stored yet").containsEntry(0, 0L);
+                assertThat(s.sink.jobStore().load(job).orElseThrow().nextOffsets()).as("nothing stored yet").containsEntry(0, 0L);
                 assertThat(s.sink.warnings()).anySatisfy(w -> assertThat(w).contains("no record so far carries "
                         + partitionedByAValue().get() + ", which --partition-by partitions by")
                         .contains("nothing records the job or its 2 change(s)"));
                 s.write(batch(2, Map.of(0, 12L), row("c", "new", "3", 0, 11)));
-                assertThat(s.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 12L);
+                assertThat(s.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 12L);
                 assertThat(s.sink.warnings()).noneSatisfy(w -> assertThat(w).contains("nothing records"));
             } else {
                 assertThat(deletes.deleted()).isEqualTo(2);
-                assertThat(s.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 10L);
+                assertThat(s.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 10L);
                 assertThat(rows()).isEmpty();
                 s.write(batch(2, Map.of(0, 12L), row("c", "new", "3", 0, 11)));
             }
@@ -521,22 +521,22 @@ public abstract class SinkContract {
                     .hasMessageStartingWith("partition 0 offset 1: ")
                     .hasMessageContaining("nothing of its batch was written");
             assertThat(rows()).containsExactly("a=x/1@0:0");
-            assertThat(s.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 1L);
+            assertThat(s.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 1L);
             s.write(b.without(bad));
             assertThat(rows()).containsExactly("a=x/1@0:0", "c=z/3@0:2");
-            assertThat(s.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 3L);
+            assertThat(s.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 3L);
         }
     }
 
     @Test
     void aJobIsStoredWithItsSpecAndResetForgetsItButNotTheRows() throws Exception {
         try (Opened s = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
-            JobSpec spec = new JobSpec(Map.of(JobSpec.DESTINATION, s.sink.destination(), JobSpec.TOPIC, TOPIC));
-            s.sink.begin(JobState.begin(job, spec, 1, plan()));
+            JobSpec spec = new JobSpec(Map.of(JobSpec.DESTINATION, s.sink.jobStore().destination(), JobSpec.TOPIC, TOPIC));
+            s.sink.jobStore().begin(JobState.begin(job, spec, 1, plan()));
             s.write(batch(1, Map.of(0, 1L), row("a", "x", "1", 0, 0)));
-            assertThat(s.sink.load(job).orElseThrow().spec()).isEqualTo(spec);
-            assertThat(s.sink.reset(job)).isTrue();
-            assertThat(s.sink.load(job)).isEmpty();
+            assertThat(s.sink.jobStore().load(job).orElseThrow().spec()).isEqualTo(spec);
+            assertThat(s.sink.jobStore().reset(job)).isTrue();
+            assertThat(s.sink.jobStore().load(job)).isEmpty();
             assertThat(rows()).containsExactly("a=x/1@0:0");
         }
     }
@@ -548,7 +548,7 @@ public abstract class SinkContract {
             Sink second = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
             try {
                 second.open();
-                assertThatThrownBy(() -> second.lock(job))
+                assertThatThrownBy(() -> second.jobStore().lock(job))
                         .isInstanceOf(JobConflictException.class)
                         .hasMessageContaining("job '" + job + "' is already running");
             } finally {
@@ -556,7 +556,7 @@ public abstract class SinkContract {
             }
         }
         try (Opened again = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
-            assertThat(again.sink.destination()).isNotEmpty(); // released with the first
+            assertThat(again.sink.jobStore().destination()).isNotEmpty(); // released with the first
         }
     }
 }

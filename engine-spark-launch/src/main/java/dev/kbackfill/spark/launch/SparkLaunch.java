@@ -34,7 +34,6 @@ import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkUrl;
-import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.RequestException;
 
@@ -240,7 +239,7 @@ public final class SparkLaunch {
             SparkJobSpec spec = new SparkJobSpec(job.withName(state.job()).withPlan(state.plan()),
                     SparkJobSpec.waves(state.plan(), options.wavePartitions()), connections(job),
                     Optional.of(new SparkJobSpec.Launched(state.run(), state.incarnation(),
-                            sink.storesStatesHere())));
+                            sink.jobStore().storesStatesHere())));
             try {
                 Path file = Files.createTempFile("kbackfill-spark-", ".json");
                 try {
@@ -294,9 +293,9 @@ public final class SparkLaunch {
     /** Where the began run stands in the sink (read afresh: what the application committed), nothing counted. */
     private static RunSummary standing(JobDefinition job, JobState began) {
         JobState now;
-        try (Sink sink = dev.kbackfill.core.sink.SinkFactory.forSettings(job.sinkSettings())) {
-            sink.openForJobs();
-            now = sink.load(began.job()).filter(s -> s.run() == began.run()).orElse(began);
+        try (dev.kbackfill.core.sink.JobStore jobs = SinkFactory.jobStore(job.sinkSettings())) {
+            jobs.openForJobs();
+            now = jobs.load(began.job()).filter(s -> s.run() == began.run()).orElse(began);
         }
         List<PartitionStats> partitions = new ArrayList<>();
         for (PartitionRange r : now.plan().partitions()) {

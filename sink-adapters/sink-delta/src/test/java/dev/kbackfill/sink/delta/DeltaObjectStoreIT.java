@@ -124,18 +124,18 @@ class DeltaObjectStoreIT {
     @Test
     void aSecondRunOfTheJobIsRefusedWhileTheFirstHoldsItsLeaseAndMayRunOnceItIsReleased() throws Exception {
         Map<String, String> storage = storage(SharedS3.standard());
-        try (Sink first = sink(table, storage); AutoCloseable lock = first.lock("job")) {
-            first.begin(JobState.begin("job", "fingerprint", 1, DeltaSinkIT.plan()));
+        try (Sink first = sink(table, storage); AutoCloseable lock = first.jobStore().lock("job")) {
+            first.jobStore().begin(JobState.begin("job", "fingerprint", 1, DeltaSinkIT.plan()));
             first.write(DeltaSinkIT.batch(1, Map.of(0, 1L), DeltaSinkIT.row("a", "created", "1", 0, 0)));
             try (Sink second = sink(table, storage)) {
-                assertThatThrownBy(() -> second.lock("job")).isInstanceOf(JobConflictException.class)
+                assertThatThrownBy(() -> second.jobStore().lock("job")).isInstanceOf(JobConflictException.class)
                         .hasMessageContaining("job 'job' is already running").hasMessageContaining("pid "
                                 + ProcessHandle.current().pid());
-                second.lock("other-job").close(); // another job's lock is its own
+                second.jobStore().lock("other-job").close(); // another job's lock is its own
             }
         }
-        try (Sink again = sink(table, storage); AutoCloseable lock = again.lock("job")) {
-            assertThat(again.load("job")).isPresent();
+        try (Sink again = sink(table, storage); AutoCloseable lock = again.jobStore().lock("job")) {
+            assertThat(again.jobStore().load("job")).isPresent();
         }
         FileSystem fs = fs(table, storage);
         assertThat(fs.exists(new org.apache.hadoop.fs.Path(table + "/_kbackfill/locks/job.lease")))
@@ -151,7 +151,7 @@ class DeltaObjectStoreIT {
         long expired = System.currentTimeMillis() - 1_000;
         assertThat(ConditionalWrites.createIfAbsent(fs, lease, ("{\"job\":\"job\",\"holder\":\"dead-host pid 1\","
                 + "\"since\":0,\"expires\":" + expired + "}").getBytes(StandardCharsets.UTF_8))).isTrue();
-        try (Sink next = sink(table, storage); AutoCloseable lock = next.lock("job")) {
+        try (Sink next = sink(table, storage); AutoCloseable lock = next.jobStore().lock("job")) {
             String holder = new String(ConditionalWrites.read(fs, lease).orElseThrow().bytes(), StandardCharsets.UTF_8);
             assertThat(holder).contains("pid " + ProcessHandle.current().pid()).doesNotContain("dead-host");
         }
@@ -160,7 +160,7 @@ class DeltaObjectStoreIT {
         assertThat(ConditionalWrites.createIfAbsent(fs, lease, ("{\"job\":\"job\",\"holder\":\"live-host pid 2\","
                 + "\"since\":0,\"expires\":" + live + "}").getBytes(StandardCharsets.UTF_8))).isTrue();
         try (Sink next = sink(table, storage)) {
-            assertThatThrownBy(() -> next.lock("job")).isInstanceOf(JobConflictException.class)
+            assertThatThrownBy(() -> next.jobStore().lock("job")).isInstanceOf(JobConflictException.class)
                     .hasMessageContaining("live-host pid 2");
         }
     }
@@ -169,8 +169,8 @@ class DeltaObjectStoreIT {
     void aRunWhoseLeaseWasTakenOverCommitsNothingMore() throws Exception {
         Map<String, String> storage = storage(SharedS3.standard(), ObjectStoreLease.LEASE_MS, "1500");
         FileSystem fs = fs(table, storage);
-        try (Sink s = sink(table, storage); AutoCloseable lock = s.lock("job")) {
-            s.begin(JobState.begin("job", "fingerprint", 1, DeltaSinkIT.plan()));
+        try (Sink s = sink(table, storage); AutoCloseable lock = s.jobStore().lock("job")) {
+            s.jobStore().begin(JobState.begin("job", "fingerprint", 1, DeltaSinkIT.plan()));
             s.write(DeltaSinkIT.batch(1, Map.of(0, 1L), DeltaSinkIT.row("a", "created", "1", 0, 0)));
             long version = DeltaTableRows.version(table, storage);
             // a paused run: its lease expired and another run took it over (the takeover, as a write of the lease)
@@ -194,8 +194,8 @@ class DeltaObjectStoreIT {
     @Test
     void aCompactionBetweenTwoBatchesOfARunLosesNeitherItsRewriteNorTheRunsRows() throws Exception {
         Map<String, String> storage = storage(SharedS3.standard());
-        try (Sink s = sink(table, storage); AutoCloseable lock = s.lock("job")) {
-            s.begin(JobState.begin("job", "fingerprint", 1, DeltaSinkIT.plan()));
+        try (Sink s = sink(table, storage); AutoCloseable lock = s.jobStore().lock("job")) {
+            s.jobStore().begin(JobState.begin("job", "fingerprint", 1, DeltaSinkIT.plan()));
             s.write(DeltaSinkIT.batch(1, Map.of(0, 2L), DeltaSinkIT.row("a", "created", "1", 0, 0),
                     DeltaSinkIT.row("b", "created", "2", 0, 1)));
             s.write(DeltaSinkIT.batch(2, Map.of(0, 3L), DeltaSinkIT.row("c", "created", "3", 0, 2)));
@@ -205,7 +205,7 @@ class DeltaObjectStoreIT {
             // the run's cached snapshot is one commit behind: its commit is refused and planned again on the table
             s.write(DeltaSinkIT.batch(3, Map.of(0, 4L), DeltaSinkIT.row("a", "paid", "1", 0, 3)));
             assertThat(DeltaTableRows.version(table, storage)).isEqualTo(before + 2);
-            assertThat(s.load("job").orElseThrow().nextOffsets()).containsEntry(0, 4L);
+            assertThat(s.jobStore().load("job").orElseThrow().nextOffsets()).containsEntry(0, 4L);
         }
         assertThat(DeltaSinkContractIT.rows(table, storage)).containsExactly("a=paid/1@0:3", "b=created/2@0:1",
                 "c=created/3@0:2");
@@ -217,7 +217,7 @@ class DeltaObjectStoreIT {
         String path = "s3a://" + unconditional.newBucket() + "/lake/orders";
         Map<String, String> storage = storage(unconditional);
         try (Sink s = sink(path, storage)) {
-            assertThatThrownBy(() -> s.lock("job")).isInstanceOf(SinkConfigException.class)
+            assertThatThrownBy(() -> s.jobStore().lock("job")).isInstanceOf(SinkConfigException.class)
                     .hasMessageContaining("does not honour conditional writes")
                     .hasMessageContaining("one commit would be lost");
         }

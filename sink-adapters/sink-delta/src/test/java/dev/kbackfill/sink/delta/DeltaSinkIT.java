@@ -144,7 +144,7 @@ class DeltaSinkIT {
     }
 
     private static void begin(Sink s) {
-        s.begin(JobState.begin("job", "fingerprint", 1, plan()));
+        s.jobStore().begin(JobState.begin("job", "fingerprint", 1, plan()));
     }
 
     private long dataFiles() throws Exception {
@@ -157,7 +157,7 @@ class DeltaSinkIT {
     void upsertsLeaveTheLastStateOfEachKeyAndTheProgressRidesInTheSameCommit() throws Exception {
         try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
             begin(s);
-            assertThat(s.load("job")).isPresent(); // kept until the table's first commit
+            assertThat(s.jobStore().load("job")).isPresent(); // kept until the table's first commit
             s.write(batch(1, Map.of(0, 3L), row("a", "created", "1.50", 0, 0), row("b", "created", "2", 0, 1),
                     row("a", "paid", "1.50", 0, 2)));
             long version = DeltaTableRows.version(table());
@@ -172,12 +172,12 @@ class DeltaSinkIT {
                             .allSatisfy(c -> assertThat(c.getCodec()).isEqualTo(CompressionCodecName.SNAPPY));
                 }
             }
-            JobState stored = s.load("job").orElseThrow();
+            JobState stored = s.jobStore().load("job").orElseThrow();
             assertThat(stored.nextOffsets()).containsEntry(0, 5L).containsEntry(1, 1L);
             assertThat(stored.plan()).isEqualTo(plan());
         }
         try (Sink reopened = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
-            assertThat(reopened.load("job").orElseThrow().nextOffsets()).containsEntry(0, 5L);
+            assertThat(reopened.jobStore().load("job").orElseThrow().nextOffsets()).containsEntry(0, 5L);
         }
     }
 
@@ -390,7 +390,7 @@ class DeltaSinkIT {
             assertThat(rows()).isEqualTo(before);
             String commit = Files.readString(Path.of(table(), "_delta_log", String.format("%020d.json", r.version())));
             assertThat(commit).contains("\"remove\"").contains("\"add\"").doesNotContain("\"dataChange\":true");
-            assertThat(s.load("job").orElseThrow().nextOffsets()).containsEntry(0, 6L);
+            assertThat(s.jobStore().load("job").orElseThrow().nextOffsets()).containsEntry(0, 6L);
             s.write(batch(4, Map.of(0, 8L), row("a", "y", "2", 0, 7)));
             assertThat(rows()).contains("a=y/2@0:7").hasSize(6);
             // the new "a" went to a file of its own, the old one is marked deleted: compaction folds both into one
@@ -513,7 +513,7 @@ class DeltaSinkIT {
                     .isInstanceOf(SinkException.class)
                     .hasMessageContaining("value 'not a number' does not fit column amount (Decimal(38, 18))");
             assertThat(DeltaTableRows.version(table())).isEqualTo(version);
-            assertThat(s.load("job").orElseThrow().nextOffsets()).containsEntry(0, 1L);
+            assertThat(s.jobStore().load("job").orElseThrow().nextOffsets()).containsEntry(0, 1L);
         }
     }
 
@@ -521,13 +521,13 @@ class DeltaSinkIT {
     void oneWriterPerJobAndResetForgetsTheJob() throws Exception {
         try (Sink first = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
              Sink second = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
-            try (AutoCloseable lock = first.lock("job")) {
-                assertThatThrownBy(() -> second.lock("job")).isInstanceOf(JobConflictException.class);
+            try (AutoCloseable lock = first.jobStore().lock("job")) {
+                assertThatThrownBy(() -> second.jobStore().lock("job")).isInstanceOf(JobConflictException.class);
                 begin(first);
                 first.write(batch(1, Map.of(0, 1L), row("a", "x", "1", 0, 0)));
             }
-            assertThat(second.reset("job")).isTrue();
-            assertThat(second.load("job")).isEmpty();
+            assertThat(second.jobStore().reset("job")).isTrue();
+            assertThat(second.jobStore().load("job")).isEmpty();
             assertThat(rows()).containsExactly("a=x/1@0:0");
         }
     }

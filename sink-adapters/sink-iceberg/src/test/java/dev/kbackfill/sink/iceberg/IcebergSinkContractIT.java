@@ -124,7 +124,7 @@ class IcebergSinkContractIT extends SinkContract {
                     row("c", "paid", "2", 0, 4)));
             assertThat(r.keptOut()).containsEntry(0, 2L); // a and c: the table holds newer versions
             assertThat(rows()).containsExactly("a=foreign/null@0:500", "b=paid/2@0:3", "c=foreign/null@0:501");
-            assertThat(o.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 5L);
+            assertThat(o.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 5L);
         }
     }
 
@@ -140,7 +140,7 @@ class IcebergSinkContractIT extends SinkContract {
         assertThat(loaded().snapshots()).hasSize(1);
         assertThat(loaded().currentSnapshot().summary()).doesNotContainKey("kbackfill.job." + job);
         try (Opened o = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
-            assertThat(o.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 3L);
+            assertThat(o.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 3L);
             // an older replay of the deleted key stays out: the ledger outlived its snapshot
             WriteResult r = o.write(batch(2, Map.of(0, 4L), row("b", "replayed", "9", 0, 1)));
             assertThat(r.keptOut()).containsEntry(0, 1L);
@@ -158,7 +158,7 @@ class IcebergSinkContractIT extends SinkContract {
         }
         loaded().manageSnapshots().rollbackTo(first).commit();
         try (Opened o = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
-            assertThat(o.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 1L);
+            assertThat(o.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 1L);
         }
         assertThat(rows()).containsExactly("a=created/1@0:0");
     }
@@ -198,7 +198,7 @@ class IcebergSinkContractIT extends SinkContract {
         dev.kbackfill.core.record.Change precise = new dev.kbackfill.core.record.Change(Map.of("kafka_key", "c"),
                 Map.of("qty", 1L, "ratio", 3.141592653589793), 0, 2, T0.toEpochMilli());
         try (Opened o = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
-            o.sink.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
+            o.sink.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
             o.write(batch(1, Map.of(0, 1L), fits));
             assertThatThrownBy(() -> o.write(batch(2, Map.of(0, 2L), big)))
                     .isInstanceOf(dev.kbackfill.core.sink.RecordRejectedException.class)
@@ -213,7 +213,7 @@ class IcebergSinkContractIT extends SinkContract {
                 SinkSettings.MetadataColumns.DEFAULT, Map.of(), SinkSettings.Source.NONE, Map.of()).withEvolveSchema(true));
         evolving.open();
         String firstFile;
-        try (Opened o = new Opened(evolving, evolving.lock(job))) {
+        try (Opened o = new Opened(evolving, evolving.jobStore().lock(job))) {
             firstFile = loaded().currentSnapshot().addedDataFiles(loaded().io()).iterator().next().location();
             o.write(batch(2, Map.of(0, 3L), big, precise));
         }
@@ -296,8 +296,8 @@ class IcebergSinkContractIT extends SinkContract {
                 Optional.empty(), Optional.empty(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false,
                 SinkSettings.MetadataColumns.DEFAULT, Map.of(), SinkSettings.Source.NONE, Map.of()));
         s.open();
-        try (AutoCloseable lock = s.lock(job)) {
-            s.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
+        try (AutoCloseable lock = s.jobStore().lock(job)) {
+            s.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
             s.write(batch(1, Map.of(0, 2L), row("a", "created", "1", 0, 0), row("b", "paid", "2", 0, 1)));
         } finally {
             s.close();
@@ -337,7 +337,7 @@ class IcebergSinkContractIT extends SinkContract {
         }
         assertThat(deleteFiles).isZero();
         try (Opened o = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
-            assertThat(o.sink.load(job).orElseThrow().nextOffsets()).containsEntry(0, 6L);
+            assertThat(o.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 6L);
             // the ledger still keeps the deleted key out
             assertThat(o.write(batch(4, Map.of(0, 7L), row("b", "replayed", "9", 0, 1))).keptOut()).containsEntry(0, 1L);
         }

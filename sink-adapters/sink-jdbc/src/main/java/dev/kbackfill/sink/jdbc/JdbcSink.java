@@ -20,6 +20,7 @@ import dev.kbackfill.core.record.KeyIdentity;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.RecordRejectedException;
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
@@ -33,7 +34,7 @@ import dev.kbackfill.core.sink.WriteResult;
  * Writes keyed changes into one table of a JDBC database and the job's progress into {@code kbackfill_jobs} and
  * {@code kbackfill_progress} beside it, one transaction per batch.
  */
-public final class JdbcSink implements Sink {
+public final class JdbcSink implements Sink, JobStore {
 
     private final SinkSettings settings;
     private final String url;
@@ -90,6 +91,12 @@ public final class JdbcSink implements Sink {
         this.ledger = new TombstoneLedger(tableName, settings.metadata(), versions, binder);
         this.copy = dialect instanceof PostgresDialect && !Boolean.getBoolean("kbackfill.pg.batched")
                 ? new PostgresCopy(dialect) : null;
+    }
+
+    /** This sink keeps its jobs' state itself, beside its data. */
+    @Override
+    public JobStore jobStore() {
+        return this;
     }
 
     @Override

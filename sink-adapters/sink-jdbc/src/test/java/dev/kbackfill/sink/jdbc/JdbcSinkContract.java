@@ -89,7 +89,7 @@ abstract class JdbcSinkContract extends SinkContract {
                     + timestampType() + ", kafka_log_time " + timestampType() + ")");
         }
         try (Opened s = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
-            s.sink.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
+            s.sink.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
             s.write(batch(1, Map.of(0, 1L), row("a", "x", "1.25", 0, 0)));
             assertThat(rows()).containsExactly("a=x/1.25@0:0");
             Change extra = new Change(Map.of("kafka_key", "b"), Map.of("status", "y", "coupon", "FREE"), 0, 1, 0);
@@ -101,7 +101,7 @@ abstract class JdbcSinkContract extends SinkContract {
         }
         Sink skipping = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false, true);
         skipping.open();
-        try (Opened s = new Opened(skipping, skipping.lock(job))) {
+        try (Opened s = new Opened(skipping, skipping.jobStore().lock(job))) {
             Change extra = new Change(Map.of("kafka_key", "b"), Map.of("status", "y", "coupon", "FREE"), 0, 1, 0);
             s.write(batch(2, Map.of(0, 2L), extra));
             assertThat(rows()).containsExactly("a=x/1.25@0:0", "b=y/null@0:1");
@@ -115,7 +115,7 @@ abstract class JdbcSinkContract extends SinkContract {
                     + "kafka_partition INTEGER, kafka_offset BIGINT, kafka_timestamp " + timestampType() + ")");
         }
         try (Opened s = open(ConflictMode.OVERWRITE, TombstoneMode.DELETE, false)) {
-            s.sink.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
+            s.sink.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
             s.write(batch(1, Map.of(0, 6L), new Change(Map.of("kafka_key", "a"), Map.of("status", "stored"), 0, 5,
                     T0.plusSeconds(60).toEpochMilli())));
         }
@@ -375,8 +375,8 @@ abstract class JdbcSinkContract extends SinkContract {
                 T0.toEpochMilli());
         Sink plain = evolving(false);
         plain.open();
-        try (Opened s = new Opened(plain, plain.lock(job))) {
-            s.sink.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
+        try (Opened s = new Opened(plain, plain.jobStore().lock(job))) {
+            s.sink.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
             s.write(batch(1, Map.of(0, 1L), fits)); // 0.1 reads back from a float column as 0.1: no widening
             if (!narrowColumns()) {
                 s.write(batch(2, Map.of(0, 3L), big, precise));
@@ -397,7 +397,7 @@ abstract class JdbcSinkContract extends SinkContract {
         }
         Sink widening = evolving(true);
         widening.open();
-        try (Opened s = new Opened(widening, widening.lock(job))) {
+        try (Opened s = new Opened(widening, widening.jobStore().lock(job))) {
             s.write(batch(2, Map.of(0, 3L), big, precise));
         }
         assertThat(qtyAndRatio("a")).isEqualTo("2147483647/" + (double) 0.1f);
@@ -425,8 +425,8 @@ abstract class JdbcSinkContract extends SinkContract {
                 T0.toEpochMilli());
         Sink created = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
         created.open();
-        try (Opened s = new Opened(created, created.lock(job))) {
-            s.sink.begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
+        try (Opened s = new Opened(created, created.jobStore().lock(job))) {
+            s.sink.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 1, plan()));
             s.write(batch(1, Map.of(0, 1L), whole));
             s.write(batch(2, Map.of(0, 2L), fraction));
         }
@@ -447,7 +447,7 @@ abstract class JdbcSinkContract extends SinkContract {
         Sink plain = evolving(false);
         plain.open();
         Change fractionAgain = new Change(Map.of("kafka_key", "c"), Map.of("q", 1.5), 0, 2, T0.toEpochMilli());
-        try (Opened s = new Opened(plain, plain.lock(job))) {
+        try (Opened s = new Opened(plain, plain.jobStore().lock(job))) {
             assertThatThrownBy(() -> s.write(batch(3, Map.of(0, 3L), fractionAgain)))
                     .isInstanceOf(RecordRejectedException.class)
                     .hasMessageContaining("value 1.5 does not fit column q")
@@ -506,14 +506,14 @@ abstract class JdbcSinkContract extends SinkContract {
             }
         }
         try (Opened s = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
-            dev.kbackfill.core.sink.JobState old = s.sink.load("old").orElseThrow();
+            dev.kbackfill.core.sink.JobState old = s.sink.jobStore().load("old").orElseThrow();
             assertThat(old.fingerprint()).isEqualTo("0123456789abcdef");
             assertThat(old.spec().parts()).isEqualTo(Map.of(dev.kbackfill.core.sink.JobSpec.DESTINATION, "table " + table));
             assertThat(old.nextOffsets()).containsEntry(0, 7L);
             // and a new job is stored with its spec in the migrated table
             dev.kbackfill.core.sink.JobSpec spec = new dev.kbackfill.core.sink.JobSpec(Map.of("topic", "orders"));
-            s.sink.begin(dev.kbackfill.core.sink.JobState.begin(job, spec, 1, plan()));
-            assertThat(s.sink.load(job).orElseThrow().spec()).isEqualTo(spec);
+            s.sink.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(job, spec, 1, plan()));
+            assertThat(s.sink.jobStore().load(job).orElseThrow().spec()).isEqualTo(spec);
         }
     }
 

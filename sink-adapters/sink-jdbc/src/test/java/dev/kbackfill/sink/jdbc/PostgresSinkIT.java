@@ -46,8 +46,8 @@ class PostgresSinkIT extends JdbcSinkContract {
     void aSinkOpenedAgainAfterAFailureMakesItsStagingTableAgain() throws Exception {
         Sink sink = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
         sink.open();
-        try (Opened s = new Opened(sink, sink.lock(job))) {
-            s.sink.begin(JobState.begin(job, "fingerprint", 1, plan()));
+        try (Opened s = new Opened(sink, sink.jobStore().lock(job))) {
+            s.sink.jobStore().begin(JobState.begin(job, "fingerprint", 1, plan()));
             s.write(batch(1, Map.of(0, 1L), row("a", "x", "1", 0, 0)));
             s.sink.close(); // what a retry does before it opens the sink again
             s.sink.open();

@@ -17,6 +17,7 @@ import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.JobStateJson;
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
@@ -57,7 +58,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * and timestamp. {@code newer-wins} and {@code insert-only} compare against an index of the target built by
  * reading it once before the run.
  */
-final class KafkaSink implements Sink {
+final class KafkaSink implements Sink, JobStore {
 
     static final String JOB_TOPIC = JobTopic.NAME;
     /** Where the jobs' states are, read back. */
@@ -88,6 +89,18 @@ final class KafkaSink implements Sink {
     @Override
     public boolean copiesSourceRecords() {
         return true;
+    }
+
+    /** Its jobs are looked for where its rows go. */
+    @Override
+    public String store() {
+        return target();
+    }
+
+    /** This sink keeps its jobs' state itself, beside its data. */
+    @Override
+    public JobStore jobStore() {
+        return this;
     }
 
     @Override

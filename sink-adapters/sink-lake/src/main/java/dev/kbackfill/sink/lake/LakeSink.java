@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
@@ -21,7 +22,7 @@ import dev.kbackfill.core.verify.TargetLookup;
  * format ({@link Table}: Delta, Iceberg) writes a batch's files and commits them with the job's state, the shape of
  * Iceberg's own Kafka Connect sink, where workers write files and one committer commits files and offsets together.
  */
-public final class LakeSink implements Sink {
+public final class LakeSink implements Sink, JobStore {
 
     /** A lake table format, as the lake sink drives it. */
     public interface Table extends AutoCloseable {
@@ -111,6 +112,18 @@ public final class LakeSink implements Sink {
     public LakeSink(SinkSettings settings, Table table) {
         this.settings = settings;
         this.table = table;
+    }
+
+    /** Its jobs are looked for where its rows go. */
+    @Override
+    public String store() {
+        return target();
+    }
+
+    /** This sink keeps its jobs' state itself, beside its data. */
+    @Override
+    public JobStore jobStore() {
+        return this;
     }
 
     @Override
