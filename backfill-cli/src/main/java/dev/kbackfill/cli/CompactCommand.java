@@ -127,7 +127,7 @@ final class CompactCommand implements Callable<Integer> {
         dev.kbackfill.core.sink.SinkSettings settings = settings();
         try (dev.kbackfill.core.sink.Sink target = dev.kbackfill.core.sink.SinkFactory.forSettings(settings)) {
             target.jobStore().openForJobs();
-            long n = target.forgetDeletesBefore(before);
+            long n = target.maintenance().forgetDeletesBefore(before);
             PrintWriter out = spec.commandLine().getOut();
             out.printf("%s: forgot %d deleted key(s) recorded before %s%n", target.target(), n, before);
             out.flush();

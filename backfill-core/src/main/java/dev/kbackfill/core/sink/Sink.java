@@ -12,7 +12,8 @@ package dev.kbackfill.core.sink;
  * <p>This type is the writer: what a run opens, writes batches into and closes. Its other roles are types of their
  * own: the {@link JobStore} that keeps its jobs' state, with which its batches commit their progress
  * ({@link #jobStore()}; {@code status}, {@code reset} and {@code jobs} ask {@link SinkFactory#jobStore} for it
- * alone), reading back what the target holds ({@link #verifier()}) and pruning its tombstone ledger.
+ * alone), reading back what the target holds ({@link #verifier()}, a {@link dev.kbackfill.core.verify.TargetLookup})
+ * and its upkeep ({@link #maintenance()}).
  */
 public interface Sink extends BatchWriter, AutoCloseable {
 
@@ -77,15 +78,11 @@ public interface Sink extends BatchWriter, AutoCloseable {
     }
 
     /**
-     * Prunes the tombstone ledger: forgets the versions of keys whose deletes were recorded before {@code before} (by
-     * when kbackfill recorded them: a back-dated tombstone is not forgotten at once), so that a later replay of
-     * records older than those deletes could bring such keys back. Only ever explicit
-     * ({@code kbackfill compact --forget-deletes-before}). Call after {@link JobStore#openForJobs()}.
+     * The destination's upkeep ({@code kbackfill compact}): pruning its tombstone ledger, where it keeps one.
      *
-     * @return how many deleted keys were forgotten
      * @throws SinkConfigException where the sink keeps no ledger
      */
-    default long forgetDeletesBefore(java.time.Instant before) {
+    default Maintenance maintenance() {
         throw new SinkConfigException("this sink keeps no tombstone ledger to prune (a topic's own compaction "
                 + "removes tombstones after delete.retention.ms)");
     }

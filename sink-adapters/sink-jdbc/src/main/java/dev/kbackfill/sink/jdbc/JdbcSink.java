@@ -21,6 +21,7 @@ import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.RecordRejectedException;
 import dev.kbackfill.core.sink.JobStore;
+import dev.kbackfill.core.sink.Maintenance;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
@@ -34,7 +35,7 @@ import dev.kbackfill.core.sink.WriteResult;
  * Writes keyed changes into one table of a JDBC database and the job's progress into {@code kbackfill_jobs} and
  * {@code kbackfill_progress} beside it, one transaction per batch.
  */
-public final class JdbcSink implements Sink, JobStore {
+public final class JdbcSink implements Sink, JobStore, Maintenance {
 
     private final SinkSettings settings;
     private final String url;
@@ -84,13 +85,18 @@ public final class JdbcSink implements Sink, JobStore {
             public void rollback() {
                 JdbcSink.this.rollback();
             }
-        }, this::dialect, target(), settings.url().startsWith("jdbc:sqlite:") ? sqliteFile(settings.url())
-                : Optional.empty());
+        }, this::dialect, target(), dialect instanceof SqliteDialect ? sqliteFile(settings.url()) : Optional.empty());
         this.binder = new Binder(dialect);
         this.versions = new VersionColumns(settings.metadata(), binder);
         this.ledger = new TombstoneLedger(tableName, settings.metadata(), versions, binder);
         this.copy = dialect instanceof PostgresDialect && !Boolean.getBoolean("kbackfill.pg.batched")
                 ? new PostgresCopy(dialect) : null;
+    }
+
+    /** Its ledger is pruned here. */
+    @Override
+    public Maintenance maintenance() {
+        return this;
     }
 
     /** This sink keeps its jobs' state itself, beside its data. */

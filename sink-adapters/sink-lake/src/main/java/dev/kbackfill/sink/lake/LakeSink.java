@@ -7,6 +7,7 @@ import java.util.Optional;
 
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.JobStore;
+import dev.kbackfill.core.sink.Maintenance;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
@@ -22,7 +23,7 @@ import dev.kbackfill.core.verify.TargetLookup;
  * format ({@link Table}: Delta, Iceberg) writes a batch's files and commits them with the job's state, the shape of
  * Iceberg's own Kafka Connect sink, where workers write files and one committer commits files and offsets together.
  */
-public final class LakeSink implements Sink, JobStore {
+public final class LakeSink implements Sink, JobStore, Maintenance {
 
     /** A lake table format, as the lake sink drives it. */
     public interface Table extends AutoCloseable {
@@ -118,6 +119,12 @@ public final class LakeSink implements Sink, JobStore {
     @Override
     public String store() {
         return target();
+    }
+
+    /** Its ledger is pruned here. */
+    @Override
+    public Maintenance maintenance() {
+        return this;
     }
 
     /** This sink keeps its jobs' state itself, beside its data. */
