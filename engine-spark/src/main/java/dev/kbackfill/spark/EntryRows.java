@@ -54,10 +54,8 @@ final class EntryRows implements Iterator<Entry> {
         this.ignoreUnknown = ignoreUnknown;
         this.computed = computed;
         this.path = path;
-        this.kernelTypes = new io.delta.kernel.types.DataType[table.size()];
-        for (int i = 0; i < table.size(); i++) {
-            kernelTypes[i] = SparkDeltaTypes.kernelType(table.fields()[i].dataType());
-        }
+        // the table's schema read as the Delta sink reads any table's (the protocol's schema string is Spark's JSON)
+        this.kernelTypes = DeltaEngineSupport.columnTypes(table.json()).toArray(new io.delta.kernel.types.DataType[0]);
     }
 
     @Override

@@ -9,7 +9,6 @@ import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DateType;
-import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.DoubleType;
 import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
@@ -18,7 +17,11 @@ import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.TimestampNTZType;
 import org.apache.spark.sql.types.TimestampType;
 
-/** How the Spark engine's Delta writes map types: the column types of tables it creates, Spark's to Kernel's, Kernel's values to Spark's. */
+/**
+ * How the Spark engine's Delta writes map types: the Spark column types of tables it creates (from the lake types the
+ * Delta sink creates them with), and Kernel's physical values as Spark's. Spark's column types become Kernel's as the
+ * Delta sink reads any table's schema ({@link dev.kbackfill.sink.delta.DeltaEngineSupport#columnTypes}).
+ */
 final class SparkDeltaTypes {
 
     private SparkDeltaTypes() {
@@ -39,44 +42,6 @@ final class SparkDeltaTypes {
             case TIMESTAMP -> DataTypes.TimestampType;
             case DATE -> DataTypes.DateType;
         };
-    }
-
-    /** Delta Kernel's type for a Spark column type: the physical form of values is Kernel's ({@link DeltaEngineSupport}). */
-    static io.delta.kernel.types.DataType kernelType(DataType t) {
-        if (t instanceof StringType) {
-            return io.delta.kernel.types.StringType.STRING;
-        }
-        if (t instanceof LongType) {
-            return io.delta.kernel.types.LongType.LONG;
-        }
-        if (t instanceof IntegerType) {
-            return io.delta.kernel.types.IntegerType.INTEGER;
-        }
-        if (t instanceof DoubleType) {
-            return io.delta.kernel.types.DoubleType.DOUBLE;
-        }
-        if (t instanceof FloatType) {
-            return io.delta.kernel.types.FloatType.FLOAT;
-        }
-        if (t instanceof DecimalType d) {
-            return new io.delta.kernel.types.DecimalType(d.precision(), d.scale());
-        }
-        if (t instanceof BooleanType) {
-            return io.delta.kernel.types.BooleanType.BOOLEAN;
-        }
-        if (t instanceof BinaryType) {
-            return io.delta.kernel.types.BinaryType.BINARY;
-        }
-        if (t instanceof TimestampType) {
-            return io.delta.kernel.types.TimestampType.TIMESTAMP;
-        }
-        if (t instanceof TimestampNTZType) {
-            return io.delta.kernel.types.TimestampNTZType.TIMESTAMP_NTZ;
-        }
-        if (t instanceof DateType) {
-            return io.delta.kernel.types.DateType.DATE;
-        }
-        throw new IllegalStateException("kbackfill does not write Delta columns of type " + t.simpleString());
     }
 
     /** A physical value (Kernel's form) as Spark's external type for the column. */

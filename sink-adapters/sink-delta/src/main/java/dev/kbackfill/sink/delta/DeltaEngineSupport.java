@@ -113,6 +113,18 @@ public final class DeltaEngineSupport {
     }
 
     /**
+     * Kernel's types of the columns of a schema written as the Delta protocol writes one ({@code schemaString}: what
+     * Spark's {@code StructType.json()} gives): the engine's table schema read as this sink reads any table's, so
+     * that its values take the physical form {@link #physical} gives them here.
+     */
+    public static List<DataType> columnTypes(String schemaJson) {
+        List<DataType> types = new java.util.ArrayList<>();
+        io.delta.kernel.internal.types.DataTypeJsonSerDe.deserializeStructType(schemaJson).fields()
+                .forEach(f -> types.add(f.getDataType()));
+        return types;
+    }
+
+    /**
      * A decoded value in the physical form of a Delta column of {@code type}, as {@link DeltaTable} writes it
      * (timestamps long microseconds, dates int days, decimals scaled to 18 digits, binary a ByteBuffer).
      *
