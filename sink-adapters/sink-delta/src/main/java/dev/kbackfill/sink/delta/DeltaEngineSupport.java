@@ -119,8 +119,7 @@ public final class DeltaEngineSupport {
      */
     public static List<DataType> columnTypes(String schemaJson) {
         List<DataType> types = new java.util.ArrayList<>();
-        io.delta.kernel.internal.types.DataTypeJsonSerDe.deserializeStructType(schemaJson).fields()
-                .forEach(f -> types.add(f.getDataType()));
+        KernelInternals.schema(schemaJson).fields().forEach(f -> types.add(f.getDataType()));
         return types;
     }
 

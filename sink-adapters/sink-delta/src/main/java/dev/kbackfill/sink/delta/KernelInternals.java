@@ -17,12 +17,17 @@ import io.delta.kernel.utils.FileStatus;
 /**
  * The only place that touches Delta Kernel's internal classes ({@code io.delta.kernel.internal}): removing a file
  * (copy-on-write), re-adding it with a deletion vector, reading a scan file's add action, stats and deletion vector,
- * and wrapping a list as a Kernel iterator have no public API in Kernel 4.4 (it reads deletion vectors but does not
- * write them).
+ * wrapping a list as a Kernel iterator, and reading a schema string have no public API in Kernel 4.4 (it reads
+ * deletion vectors but does not write them).
  */
 final class KernelInternals {
 
     private KernelInternals() {
+    }
+
+    /** A table schema written as the Delta protocol writes one (its {@code schemaString}). */
+    static io.delta.kernel.types.StructType schema(String json) {
+        return io.delta.kernel.internal.types.DataTypeJsonSerDe.deserializeStructType(json);
     }
 
     /** A scan file's add action. */
