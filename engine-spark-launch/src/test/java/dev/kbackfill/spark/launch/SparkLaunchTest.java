@@ -10,6 +10,7 @@ import java.util.OptionalInt;
 
 import dev.kbackfill.resolver.RequestException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The launcher's options and the driver's JVM, without Spark. */
 class SparkLaunchTest {
@@ -27,6 +28,17 @@ class SparkLaunchTest {
         assertThatThrownBy(() -> new SparkLaunch.Options("yarn", Optional.empty(), List.of(), 4, OptionalInt.of(0), DIR))
                 .hasMessageStartingWith("invalid --spark-max-connections '0'");
         assertThat(new SparkLaunch.Options("local[2]", 3, DIR).engineName()).isEqualTo("spark, 3 partitions per wave");
+    }
+
+    @Test
+    void aLaunchWithoutTheBuiltEngineFailsInOneLineNamingWhatIsMissingAndHowToGetIt(@TempDir Path empty) {
+        SparkLaunch launch = new SparkLaunch(new SparkLaunch.Options("local[2]", 4, empty),
+                new java.io.PrintWriter(java.io.Writer.nullWriter()), new java.io.PrintWriter(java.io.Writer.nullWriter()),
+                new dev.kbackfill.core.run.RunHandle());
+        assertThatThrownBy(() -> launch.writeSpec(null, null, null, empty.resolve("spec.json"), null))
+                .isInstanceOf(dev.kbackfill.core.run.RunFailure.class)
+                .hasMessage("the Spark engine is not built (no " + empty.resolve("kbackfill-spark.jar") + "): run 'mvn -B "
+                        + "-q -DskipTests install' in the kbackfill checkout, or set KBACKFILL_SPARK_DIR");
     }
 
     @Test
