@@ -107,7 +107,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         public Map<String, Object> config() {
             Map<String, Object> config = new HashMap<>();
             file.ifPresent(f -> {
-                config.putAll(properties("--command-config", f));
+                config.putAll(dev.kbackfill.resolver.ClientConfigs.fromFile("--command-config", f));
                 refuseGroup(config, "--command-config " + f);
             });
             refuseGroup(settings, "-X");
@@ -552,10 +552,5 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         Map<String, String> m = new LinkedHashMap<>();
         node.fields().forEachRemaining(e -> m.put(e.getKey(), e.getValue().asText()));
         return m;
-    }
-
-    /** A properties file's entries, named in errors by {@code option}. */
-    static Map<String, String> properties(String option, Path file) {
-        return dev.kbackfill.resolver.ClientConfigs.fromFile(option, file);
     }
 }
