@@ -3,10 +3,6 @@ package dev.kbackfill.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -67,15 +63,9 @@ class DeltaMergeSqlTest {
         String formatted = sql.replace(" USING", "\nUSING").replace(" WHEN", "\nWHEN").replace(" THEN", "\n  THEN")
                 .replace(" FROM", "\nFROM").replace(" WHERE", "\nWHERE").replace(" GROUP BY", "\nGROUP BY")
                 .replace(" LEFT JOIN", "\nLEFT JOIN").replace(" s JOIN", " s\nJOIN") + "\n";
-        if (Boolean.getBoolean("kbackfill.sql.write")) {
-            Path file = Path.of("src/test/resources", resource);
-            Files.createDirectories(file.getParent());
-            Files.writeString(file, formatted);
-        }
-        try (InputStream in = getClass().getClassLoader().getResourceAsStream(resource)) {
-            assertThat(in).as("missing " + resource).isNotNull();
-            assertThat(formatted).isEqualTo(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-        }
+        java.util.Optional<String> pinned = dev.kbackfill.testservices.PinnedText.of(getClass(), resource, formatted);
+        assertThat(pinned).as("missing " + resource).isPresent();
+        assertThat(formatted).isEqualTo(pinned.get());
     }
 
     @Test

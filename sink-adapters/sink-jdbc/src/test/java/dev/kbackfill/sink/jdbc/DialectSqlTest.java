@@ -3,10 +3,6 @@ package dev.kbackfill.sink.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -55,14 +51,8 @@ class DialectSqlTest {
         String formatted = sql.replace(" ON CONFLICT", "\nON CONFLICT").replace(" DO UPDATE SET", "\nDO UPDATE SET")
                 .replace(" WHERE", "\nWHERE").replace(" ON DUPLICATE KEY UPDATE", "\nON DUPLICATE KEY UPDATE")
                 .replace(" USING", "\nUSING").replace(" WHEN", "\nWHEN").replace(" VALUES (", "\nVALUES (") + "\n";
-        if (Boolean.getBoolean("kbackfill.sql.write")) {
-            Path file = Path.of("src/test/resources", resource);
-            Files.createDirectories(file.getParent());
-            Files.writeString(file, formatted);
-        }
-        try (InputStream in = getClass().getClassLoader().getResourceAsStream(resource)) {
-            assertThat(in).as("missing " + resource).isNotNull();
-            assertThat(formatted).isEqualTo(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-        }
+        java.util.Optional<String> pinned = dev.kbackfill.testservices.PinnedText.of(getClass(), resource, formatted);
+        assertThat(pinned).as("missing " + resource).isPresent();
+        assertThat(formatted).isEqualTo(pinned.get());
     }
 }
