@@ -119,6 +119,31 @@ public final class BackfillRun {
     private record Failed(Throwable error) implements Item {
     }
 
+    /**
+     * What a batch's records came to besides its changes, per partition: counted when the batch commits, as its
+     * changes are, so that a retry that reads them again counts them once (reads alone count per attempt).
+     */
+    private static final class Tally {
+        final Map<Integer, Long> filtered = new HashMap<>();
+        final Map<Integer, Long> rejected = new HashMap<>();
+        final Map<Integer, Long> lost = new HashMap<>();
+        final Map<Integer, Long> late = new HashMap<>();
+
+        void add(Chunk c) {
+            c.filtered().forEach((p, n) -> filtered.merge(p, n, Long::sum));
+            c.rejected().forEach((p, n) -> rejected.merge(p, n, Long::sum));
+            c.lost().forEach((p, n) -> lost.merge(p, n, Long::sum));
+            c.late().forEach((p, n) -> late.merge(p, n, Long::sum));
+        }
+
+        void applyTo(Map<Integer, Counters> counters) {
+            filtered.forEach((p, n) -> counters.get(p).filtered += n);
+            rejected.forEach((p, n) -> counters.get(p).rejected += n);
+            lost.forEach((p, n) -> counters.get(p).lost += n);
+            late.forEach((p, n) -> counters.get(p).late += n);
+        }
+    }
+
     /** Mutable per-partition counters of this run. */
     private static final class Counters {
         long read;
@@ -350,19 +375,20 @@ public final class BackfillRun {
      * unique keys they were a third of the heap).
      */
     private record InFlight(Future<Written> done, Map<Integer, Long> superseded, Map<Integer, Long> reduced,
-                            Map<Integer, Long> next) {
+                            Map<Integer, Long> next, Tally tally) {
     }
 
     /**
      * Reduces chunks into batches on this thread while the previous batch is written on a writer thread: the
      * database (or Delta's Parquet writer) works while the next batch fills, and while that batch's values are
      * decoded. One batch at a time is written, in order; the counters, and so every progress report and failure
-     * message, count committed batches only.
+     * message, count committed batches only, but for reads: those count per attempt (--max-records limits them).
      */
     private void writeLoop(JobState state, BlockingQueue<Item> queue, Map<Integer, Counters> counters, long total,
                            long[] totals) {
         Reduction.Pending pending = new Reduction.Pending(keepEarlier);
         Map<Integer, Long> pendingPositions = new HashMap<>();
+        Tally tally = new Tally();
         Map<Integer, Long> submitted = new HashMap<>();
         counters.forEach((p, c) -> submitted.put(p, c.next));
         long sequence = 0;
@@ -403,10 +429,7 @@ public final class BackfillRun {
                     c.poison().forEach(e -> reject(e.getKey(), e.getValue())); // flushed before the batch is written
                     pendingPositions.putAll(c.positions());
                     c.read().forEach((p, n) -> counters.get(p).read += n);
-                    c.filtered().forEach((p, n) -> counters.get(p).filtered += n);
-                    c.rejected().forEach((p, n) -> counters.get(p).rejected += n);
-                    c.lost().forEach((p, n) -> counters.get(p).lost += n);
-                    c.late().forEach((p, n) -> counters.get(p).late += n);
+                    tally.add(c);
                     long read = c.read().values().stream().mapToLong(Long::longValue).sum();
                     records += read;
                     batchRecords += read;
@@ -434,8 +457,9 @@ public final class BackfillRun {
                     complete(inFlight, counters, total, records, totals);
                     inFlight = null; // counted once, even if the next batch cannot be handed over
                     sequence++;
-                    inFlight = submit(writer, state, sequence, next, pendingPositions, submitted);
+                    inFlight = submit(writer, state, sequence, next, pendingPositions, submitted, tally);
                     pendingPositions = new HashMap<>();
+                    tally = new Tally();
                     batchRecords = 0;
                 } else if (inFlight != null && inFlight.done().isDone()) {
                     complete(inFlight, counters, total, records, totals);
@@ -444,6 +468,7 @@ public final class BackfillRun {
                 if (end) {
                     complete(inFlight, counters, total, records, totals);
                     inFlight = null;
+                    tally.applyTo(counters); // records of no batch: none moved past what is committed
                     return;
                 }
             }
@@ -485,7 +510,7 @@ public final class BackfillRun {
     }
 
     private InFlight submit(ExecutorService writer, JobState state, long sequence, Decoded decoded,
-                            Map<Integer, Long> positions, Map<Integer, Long> submitted) {
+                            Map<Integer, Long> positions, Map<Integer, Long> submitted, Tally tally) {
         Map<Integer, Long> next = new HashMap<>();
         positions.forEach((p, pos) -> {
             if (pos > submitted.get(p)) {
@@ -499,7 +524,7 @@ public final class BackfillRun {
                 state.plan().topic());
         submitted.putAll(next);
         return new InFlight(writer.submit(() -> write(batch, decoded.earlier())), decoded.superseded(), decoded.reduced(),
-                next);
+                next, tally);
     }
 
     /**
@@ -631,6 +656,7 @@ public final class BackfillRun {
             Throwable cause = e.getCause();
             throw new RunFailure(describeFailure(cause, counters), cause);
         }
+        inFlight.tally().applyTo(counters);
         inFlight.superseded().forEach((p, n) -> counters.get(p).superseded += n);
         inFlight.reduced().forEach((p, n) -> counters.get(p).written += n);
         // what the target kept out (it holds a newer version) is not written

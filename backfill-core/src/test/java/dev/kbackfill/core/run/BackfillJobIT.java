@@ -218,10 +218,12 @@ class BackfillJobIT {
         sink.failure = new SinkException("writing batch 3 failed: connection lost",
                 new SQLTransientConnectionException("connection reset", "08006"));
         java.nio.file.Path file = dir.resolve("dead.jsonl");
+        RunSummary summary;
         try (Rejects rejects = Rejects.toFile(file)) {
             BackfillJob.Outcome outcome = run(topic, sink, Duration.ofSeconds(30), new ArrayList<>(), RunOptions.DEFAULTS,
                     rejects);
             assertThat(outcome).isInstanceOf(BackfillJob.Outcome.Completed.class);
+            summary = ((BackfillJob.Outcome.Completed) outcome).summary();
         }
         List<Long> offsets = new ArrayList<>();
         for (String line : java.nio.file.Files.readAllLines(file)) {
@@ -232,6 +234,12 @@ class BackfillJobIT {
             poison.add(i);
         }
         assertThat(offsets).containsExactlyInAnyOrderElementsOf(poison);
+        assertThat(summary.read()).as("reads count once per attempt").isGreaterThan(300);
+        assertThat(summary.partitions().get(0).rejected())
+                .as("records count once, as the dead-letter file holds them, though the retry read some again")
+                .isEqualTo(poison.size());
+        assertThat(summary.partitions().get(0).written() + summary.partitions().get(0).rejected()
+                + summary.partitions().get(0).superseded() + summary.partitions().get(0).filtered()).isEqualTo(300);
     }
 
     @Test
