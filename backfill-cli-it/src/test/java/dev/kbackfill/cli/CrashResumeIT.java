@@ -139,8 +139,12 @@ class CrashResumeIT {
         String[] command = new String[args.length + 1];
         command[0] = LAUNCHER.toString();
         System.arraycopy(args, 0, command, 1, args.length);
-        return new ProcessBuilder(command).redirectOutput(dir.resolve(name + ".out").toFile())
-                .redirectError(dir.resolve(name + ".err").toFile()).start();
+        ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(dir.resolve(name + ".out").toFile())
+                .redirectError(dir.resolve(name + ".err").toFile());
+        // PostgreSQL stages batches into one transaction of up to a million changes, the whole topic here: windows
+        // of ten batches, so that the kill lands between commits, often with batches staged and not committed
+        builder.environment().put("KBACKFILL_JAVA_OPTS", "-Dkbackfill.pg.stagingRows=5000");
+        return builder.start();
     }
 
     private static long progress(String url, String job) {

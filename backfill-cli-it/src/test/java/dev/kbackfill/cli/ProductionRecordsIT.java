@@ -280,8 +280,9 @@ class ProductionRecordsIT {
             assertThat(run.exitCode()).as(run.err()).isZero();
             assertThat(run.err()).contains("3 record(s) held a value the target cannot hold and were skipped")
                     .doesNotContain("could not be decoded");
-            assertThat(run.out()).containsPattern("total\\s+6\\s+" + (size.equals("1") ? "3" : "2") + "\\s+0\\s+"
-                    + (size.equals("1") ? "0" : "1") + "\\s+0\\s+3");
+            // PostgreSQL stages batches into one transaction and reduces k2's two accepted records there too: the
+            // same counts for one-record batches as for one batch
+            assertThat(run.out()).containsPattern("total\\s+6\\s+2\\s+0\\s+1\\s+0\\s+3");
             bySize.put(size, rows(url, table, "n", "kafka_offset"));
         }
         assertThat(bySize.get("1")).isEqualTo(bySize.get("1000"))

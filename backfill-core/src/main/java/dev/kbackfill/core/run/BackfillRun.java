@@ -396,6 +396,8 @@ public final class BackfillRun {
         long startedNanos = System.nanoTime();
         boolean limited = false;
         long batchRecords = 0;
+        long stagedRows = 0; // changes of the batches handed over uncommitted since the last that commits
+        window.clear();
         InFlight inFlight = null;
         ExecutorService writer = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "kbackfill-writer");
@@ -442,7 +444,10 @@ public final class BackfillRun {
                 }
                 boolean full = pending.size() >= options.batchRows() || batchRecords >= options.batchRecordLimit();
                 boolean idle = item == null;
-                if ((full || idle || end) && hasProgress(pendingPositions, submitted)) {
+                boolean progress = hasProgress(pendingPositions, submitted);
+                // a window of staged batches closes at the end, a limit, a stop or a pause, with an empty batch
+                // where no records are left to carry the commit
+                if ((full && progress) || ((idle || end) && (progress || stagedRows > 0))) {
                     // decoded while the batch in flight is still being written, not after it (the two added up:
                     // a third of a Delta batch's time with every key once)
                     Decoded next;
@@ -457,7 +462,10 @@ public final class BackfillRun {
                     complete(inFlight, counters, total, records, totals);
                     inFlight = null; // counted once, even if the next batch cannot be handed over
                     sequence++;
-                    inFlight = submit(writer, state, sequence, next, pendingPositions, submitted, tally);
+                    long staging = sink.stagingRows();
+                    boolean commits = staging <= 0 || idle || end || stagedRows + next.changes().size() >= staging;
+                    stagedRows = commits ? 0 : stagedRows + next.changes().size();
+                    inFlight = submit(writer, state, sequence, next, pendingPositions, submitted, tally, commits);
                     pendingPositions = new HashMap<>();
                     tally = new Tally();
                     batchRecords = 0;
@@ -510,7 +518,8 @@ public final class BackfillRun {
     }
 
     private InFlight submit(ExecutorService writer, JobState state, long sequence, Decoded decoded,
-                            Map<Integer, Long> positions, Map<Integer, Long> submitted, Tally tally) {
+                            Map<Integer, Long> positions, Map<Integer, Long> submitted, Tally tally,
+                            boolean commits) {
         Map<Integer, Long> next = new HashMap<>();
         positions.forEach((p, pos) -> {
             if (pos > submitted.get(p)) {
@@ -521,7 +530,7 @@ public final class BackfillRun {
         // this one committed (a failure of that one reads them again)
         flushRejects();
         WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, decoded.changes(), decoded.shape(), next,
-                state.plan().topic());
+                state.plan().topic(), commits);
         submitted.putAll(next);
         return new InFlight(writer.submit(() -> write(batch, decoded.earlier())), decoded.superseded(), decoded.reduced(),
                 next, tally);
@@ -637,10 +646,14 @@ public final class BackfillRun {
         return decoded;
     }
 
+    /** Batches the sink staged uncommitted, with what their writes said: counted when a later batch commits them. */
+    private final List<Map.Entry<InFlight, Written>> window = new ArrayList<>();
+
     /**
-     * Waits for the batch in flight, if any, counts it and reports the progress it made.
+     * Waits for the batch in flight, if any; once it is committed counts it, with the batches staged before it, and
+     * reports the progress they made. A staged batch waits in {@link #window}.
      *
-     * @throws RunFailure when its write failed (nothing of it was committed)
+     * @throws RunFailure when its write failed (nothing of it, or of the batches staged before it, was committed)
      */
     private void complete(InFlight inFlight, Map<Integer, Counters> counters, long total, long records, long[] totals) {
         if (inFlight == null) {
@@ -656,28 +669,43 @@ public final class BackfillRun {
             Throwable cause = e.getCause();
             throw new RunFailure(describeFailure(cause, counters), cause);
         }
-        inFlight.tally().applyTo(counters);
-        inFlight.superseded().forEach((p, n) -> counters.get(p).superseded += n);
-        inFlight.reduced().forEach((p, n) -> counters.get(p).written += n);
-        // what the target kept out (it holds a newer version) is not written
+        window.add(Map.entry(inFlight, result));
+        if (result.result().staged()) {
+            return;
+        }
+        for (Map.Entry<InFlight, Written> done : window) {
+            InFlight batch = done.getKey();
+            Written written = done.getValue();
+            batch.tally().applyTo(counters);
+            batch.superseded().forEach((p, n) -> counters.get(p).superseded += n);
+            batch.reduced().forEach((p, n) -> counters.get(p).written += n);
+            written.rejected().forEach((p, n) -> {
+                Counters c = counters.get(p);
+                c.written -= n;
+                c.rejected += n;
+                c.refused += n;
+            });
+            written.revived().forEach((p, n) -> {
+                Counters c = counters.get(p);
+                c.superseded -= n;
+                c.written += n;
+            });
+            batch.next().forEach((p, pos) -> counters.get(p).next = pos);
+            totals[1]++;
+        }
+        window.clear();
+        // what the target kept out (it holds a newer version) is not written, nor what a later batch of the same
+        // commit replaced: the committing batch's result covers every batch it committed
         result.result().keptOut().forEach((p, n) -> {
             Counters c = counters.get(p);
             c.written -= n;
             c.keptOut += n;
         });
-        result.rejected().forEach((p, n) -> {
+        result.result().superseded().forEach((p, n) -> {
             Counters c = counters.get(p);
             c.written -= n;
-            c.rejected += n;
-            c.refused += n;
+            c.superseded += n;
         });
-        result.revived().forEach((p, n) -> {
-            Counters c = counters.get(p);
-            c.superseded -= n;
-            c.written += n;
-        });
-        inFlight.next().forEach((p, pos) -> counters.get(p).next = pos);
-        totals[1]++;
         listener.onProgress(done(counters, total), total, records, totals[0]);
     }
 

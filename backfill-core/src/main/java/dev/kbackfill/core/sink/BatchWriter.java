@@ -22,6 +22,19 @@ public interface BatchWriter {
         return true;
     }
 
-    /** Applies one batch and stores its progress, atomically. */
+    /**
+     * How many changes of batches the writer can hold uncommitted, staged in its destination's open transaction, so
+     * that the destination reduces the repeats of a key across batches (a window larger than the heap holds); 0, the
+     * default, commits every batch. The run marks the batch that closes a window {@link WriteBatch#commits}, and every
+     * batch at its end, a limit, a stop or a pause in the records.
+     */
+    default long stagingRows() {
+        return 0;
+    }
+
+    /**
+     * Applies one batch and stores its progress, atomically: committed, or with {@link WriteBatch#commits} false
+     * possibly staged, to be committed (or rolled back) with the next batch that commits.
+     */
     WriteResult write(WriteBatch batch);
 }

@@ -18,13 +18,27 @@ import dev.kbackfill.core.record.RowShape;
  * @param nextOffsets per partition the batch covers, the first offset after it
  * @param topic       the source topic of every change (rows carry it, so that the version rule can tell logs
  *                    apart)
+ * @param commits     false where the run lets the sink keep the batch uncommitted, its changes and progress staged in
+ *                    the transaction that the next batch whose flag is true commits ({@link BatchWriter#stagingRows});
+ *                    a sink may commit any batch regardless, and says which it did ({@link WriteResult#staged})
  */
 public record WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
-                         Map<Integer, Long> nextOffsets, String topic) {
+                         Map<Integer, Long> nextOffsets, String topic, boolean commits) {
     public WriteBatch {
         java.util.Objects.requireNonNull(topic, "topic");
         changes = List.copyOf(changes);
         nextOffsets = Map.copyOf(nextOffsets);
+    }
+
+    /** A batch that commits. */
+    public WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
+                      Map<Integer, Long> nextOffsets, String topic) {
+        this(job, run, sequence, changes, shape, nextOffsets, topic, true);
+    }
+
+    /** The same batch, to be staged uncommitted where the sink can ({@code commits} false) or to commit. */
+    public WriteBatch committing(boolean commits) {
+        return new WriteBatch(job, run, sequence, changes, shape, nextOffsets, topic, commits);
     }
 
     /** A batch of hand-made changes, from the topic {@value #UNNAMED_TOPIC}. */
@@ -44,7 +58,7 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
                 rest.add(c);
             }
         }
-        return new WriteBatch(job, run, sequence, rest, shape, nextOffsets, topic);
+        return new WriteBatch(job, run, sequence, rest, shape, nextOffsets, topic, commits);
     }
 
     /**
@@ -56,7 +70,7 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
         for (Change c : changes) {
             rest.add(c == refused ? instead : c);
         }
-        return new WriteBatch(job, run, sequence, rest, RowShape.of(rest), nextOffsets, topic);
+        return new WriteBatch(job, run, sequence, rest, RowShape.of(rest), nextOffsets, topic, commits);
     }
 
     /** The version of one of its changes: the change's coordinates in this batch's topic. */

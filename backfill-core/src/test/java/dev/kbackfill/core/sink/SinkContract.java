@@ -206,7 +206,17 @@ public abstract class SinkContract {
      */
     @Test
     void anySplitIntoRunsAndBatchesInAnyOrderLeavesEachKeyItsNewestRecord() throws Exception {
-        anySplitLeavesTheNewest(false);
+        anySplitLeavesTheNewest(false, false);
+    }
+
+    /**
+     * The same property with batches the run lets the sink stage uncommitted ({@link WriteBatch#commits} false, the
+     * last of each run committing them): a sink that stages reduces a key across the batches of one commit and must
+     * end in the same state; every change is counted once, by the result of the batch that committed it.
+     */
+    @Test
+    void anySplitIntoStagedBatchesAndCommitsLeavesEachKeyItsNewestRecordAndCountsEachChangeOnce() throws Exception {
+        anySplitLeavesTheNewest(false, true);
     }
 
     /** Whether this sink orders versions by a value field ({@code --version-field}); those that do not refuse it. */
@@ -226,10 +236,10 @@ public abstract class SinkContract {
     void withAVersionFieldAnySplitIntoRunsAndBatchesInAnyOrderLeavesEachKeyItsNewestByTheField() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(supportsVersionField(), "the sink refuses --version-field");
         versionField = java.util.Optional.of(dev.kbackfill.core.version.VersionField.parse("lsn"));
-        anySplitLeavesTheNewest(true);
+        anySplitLeavesTheNewest(true, false);
     }
 
-    private void anySplitLeavesTheNewest(boolean byField) throws Exception {
+    private void anySplitLeavesTheNewest(boolean byField, boolean staged) throws Exception {
         java.util.Random random = new java.util.Random(31 + getClass().getSimpleName().hashCode() + (byField ? 1 : 0));
         try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
             java.util.Map<String, String> expected = new java.util.TreeMap<>();
@@ -278,6 +288,8 @@ public abstract class SinkContract {
                 }
                 java.util.Collections.shuffle(runs, random);
                 runs.add(runs.get(random.nextInt(runs.size()))); // and one replayed
+                long changes = 0;
+                long counted = 0;
                 for (Map.Entry<String, Change[]> entry : runs) {
                     String topic = entry.getKey();
                     Change[] run = entry.getValue();
@@ -285,10 +297,20 @@ public abstract class SinkContract {
                     while (at < run.length) {
                         int to = Math.min(run.length, at + 1 + random.nextInt(3));
                         Change[] slice = java.util.Arrays.copyOfRange(run, at, to);
-                        s.write(batchFrom(topic, ++sequence, Map.of(slice[0].partition(),
-                                slice[slice.length - 1].offset() + 1), slice));
+                        WriteBatch batch = batchFrom(topic, ++sequence, Map.of(slice[0].partition(),
+                                slice[slice.length - 1].offset() + 1), slice);
+                        if (staged) {
+                            batch = batch.committing(to == run.length || random.nextInt(4) == 0);
+                        }
+                        WriteResult r = s.write(batch);
+                        changes += batch.changes().size();
+                        counted += r.upserted() + r.deleted() + r.ignored() + r.keptOutTotal()
+                                + r.superseded().values().stream().mapToLong(Long::longValue).sum();
                         at = to;
                     }
+                }
+                if (staged) {
+                    assertThat(counted).as("each change counted once, by the batch that committed it").isEqualTo(changes);
                 }
                 int t = trial;
                 newest.forEach((key, v) -> {
@@ -525,6 +547,27 @@ public abstract class SinkContract {
             s.write(b.without(bad));
             assertThat(rows()).containsExactly("a=x/1@0:0", "c=z/3@0:2");
             assertThat(s.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 3L);
+        }
+    }
+
+    /**
+     * A record refused in a batch staged after others ({@link WriteBatch#commits} false): the batch goes through
+     * without it and what was staged before it is kept, committed with the batch that commits.
+     */
+    @Test
+    void aRefusedRecordInAStagedBatchKeepsTheBatchesStagedBeforeIt() throws Exception {
+        Optional<Map<String, Object>> unwritable = unwritableValues();
+        assumeTrue(unwritable.isPresent(), "this sink takes any value");
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 2L), row("d", "x", "1", 0, 0), row("a", "x", "1", 0, 1)).committing(false));
+            Change bad = change(TOPIC, "b", unwritable.get(), 0, 2, T0.plusSeconds(1).toEpochMilli());
+            WriteBatch b = batch(2, Map.of(0, 3L), row("a", "y", "2", 0, 2), bad).committing(false);
+            assertThatThrownBy(() -> s.write(b)).isInstanceOf(RecordRejectedException.class);
+            s.write(b.without(bad));
+            WriteResult last = s.write(batch(3, Map.of(0, 4L), row("c", "z", "3", 0, 3)));
+            assertThat(rows()).containsExactly("a=y/2@0:2", "c=z/3@0:3", "d=x/1@0:0");
+            assertThat(s.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 4L);
+            assertThat(last.staged()).isFalse();
         }
     }
 

@@ -57,6 +57,21 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
         return render(d, d::quote, c -> "?", null);
     }
 
+    /**
+     * The same rule as a sort order, newest first, over rows that all carry their log time and topic (rows kbackfill
+     * stages): a row sorts before another exactly when {@link #sql} would let it replace the other, so that
+     * {@code DISTINCT ON (key) .. ORDER BY key, newestFirst} keeps each key's newest row ({@code NULLS LAST}: PostgreSQL).
+     */
+    String newestFirst(Dialect d) {
+        List<String> order = new ArrayList<>();
+        version.ifPresent(v -> order.add((versionText ? d.codePointText(d.quote(v)) : d.quote(v)) + " DESC NULLS LAST"));
+        order.add("COALESCE(" + d.quote(logTime) + ", " + d.quote(timestamp) + ") DESC");
+        order.add(d.quote(partition) + " DESC");
+        order.add(d.quote(offset) + " DESC");
+        topic.ifPresent(t -> order.add(d.exactText(d.quote(t)) + " DESC NULLS LAST"));
+        return String.join(", ", order);
+    }
+
     /** What each {@code ?} of {@link #againstParameters} takes, in order. */
     List<Parameter> parameters() {
         List<Parameter> order = new ArrayList<>();

@@ -54,6 +54,26 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     private final List<String> warnings = new ArrayList<>();
     /** PostgreSQL's COPY path, when chosen; null for batched statements. */
     private final PostgresCopy copy;
+    /** Batches staged uncommitted in the open transaction, what they did so far; null when none. */
+    private Window window;
+
+    /**
+     * How many changes batches may stage in one transaction on PostgreSQL's COPY path under newer-wins, so that the
+     * database reduces a key's repeats across batches before upserting ({@code -Dkbackfill.pg.stagingRows}, 0 to
+     * commit every batch). A million rows: a window larger than a small heap's batches, a transaction of seconds.
+     */
+    private static final long STAGING_ROWS = Long.getLong("kbackfill.pg.stagingRows", 1_000_000L);
+
+    /** What the batches staged in the open transaction did, returned with the batch that commits them. */
+    private static final class Window {
+        long upserts;
+        long deleted;
+        long ignored;
+        final Map<Integer, Long> keptOut = new java.util.TreeMap<>();
+        final Map<Integer, Long> superseded = new java.util.TreeMap<>();
+        /** Whether the batches counted so far were committed before the batch being written (see mayCommitBefore). */
+        boolean committed;
+    }
 
     JdbcSink(SinkSettings settings, Dialect dialect) {
         this.settings = settings;
@@ -331,28 +351,51 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     }
 
     @Override
+    public long stagingRows() {
+        return copy != null && settings.conflictMode() == ConflictMode.NEWER_WINS ? STAGING_ROWS : 0;
+    }
+
+    @Override
     public WriteResult write(WriteBatch batch) {
         String where = coordinates(batch);
+        java.sql.Savepoint savepoint = null;
+        PostgresCopy.Snapshot staged = null;
         try {
-            schema.prepare(connection, batch);
+            if (window != null && mayCommitBefore(batch)) {
+                // the tombstone ledger, or a column of it, is made in a transaction of its own: the staged batches
+                // are upserted and committed with their progress first (this batch's result still counts them)
+                flushWindow();
+                connection.commit();
+                schema.committed();
+                window.committed = true;
+            } else if (window != null) {
+                // a record of this batch the table cannot hold rolls back to here: the batches staged before it stay
+                savepoint = connection.setSavepoint();
+                staged = copy.snapshot();
+            }
+            schema.prepare(connection, batch, savepoint != null);
             if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
-                ledger.read(connection, dialect()); // another job writing this table may have created it since
+                // another job writing this table may have created it since (one of an earlier version, that needs
+                // its columns added in a commit of their own, waits for a batch that stages nothing before it)
+                ledger.read(connection, dialect(), savepoint == null);
             }
             ensureLedger(batch);
             ensureLedgerVersionColumn(batch);
-            Map<Integer, Long> keptOut = new java.util.TreeMap<>();
+            Window w = window == null ? new Window() : window;
             List<Change> upserts = new ArrayList<>();
             List<Change> tombstones = new ArrayList<>();
             for (Change c : batch.changes()) {
                 (c.isTombstone() ? tombstones : upserts).add(c);
             }
+            Map<Integer, Long> keptOut = new java.util.TreeMap<>();
+            Map<Integer, Long> superseded = new java.util.TreeMap<>();
             if (copy == null) {
                 upserts = decide(batch, upserts, keptOut);
             } // else PostgreSQL decides the staged rows itself, in one statement per table (PostgresCopy)
             tombstones = decide(batch, tombstones, keptOut);
             long deleted = 0;
             long ignored = 0;
-            long upserted = upserts.size() - writeUpserts(batch, upserts, keptOut);
+            long upserted = upserts.size() - writeUpserts(batch, upserts, keptOut, superseded);
             if (!tombstones.isEmpty()) {
                 if (settings.conflictMode() == ConflictMode.INSERT_ONLY || settings.tombstoneMode() == TombstoneMode.IGNORE) {
                     ignored = tombstones.size();
@@ -368,20 +411,82 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                 }
             }
             jobs.advance(connection, batch.job(), batch.run(), batch.nextOffsets());
+            w.upserts += upserted;
+            w.deleted += deleted;
+            w.ignored += ignored;
+            keptOut.forEach((p, n) -> w.keptOut.merge(p, n, Long::sum));
+            superseded.forEach((p, n) -> w.superseded.merge(p, n, Long::sum));
+            if (!batch.commits() && stagingRows() > 0 && copy.holdsRows()) {
+                window = w; // committed, or rolled back, with a later batch
+                return WriteResult.STAGED;
+            }
+            window = w;
+            flushWindow();
             connection.commit();
             schema.committed();
-            return new WriteResult(upserted, deleted, ignored, keptOut);
+            window = null;
+            return new WriteResult(w.upserts, w.deleted, w.ignored, w.keptOut, w.superseded, false);
+        } catch (RecordRejectedException e) {
+            if (savepoint != null && rollbackTo(savepoint, staged)) {
+                throw e; // the batch is written again without the record: what was staged before it stays
+            }
+            rollback();
+            throw e;
         } catch (Binder.Mismatch e) {
             rollback();
             throw new SinkException("type mismatch writing " + where + " into table " + tableName + ": "
-                    + e.getMessage() + "; nothing of this batch was written", e);
+                    + e.getMessage() + "; nothing of this batch" + (savepoint == null ? "" : " or of the batches staged "
+                    + "before it") + " was written", e);
         } catch (SQLException e) {
             rollback();
             throw new SinkException("writing " + where + " into " + target() + " failed: " + e.getMessage()
-                    + " (SQL state " + e.getSQLState() + "); nothing of this batch was written", e);
+                    + " (SQL state " + e.getSQLState() + "); nothing of this batch" + (savepoint == null ? ""
+                    : " or of the batches staged before it") + " was written", e);
         } catch (RuntimeException e) {
             rollback();
             throw e;
+        }
+    }
+
+    /**
+     * Whether writing the batch may commit on its own before its rows (the tombstone ledger created, a column added
+     * to it): staged rows would be lost by that commit, so they are upserted first.
+     */
+    private boolean mayCommitBefore(WriteBatch batch) {
+        if (settings.conflictMode() != ConflictMode.NEWER_WINS) {
+            return false;
+        }
+        Optional<Column> version = schema.versionColumn(batch);
+        if (version.isPresent() && ledger.table().isPresent()
+                && ledger.table().get().column(version.get().name()).isEmpty()) {
+            return true; // ensureLedgerVersionColumn
+        }
+        return ledger.table().isEmpty() && settings.tombstoneMode() == TombstoneMode.DELETE
+                && batch.changes().stream().anyMatch(Change::isTombstone); // ensureLedger
+
+    }
+
+    /** Upserts what the open transaction staged, its counts into the window's. */
+    private void flushWindow() throws SQLException {
+        if (copy != null && window != null) {
+            long out = copy.flush(connection, keepOut(), window.keptOut, window.superseded);
+            window.upserts -= out;
+        }
+    }
+
+    /**
+     * Rolls back to the savepoint before a batch, keeping what was staged before it.
+     *
+     * @return false where that failed (the whole transaction is then rolled back)
+     */
+    private boolean rollbackTo(java.sql.Savepoint savepoint, PostgresCopy.Snapshot staged) {
+        try {
+            connection.rollback(savepoint);
+            copy.rolledBack(staged);
+            schema.rolledBackToSavepoint(connection);
+            return true;
+        } catch (SQLException e) {
+            return false;
         }
     }
 
@@ -477,9 +582,12 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         return batch.shape().keyColumns().stream().map(c -> table().column(c.name()).orElseThrow().name()).toList();
     }
 
-    /** Upserts the changes; returns how many the target kept out on the way (PostgreSQL's COPY path decides there). */
-    private long writeUpserts(WriteBatch batch, List<Change> upserts, Map<Integer, Long> keptOut)
-            throws SQLException, Binder.Mismatch {
+    /**
+     * Upserts the changes; returns how many the target kept out on the way. PostgreSQL's COPY path stages them, to be
+     * decided and upserted by {@link #flushWindow}.
+     */
+    private long writeUpserts(WriteBatch batch, List<Change> upserts, Map<Integer, Long> keptOut,
+                              Map<Integer, Long> superseded) throws SQLException, Binder.Mismatch {
         if (upserts.isEmpty()) {
             return 0;
         }
@@ -498,8 +606,9 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             upserts.forEach(c -> staged.merge(c.partition(), 1L, Long::sum));
             String partitionColumn = table().column(meta.partition()).map(TableColumn::name).orElse(null);
             List<String> types = columns.stream().map(n -> table().column(n).map(TableColumn::castType).orElse("")).toList();
-            return copy.upsert(connection, tableName.quoted(dialect()), keys, columns, types, guard, settings.conflictMode(),
-                    partitionColumn, partitionColumn == null ? Map.of() : staged, keepOut(), keptOut, out -> {
+            // upserted when the batch, or a later one of the same transaction, commits (flushWindow)
+            return copy.stage(connection, tableName.quoted(dialect()), keys, columns, types, guard, settings.conflictMode(),
+                    partitionColumn, partitionColumn == null ? Map.of() : staged, keepOut(), keptOut, superseded, out -> {
                 StringBuilder csv = out.row();
                 for (Change c : upserts) {
                     try {
@@ -660,6 +769,11 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     }
 
     private void rollback() {
+        // what the open transaction staged is gone with it; counts of batches committed early stay
+        window = window != null && window.committed ? window : null;
+        if (copy != null) {
+            copy.rolledBack(null);
+        }
         try {
             if (connection != null) {
                 connection.rollback();
@@ -672,6 +786,10 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
 
     @Override
     public void close() {
+        window = null; // a window a failed run left open is rolled back with the connection
+        if (copy != null) {
+            copy.rolledBack(null);
+        }
         if (connection != null) {
             try {
                 connection.rollback();

@@ -123,11 +123,22 @@ final class TableSchema {
      * or a field without a column (unless {@code --ignore-unknown-fields}).
      */
     void prepare(Connection c, WriteBatch batch) throws SQLException {
+        prepare(c, batch, false);
+    }
+
+    /**
+     * @param holding whether the open transaction holds batches staged before this one: a change another writer made
+     *                first then fails the batch (rolling back would take the staged batches with it unseen)
+     */
+    void prepare(Connection c, WriteBatch batch, boolean holding) throws SQLException {
         for (int attempt = 1; ; attempt++) {
             try {
                 prepareOnce(c, batch);
                 return;
             } catch (SQLException e) {
+                if (holding) {
+                    throw e;
+                }
                 // another writer of the job (a Spark task) changed the table first: see theirs and plan again,
                 // whether or not a change of ours had run before the one that failed
                 c.rollback();
@@ -149,6 +160,16 @@ final class TableSchema {
         if (changed) {
             reread(c);
         }
+    }
+
+    /**
+     * After a rollback to a savepoint before a batch (the batches staged before it stay): the table as the open
+     * transaction sees it again, a change the batch made gone.
+     */
+    void rolledBackToSavepoint(Connection c) throws SQLException {
+        checkedFields.clear();
+        table = null;
+        TargetTable.read(c, tableName).ifPresent(this::use);
     }
 
     /** Forgets what was known of the table and reads it as it is now (outside any transaction of ours). */

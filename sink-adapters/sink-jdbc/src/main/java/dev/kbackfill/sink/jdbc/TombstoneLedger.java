@@ -62,7 +62,19 @@ final class TombstoneLedger {
      * while it does not exist, so that a ledger another job creates meanwhile is consulted.
      */
     void read(Connection c, Dialect d) throws SQLException {
+        read(c, d, true);
+    }
+
+    /**
+     * @param mayCommit false while the open transaction holds staged batches: a ledger that needs columns added (in a
+     *                  commit of their own) is then left unread until a batch stages nothing before it
+     */
+    void read(Connection c, Dialect d, boolean mayCommit) throws SQLException {
         table = TargetTable.read(c, name).orElse(null);
+        if (table != null && !mayCommit && (table.column(meta.logTime()).isEmpty() || table.column(RECORDED_AT).isEmpty())) {
+            table = null;
+            return;
+        }
         if (table != null && table.column(meta.logTime()).isEmpty()) {
             TargetTable.addColumnLike(c, d, name, meta.logTime(), table.column(meta.timestamp()).orElseThrow());
             c.commit();

@@ -293,6 +293,73 @@ abstract class JdbcSinkContract extends SinkContract {
         }
     }
 
+    /**
+     * The guard's sort order (PostgreSQL's staged batches keep each key's first row by it) against the Java rule: of
+     * random sets of versions of one key, with and without a version field (whole numbers, text), it puts first the
+     * one that supersedes every other.
+     */
+    @Test
+    void theGuardsNewestFirstOrderPutsFirstTheVersionTheRuleFindsNewest() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(dialect() instanceof PostgresDialect, "only PostgreSQL stages batches and sorts by it");
+        java.util.Random random = new java.util.Random(13);
+        Dialect d = dialect();
+        String[] strings = {"a", "B", "b", "ab", "\u00e9", "", "\u00e9a", "\ud83d\ude00", "\u4e2d"};
+        String[] topics = {"a", "b", "B"};
+        for (int kind = 0; kind < 3; kind++) {
+            boolean field = kind > 0;
+            boolean text = kind == 2;
+            Guard guard = new Guard(Optional.of("kafka_topic"), "kafka_partition", "kafka_offset", "kafka_timestamp",
+                    "kafka_log_time", field ? Optional.of("kafka_version") : Optional.empty(), text);
+            String name = table + "_order" + kind;
+            try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE " + name + " (id INTEGER NOT NULL PRIMARY KEY, kafka_topic VARCHAR(50), "
+                        + "kafka_partition BIGINT, kafka_offset BIGINT, kafka_timestamp BIGINT, kafka_log_time BIGINT, "
+                        + "kafka_version " + (text ? "VARCHAR(20)" : "BIGINT") + ")");
+                for (int round = 0; round < 200; round++) {
+                    st.execute("DELETE FROM " + name);
+                    java.util.List<Version> versions = new java.util.ArrayList<>();
+                    int n = 2 + random.nextInt(4);
+                    while (versions.size() < n) {
+                        Comparable<?> value = !field || random.nextInt(4) == 0 ? null
+                                : text ? strings[random.nextInt(strings.length)] : (Comparable<?>) (random.nextInt(3) - 1L);
+                        long ts = random.nextInt(3);
+                        Version v = new Version(topics[random.nextInt(3)], random.nextInt(2), random.nextInt(3), ts,
+                                ts + random.nextInt(2), value);
+                        if (versions.stream().noneMatch(o -> o.topic().equals(v.topic()) && o.partition() == v.partition()
+                                && o.offset() == v.offset())) {
+                            versions.add(v);
+                        }
+                    }
+                    try (java.sql.PreparedStatement insert = c.prepareStatement("INSERT INTO " + name
+                            + " VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+                        for (int i = 0; i < n; i++) {
+                            Version v = versions.get(i);
+                            insert.setInt(1, i);
+                            insert.setString(2, v.topic());
+                            insert.setLong(3, v.partition());
+                            insert.setLong(4, v.offset());
+                            insert.setLong(5, v.timestamp());
+                            insert.setLong(6, v.logTime());
+                            bindField(insert, 7, v.field(), text);
+                            insert.executeUpdate();
+                        }
+                    }
+                    Version newest = versions.get(0);
+                    for (Version v : versions) {
+                        if (v.supersedes(newest)) {
+                            newest = v;
+                        }
+                    }
+                    try (ResultSet rs = st.executeQuery("SELECT id FROM " + name + " ORDER BY " + guard.newestFirst(d)
+                            + " LIMIT 1")) {
+                        rs.next();
+                        assertThat(versions.get(rs.getInt(1))).as(versions.toString()).isEqualTo(newest);
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void theSqlGuardAgreesWithTheVersionRule() throws Exception {
         Guard guard = new Guard(Optional.of("kafka_topic"), "kafka_partition", "kafka_offset", "kafka_timestamp",
