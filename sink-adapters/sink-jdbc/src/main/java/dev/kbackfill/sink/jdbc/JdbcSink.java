@@ -73,7 +73,16 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         final Map<Integer, Long> superseded = new java.util.TreeMap<>();
         /** Whether the batches counted so far were committed before the batch being written (see mayCommitBefore). */
         boolean committed;
+        /** Savepoints taken in the open transaction, one per batch staged after the first (and per retry). */
+        int savepoints;
     }
+
+    /**
+     * The savepoints a window may take: each is a subtransaction, and a transaction of more than 64 that wrote makes
+     * every other session's snapshots slower while it is open (PostgreSQL's subtransaction cache overflows), so a
+     * window commits before that, however few changes it holds (batches of a few records).
+     */
+    private static final int MAX_SAVEPOINTS = 48;
 
     JdbcSink(SinkSettings settings, Dialect dialect) {
         this.settings = settings;
@@ -368,10 +377,12 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                 connection.commit();
                 schema.committed();
                 window.committed = true;
+                window.savepoints = 0;
             } else if (window != null) {
                 // a record of this batch the table cannot hold rolls back to here: the batches staged before it stay
                 savepoint = connection.setSavepoint();
                 staged = copy.snapshot();
+                window.savepoints++;
             }
             schema.prepare(connection, batch, savepoint != null);
             if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
@@ -416,7 +427,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             w.ignored += ignored;
             keptOut.forEach((p, n) -> w.keptOut.merge(p, n, Long::sum));
             superseded.forEach((p, n) -> w.superseded.merge(p, n, Long::sum));
-            if (!batch.commits() && stagingRows() > 0 && copy.holdsRows()) {
+            if (!batch.commits() && stagingRows() > 0 && copy.holdsRows() && w.savepoints < MAX_SAVEPOINTS) {
                 window = w; // committed, or rolled back, with a later batch
                 return WriteResult.STAGED;
             }

@@ -360,6 +360,30 @@ abstract class JdbcSinkContract extends SinkContract {
         }
     }
 
+    /**
+     * Batches of one record each, all allowed to stay uncommitted: PostgreSQL commits the window before it takes the
+     * 49th savepoint (a transaction of more than 64 subtransactions slows every other session), and loses nothing.
+     */
+    @Test
+    void aWindowOfManySmallBatchesCommitsBeforeItsSavepointsOverflowTheDatabasesCache() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(dialect() instanceof PostgresDialect, "only PostgreSQL stages batches");
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            List<Integer> commits = new ArrayList<>();
+            for (int i = 0; i < 120; i++) {
+                WriteResult r = o.sink.write(batch(i + 1, Map.of(0, i + 1L), row("k" + (i % 40), "s" + i, "1", 0, i))
+                        .committing(false));
+                if (!r.staged()) {
+                    commits.add(i);
+                }
+            }
+            assertThat(commits).isNotEmpty().allSatisfy(i -> assertThat(i).isLessThan(119));
+            assertThat(commits.get(0)).isLessThanOrEqualTo(49);
+            o.sink.write(batch(121, Map.of(0, 121L)));
+            assertThat(rows()).hasSize(40).contains("k0=s80/1@0:80", "k39=s119/1@0:119");
+            assertThat(o.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 121L);
+        }
+    }
+
     @Test
     void theSqlGuardAgreesWithTheVersionRule() throws Exception {
         Guard guard = new Guard(Optional.of("kafka_topic"), "kafka_partition", "kafka_offset", "kafka_timestamp",
