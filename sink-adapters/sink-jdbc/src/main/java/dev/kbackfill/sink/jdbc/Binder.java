@@ -143,10 +143,10 @@ final class Binder {
     }
 
     /** The record timestamp as COPY text for the metadata column's type. */
-    static String copyTimestamp(long epochMillis, TableColumn column) {
+    String copyTimestamp(long epochMillis, TableColumn column) {
         return switch (column.jdbcType()) {
             case Types.BIGINT, Types.INTEGER, Types.NUMERIC, Types.DECIMAL -> Long.toString(epochMillis);
-            case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> Instant.ofEpochMilli(epochMillis).toString();
+            case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> instantText(epochMillis);
             default -> TEXT_TIME.format(Instant.ofEpochMilli(epochMillis));
         };
     }
@@ -183,6 +183,34 @@ final class Binder {
      * Refuses a number its column would round or cut: a column of limited range ({@link NarrowNumber}), or a decimal
      * of a declared precision and scale that has fewer digits than the number. Never stored as another number.
      */
+    /** A second of the log and its text up to the seconds (without the zone's Z). */
+    private record SecondText(long second, String text) {
+    }
+
+    /** The second {@link #instantText} formatted last (immutable, so that threads sharing this binder agree). */
+    private volatile SecondText lastSecond = new SecondText(Long.MIN_VALUE, "");
+
+    /**
+     * {@code Instant.ofEpochMilli(epochMillis).toString()}, the date and time formatted once per second of the log
+     * (a record's timestamp and log time mostly share their neighbours' second): a third of COPY's formatting.
+     */
+    String instantText(long epochMillis) {
+        long second = Math.floorDiv(epochMillis, 1000L);
+        int milli = (int) Math.floorMod(epochMillis, 1000L);
+        SecondText last = lastSecond;
+        if (last.second() != second) {
+            String text = Instant.ofEpochSecond(second).toString();
+            last = new SecondText(second, text.substring(0, text.length() - 1));
+            lastSecond = last;
+        }
+        if (milli == 0) {
+            return last.text() + "Z";
+        }
+        return new StringBuilder(last.text().length() + 5).append(last.text()).append('.')
+                .append((char) ('0' + milli / 100)).append((char) ('0' + milli / 10 % 10)).append((char) ('0' + milli % 10))
+                .append('Z').toString();
+    }
+
     private void checkWidth(Object value, TableColumn column) throws Mismatch {
         java.util.Optional<NarrowNumber> width = widths.computeIfAbsent(column, sql::narrow);
         if (width.isPresent() && !width.get().holds(value)) {

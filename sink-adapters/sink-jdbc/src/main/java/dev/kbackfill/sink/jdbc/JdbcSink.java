@@ -617,6 +617,9 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             upserts.forEach(c -> staged.merge(c.partition(), 1L, Long::sum));
             String partitionColumn = table().column(meta.partition()).map(TableColumn::name).orElse(null);
             List<String> types = columns.stream().map(n -> table().column(n).map(TableColumn::castType).orElse("")).toList();
+            // each metadata column's table column and what it holds, told once for the batch's rows
+            TableColumn[] metaTypes = metaColumns.stream().map(n -> table().column(n).orElseThrow()).toArray(TableColumn[]::new);
+            VersionColumns.Kind[] metaKinds = metaColumns.stream().map(versions::kind).toArray(VersionColumns.Kind[]::new);
             // upserted when the batch, or a later one of the same transaction, commits (flushWindow)
             return copy.stage(connection, tableName.quoted(dialect()), keys, columns, types, guard, settings.conflictMode(),
                     partitionColumn, partitionColumn == null ? Map.of() : staged, keepOut(), keptOut, superseded, out -> {
@@ -629,8 +632,8 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                         for (Map.Entry<String, TableColumn> v : valueColumns.entrySet()) {
                             PostgresCopy.field(csv, binder.copyText(value(c, v), v.getValue()), false);
                         }
-                        for (String name : metaColumns) {
-                            PostgresCopy.field(csv, versions.copyText(c, batch, table(), name, false), false);
+                        for (int i = 0; i < metaTypes.length; i++) {
+                            PostgresCopy.field(csv, versions.copyText(c, batch, metaTypes[i], metaKinds[i], false), false);
                         }
                     } catch (Binder.Mismatch e) {
                         throw refused(c, e);

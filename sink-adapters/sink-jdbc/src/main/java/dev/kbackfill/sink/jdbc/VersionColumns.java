@@ -48,23 +48,38 @@ final class VersionColumns {
                 java.sql.Types.SMALLINT).contains(c.jdbcType());
     }
 
-    /** One column's value for a change, as COPY text. */
-    String copyText(Change c, WriteBatch batch, TargetTable t, String name, boolean deleted) throws Binder.Mismatch {
-        TableColumn col = t.column(name).orElseThrow();
+    /** What a metadata column holds. */
+    enum Kind { PARTITION, OFFSET, TIMESTAMP, LOG_TIME, TOPIC, VERSION, DELETED }
+
+    /** What the metadata column {@code name} holds, told once for a batch's rows rather than per value. */
+    Kind kind(String name) {
         if (name.equalsIgnoreCase(meta.partition())) {
-            return binder.copyText((long) c.partition(), col);
+            return Kind.PARTITION;
         } else if (name.equalsIgnoreCase(meta.offset())) {
-            return binder.copyText(c.offset(), col);
+            return Kind.OFFSET;
         } else if (name.equalsIgnoreCase(meta.timestamp())) {
-            return Binder.copyTimestamp(c.timestamp(), col);
+            return Kind.TIMESTAMP;
         } else if (name.equalsIgnoreCase(meta.logTime())) {
-            return Binder.copyTimestamp(c.logTime(), col);
+            return Kind.LOG_TIME;
         } else if (name.equalsIgnoreCase(meta.topic())) {
-            return binder.copyText(batch.topic(), col);
+            return Kind.TOPIC;
         } else if (name.equalsIgnoreCase(meta.version())) {
-            return binder.copyText(c.versionField(), col);
+            return Kind.VERSION;
         }
-        return binder.copyText(deleted, col);
+        return Kind.DELETED;
+    }
+
+    /** The COPY text of the metadata column {@code col}, which holds {@code kind}, for a change. */
+    String copyText(Change c, WriteBatch batch, TableColumn col, Kind kind, boolean deleted) throws Binder.Mismatch {
+        return switch (kind) {
+            case PARTITION -> binder.copyText((long) c.partition(), col);
+            case OFFSET -> binder.copyText(c.offset(), col);
+            case TIMESTAMP -> binder.copyTimestamp(c.timestamp(), col);
+            case LOG_TIME -> binder.copyTimestamp(c.logTime(), col);
+            case TOPIC -> binder.copyText(batch.topic(), col);
+            case VERSION -> binder.copyText(c.versionField(), col);
+            case DELETED -> binder.copyText(deleted, col);
+        };
     }
 
     /** Binds the columns {@code names} of {@code t} for a change from {@code index}; returns the next index. */
