@@ -371,13 +371,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         PostgresCopy.Snapshot staged = null;
         try {
             if (window != null && mayCommitBefore(batch)) {
-                // the tombstone ledger, or a column of it, is made in a transaction of its own: the staged batches
-                // are upserted and committed with their progress first (this batch's result still counts them)
-                flushWindow();
-                connection.commit();
-                schema.committed();
-                window.committed = true;
-                window.savepoints = 0;
+                commitWindowEarly();
             } else if (window != null) {
                 // a record of this batch the table cannot hold rolls back to here: the batches staged before it stay
                 savepoint = connection.setSavepoint();
@@ -389,6 +383,11 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                 // another job writing this table may have created it since (one of an earlier version, that needs
                 // its columns added in a commit of their own, waits for a batch that stages nothing before it)
                 ledger.read(connection, dialect(), savepoint == null);
+                if (savepoint != null && mayCommitBefore(batch)) {
+                    commitWindowEarly(); // a ledger another job made meanwhile, without this job's version column
+                    savepoint = null;
+                    staged = null;
+                }
             }
             ensureLedger(batch);
             ensureLedgerVersionColumn(batch);
@@ -475,6 +474,18 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         return ledger.table().isEmpty() && settings.tombstoneMode() == TombstoneMode.DELETE
                 && batch.changes().stream().anyMatch(Change::isTombstone); // ensureLedger
 
+    }
+
+    /**
+     * The tombstone ledger, or a column of it, is made in a transaction of its own: the staged batches are upserted
+     * and committed with their progress first (the result of the batch being written still counts them).
+     */
+    private void commitWindowEarly() throws SQLException {
+        flushWindow();
+        connection.commit();
+        schema.committed();
+        window.committed = true;
+        window.savepoints = 0;
     }
 
     /** Upserts what the open transaction staged, its counts into the window's. */
