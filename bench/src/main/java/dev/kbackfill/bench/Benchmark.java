@@ -331,6 +331,14 @@ public final class Benchmark {
             System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx / %.2fx%n", r, "kbackfill vs kcat|psql (defaults / -Xmx256m)",
                     pipeline / defaults, pipeline / ours);
             System.out.printf(Locale.ROOT, "%-6d %-48s %10.0f%%%n", r, "kbackfill -Xmx256m / ceiling", 100 * ceiling / ours);
+            // the same records into MariaDB and SQLite with defaults, beside PostgreSQL (tables kbackfill creates)
+            String maria = dev.kbackfill.testservices.SharedMariaDb.newDatabase("bench_maria_" + r);
+            double mariadb = kbackfillOther(maria, r, "kbackfill run into MariaDB, defaults");
+            Path sqliteFile = Files.createTempDirectory("bench-sqlite").resolve("bench.db");
+            double sqlite = kbackfillOther("jdbc:sqlite:" + sqliteFile, r, "kbackfill run into SQLite, defaults");
+            Files.deleteIfExists(sqliteFile);
+            System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx / %.2fx%n", r, "MariaDB / SQLite vs kcat|psql",
+                    pipeline / mariadb, pipeline / sqlite);
             if (debeziumClasspath != null) {
                 Measured d = debezium(url, debeziumClasspath);
                 row(r, "Debezium JDBC sink, Connect standalone", d.seconds(), d.peakRssKb());
@@ -352,6 +360,27 @@ public final class Benchmark {
         }
         Measured m = measure(run, env);
         checkTable(url, "bench_orders", "kbackfill");
+        row(round, label, m.seconds(), m.peakRssKb());
+        return m.seconds();
+    }
+
+    /**
+     * One kbackfill run with defaults into another database (a table it creates), checked for every key with its
+     * last status; its seconds.
+     */
+    private double kbackfillOther(String url, int round, String label) throws Exception {
+        Measured m = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC, "--from",
+                "earliest", "--to", "latest", "--sink", url, "--table", "bench_orders", "--create-table", "--job",
+                "bench-other", "--progress", "none", "--bootstrap-server", bootstrap), Map.of());
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT count(*), SUM(CASE WHEN status = 'status-4' THEN 1 ELSE 0 END) "
+                     + "FROM bench_orders")) {
+            rs.next();
+            if (rs.getLong(1) != keys || rs.getLong(2) != keys) {
+                throw new IllegalStateException(label + " left " + rs.getLong(1) + " rows (" + rs.getLong(2)
+                        + " with their last value), not " + keys);
+            }
+        }
         row(round, label, m.seconds(), m.peakRssKb());
         return m.seconds();
     }
