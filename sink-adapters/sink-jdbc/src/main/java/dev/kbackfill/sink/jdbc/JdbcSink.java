@@ -491,7 +491,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     /** Upserts what the open transaction staged, its counts into the window's. */
     private void flushWindow() throws SQLException {
         if (copy != null && window != null) {
-            long out = copy.flush(connection, keepOut(), window.keptOut, window.superseded);
+            long out = copy.flush(connection, this::currentKeepOut, window.keptOut, window.superseded);
             window.upserts -= out;
         }
     }
@@ -633,7 +633,8 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             VersionColumns.Kind[] metaKinds = metaColumns.stream().map(versions::kind).toArray(VersionColumns.Kind[]::new);
             // upserted when the batch, or a later one of the same transaction, commits (flushWindow)
             return copy.stage(connection, tableName.quoted(dialect()), keys, columns, types, guard, settings.conflictMode(),
-                    partitionColumn, partitionColumn == null ? Map.of() : staged, keepOut(), keptOut, superseded, out -> {
+                    partitionColumn, partitionColumn == null ? Map.of() : staged, this::currentKeepOut, keptOut, superseded,
+                    out -> {
                 StringBuilder csv = out.row();
                 for (Change c : upserts) {
                     try {
@@ -724,6 +725,22 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                     + "job writes, leaving the others as they are)");
         }
         return v;
+    }
+
+    /**
+     * The tombstone ledger as it stands when staged rows are upserted: looked for again while unknown, since another
+     * writer of the table (a Spark task, another job) may have made it after this sink's batches were staged, and its
+     * deletes must keep the staged rows they are newer than out (read without committing: the transaction holds them).
+     */
+    private List<PostgresCopy.KeepOut> currentKeepOut() {
+        if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
+            try {
+                ledger.read(connection, dialect(), false);
+            } catch (SQLException e) {
+                throw new SinkException("cannot read the tombstone ledger " + ledger.name() + ": " + e.getMessage(), e);
+            }
+        }
+        return keepOut();
     }
 
     /** The tombstone ledger, where newer-wins consults it on PostgreSQL's COPY path. */

@@ -103,7 +103,8 @@ final class PostgresCopy {
      * @return how many staged rows of earlier batches that upsert superseded or kept out
      */
     long stage(Connection c, String table, List<String> keys, List<String> columns, List<String> types, Guard guard,
-               ConflictMode mode, String partition, java.util.Map<Integer, Long> rows, List<KeepOut> keepOut,
+               ConflictMode mode, String partition, java.util.Map<Integer, Long> rows,
+               java.util.function.Supplier<List<KeepOut>> keepOut,
                java.util.Map<Integer, Long> keptOut, java.util.Map<Integer, Long> superseded, Body body)
             throws SQLException, Binder.Mismatch {
         String signature = table + columns + types;
@@ -159,7 +160,7 @@ final class PostgresCopy {
      *
      * @return how many staged rows were superseded or kept out
      */
-    long flush(Connection c, List<KeepOut> keepOut, java.util.Map<Integer, Long> keptOut,
+    long flush(Connection c, java.util.function.Supplier<List<KeepOut>> keepOut, java.util.Map<Integer, Long> keptOut,
                java.util.Map<Integer, Long> superseded) throws SQLException {
         if (staged == null) {
             return 0;
@@ -198,7 +199,10 @@ final class PostgresCopy {
                     }
                 }
             }
-            for (KeepOut k : keepOut) {
+            // the tombstone tables as they stand now (another writer of the table may have made the ledger since
+            // the batches were staged), and again after the upsert for what committed meanwhile
+            List<KeepOut> before = keepOut.get();
+            for (KeepOut k : before) {
                 // removed rows stay counted in left: kept out
                 s.execute("DELETE FROM pg_temp." + d.quote(source) + " s USING " + k.table() + " t WHERE " + match
                         + " AND NOT " + k.guard().sql(d, "t.", "s.%s"));
@@ -221,7 +225,7 @@ final class PostgresCopy {
             // row was gone, the insert met the deleted row's index entry) and then brought the key back. This
             // statement reads what committed since, the delete's ledger entry with it, and takes out the rows this
             // batch wrote that the entry is newer than (without locking every staged key's row beforehand)
-            for (KeepOut k : keepOut) {
+            for (KeepOut k : keepOut.get()) {
                 if (partition == null) {
                     break;
                 }

@@ -638,6 +638,38 @@ abstract class JdbcSinkContract extends SinkContract {
     }
 
     /**
+     * Two writers of one table (Spark's tasks, a topic and its corrections): while one holds a key's older record
+     * staged, uncommitted, the other makes the tombstone ledger with a newer delete of that key. The staged record
+     * must not bring the key back when its window commits (it did, once, on Spark: the ledger was looked for only
+     * when each batch began).
+     */
+    @Test
+    void aLedgerAnotherWriterMakesWhileBatchesAreStagedKeepsTheOlderStagedRecordsOut() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(s.sink.stagingRows() > 0, "only PostgreSQL's COPY path stages batches");
+            s.write(batch(1, Map.of(0, 1L), row("a", "kept", "1", 0, 0))); // the table, and no ledger
+            assertThat(s.write(batch(2, Map.of(0, 3L), row("x", "older", "1", 0, 1), row("y", "v", "1", 0, 2))
+                    .committing(false)).staged()).isTrue();
+            String corrections = job + "-corrections";
+            Sink other = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
+            try {
+                other.open();
+                try (AutoCloseable lock = other.jobStore().lock(corrections)) {
+                    other.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(corrections, "fingerprint", 1, plan()));
+                    Change delete = tombstone("x", 1, 50);
+                    other.write(new dev.kbackfill.core.sink.WriteBatch(corrections, 1, 1, List.of(delete),
+                            dev.kbackfill.core.record.RowShape.of(List.of(delete)), Map.of(1, 51L), TOPIC));
+                }
+            } finally {
+                other.close();
+            }
+            // a batch with a delete: the ledger, unknown to this sink, would be made, so the staged batches go first
+            s.write(batch(3, Map.of(0, 5L), tombstone("a", 0, 3), row("z", "v", "1", 0, 4)));
+            assertThat(rows()).containsExactly("y=v/1@0:2", "z=v/1@0:4");
+        }
+    }
+
+    /**
      * Two jobs into one table (a topic and its corrections): while one deletes a key (the row removed, its version
      * in the ledger, not committed yet), the other writes an older record of that key. Once the delete commits, the
      * older record must not bring the key back, whichever way the two transactions interleave.
