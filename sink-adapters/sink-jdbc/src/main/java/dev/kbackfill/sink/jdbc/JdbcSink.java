@@ -733,7 +733,11 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
      * deletes must keep the staged rows they are newer than out (read without committing: the transaction holds them).
      */
     private List<PostgresCopy.KeepOut> currentKeepOut() {
-        if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
+        // also where the ledger was seen before its version column was added (another writer adds it in a commit of
+        // its own after making the ledger): its deletes carry the field, and the guard must compare it
+        boolean lacksVersion = ledger.table().isPresent() && settings.versionField().isPresent()
+                && ledger.table().get().column(settings.metadata().version()).isEmpty();
+        if ((ledger.table().isEmpty() || lacksVersion) && settings.conflictMode() == ConflictMode.NEWER_WINS) {
             try {
                 ledger.read(connection, dialect(), false);
             } catch (SQLException e) {
