@@ -467,13 +467,11 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             return false;
         }
         Optional<Column> version = schema.versionColumn(batch);
-        if (version.isPresent() && ledger.table().isPresent()
-                && ledger.table().get().column(version.get().name()).isEmpty()) {
+        if (version.isPresent() && ledger.lacks(version.get().name())) {
             return true; // ensureLedgerVersionColumn
         }
         return ledger.table().isEmpty() && settings.tombstoneMode() == TombstoneMode.DELETE
                 && batch.changes().stream().anyMatch(Change::isTombstone); // ensureLedger
-
     }
 
     /**
@@ -735,8 +733,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     private List<PostgresCopy.KeepOut> currentKeepOut() {
         // also where the ledger was seen before its version column was added (another writer adds it in a commit of
         // its own after making the ledger): its deletes carry the field, and the guard must compare it
-        boolean lacksVersion = ledger.table().isPresent() && settings.versionField().isPresent()
-                && ledger.table().get().column(settings.metadata().version()).isEmpty();
+        boolean lacksVersion = settings.versionField().isPresent() && ledger.lacks(settings.metadata().version());
         if ((ledger.table().isEmpty() || lacksVersion) && settings.conflictMode() == ConflictMode.NEWER_WINS) {
             try {
                 ledger.read(connection, dialect(), false);

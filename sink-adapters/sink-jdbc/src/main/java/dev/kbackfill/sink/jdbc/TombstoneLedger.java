@@ -87,6 +87,11 @@ final class TombstoneLedger {
         }
     }
 
+    /** Whether the ledger exists, as last read, without {@code column}. */
+    boolean lacks(String column) {
+        return table != null && table.column(column).isEmpty();
+    }
+
     /** Adds {@code column} to the ledger where it exists and lacks it (the version field's, kbackfill's own table). */
     void ensureColumn(Connection c, Dialect d, Column column) throws SQLException {
         if (table != null && table.column(column.name()).isEmpty()) {

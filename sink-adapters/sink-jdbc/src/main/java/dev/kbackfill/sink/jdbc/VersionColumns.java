@@ -87,20 +87,14 @@ final class VersionColumns {
              boolean deleted) throws SQLException, Binder.Mismatch {
         for (String name : names) {
             TableColumn col = t.column(name).orElseThrow();
-            if (name.equalsIgnoreCase(meta.partition())) {
-                binder.bind(ps, index++, (long) c.partition(), col);
-            } else if (name.equalsIgnoreCase(meta.offset())) {
-                binder.bind(ps, index++, c.offset(), col);
-            } else if (name.equalsIgnoreCase(meta.timestamp())) {
-                binder.bindTimestamp(ps, index++, c.timestamp(), col);
-            } else if (name.equalsIgnoreCase(meta.logTime())) {
-                binder.bindTimestamp(ps, index++, c.logTime(), col);
-            } else if (name.equalsIgnoreCase(meta.topic())) {
-                binder.bind(ps, index++, batch.topic(), col);
-            } else if (name.equalsIgnoreCase(meta.version())) {
-                bindVersion(ps, index++, c, col);
-            } else {
-                binder.bind(ps, index++, deleted, col);
+            switch (kind(name)) {
+                case PARTITION -> binder.bind(ps, index++, (long) c.partition(), col);
+                case OFFSET -> binder.bind(ps, index++, c.offset(), col);
+                case TIMESTAMP -> binder.bindTimestamp(ps, index++, c.timestamp(), col);
+                case LOG_TIME -> binder.bindTimestamp(ps, index++, c.logTime(), col);
+                case TOPIC -> binder.bind(ps, index++, batch.topic(), col);
+                case VERSION -> bindVersion(ps, index++, c, col);
+                case DELETED -> binder.bind(ps, index++, deleted, col);
             }
         }
         return index;
