@@ -31,6 +31,11 @@ record SparkCli(int exitCode, String out, String err) {
             all.addAll(List.of("--master", "local[2]"));
         }
         all.addAll(extra);
+        // the build's JIT setting for short-lived test drivers (see the parent pom's spark.it.jit)
+        String driver = System.getProperty("kbackfill.test.sparkDriverOptions", "");
+        if (!driver.isBlank() && all.stream().noneMatch(a -> a.startsWith("spark.driver.extraJavaOptions="))) {
+            all.addAll(List.of("--conf", "spark.driver.extraJavaOptions=" + driver));
+        }
         return run(broker, all.toArray(String[]::new));
     }
 
