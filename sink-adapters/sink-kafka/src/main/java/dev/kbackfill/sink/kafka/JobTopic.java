@@ -37,6 +37,8 @@ final class JobTopic {
     private final Duration timeout;
     /** The offset after this sink's last committed job record: what its own reads must see. */
     private long writtenUpTo;
+    /** The end of the topic when this sink last read the job states. */
+    private long readUpTo;
 
     JobTopic(Map<String, Object> config, Offsets offsets, Duration timeout) {
         this.config = config;
@@ -76,20 +78,12 @@ final class JobTopic {
                 throw new SinkException("cannot " + action + " from " + NAME + ": its last stable offset stays at "
                         + ranges.get(0).end() + ", below the job record this run committed at " + (writtenUpTo - 1));
             }
-            try (BoundedReader reader = new BoundedReader(NAME, config, IsolationLevel.READ_COMMITTED, ranges, false,
-                    Duration.ofMinutes(1))) {
-                reader.read((records, positions, lost) -> {
-                    for (SourceRecord r : records) {
-                        if (r.key() == null) {
-                            continue;
-                        }
-                        String name = new String(r.key(), StandardCharsets.UTF_8);
-                        if (only == null || only.contains(name)) {
-                            latest.put(name, r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
-                        }
-                    }
-                });
-            }
+            readUpTo = Math.max(readUpTo, ranges.get(0).end());
+            read(ranges, (name, value) -> {
+                if (only == null || only.contains(name)) {
+                    latest.put(name, value);
+                }
+            });
         } catch (ExecutionException e) {
             throw new SinkException("cannot " + action + " from " + NAME + ": " + e.getCause().getMessage(), e.getCause());
         } catch (TimeoutException | InterruptedException e) {
@@ -97,5 +91,54 @@ final class JobTopic {
         }
         latest.values().removeIf(java.util.Objects::isNull);
         return latest;
+    }
+
+    /**
+     * Whether a record of {@code job} was committed after this sink last read the states and after its own last
+     * commit: only a run of the job writes its record, so another run has taken the job over. Asked after a
+     * transaction failed for no stated reason; looks again until {@code wait} has passed (the run that fenced this
+     * one commits its first record shortly after), so a plain failure is reported that much later.
+     */
+    boolean writtenSince(String job, Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        try {
+            while (true) {
+                long from = Math.max(readUpTo, writtenUpTo);
+                BoundedReader.Range whole = offsets.of(List.of(0), NAME).get(0);
+                if (whole.end() > from) {
+                    boolean[] found = {false};
+                    read(List.of(new BoundedReader.Range(0, Math.max(from, whole.start()), whole.end())),
+                            (name, value) -> found[0] |= name.equals(job));
+                    if (found[0]) {
+                        return true;
+                    }
+                }
+                if (System.nanoTime() >= deadline) {
+                    return false;
+                }
+                Thread.sleep(200);
+            }
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            return false; // the question cannot be answered: the transaction's own failure is reported
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Each committed record of {@code ranges}, as the job's name and its state (null for a reset). */
+    private void read(List<BoundedReader.Range> ranges, java.util.function.BiConsumer<String, String> each)
+            throws InterruptedException {
+        try (BoundedReader reader = new BoundedReader(NAME, config, IsolationLevel.READ_COMMITTED, ranges, false,
+                Duration.ofMinutes(1))) {
+            reader.read((records, positions, lost) -> {
+                for (SourceRecord r : records) {
+                    if (r.key() != null) {
+                        each.accept(new String(r.key(), StandardCharsets.UTF_8),
+                                r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
+                    }
+                }
+            });
+        }
     }
 }

@@ -64,6 +64,8 @@ final class KafkaSink implements Sink, JobStore {
     /** Where the jobs' states are, read back. */
     private final JobTopic jobTopic;
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    /** How long a transaction that failed for no stated reason waits to see whether another run took the job over. */
+    private static final Duration TAKE_OVER_WAIT = Duration.ofSeconds(10);
 
     private final SinkSettings settings;
     private final String topic;
@@ -580,7 +582,7 @@ final class KafkaSink implements Sink, JobStore {
     private void transaction(String job, Runnable body) {
         try {
             jobWrite = null;
-            Transactions.run(producer, job, topic, body);
+            Transactions.run(producer, job, topic, body, () -> takenOver(job, TAKE_OVER_WAIT));
             if (jobWrite != null) {
                 jobTopic.committed(jobWrite.get().offset());
             }
@@ -596,6 +598,11 @@ final class KafkaSink implements Sink, JobStore {
             producer = null;
             throw e;
         }
+    }
+
+    /** Whether another run of {@code job} committed its record since this sink last read or wrote it. */
+    boolean takenOver(String job, Duration wait) {
+        return jobTopic.writtenSince(job, wait);
     }
 
     @Override

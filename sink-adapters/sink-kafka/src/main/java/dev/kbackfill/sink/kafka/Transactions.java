@@ -15,7 +15,10 @@ import dev.kbackfill.core.sink.SinkException;
  * One transaction of a job's producer, with Kafka's rules for what may follow a failure:
  * <ul>
  *   <li>fenced (a newer run of the job took over): stop, nothing more to do with this producer;</li>
- *   <li>a failure before the commit: abort; nothing of the transaction is visible;</li>
+ *   <li>a failure before the commit: abort; nothing of the transaction is visible. Where the error does not say
+ *       why, the job's own records are asked whether another run committed since this one did: a broker can answer
+ *       a producer it is fencing with an unexpected error (Kafka 4.4's coordinator fails an EndTxn that meets a
+ *       pending epoch fence with UNKNOWN_SERVER_ERROR), and that run is then a job conflict as well;</li>
  *   <li>a commit that times out (or is interrupted) has an <em>unknown</em> outcome: the commit request may have
  *       reached the coordinator. It may be retried, and is, a few times; it must not be aborted. If it still times
  *       out the producer is closed, never aborted, and a {@link CommitOutcomeUnknownException} says so: the next run
@@ -36,12 +39,18 @@ final class Transactions {
         }
     }
 
-    static void run(Producer<byte[], byte[]> producer, String job, String topic, Runnable body) {
+    /** Whether another run of the job committed its state since this one last did (it took the job over). */
+    @FunctionalInterface
+    interface TakeOver {
+        boolean happened();
+    }
+
+    static void run(Producer<byte[], byte[]> producer, String job, String topic, Runnable body, TakeOver takeOver) {
         try {
             producer.beginTransaction();
             body.run();
         } catch (KafkaException e) {
-            throw failedBeforeCommit(producer, job, topic, e);
+            throw failedBeforeCommit(producer, job, topic, e, takeOver);
         }
         for (int attempt = 1; ; attempt++) {
             try {
@@ -54,24 +63,32 @@ final class Transactions {
                             + "so it was not aborted; a rerun reads the committed progress and continues exactly once", e);
                 }
             } catch (KafkaException e) {
-                throw failedBeforeCommit(producer, job, topic, e);
+                throw failedBeforeCommit(producer, job, topic, e, takeOver);
             }
         }
     }
 
     private static RuntimeException failedBeforeCommit(Producer<byte[], byte[]> producer, String job, String topic,
-                                                       KafkaException e) {
+                                                       KafkaException e, TakeOver takeOver) {
         if (fenced(e)) {
-            return new JobConflictException("job '" + job + "' was taken over by a newer run of it (its producer was "
-                    + "fenced); this run stops, the newer one continues from the committed progress");
+            return takenOver(job, "its producer was fenced");
         }
         try {
             producer.abortTransaction();
         } catch (KafkaException ignored) {
             // the abort's failure says nothing more than the original one
         }
+        if (!(e instanceof InterruptException) && takeOver.happened()) {
+            return takenOver(job, "another run committed the job's state after this one's last commit; the broker "
+                    + "answered this one's transaction: " + e.getMessage());
+        }
         return new SinkException("writing to topic " + topic + " failed: " + e.getMessage()
                 + "; the transaction was aborted, nothing of it is visible", e);
+    }
+
+    private static JobConflictException takenOver(String job, String how) {
+        return new JobConflictException("job '" + job + "' was taken over by a newer run of it (" + how + "); this run "
+                + "stops, the newer one continues from the committed progress");
     }
 
     /**

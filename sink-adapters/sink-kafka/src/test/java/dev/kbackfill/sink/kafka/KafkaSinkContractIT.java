@@ -1,5 +1,7 @@
 package dev.kbackfill.sink.kafka;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -141,6 +143,26 @@ class KafkaSinkContractIT extends SinkContract {
             }
         }
         return new ArrayList<>(last.values());
+    }
+
+    /**
+     * What a transaction that failed for no stated reason asks before calling it a job conflict (Kafka 4.4 can answer
+     * a producer it is fencing with an unexpected error): did another run commit the job's record since this sink
+     * last read or wrote it? Not for its own record, not while the run that fenced it has committed nothing, and yes
+     * once that run began.
+     */
+    @org.junit.jupiter.api.Test
+    void aTakeOverIsAnotherRunsCommittedRecordNeitherThisOnesNorAFenceAlone() throws Exception {
+        try (Opened first = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            KafkaSink mine = (KafkaSink) first.sink;
+            assertThat(mine.takenOver(job, Duration.ZERO)).as("its own record").isFalse();
+            try (Opened second = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) { // fences the first
+                assertThat(second.sink.jobStore().load(job)).isPresent();
+                assertThat(mine.takenOver(job, Duration.ofMillis(500))).as("fenced, nothing committed yet").isFalse();
+                second.sink.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(job, "fingerprint", 2, plan()));
+                assertThat(mine.takenOver(job, Duration.ofSeconds(10))).isTrue();
+            }
+        }
     }
 
     private static Map<TopicPartition, Long> highWatermarks(List<TopicPartition> partitions) throws Exception {

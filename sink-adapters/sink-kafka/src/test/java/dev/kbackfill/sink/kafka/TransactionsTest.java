@@ -41,7 +41,7 @@ class TransactionsTest {
     @Test
     void aCommitThatTimesOutIsRetriedNotAborted() {
         SlowCommits p = new SlowCommits(Transactions.COMMIT_ATTEMPTS - 1);
-        Transactions.run(p, "job", "t", send(p));
+        Transactions.run(p, "job", "t", send(p), () -> false);
         assertThat(p.transactionCommitted()).isTrue();
         assertThat(p.transactionAborted()).isFalse();
     }
@@ -49,7 +49,7 @@ class TransactionsTest {
     @Test
     void aCommitWhoseOutcomeStaysUnknownIsNeverAbortedAndSaysSo() {
         SlowCommits p = new SlowCommits(Integer.MAX_VALUE);
-        assertThatThrownBy(() -> Transactions.run(p, "job", "t", send(p)))
+        assertThatThrownBy(() -> Transactions.run(p, "job", "t", send(p), () -> false))
                 .isInstanceOf(Transactions.CommitOutcomeUnknownException.class)
                 .hasMessageContaining("its outcome is unknown, so it was not aborted")
                 .hasCauseInstanceOf(TimeoutException.class);
@@ -62,13 +62,48 @@ class TransactionsTest {
         p.initTransactions();
         assertThatThrownBy(() -> Transactions.run(p, "job", "t", () -> {
             throw new org.apache.kafka.common.KafkaException("record too large");
-        })).isInstanceOf(SinkException.class).hasMessageContaining("the transaction was aborted");
+        }, () -> false)).isInstanceOf(SinkException.class).hasMessageContaining("the transaction was aborted");
         assertThat(p.transactionAborted()).isTrue();
 
         MockProducer<byte[], byte[]> fenced = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
         fenced.initTransactions();
         fenced.commitTransactionException = new ProducerFencedException("a newer epoch");
-        assertThatThrownBy(() -> Transactions.run(fenced, "job", "t", send(fenced)))
+        assertThatThrownBy(() -> Transactions.run(fenced, "job", "t", send(fenced), () -> false))
                 .isInstanceOf(JobConflictException.class).hasMessageContaining("taken over by a newer run");
+    }
+
+    /**
+     * Kafka 4.4's coordinator can answer the EndTxn of a producer it is fencing with UNKNOWN_SERVER_ERROR (an
+     * IllegalStateException: a transition to ONGOING while an epoch fence is pending). The error says nothing of the
+     * fence: the job's records decide. Another run committed since: a job conflict. None did: the failure as it came,
+     * and the transaction aborted.
+     */
+    @Test
+    void anUnexplainedCommitFailureIsAJobConflictOnlyWhereAnotherRunCommittedSince() {
+        for (boolean another : new boolean[] {true, false}) {
+            MockProducer<byte[], byte[]> p = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+            p.initTransactions();
+            p.commitTransactionException = new org.apache.kafka.common.KafkaException(
+                    "Unhandled error in EndTxnResponse: The server experienced an unexpected error when processing the request.");
+            int[] asked = {0};
+            var thrown = assertThatThrownBy(() -> Transactions.run(p, "job", "t", send(p), () -> {
+                asked[0]++;
+                return another;
+            }));
+            if (another) {
+                thrown.isInstanceOf(JobConflictException.class).hasMessageContaining("taken over by a newer run")
+                        .hasMessageContaining("another run committed the job's state after this one's last commit")
+                        .hasMessageContaining("unexpected error");
+            } else {
+                thrown.isExactlyInstanceOf(SinkException.class).hasMessageContaining("the transaction was aborted");
+            }
+            assertThat(asked[0]).isEqualTo(1);
+        }
+        MockProducer<byte[], byte[]> fenced = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+        fenced.initTransactions();
+        fenced.commitTransactionException = new ProducerFencedException("a newer epoch");
+        assertThatThrownBy(() -> Transactions.run(fenced, "job", "t", send(fenced), () -> {
+            throw new AssertionError("a fenced producer needs no question");
+        })).isInstanceOf(JobConflictException.class);
     }
 }
