@@ -52,6 +52,11 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
         return render(d, c -> stored + d.quote(c), c -> String.format(incomingFormat, d.quote(c)), null);
     }
 
+    /** The same, each incoming column's expression given by {@code incoming}. */
+    String sql(Dialect d, String stored, java.util.function.Function<String, String> incoming) {
+        return render(d, c -> stored + d.quote(c), incoming, null);
+    }
+
     /** The guard against bound parameters, in the order {@link #parameters()} lists them. */
     String againstParameters(Dialect d) {
         return render(d, d::quote, c -> "?", null);

@@ -152,6 +152,20 @@ final class PostgresCopy {
     }
 
     /**
+     * That a staged row ({@code s}) is not newer than a tombstone table's entry ({@code t}): the guard is not TRUE.
+     * Not {@code NOT guard}: a staged row without the version field against an entry with one makes the guard's
+     * comparisons NULL, and {@code NOT NULL} would keep a row the rule calls older. A version column the staged rows
+     * were not copied with is NULL for each of them, as in the target: the staging table copies the target's
+     * columns, and the ledger can have that column before the target does (a writer whose batch held only deletes
+     * added it), so it is not named where it may not exist.
+     */
+    private String notNewer(Guard guard, List<String> columns) {
+        return "(" + guard.sql(d, "t.", c -> guard.version().filter(c::equals).isEmpty()
+                || columns.stream().anyMatch(c::equalsIgnoreCase) ? "s." + d.quote(c)
+                : "CAST(NULL AS " + (guard.versionText() ? "TEXT" : "BIGINT") + ")") + ") IS NOT TRUE";
+    }
+
+    /**
      * Upserts what the staging table holds: where several batches staged rows, first takes out of it each row a later
      * staged row of its key supersedes (counted per partition in {@code superseded}), then removes those a
      * {@code keepOut} table holds a newer version of, upserts the rest, and counts per partition in {@code keptOut}
@@ -205,7 +219,7 @@ final class PostgresCopy {
             for (KeepOut k : before) {
                 // removed rows stay counted in left: kept out
                 s.execute("DELETE FROM pg_temp." + d.quote(source) + " s USING " + k.table() + " t WHERE " + match
-                        + " AND NOT " + k.guard().sql(d, "t.", "s.%s"));
+                        + " AND " + notNewer(k.guard(), w.columns()));
             }
             String upsert = OnConflictUpsert.sql(d, w.table(), w.keys(), w.columns(), w.guard(), w.mode(),
                     " SELECT " + columnList + " FROM pg_temp." + d.quote(source));
@@ -239,8 +253,8 @@ final class PostgresCopy {
                 guard.topic().ifPresent(column -> ours.append(" AND w.").append(d.quote(column))
                         .append(" IS NOT DISTINCT FROM s.").append(d.quote(column)));
                 try (java.sql.ResultSet rs = s.executeQuery("WITH undone AS (DELETE FROM " + w.table() + " w USING pg_temp."
-                        + d.quote(source) + " s, " + k.table() + " t WHERE " + ours + " AND " + match + " AND NOT "
-                        + k.guard().sql(d, "t.", "s.%s") + " RETURNING w." + d.quote(partition) + ") SELECT "
+                        + d.quote(source) + " s, " + k.table() + " t WHERE " + ours + " AND " + match + " AND "
+                        + notNewer(k.guard(), w.columns()) + " RETURNING w." + d.quote(partition) + ") SELECT "
                         + d.quote(partition) + ", count(*) FROM undone GROUP BY 1")) {
                     while (rs.next()) {
                         left.merge(rs.getInt(1), rs.getLong(2), Long::sum);

@@ -25,6 +25,7 @@ import dev.kbackfill.core.sink.SinkContract;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.core.version.Version;
 import org.junit.jupiter.api.Test;
@@ -666,6 +667,48 @@ abstract class JdbcSinkContract extends SinkContract {
             // a batch with a delete: the ledger, unknown to this sink, would be made, so the staged batches go first
             s.write(batch(3, Map.of(0, 5L), tombstone("a", 0, 3), row("z", "v", "1", 0, 4)));
             assertThat(rows()).containsExactly("y=v/1@0:2", "z=v/1@0:4");
+        }
+    }
+
+    /**
+     * The same with {@code --version-field} (three Spark tasks into one table): this writer sees the ledger before
+     * its version column exists and stages records that lack the field (a version without the field is older than
+     * any with one), while another adds the column (in a commit of its own) and deletes one of those keys with the
+     * field, earlier in the log. When the window commits, its guard must compare the field, not the log times, so the
+     * key stays deleted (it came back once, on Spark: the window kept its first view of the ledger).
+     */
+    @Test
+    void aLedgerSeenBeforeItsVersionColumnWasAddedStillKeepsStagedRecordsOutByTheField() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(supportsVersionField(), "the sink refuses --version-field");
+        // a writer without the version field makes the table and the ledger, without the field's column
+        write(job + "-plain", batch(1, Map.of(0, 2L), row("a", "kept", "1", 0, 0), tombstone("seed", 0, 1)));
+        versionField = java.util.Optional.of(dev.kbackfill.core.version.VersionField.parse("lsn"));
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(s.sink.stagingRows() > 0, "only PostgreSQL's COPY path stages batches");
+            // this writer's view of the ledger lacks the version column: no record of it has asked for it yet
+            s.write(batch(2, Map.of(0, 10L), row("w", "v", "1", 0, 9)));
+            // staged: x and y without the field, later in the log than the delete below
+            assertThat(s.write(batch(3, Map.of(0, 12L), row("x", "older", "1", 0, 10), row("y", "v", "1", 0, 11))
+                    .committing(false)).staged()).isTrue();
+            // another task: adds the field's column to the ledger and deletes x at field 10, earlier in the log
+            write(job + "-other", batchFrom(TOPIC, 1, Map.of(1, 4L), tombstone("x", 1, 3).withVersionField(10L)));
+            s.write(batch(4, Map.of(0, 13L), row("z", "v", "1", 0, 12).withVersionField(6L)));
+            assertThat(rows()).containsExactly("a=kept/1@0:0", "w=v/1@0:9", "y=v/1@0:11", "z=v/1@0:12");
+        }
+    }
+
+    /** One batch written by a run of {@code name} through a sink of its own (another writer of the same table). */
+    private void write(String name, WriteBatch batch) throws Exception {
+        Sink other = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
+        try {
+            other.open();
+            try (AutoCloseable lock = other.jobStore().lock(name)) {
+                other.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(name, "fingerprint", 1, plan()));
+                other.write(new WriteBatch(name, 1, batch.sequence(), batch.changes(), batch.shape(),
+                        batch.nextOffsets(), batch.topic()));
+            }
+        } finally {
+            other.close();
         }
     }
 
