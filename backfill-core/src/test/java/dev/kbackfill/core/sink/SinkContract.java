@@ -229,7 +229,8 @@ public abstract class SinkContract {
 
     /**
      * The same property with versions ordered by a value field first ({@code --version-field}): whole numbers that
-     * often disagree with the logs' order, some records without the field (older than any with it), tombstones taking
+     * often disagree with the logs' order, some changes without the field (older than any with it: the SPI takes them
+     * from a library caller, though the command line makes such records poison), tombstones taking
      * the field of the nearest record before them in their partition ({@link dev.kbackfill.core.version.FieldClock},
      * as every run stamps them).
      */

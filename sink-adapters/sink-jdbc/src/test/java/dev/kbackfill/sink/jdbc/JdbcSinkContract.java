@@ -673,7 +673,8 @@ abstract class JdbcSinkContract extends SinkContract {
     /**
      * The same with {@code --version-field} (three Spark tasks into one table): this writer sees the ledger before
      * its version column exists and stages records that lack the field (a version without the field is older than
-     * any with one), while another adds the column (in a commit of its own) and deletes one of those keys with the
+     * any with one; the SPI takes them from a library caller, the command line makes them poison), while another adds
+     * the column (in a commit of its own) and deletes one of those keys with the
      * field, earlier in the log. When the window commits, its guard must compare the field, not the log times, so the
      * key stays deleted (it came back once, on Spark: the window kept its first view of the ledger).
      */
