@@ -78,7 +78,7 @@ final class Transactions {
         } catch (KafkaException ignored) {
             // the abort's failure says nothing more than the original one
         }
-        if (!(e instanceof InterruptException) && takeOver.happened()) {
+        if (unexplained(e) && takeOver.happened()) {
             return takenOver(job, "another run committed the job's state after this one's last commit; the broker "
                     + "answered this one's transaction: " + e.getMessage());
         }
@@ -89,6 +89,19 @@ final class Transactions {
     private static JobConflictException takenOver(String job, String how) {
         return new JobConflictException("job '" + job + "' was taken over by a newer run of it (" + how + "); this run "
                 + "stops, the newer one continues from the committed progress");
+    }
+
+    /**
+     * An error that names no cause: at its root a broker's unknown server error, or Kafka's plain
+     * {@link KafkaException} ("Unhandled error in EndTxnResponse: The server experienced an unexpected error ..."),
+     * not one of its subclasses that say what went wrong (a record too large, a timeout, an authorization).
+     */
+    static boolean unexplained(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root instanceof org.apache.kafka.common.errors.UnknownServerException || root.getClass() == KafkaException.class;
     }
 
     /**

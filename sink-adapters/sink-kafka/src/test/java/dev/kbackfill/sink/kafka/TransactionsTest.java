@@ -105,5 +105,14 @@ class TransactionsTest {
         assertThatThrownBy(() -> Transactions.run(fenced, "job", "t", send(fenced), () -> {
             throw new AssertionError("a fenced producer needs no question");
         })).isInstanceOf(JobConflictException.class);
+        // an error that says what went wrong is reported at once, without looking for another run
+        MockProducer<byte[], byte[]> tooLarge = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+        tooLarge.initTransactions();
+        tooLarge.commitTransactionException = new org.apache.kafka.common.KafkaException("the batch failed",
+                new org.apache.kafka.common.errors.RecordTooLargeException("a record of 2 MB"));
+        assertThatThrownBy(() -> Transactions.run(tooLarge, "job", "t", send(tooLarge), () -> {
+            throw new AssertionError("a stated cause needs no question");
+        })).isExactlyInstanceOf(SinkException.class).hasMessageContaining("the transaction was aborted")
+                .hasRootCauseInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
     }
 }
