@@ -399,6 +399,10 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             }
             Map<Integer, Long> keptOut = new java.util.TreeMap<>();
             Map<Integer, Long> superseded = new java.util.TreeMap<>();
+            if (!tombstones.isEmpty() || (copy == null && !upserts.isEmpty())) {
+                // before deciding against what is stored: the COPY path writes its upserts at the flush, which locks
+                lockWriters();
+            }
             if (copy == null) {
                 upserts = decide(batch, upserts, keptOut);
             } // else PostgreSQL decides the staged rows itself, in one statement per table (PostgresCopy)
@@ -426,7 +430,10 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             w.ignored += ignored;
             keptOut.forEach((p, n) -> w.keptOut.merge(p, n, Long::sum));
             superseded.forEach((p, n) -> w.superseded.merge(p, n, Long::sum));
-            if (!batch.commits() && stagingRows() > 0 && copy.holdsRows() && w.savepoints < MAX_SAVEPOINTS) {
+            // a batch that deleted holds the table's writer lock (lockWriters): it commits, not to keep other writers
+            // waiting for the rest of the window
+            if (!batch.commits() && stagingRows() > 0 && copy.holdsRows() && w.savepoints < MAX_SAVEPOINTS
+                    && deleted == 0) {
                 window = w; // committed, or rolled back, with a later batch
                 return WriteResult.STAGED;
             }
@@ -489,8 +496,35 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     /** Upserts what the open transaction staged, its counts into the window's. */
     private void flushWindow() throws SQLException {
         if (copy != null && window != null) {
+            if (copy.holdsRows()) {
+                lockWriters();
+            }
             long out = copy.flush(connection, this::currentKeepOut, window.keptOut, window.superseded);
             window.upserts -= out;
+        }
+    }
+
+    /**
+     * Concurrent writers of one table (Spark's tasks, a topic and its corrections) must each see the other's deletes.
+     * At READ COMMITTED neither sees the other's uncommitted work: a delete that finds no row to remove (the other's
+     * insert of the key not committed yet) and an upsert whose checks of the tombstone ledger ran before the delete
+     * committed both commit, and the deleted key is back (seen on Spark: three tasks, one PostgreSQL table). On
+     * PostgreSQL each transaction therefore takes the table's writer lock (a transaction-scoped advisory lock) before
+     * its first write of the target's rows under newer-wins with deletes, and holds it to its commit: the later
+     * writer's statements see the earlier one's commit. Taken before any row lock of the transaction, so two writers
+     * never wait for each other both ways; taking it again in the same transaction is free.
+     */
+    /** The table's writer lock (its name the parameter), held by the transaction that takes it until it ends. */
+    static final String WRITER_LOCK = "SELECT pg_advisory_xact_lock(hashtext('kbackfill'), hashtext(?))";
+
+    private void lockWriters() throws SQLException {
+        if (!(baseDialect instanceof PostgresDialect) || settings.conflictMode() != ConflictMode.NEWER_WINS
+                || settings.tombstoneMode() != TombstoneMode.DELETE) {
+            return;
+        }
+        try (PreparedStatement ps = connection.prepareStatement(WRITER_LOCK)) {
+            ps.setString(1, tableName.toString());
+            ps.execute();
         }
     }
 

@@ -746,4 +746,44 @@ abstract class JdbcSinkContract extends SinkContract {
             assertThat(rows()).noneMatch(r -> r.startsWith("x="));
         }
     }
+
+    /**
+     * The same where the key has no row to delete (its upsert then meets nothing of the delete's): another writer's
+     * delete removes nothing and records its ledger entry, uncommitted, while this writer upserts an older record of
+     * the key. At READ COMMITTED neither sees the other's work, and both commit: the key came back on Spark (three
+     * tasks, one PostgreSQL table). Writers of a table take its writer lock before their first write of its rows, so
+     * the upsert waits for the delete's commit and then sees its entry.
+     */
+    @Test
+    void aDeleteAnotherWriterHasNotCommittedKeepsAKeyWithoutARowOut() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(dialect() instanceof PostgresDialect, "PostgreSQL's writer lock");
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 3L), row("a", "v1", "1", 0, 1), tombstone("seed", 0, 2))); // the ledger exists
+            String ledger = TombstoneLedger.nameFor(table);
+            java.time.Instant deletedAt = T0.plusSeconds(86_400 * 10);
+            try (Connection other = DriverManager.getConnection(url())) {
+                other.setAutoCommit(false);
+                try (java.sql.PreparedStatement lock = other.prepareStatement(JdbcSink.WRITER_LOCK)) {
+                    lock.setString(1, TableName.parse(table).toString());
+                    lock.execute(); // as another writer's batch of deletes takes it
+                }
+                try (Statement st = other.createStatement()) {
+                    assertThat(st.executeUpdate("DELETE FROM " + table + " WHERE kafka_key = 'x'")).isZero();
+                }
+                try (java.sql.PreparedStatement ps = other.prepareStatement("INSERT INTO " + ledger + " (kafka_key, "
+                        + "kafka_topic, kafka_partition, kafka_offset, kafka_timestamp, kafka_log_time) VALUES "
+                        + "('x', 'corrections', 1, 50, ?, ?)")) {
+                    ps.setTimestamp(1, java.sql.Timestamp.from(deletedAt));
+                    ps.setTimestamp(2, java.sql.Timestamp.from(deletedAt));
+                    ps.executeUpdate();
+                }
+                java.util.concurrent.CompletableFuture<WriteResult> older = java.util.concurrent.CompletableFuture
+                        .supplyAsync(() -> s.write(batch(2, Map.of(0, 4L), row("x", "older", "1", 0, 3))));
+                Thread.sleep(1500); // the batch meets the open delete
+                other.commit();
+                older.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            assertThat(rows()).containsExactly("a=v1/1@0:1");
+        }
+    }
 }
