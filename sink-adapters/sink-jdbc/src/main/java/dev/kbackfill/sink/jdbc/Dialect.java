@@ -48,6 +48,15 @@ interface Dialect {
         return " FOR UPDATE";
     }
 
+    /**
+     * A statement taking the table's writer lock (the table's name its parameter), held until the transaction ends,
+     * for concurrent writers that must see each other's deletes (see JdbcSink's lockWriters). Empty where none is
+     * taken.
+     */
+    default java.util.Optional<String> writerLock() {
+        return java.util.Optional.empty();
+    }
+
     /** The column type for values of {@code type}; {@code key} for primary-key columns (some databases need a bounded type there). */
     String columnType(ColumnType type, boolean key);
 

@@ -514,15 +514,13 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
      * writer's statements see the earlier one's commit. Taken before any row lock of the transaction, so two writers
      * never wait for each other both ways; taking it again in the same transaction is free.
      */
-    /** The table's writer lock (its name the parameter), held by the transaction that takes it until it ends. */
-    static final String WRITER_LOCK = "SELECT pg_advisory_xact_lock(hashtext('kbackfill'), hashtext(?))";
-
     private void lockWriters() throws SQLException {
-        if (!(baseDialect instanceof PostgresDialect) || settings.conflictMode() != ConflictMode.NEWER_WINS
+        Optional<String> lock = dialect().writerLock();
+        if (lock.isEmpty() || settings.conflictMode() != ConflictMode.NEWER_WINS
                 || settings.tombstoneMode() != TombstoneMode.DELETE) {
             return;
         }
-        try (PreparedStatement ps = connection.prepareStatement(WRITER_LOCK)) {
+        try (PreparedStatement ps = connection.prepareStatement(lock.get())) {
             ps.setString(1, tableName.toString());
             ps.execute();
         }

@@ -17,6 +17,12 @@ final class PostgresDialect implements Dialect {
         return "postgresql";
     }
 
+    /** A transaction-scoped advisory lock, in kbackfill's class of them, keyed by the table's name. */
+    @Override
+    public java.util.Optional<String> writerLock() {
+        return java.util.Optional.of("SELECT pg_advisory_xact_lock(hashtext('kbackfill'), hashtext(?))");
+    }
+
     @Override
     public String columnType(ColumnType type, boolean key) {
         return switch (type) {

@@ -94,7 +94,7 @@ final class TombstoneLedger {
 
     /** Adds {@code column} to the ledger where it exists and lacks it (the version field's, kbackfill's own table). */
     void ensureColumn(Connection c, Dialect d, Column column) throws SQLException {
-        if (table != null && table.column(column.name()).isEmpty()) {
+        if (lacks(column.name())) {
             try {
                 TargetTable.addColumns(c, d, name, List.of(column));
                 c.commit();

@@ -651,19 +651,7 @@ abstract class JdbcSinkContract extends SinkContract {
             s.write(batch(1, Map.of(0, 1L), row("a", "kept", "1", 0, 0))); // the table, and no ledger
             assertThat(s.write(batch(2, Map.of(0, 3L), row("x", "older", "1", 0, 1), row("y", "v", "1", 0, 2))
                     .committing(false)).staged()).isTrue();
-            String corrections = job + "-corrections";
-            Sink other = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
-            try {
-                other.open();
-                try (AutoCloseable lock = other.jobStore().lock(corrections)) {
-                    other.jobStore().begin(dev.kbackfill.core.sink.JobState.begin(corrections, "fingerprint", 1, plan()));
-                    Change delete = tombstone("x", 1, 50);
-                    other.write(new dev.kbackfill.core.sink.WriteBatch(corrections, 1, 1, List.of(delete),
-                            dev.kbackfill.core.record.RowShape.of(List.of(delete)), Map.of(1, 51L), TOPIC));
-                }
-            } finally {
-                other.close();
-            }
+            write(job + "-corrections", batchFrom(TOPIC, 1, Map.of(1, 51L), tombstone("x", 1, 50)));
             // a batch with a delete: the ledger, unknown to this sink, would be made, so the staged batches go first
             s.write(batch(3, Map.of(0, 5L), tombstone("a", 0, 3), row("z", "v", "1", 0, 4)));
             assertThat(rows()).containsExactly("y=v/1@0:2", "z=v/1@0:4");
@@ -723,26 +711,7 @@ abstract class JdbcSinkContract extends SinkContract {
         org.junit.jupiter.api.Assumptions.assumeTrue(concurrentWriters());
         try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
             s.write(batch(1, Map.of(0, 3L), row("x", "v1", "1", 0, 1), tombstone("seed", 0, 2))); // the ledger exists
-            String ledger = TombstoneLedger.nameFor(table);
-            java.time.Instant deletedAt = T0.plusSeconds(86_400 * 10);
-            try (Connection other = DriverManager.getConnection(url())) {
-                other.setAutoCommit(false);
-                try (Statement st = other.createStatement()) {
-                    st.execute("DELETE FROM " + table + " WHERE kafka_key = 'x'");
-                }
-                try (java.sql.PreparedStatement ps = other.prepareStatement("INSERT INTO " + ledger + " (kafka_key, "
-                        + "kafka_topic, kafka_partition, kafka_offset, kafka_timestamp, kafka_log_time) VALUES "
-                        + "('x', 'corrections', 1, 50, ?, ?)")) {
-                    ps.setTimestamp(1, java.sql.Timestamp.from(deletedAt));
-                    ps.setTimestamp(2, java.sql.Timestamp.from(deletedAt));
-                    ps.executeUpdate();
-                }
-                java.util.concurrent.CompletableFuture<WriteResult> older = java.util.concurrent.CompletableFuture
-                        .supplyAsync(() -> s.write(batch(2, Map.of(0, 4L), row("x", "older", "1", 0, 3))));
-                Thread.sleep(1500); // the batch meets the open delete
-                other.commit();
-                older.get(60, java.util.concurrent.TimeUnit.SECONDS);
-            }
+            olderRecordOfXWhileAnotherWriterDeletesIt(s, false);
             assertThat(rows()).noneMatch(r -> r.startsWith("x="));
         }
     }
@@ -756,34 +725,48 @@ abstract class JdbcSinkContract extends SinkContract {
      */
     @Test
     void aDeleteAnotherWriterHasNotCommittedKeepsAKeyWithoutARowOut() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(dialect() instanceof PostgresDialect, "PostgreSQL's writer lock");
+        org.junit.jupiter.api.Assumptions.assumeTrue(dialect().writerLock().isPresent(), "a database with a writer lock");
         try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
             s.write(batch(1, Map.of(0, 3L), row("a", "v1", "1", 0, 1), tombstone("seed", 0, 2))); // the ledger exists
-            String ledger = TombstoneLedger.nameFor(table);
-            java.time.Instant deletedAt = T0.plusSeconds(86_400 * 10);
-            try (Connection other = DriverManager.getConnection(url())) {
-                other.setAutoCommit(false);
-                try (java.sql.PreparedStatement lock = other.prepareStatement(JdbcSink.WRITER_LOCK)) {
-                    lock.setString(1, TableName.parse(table).toString());
-                    lock.execute(); // as another writer's batch of deletes takes it
-                }
-                try (Statement st = other.createStatement()) {
-                    assertThat(st.executeUpdate("DELETE FROM " + table + " WHERE kafka_key = 'x'")).isZero();
-                }
-                try (java.sql.PreparedStatement ps = other.prepareStatement("INSERT INTO " + ledger + " (kafka_key, "
-                        + "kafka_topic, kafka_partition, kafka_offset, kafka_timestamp, kafka_log_time) VALUES "
-                        + "('x', 'corrections', 1, 50, ?, ?)")) {
-                    ps.setTimestamp(1, java.sql.Timestamp.from(deletedAt));
-                    ps.setTimestamp(2, java.sql.Timestamp.from(deletedAt));
-                    ps.executeUpdate();
-                }
-                java.util.concurrent.CompletableFuture<WriteResult> older = java.util.concurrent.CompletableFuture
-                        .supplyAsync(() -> s.write(batch(2, Map.of(0, 4L), row("x", "older", "1", 0, 3))));
-                Thread.sleep(1500); // the batch meets the open delete
-                other.commit();
-                older.get(60, java.util.concurrent.TimeUnit.SECONDS);
-            }
+            assertThat(olderRecordOfXWhileAnotherWriterDeletesIt(s, true)).as("x has no row to delete").isZero();
             assertThat(rows()).containsExactly("a=v1/1@0:1");
+        }
+    }
+
+    /**
+     * Another writer deletes key x (its row removed, its version in the ledger) and leaves that open while this sink
+     * writes an older record of x; after a while the delete commits and the write is awaited.
+     *
+     * @param locked whether the other writer first takes the table's writer lock, as a kbackfill writer's deletes do
+     * @return how many rows the other writer's delete removed
+     */
+    private int olderRecordOfXWhileAnotherWriterDeletesIt(Opened s, boolean locked) throws Exception {
+        java.time.Instant deletedAt = T0.plusSeconds(86_400 * 10);
+        try (Connection other = DriverManager.getConnection(url())) {
+            other.setAutoCommit(false);
+            if (locked) {
+                try (java.sql.PreparedStatement lock = other.prepareStatement(dialect().writerLock().orElseThrow())) {
+                    lock.setString(1, TableName.parse(table).toString());
+                    lock.execute();
+                }
+            }
+            int removed;
+            try (Statement st = other.createStatement()) {
+                removed = st.executeUpdate("DELETE FROM " + table + " WHERE kafka_key = 'x'");
+            }
+            try (java.sql.PreparedStatement ps = other.prepareStatement("INSERT INTO " + TombstoneLedger.nameFor(table)
+                    + " (kafka_key, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp, kafka_log_time) VALUES "
+                    + "('x', 'corrections', 1, 50, ?, ?)")) {
+                ps.setTimestamp(1, java.sql.Timestamp.from(deletedAt));
+                ps.setTimestamp(2, java.sql.Timestamp.from(deletedAt));
+                ps.executeUpdate();
+            }
+            java.util.concurrent.CompletableFuture<WriteResult> older = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> s.write(batch(2, Map.of(0, 4L), row("x", "older", "1", 0, 3))));
+            Thread.sleep(1500); // the batch meets the open delete
+            other.commit();
+            older.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            return removed;
         }
     }
 }

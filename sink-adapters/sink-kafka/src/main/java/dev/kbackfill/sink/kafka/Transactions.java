@@ -98,7 +98,7 @@ final class Transactions {
      */
     static boolean unexplained(Throwable e) {
         Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
+        while (root.getCause() != null) {
             root = root.getCause();
         }
         return root instanceof org.apache.kafka.common.errors.UnknownServerException || root.getClass() == KafkaException.class;
