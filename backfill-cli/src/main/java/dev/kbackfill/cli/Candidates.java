@@ -40,4 +40,12 @@ final class Candidates {
             return List.of("fail", "skip").iterator();
         }
     }
+
+    static final class LiveWriters implements Iterable<String> {
+        @Override
+        public Iterator<String> iterator() {
+            return Arrays.stream(dev.kbackfill.core.run.LiveWriter.values()).map(dev.kbackfill.core.run.LiveWriter::label)
+                    .iterator();
+        }
+    }
 }

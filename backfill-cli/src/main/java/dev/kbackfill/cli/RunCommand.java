@@ -406,7 +406,7 @@ final class RunCommand implements Callable<Integer> {
         return new JobDefinition(Optional.ofNullable(job), backfill, filePlan, kafka.client(), sink.target(backfill.topic()),
                 decoding(), poison(), strictTime, limits(),
                 batchSize == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(batchSize), retryDuration(),
-                engineOptions.specName());
+                engineOptions.specName(), sink.liveWriter());
     }
 
     /** The run's rates and limits, checked. */
@@ -570,20 +570,29 @@ final class RunCommand implements Callable<Integer> {
         out.println(dev.kbackfill.core.run.RunText.headline(s, target));
         if (s.keptOut() > 0) {
             out.printf("%d change(s) kept out: the target holds a newer version of their key or this very one (or, "
-                    + "under insert-only, the key)%n", s.keptOut());
+                    + "under insert-only, the key; or a row of another writer nothing showed older)%n", s.keptOut());
+        }
+        if (s.supersededInLog() > 0) {
+            out.printf("%d change(s) superseded in the log: a later record of their key follows the range, which the "
+                    + "live writer has written or will write%n", s.supersededInLog());
         }
         if (s.late() > 0) {
             out.printf("%d record(s) late: their timestamp lies below an earlier record's of their partition (a "
                     + "producer clock behind its log); ordered by their log's time%n", s.late());
         }
-        out.printf("%-9s  %10s  %10s  %10s  %10s  %10s  %8s  %8s  %12s  %12s%n", "PARTITION", "READ", "WRITTEN",
-                "KEPT OUT", "SUPERSEDED", "FILTERED", "REJECTED", "LOST", "NEXT", "END");
+        // the column of records superseded in the log only where a run met a live writer's
+        boolean inLog = s.supersededInLog() > 0;
+        out.printf("%-9s  %10s  %10s  %10s  %10s  " + (inLog ? "%10s  " : "%s") + "%10s  %8s  %8s  %12s  %12s%n",
+                "PARTITION", "READ", "WRITTEN", "KEPT OUT", "SUPERSEDED", inLog ? "IN LOG" : "", "FILTERED", "REJECTED",
+                "LOST", "NEXT", "END");
         for (PartitionStats p : s.partitions()) {
-            out.printf("%-9d  %10d  %10d  %10d  %10d  %10d  %8d  %8d  %12d  %12d%n", p.partition(), p.read(), p.written(),
-                    p.keptOut(), p.superseded(), p.filtered(), p.rejected(), p.lost(), p.next(), p.end());
+            out.printf("%-9d  %10d  %10d  %10d  %10d  " + (inLog ? "%10d  " : "%s") + "%10d  %8d  %8d  %12d  %12d%n",
+                    p.partition(), p.read(), p.written(), p.keptOut(), p.superseded(),
+                    inLog ? (Object) p.supersededInLog() : "", p.filtered(), p.rejected(), p.lost(), p.next(), p.end());
         }
-        out.printf("%-9s  %10d  %10d  %10d  %10d  %10d  %8d  %8d%n", "total", s.read(), s.written(), s.keptOut(),
-                s.superseded(), s.filtered(), s.rejected(), s.lost());
+        out.printf("%-9s  %10d  %10d  %10d  %10d  " + (inLog ? "%10d  " : "%s") + "%10d  %8d  %8d%n", "total", s.read(),
+                s.written(), s.keptOut(), s.superseded(), inLog ? (Object) s.supersededInLog() : "", s.filtered(),
+                s.rejected(), s.lost());
         out.flush();
     }
 }

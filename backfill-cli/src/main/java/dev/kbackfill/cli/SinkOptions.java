@@ -47,6 +47,15 @@ final class SinkOptions {
             description = "delete (default), soft-delete (keep the row marked kafka_deleted), ignore.")
     String onTombstone;
 
+    @Option(names = "--live-writer", paramLabel = "auto|yes|no", defaultValue = "auto",
+            completionCandidates = Candidates.LiveWriters.class,
+            description = "Whether another writer (the streaming pipeline that keeps the table current) writes it too. "
+                    + "Beside one, a row without kbackfill's version is that writer's, and a record of the range is "
+                    + "written only where the log holds no later record of its key (read after the range, up to the "
+                    + "log's end); the rest are counted as superseded in the log. auto (default): yes where the "
+                    + "target holds such a row when the run starts; yes; no (such rows are replaced by newer records).")
+    String liveWriter;
+
     @Option(names = "--create-table", description = "Create the table from the records when it does not exist, "
             + "and add columns for fields first seen later.")
     boolean createTable;
@@ -90,6 +99,19 @@ final class SinkOptions {
                     + "catalog (repeatable), for example%nfs.s3a.endpoint=http://minio:9000 or warehouse=/data/lake; "
                     + "no credentials (those come from the environment, AWS's default chain or --sink-command-config).")
     java.util.Map<String, String> sinkProperties;
+
+    /**
+     * {@code --live-writer}, checked against the conflict mode: beside a live writer only newer-wins orders records
+     * against its rows.
+     */
+    dev.kbackfill.core.run.LiveWriter liveWriter() {
+        dev.kbackfill.core.run.LiveWriter w = dev.kbackfill.core.run.LiveWriter.parse(liveWriter == null ? "auto" : liveWriter);
+        if (w == dev.kbackfill.core.run.LiveWriter.YES && ConflictMode.parse(onConflict) != ConflictMode.NEWER_WINS) {
+            throw new dev.kbackfill.resolver.RequestException("--live-writer yes needs --on-conflict newer-wins, not "
+                    + onConflict + ": only newer-wins orders the range's records against another writer's rows");
+        }
+        return w;
+    }
 
     boolean isKafka() {
         return dev.kbackfill.core.sink.SinkUrl.is(url(), dev.kbackfill.core.sink.SinkUrl.Kafka.class);

@@ -156,7 +156,8 @@ public final class EngineEvents {
         for (PartitionStats p : s.partitions()) {
             ArrayNode a = ps.addArray();
             a.add(p.partition()).add(p.read()).add(p.superseded()).add(p.filtered()).add(p.rejected()).add(p.written())
-                    .add(p.keptOut()).add(p.lost()).add(p.next()).add(p.end()).add(p.late()).add(p.refused());
+                    .add(p.keptOut()).add(p.lost()).add(p.next()).add(p.end()).add(p.late()).add(p.refused())
+                    .add(p.supersededInLog());
         }
         return n;
     }
@@ -166,7 +167,7 @@ public final class EngineEvents {
         n.path("partitions").forEach(a -> partitions.add(new PartitionStats(a.get(0).asInt(), a.get(1).asLong(),
                 a.get(2).asLong(), a.get(3).asLong(), a.get(4).asLong(), a.get(5).asLong(), a.get(6).asLong(),
                 a.get(7).asLong(), a.get(8).asLong(), a.get(9).asLong(), a.get(10).asLong(),
-                a.path(11).asLong())));
+                a.path(11).asLong(), a.path(12).asLong())));
         return new RunSummary(n.path("job").asText(), n.path("run").asInt(), partitions, n.path("bytes").asLong(),
                 n.path("batches").asLong(), Duration.ofNanos(n.path("durationNanos").asLong()));
     }

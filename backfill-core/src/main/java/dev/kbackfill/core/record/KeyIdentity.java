@@ -110,6 +110,18 @@ public final class KeyIdentity {
         return sb.toString();
     }
 
+    /**
+     * A 128-bit hash of the identity ({@link #text()}, MurmurHash3): equal identities hash alike, and two distinct
+     * ones collide with a probability of about 2^-128, so that sets of many keys can be kept as hashes (the keys a
+     * log holds after a range, {@link dev.kbackfill.core.live.KeyHashes}).
+     *
+     * @return the two halves, high first
+     */
+    public long[] hash128() {
+        byte[] bytes = text().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return org.apache.commons.codec.digest.MurmurHash3.hash128x64(bytes, 0, bytes.length, 0);
+    }
+
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder("{");

@@ -181,6 +181,32 @@ public final class RecordDecoder {
         return Change.undecoded(mapping.key(recordKey(record)), record);
     }
 
+    /**
+     * A record's primary key as {@link #decode} gives it (named as {@code --rename} maps it), its value decoded only
+     * where the key comes from value fields; nothing else of the record is checked or remembered (no filter, no
+     * mapping of its values, no field names noted): for reading the keys of a log and nothing more.
+     *
+     * @throws DecodeException naming the record's coordinates
+     */
+    public Map<String, Object> keyOf(SourceRecord record) {
+        if (keyFields.isEmpty()) {
+            return mapping.key(recordKey(record));
+        }
+        Map<String, Object> values = record.value() == null ? null
+                : columns(record, record.value(), valueFormat, valueColumn, "value");
+        Map<String, Object> source = values != null ? values
+                : record.key() == null ? Map.of() : columns(record, record.key(), keyFormat, keyColumn, "key");
+        Map<String, Object> key = new LinkedHashMap<>();
+        for (String field : keyFields) {
+            Object v = source.get(field);
+            if (v == null) {
+                throw new DecodeException(record, "key field '" + field + "' is missing or null", null);
+            }
+            key.put(field, v);
+        }
+        return mapping.key(key);
+    }
+
     /** The primary key when it is the record key (no {@code --key-fields}). */
     private Map<String, Object> recordKey(SourceRecord record) {
         if (record.key() == null) {

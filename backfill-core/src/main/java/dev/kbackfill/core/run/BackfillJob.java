@@ -435,8 +435,14 @@ public final class BackfillJob {
         return decision;
     }
 
+    /**
+     * The run's options: the batch size the sink chose where the user did not, what is left of the limits, and what a
+     * row without kbackfill's version is to the run ({@code --live-writer}, asked of the open sink where automatic).
+     */
     private RunOptions options(RunLimits limits) {
-        return settings.options().withBatchRows(settings.batchRows().orElse(sink.defaultBatchRows())).withLimits(limits);
+        RunOptions o = settings.options();
+        return o.withBatchRows(settings.batchRows().orElse(sink.defaultBatchRows())).withLimits(limits)
+                .withForeignRows(o.liveWriter().foreignRows(sink::holdsForeignRows));
     }
 
     /**

@@ -155,6 +155,7 @@ public final class BackfillRun {
         long lost;
         long late;
         long refused;
+        long supersededInLog;
         long next;
         final long end;
 
@@ -187,14 +188,56 @@ public final class BackfillRun {
         if (!starts.isEmpty()) {
             try {
                 List<BoundedReader.Range> ranges = ranges(plan, starts);
+                tail = options.besideLiveWriter() ? afterRange(state, plan) : null;
                 readAndWrite(state, plan, ranges, counters, total, totals);
             } catch (RunFailure e) {
                 // what the committed batches did, so that a retry or a report can account for it
                 throw new RunFailure(e.getMessage(), e.getCause(), summary(state, counters, totals, startedNanos));
+            } finally {
+                if (tail != null) {
+                    listener.onNote("beside a live writer: read " + tail.records() + " record(s) of " + plan.topic()
+                            + " after the range in all, to the log's end before each write");
+                    tail.close();
+                    tail = null;
+                }
             }
         }
         return summary(state, counters, totals, startedNanos);
     }
+
+    /**
+     * The log after the plan's range, read to its end before the range is: a run beside a live writer writes a record
+     * only where the log holds no later one of its key ({@link #write}).
+     *
+     * @throws RunFailure when it cannot be read
+     */
+    private dev.kbackfill.core.live.LogTail afterRange(JobState state, Plan plan) {
+        Map<Integer, Long> ends = new TreeMap<>();
+        plan.partitions().forEach(r -> ends.put(r.partition(), r.end()));
+        long started = System.nanoTime();
+        dev.kbackfill.core.live.LogTail after = new dev.kbackfill.core.live.LogTail(
+                BoundedReader.withJobClientId(kafkaConfig, state.job()), plan.request().isolationLevel(), plan.topic(),
+                ends, decoder, Runtime.getRuntime().maxMemory() / 16,
+                java.nio.file.Path.of(System.getProperty("java.io.tmpdir")), options.stallTimeout());
+        try {
+            after.catchUp();
+            after.seal();
+        } catch (RuntimeException e) {
+            after.close();
+            throw new RunFailure("cannot read the log of " + plan.topic() + " after the range (a run beside a live "
+                    + "writer writes a record only where the log holds no later record of its key): " + e.getMessage(), e);
+        }
+        listener.onNote("beside a live writer (the target holds rows without kbackfill's version): read the "
+                + after.records() + " record(s) of " + plan.topic() + " after the range, up to " + after.positions()
+                + ", in " + (System.nanoTime() - started) / 1_000_000 + " ms; a record of the range is written only "
+                + "where none of them is of its key" + after.spilledTo().map(d -> " (their keys went to disk under " + d
+                + ")").orElse("") + (after.undecodable() > 0 ? "; " + after.undecodable() + " of them had no key that "
+                + "decodes" : ""));
+        return after;
+    }
+
+    /** The log after the range, for a run beside a live writer; null otherwise. Touched by the writer thread only. */
+    private dev.kbackfill.core.live.LogTail tail;
 
     /**
      * The ranges left to read, each with the log time its partition has reached below its start, so that this run
@@ -232,7 +275,7 @@ public final class BackfillRun {
     private RunSummary summary(JobState state, Map<Integer, Counters> counters, long[] totals, long startedNanos) {
         List<PartitionStats> stats = new ArrayList<>();
         counters.forEach((p, c) -> stats.add(new PartitionStats(p, c.read, c.superseded, c.filtered, c.rejected,
-                c.written, c.keptOut, c.lost, c.next, c.end, c.late, c.refused)));
+                c.written, c.keptOut, c.lost, c.next, c.end, c.late, c.refused, c.supersededInLog)));
         List<String> warnings = new ArrayList<>();
         if (stats.stream().anyMatch(s -> s.written() + s.keptOut() > 0)) {
             for (String field : new java.util.TreeSet<>(decoder.unseenMappedFields())) {
@@ -530,7 +573,7 @@ public final class BackfillRun {
         // this one committed (a failure of that one reads them again)
         flushRejects();
         WriteBatch batch = new WriteBatch(state.job(), state.run(), sequence, decoded.changes(), decoded.shape(), next,
-                state.plan().topic(), commits);
+                state.plan().topic(), commits, options.foreignRows());
         submitted.putAll(next);
         return new InFlight(writer.submit(() -> write(batch, decoded.earlier())), decoded.superseded(), decoded.reduced(),
                 next, tally);
@@ -541,7 +584,8 @@ public final class BackfillRun {
      * records it wrote in their place (each the refused key's newest earlier record of the batch, which the batch had
      * counted as superseded).
      */
-    private record Written(WriteResult result, Map<Integer, Long> rejected, Map<Integer, Long> revived) {
+    private record Written(WriteResult result, Map<Integer, Long> rejected, Map<Integer, Long> revived,
+                           Map<Integer, Long> supersededInLog) {
     }
 
     /**
@@ -554,10 +598,11 @@ public final class BackfillRun {
     private Written write(WriteBatch batch, Map<dev.kbackfill.core.record.KeyIdentity, List<Reduction.Earlier>> earlier) {
         Map<Integer, Long> rejected = new HashMap<>();
         Map<Integer, Long> revived = new HashMap<>();
-        WriteBatch current = batch;
+        Map<Integer, Long> inLog = new HashMap<>();
+        WriteBatch current = withoutLaterInLog(batch, inLog);
         while (true) {
             try {
-                return new Written(sink.write(current), rejected, revived);
+                return new Written(sink.write(current), rejected, revived, inLog);
             } catch (RecordRejectedException e) {
                 Change bad = e.change();
                 if (rejects.failsTheRun()) {
@@ -579,6 +624,27 @@ public final class BackfillRun {
                 }
             }
         }
+    }
+
+    /**
+     * Beside a live writer, the batch without the changes the log shows superseded: the log after the range is read
+     * on to its end as it stands now, and a change whose key has a record there is left out (counted per partition in
+     * {@code inLog}): the live writer has written, or will write, something newer for it. The rest are their keys'
+     * last records in the log, which may replace rows the live writer wrote. Elsewhere the batch as it is.
+     */
+    private WriteBatch withoutLaterInLog(WriteBatch batch, Map<Integer, Long> inLog) {
+        if (tail == null) {
+            return batch;
+        }
+        tail.catchUp();
+        List<Change> later = new ArrayList<>();
+        for (Change c : batch.changes()) {
+            if (tail.laterThanRange(c.key())) {
+                later.add(c);
+                inLog.merge(c.partition(), 1L, Long::sum);
+            }
+        }
+        return batch.without(later);
     }
 
     /**
@@ -689,6 +755,11 @@ public final class BackfillRun {
                 Counters c = counters.get(p);
                 c.superseded -= n;
                 c.written += n;
+            });
+            written.supersededInLog().forEach((p, n) -> {
+                Counters c = counters.get(p);
+                c.written -= n;
+                c.supersededInLog += n;
             });
             batch.next().forEach((p, pos) -> counters.get(p).next = pos);
             totals[1]++;

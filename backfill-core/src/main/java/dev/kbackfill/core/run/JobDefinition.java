@@ -56,10 +56,19 @@ import dev.kbackfill.resolver.RequestException;
  * @param retryFor   how long transient failures are retried
  * @param engine     how the run executes, as the job's spec records it ({@code local}, {@code spark, N partitions
  *                   per wave})
+ * @param liveWriter whether another writer keeps the target current ({@code --live-writer})
  */
 public record JobDefinition(Optional<String> name, BackfillRequest request, Optional<Plan> plan, KafkaClient kafka,
                             SinkTarget sink, Decoding decoding, Poison poison, boolean strictTime, RunLimits limits,
-                            OptionalInt batchRows, Duration retryFor, String engine) {
+                            OptionalInt batchRows, Duration retryFor, String engine, LiveWriter liveWriter) {
+
+    /** A job whose live writer is found out when its sink opens ({@link LiveWriter#AUTO}). */
+    public JobDefinition(Optional<String> name, BackfillRequest request, Optional<Plan> plan, KafkaClient kafka,
+                         SinkTarget sink, Decoding decoding, Poison poison, boolean strictTime, RunLimits limits,
+                         OptionalInt batchRows, Duration retryFor, String engine) {
+        this(name, request, plan, kafka, sink, decoding, poison, strictTime, limits, batchRows, retryFor, engine,
+                LiveWriter.AUTO);
+    }
 
     public static final String SINK_PASSWORD_ENV = SinkTarget.PASSWORD_ENV;
     public static final String REGISTRY_PASSWORD_ENV = "KBACKFILL_SCHEMA_REGISTRY_PASSWORD";
@@ -81,6 +90,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         Objects.requireNonNull(batchRows, "batchRows");
         Objects.requireNonNull(retryFor, "retryFor");
         Objects.requireNonNull(engine, "engine");
+        Objects.requireNonNull(liveWriter, "liveWriter");
     }
 
     /**
@@ -306,7 +316,8 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         BackfillJob.Builder builder = BackfillJob.Settings.builder(request, kafkaConfig())
                 .decoder(decoder, decoding.keyFields())
                 .modes(sink.conflict(), sink.tombstones()).rejects(rejects)
-                .options(RunOptions.DEFAULTS.withStrictTime(strictTime).withLimits(limits)).retryFor(retryFor)
+                .options(RunOptions.DEFAULTS.withStrictTime(strictTime).withLimits(limits).withLiveWriter(liveWriter))
+                .retryFor(retryFor)
                 .engine(engine);
         name.ifPresent(builder::job);
         plan.ifPresent(builder::plan);
@@ -317,12 +328,12 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
     /** This job with {@code plan} frozen: a run of it runs exactly that plan. */
     public JobDefinition withPlan(Plan plan) {
         return new JobDefinition(name, plan.request(), Optional.of(plan), kafka, sink, decoding, poison, strictTime,
-                limits, batchRows, retryFor, engine);
+                limits, batchRows, retryFor, engine, liveWriter);
     }
 
     public JobDefinition withName(String name) {
         return new JobDefinition(Optional.of(name), request, plan, kafka, sink, decoding, poison, strictTime, limits,
-                batchRows, retryFor, engine);
+                batchRows, retryFor, engine, liveWriter);
     }
 
     /**
@@ -344,13 +355,19 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             throw new RequestException("invalid --batch-size '" + rows + "': expected a whole number >= 1");
         }
         return new JobDefinition(name, request, plan, kafka, sink, decoding, poison, strictTime, limits,
-                OptionalInt.of(rows), retryFor, engine);
+                OptionalInt.of(rows), retryFor, engine, liveWriter);
     }
 
     /** This job run by {@code engine}, as the job's spec records it ({@link JobSpec#ENGINE}). */
     public JobDefinition withEngine(String engine) {
         return new JobDefinition(name, request, plan, kafka, sink, decoding, poison, strictTime, limits, batchRows,
-                retryFor, engine);
+                retryFor, engine, liveWriter);
+    }
+
+    /** This job beside a live writer as {@code writer} says ({@code --live-writer}). */
+    public JobDefinition withLiveWriter(LiveWriter writer) {
+        return new JobDefinition(name, request, plan, kafka, sink, decoding, poison, strictTime, limits, batchRows,
+                retryFor, engine, writer);
     }
 
     /** The value as JSON; it needs a plan (a request alone is resolved where it is run, not where it is written). */
@@ -458,6 +475,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         batchRows.ifPresent(b -> root.put("batchRows", b));
         root.put("retryFor", retryFor.toString());
         root.put("engine", engine);
+        root.put("liveWriter", liveWriter.label());
         return root;
     }
 
@@ -520,7 +538,8 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                     new RunLimits(l.path("maxRecords").asLong(), Duration.parse(l.path("maxDuration").asText("PT0S")),
                             l.path("recordsPerSecond").asLong(), l.path("bytesPerSecond").asLong()),
                     root.has("batchRows") ? OptionalInt.of(root.get("batchRows").asInt()) : OptionalInt.empty(),
-                    Duration.parse(root.path("retryFor").asText("PT5M")), root.path("engine").asText("local"));
+                    Duration.parse(root.path("retryFor").asText("PT5M")), root.path("engine").asText("local"),
+                    LiveWriter.parse(root.path("liveWriter").asText("auto")));
         } catch (RuntimeException e) {
             if (e instanceof RequestException re) {
                 throw new RequestException("invalid job: " + re.getMessage());

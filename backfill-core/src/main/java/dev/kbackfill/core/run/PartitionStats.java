@@ -20,10 +20,20 @@ package dev.kbackfill.core.run;
  *                   their log, so the version rule placed them by their log's time (docs/semantics.md)
  * @param refused    of the rejected records, those that decoded but held a value the target cannot hold (the sink
  *                   refused them; their keys keep their last record it accepted)
+ * @param supersededInLog changes not written because the log holds a later record of their key after the range's
+ *                   end: a run beside a live writer, which has written, or will write, that record (never counted as
+ *                   written or kept out)
  */
 public record PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
-                             long keptOut, long lost, long next, long end, long late, long refused)
+                             long keptOut, long lost, long next, long end, long late, long refused,
+                             long supersededInLog)
         implements java.io.Serializable {
+
+    /** Counts of a run that did not look at the log after its range. */
+    public PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
+                          long keptOut, long lost, long next, long end, long late, long refused) {
+        this(partition, read, superseded, filtered, rejected, written, keptOut, lost, next, end, late, refused, 0);
+    }
 
     /** Counts without records the sink refused. */
     public PartitionStats(int partition, long read, long superseded, long filtered, long rejected, long written,
@@ -46,7 +56,8 @@ public record PartitionStats(int partition, long read, long superseded, long fil
     public PartitionStats plus(PartitionStats other) {
         return new PartitionStats(partition, read + other.read, superseded + other.superseded, filtered + other.filtered,
                 rejected + other.rejected, written + other.written, keptOut + other.keptOut, lost + other.lost,
-                Math.max(next, other.next), end, late + other.late, refused + other.refused);
+                Math.max(next, other.next), end, late + other.late, refused + other.refused,
+                supersededInLog + other.supersededInLog);
     }
 
     /** A partition that this run (or wave) did not touch: nothing counted, standing where {@code rest} says. */

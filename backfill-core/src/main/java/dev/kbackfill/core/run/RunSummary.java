@@ -52,7 +52,7 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
             merged.add(e == null ? p : new PartitionStats(p.partition(), e.read() + p.read(), e.superseded() + p.superseded(),
                     e.filtered() + p.filtered(), e.rejected() + p.rejected(), e.written() + p.written(),
                     e.keptOut() + p.keptOut(), e.lost() + p.lost(), p.next(), p.end(), e.late() + p.late(),
-                    e.refused() + p.refused()));
+                    e.refused() + p.refused(), e.supersededInLog() + p.supersededInLog()));
         }
         java.util.LinkedHashSet<String> warnings = new java.util.LinkedHashSet<>(earlier.warnings());
         warnings.addAll(later.warnings());
@@ -74,6 +74,11 @@ public record RunSummary(String job, int run, List<PartitionStats> partitions, l
 
     public long superseded() {
         return partitions.stream().mapToLong(PartitionStats::superseded).sum();
+    }
+
+    /** Changes the log after the range shows superseded ({@link PartitionStats#supersededInLog()}). */
+    public long supersededInLog() {
+        return partitions.stream().mapToLong(PartitionStats::supersededInLog).sum();
     }
 
     public long filtered() {

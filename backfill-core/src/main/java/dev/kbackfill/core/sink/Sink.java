@@ -67,6 +67,17 @@ public interface Sink extends BatchWriter, AutoCloseable {
         return true;
     }
 
+    /**
+     * Whether the target holds a row without kbackfill's version, after {@link #open()}: a row another writer wrote
+     * (the live pipeline that keeps the table current) or one written before kbackfill's columns existed. Under
+     * newer-wins a run then runs beside a live writer ({@code --live-writer auto}): such a row's place in the log is
+     * unknown, and the log after the range decides ({@link dev.kbackfill.core.version.Version#replaces}). False
+     * under the other conflict modes, for a target that does not exist yet, and where the sink keeps no versions.
+     */
+    default boolean holdsForeignRows() {
+        return false;
+    }
+
     /** Warnings about the destination found by {@link #open()}, for people (a non-compacted topic, ...). */
     default java.util.List<String> warnings() {
         return java.util.List.of();

@@ -5,6 +5,7 @@ import java.util.Map;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.core.version.Version;
 
 /**
  * One unit of work for a sink: the final state per key of a run of records, and the progress it reaches. A sink
@@ -21,13 +22,26 @@ import dev.kbackfill.core.record.RowShape;
  * @param commits     false where the run lets the sink keep the batch uncommitted, its changes and progress staged in
  *                    the transaction that the next batch whose flag is true commits ({@link BatchWriter#stagingRows});
  *                    a sink may commit any batch regardless, and says which it did ({@link WriteResult#staged})
+ * @param foreignRows what a row another writer wrote (without kbackfill's version) is to the batch's changes under
+ *                    newer-wins, where the version field does not decide ({@link Version#replaces}): kept, unless the
+ *                    run looked at the log after its range and left out every change with a later record there
+ *                    ({@link Version.ForeignRows#NEWEST_IN_LOG}), or the user said no other writer keeps the target
+ *                    current ({@link Version.ForeignRows#REPLACED})
  */
 public record WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
-                         Map<Integer, Long> nextOffsets, String topic, boolean commits) {
+                         Map<Integer, Long> nextOffsets, String topic, boolean commits,
+                         Version.ForeignRows foreignRows) {
     public WriteBatch {
         java.util.Objects.requireNonNull(topic, "topic");
+        java.util.Objects.requireNonNull(foreignRows, "foreignRows");
         changes = List.copyOf(changes);
         nextOffsets = Map.copyOf(nextOffsets);
+    }
+
+    /** A batch whose changes leave rows of another writer as they are. */
+    public WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
+                      Map<Integer, Long> nextOffsets, String topic, boolean commits) {
+        this(job, run, sequence, changes, shape, nextOffsets, topic, commits, Version.ForeignRows.KEPT);
     }
 
     /** A batch that commits. */
@@ -38,7 +52,12 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
 
     /** The same batch, to be staged uncommitted where the sink can ({@code commits} false) or to commit. */
     public WriteBatch committing(boolean commits) {
-        return new WriteBatch(job, run, sequence, changes, shape, nextOffsets, topic, commits);
+        return new WriteBatch(job, run, sequence, changes, shape, nextOffsets, topic, commits, foreignRows);
+    }
+
+    /** The same batch, its changes meeting rows of another writer as {@code foreign} says. */
+    public WriteBatch meetingForeignRows(Version.ForeignRows foreign) {
+        return new WriteBatch(job, run, sequence, changes, shape, nextOffsets, topic, commits, foreign);
     }
 
     /** A batch of hand-made changes, from the topic {@value #UNNAMED_TOPIC}. */
@@ -52,13 +71,26 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
 
     /** The same batch without one of its changes (a record the sink refused), with the same progress. */
     public WriteBatch without(Change refused) {
+        return without(java.util.Set.of(refused));
+    }
+
+    /**
+     * The same batch without some of its changes (records the sink refused, records the log shows superseded), by
+     * identity, with the same progress.
+     */
+    public WriteBatch without(java.util.Collection<Change> left) {
+        if (left.isEmpty()) {
+            return this;
+        }
+        java.util.Set<Change> out = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        out.addAll(left);
         List<Change> rest = new java.util.ArrayList<>(changes.size());
         for (Change c : changes) {
-            if (c != refused) {
+            if (!out.contains(c)) {
                 rest.add(c);
             }
         }
-        return new WriteBatch(job, run, sequence, rest, shape, nextOffsets, topic, commits);
+        return new WriteBatch(job, run, sequence, rest, shape, nextOffsets, topic, commits, foreignRows);
     }
 
     /**
@@ -70,12 +102,12 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
         for (Change c : changes) {
             rest.add(c == refused ? instead : c);
         }
-        return new WriteBatch(job, run, sequence, rest, RowShape.of(rest), nextOffsets, topic, commits);
+        return new WriteBatch(job, run, sequence, rest, RowShape.of(rest), nextOffsets, topic, commits, foreignRows);
     }
 
     /** The version of one of its changes: the change's coordinates in this batch's topic. */
-    public dev.kbackfill.core.version.Version version(Change c) {
-        return new dev.kbackfill.core.version.Version(topic, c.partition(), c.offset(), c.timestamp(), c.logTime(),
+    public Version version(Change c) {
+        return new Version(topic, c.partition(), c.offset(), c.timestamp(), c.logTime(),
                 c.versionField());
     }
 

@@ -122,6 +122,58 @@ public record Version(String topic, int partition, long offset, long timestamp, 
         return stored == null || compare(this, stored) > 0;
     }
 
+    /**
+     * Whether a record of this version replaces what the target holds for its key, under newer-wins: the one rule
+     * every sink's guard and verification follow, a foreign row included.
+     * <ul>
+     *   <li>nothing: it does;</li>
+     *   <li>a version kbackfill wrote: only a strictly newer one ({@link #supersedes});</li>
+     *   <li>a row another writer wrote ({@link Held.Foreign}), whose version is unknown: where the row holds the
+     *       version field in its own column and this record carries the field, by that field alone (the payload
+     *       order both writers share; an equal value is the row's own version, kept); otherwise only where
+     *       {@code foreign} says the record may replace such a row.</li>
+     * </ul>
+     *
+     * @param foreign what a row of another writer is to a record whose field does not decide
+     */
+    public boolean replaces(Held held, ForeignRows foreign) {
+        if (held instanceof Held.Known k) {
+            return supersedes(k.version());
+        }
+        if (held instanceof Held.Foreign f) {
+            if (f.field() != null) {
+                return field != null && compareFields(field, f.field()) > 0; // none is older than any
+            }
+            return foreign.replaced();
+        }
+        return true; // nothing held
+    }
+
+    /**
+     * What a row another writer wrote (no version of kbackfill's) is to a record whose version field does not decide
+     * ({@link #replaces}).
+     */
+    public enum ForeignRows {
+        /**
+         * Left as it is: its version is unknown, and nothing says the record is newer (a run that did not look at
+         * the log after its range; another writer's row met where none was expected).
+         */
+        KEPT,
+        /**
+         * Replaced: the run looked at the log after the range's end, up to the log's end just before writing, and the
+         * record is its key's last there (a run beside a live writer: every record the log shows superseded was
+         * left out before the write).
+         */
+        NEWEST_IN_LOG,
+        /** Replaced: the user says no other writer keeps the target current ({@code --live-writer no}). */
+        REPLACED;
+
+        /** Whether such a row is replaced. */
+        public boolean replaced() {
+            return this != KEPT;
+        }
+    }
+
     /** Whether the rule placed this record by a log time above its own timestamp (its producer's clock ran behind). */
     public boolean clockBehindLog() {
         return logTime > timestamp;

@@ -91,4 +91,27 @@ class VersionTest {
         }
         return held;
     }
+
+    @Test
+    void aRowOfAnotherWriterIsReplacedOnlyWhereTheLogOrItsOwnFieldSaysTheRecordIsNewer() {
+        Version record = new Version("t", 0, 7, 100, 100, 15L);
+        Version noField = new Version("t", 0, 7, 100, 100);
+        Held unknown = new Held.Foreign(null);
+        // its version unknown: kept, unless the log showed the record to be its key's last, or the user said so
+        assertThat(noField.replaces(unknown, Version.ForeignRows.KEPT)).isFalse();
+        assertThat(noField.replaces(unknown, Version.ForeignRows.NEWEST_IN_LOG)).isTrue();
+        assertThat(noField.replaces(unknown, Version.ForeignRows.REPLACED)).isTrue();
+        // its own version field decides whatever the batch says: newer replaces, the same or older is kept
+        for (Version.ForeignRows rows : Version.ForeignRows.values()) {
+            assertThat(record.replaces(new Held.Foreign(14L), rows)).isTrue();
+            assertThat(record.replaces(new Held.Foreign(15L), rows)).isFalse();
+            assertThat(record.replaces(new Held.Foreign(21L), rows)).isFalse();
+            // a record without the field (a tombstone that found none) is older than a row with one
+            assertThat(noField.replaces(new Held.Foreign(1L), rows)).isFalse();
+            // nothing held: taken; a version kbackfill wrote: the rule
+            assertThat(noField.replaces(Held.NOTHING, rows)).isTrue();
+            assertThat(record.replaces(new Held.Known(record), rows)).isFalse();
+            assertThat(record.replaces(new Held.Known(new Version("t", 0, 6, 100, 100, 15L)), rows)).isTrue();
+        }
+    }
 }

@@ -40,6 +40,14 @@ interface Dialect {
     }
 
     /**
+     * A timestamp column's value as whole microseconds since the epoch (how a timestamp version field compares), for a
+     * row of another writer compared by its own column of the field; empty where the database cannot say it exactly.
+     */
+    default java.util.Optional<String> epochMicros(String expression) {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * What makes a lookup of stored versions a locking read: it waits for another writer's uncommitted change of
      * those rows (a delete by another job into the same table) and reads what that writer committed, so that a
      * batch never decides on a row another transaction is removing. Empty where transactions cannot interleave.

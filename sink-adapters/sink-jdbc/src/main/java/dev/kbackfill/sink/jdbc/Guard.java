@@ -8,16 +8,18 @@ import java.util.Optional;
  * The newer-wins guard in SQL: the stored row is replaced only when the incoming record is strictly newer by the one
  * version rule of {@link dev.kbackfill.core.version.Version}, written here clause for clause:
  * <pre>
- * stored.offset IS NULL                                       -- a row no backfill wrote
- * OR stored.logTime &lt; incoming.logTime                        -- the later log time,
- * OR (stored.logTime = incoming.logTime AND (stored.partition &lt; incoming.partition     -- then the partition,
- *    OR (stored.partition = incoming.partition AND (stored.offset &lt; incoming.offset    -- the offset,
- *       OR (stored.offset = incoming.offset AND stored.topic &lt; incoming.topic)))))     -- the topic
+ * stored.offset IS NOT NULL AND (                             -- a row a backfill wrote:
+ *    stored.logTime &lt; incoming.logTime                        -- the later log time,
+ *    OR (stored.logTime = incoming.logTime AND (stored.partition &lt; incoming.partition     -- then the partition,
+ *       OR (stored.partition = incoming.partition AND (stored.offset &lt; incoming.offset    -- the offset,
+ *          OR (stored.offset = incoming.offset AND stored.topic &lt; incoming.topic))))))   -- the topic
  * </pre>
  * where a stored row without log time (written before rows carried it) counts with its timestamp, and a stored row
  * without topic (or a table without the topic column) as the incoming topic's. The same version is not newer: a
- * replay of what the row holds leaves it alone. {@code GuardSqlTest} checks that this SQL and the Java rule agree on
- * every database.
+ * replay of what the row holds leaves it alone. A stored row without kbackfill's version (its offset NULL: another
+ * writer's) is met as {@link #foreign()} says ({@link dev.kbackfill.core.version.Version#replaces}): by its own
+ * column of the version field where it holds one, else replaced or kept as the batch says. {@code GuardSqlTest}
+ * checks that this SQL and the Java rule agree on every database.
  *
  * @param topic     the topic column, if the table has one
  * @param partition the partition column
@@ -29,7 +31,43 @@ import java.util.Optional;
  * @param versionText whether the version column holds text (compared by code point), else whole numbers
  */
 record Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime,
-             Optional<String> version, boolean versionText) {
+             Optional<String> version, boolean versionText, Foreign foreign) {
+
+    /**
+     * How the guard meets a stored row without kbackfill's version.
+     *
+     * @param rows  what such a row is to an incoming record whose version field does not decide
+     * @param field the row's own column of the version field, and how its values compare with the field's; empty
+     *              where the table has none the guard can compare
+     */
+    record Foreign(dev.kbackfill.core.version.Version.ForeignRows rows, Optional<FieldColumn> field) {
+        /** Replaced, as the guard did before rows of other writers were told apart. */
+        static final Foreign REPLACED = new Foreign(dev.kbackfill.core.version.Version.ForeignRows.REPLACED,
+                Optional.empty());
+    }
+
+    /**
+     * A value column that holds the version field in rows of another writer too.
+     *
+     * @param column the column
+     * @param form   how its values compare with the field's ({@code kafka_version}'s) values
+     */
+    record FieldColumn(String column, FieldForm form) {
+    }
+
+    /** How a column's values become the version field's: as they are, as text, or from epoch milliseconds or a timestamp to microseconds. */
+    enum FieldForm { NUMBER, TEXT, EPOCH_MILLIS, TIMESTAMP }
+
+    /** A guard that replaces rows of other writers. */
+    Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime,
+          Optional<String> version, boolean versionText) {
+        this(topic, partition, offset, timestamp, logTime, version, versionText, Foreign.REPLACED);
+    }
+
+    /** The same guard, meeting rows of other writers as {@code f} says. */
+    Guard meeting(Foreign f) {
+        return new Guard(topic, partition, offset, timestamp, logTime, version, versionText, f);
+    }
 
     /** A guard without a version field. */
     Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime) {
@@ -100,9 +138,48 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
             return p == Parameter.TOPIC && d != null ? d.exactText(expression) : expression;
         };
         String so = s.apply(offset);
+        java.util.Optional<FieldColumn> byField = version.isPresent() ? foreign.field() : java.util.Optional.empty();
+        StringBuilder sql = new StringBuilder("(");
+        if (byField.isPresent()) {
+            // a row of another writer by its own column of the version field, else as the batch says
+            FieldColumn f = byField.get();
+            String raw = s.apply(f.column());
+            sql.append("(").append(so).append(" IS NULL AND (").append(fieldForm(d, f, raw)).append(" < ")
+                    .append(versionText && d != null ? d.codePointText(in.apply(Parameter.VERSION)) : in.apply(Parameter.VERSION))
+                    .append(" OR (").append(raw).append(" IS NULL AND ").append(foreign.rows().replaced() ? "1 = 1" : "1 = 0")
+                    .append("))) OR (").append(so).append(" IS NOT NULL AND (");
+        } else if (foreign.rows().replaced()) {
+            // (the rule's clauses are ORed: no parentheses needed, and the statements read as they always did)
+            sql.append(so).append(" IS NULL OR ");
+        } else {
+            sql.append(so).append(" IS NOT NULL AND (");
+        }
+        rule(d, s, in, sql);
+        if (byField.isPresent()) {
+            sql.append("))");
+        } else if (!foreign.rows().replaced()) {
+            sql.append(")");
+        }
+        sql.append(")");
+        return sql.toString();
+    }
+
+    /** A stored column of the version field as the field's values compare (see {@link FieldForm}). */
+    private static String fieldForm(Dialect d, FieldColumn f, String raw) {
+        return switch (f.form()) {
+            case NUMBER -> raw;
+            case TEXT -> d == null ? raw : d.codePointText(raw);
+            case EPOCH_MILLIS -> "(" + raw + " * 1000)";
+            case TIMESTAMP -> d == null ? raw : d.epochMicros(raw).orElseThrow();
+        };
+    }
+
+    /** The rule between two rows a backfill wrote, appended to {@code sql}. */
+    private void rule(Dialect d, java.util.function.Function<String, String> s,
+                      java.util.function.Function<Parameter, String> in, StringBuilder sql) {
+        String so = s.apply(offset);
         String sp = s.apply(partition);
         String slt = "COALESCE(" + s.apply(logTime) + ", " + s.apply(timestamp) + ")";
-        StringBuilder sql = new StringBuilder("(").append(so).append(" IS NULL OR ");
         if (version.isPresent()) {
             // the version field first: none is older than any value, two nones are equal
             java.util.function.Function<String, String> text = e -> versionText && d != null ? d.codePointText(e) : e;
@@ -128,7 +205,5 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
         if (version.isPresent()) {
             sql.append("))");
         }
-        sql.append(")");
-        return sql.toString();
     }
 }

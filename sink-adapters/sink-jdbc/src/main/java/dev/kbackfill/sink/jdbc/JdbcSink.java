@@ -30,6 +30,8 @@ import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.core.version.Held;
+import dev.kbackfill.core.version.Version;
 
 /**
  * Writes keyed changes into one table of a JDBC database and the job's progress into {@code kbackfill_jobs} and
@@ -359,6 +361,31 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         return table() != null;
     }
 
+    /**
+     * Whether a row of the table has no offset (or the table no offset column, and a row): written by another writer
+     * or before kbackfill's columns existed. One statement that stops at the first such row; on a table kbackfill
+     * alone writes it reads the offset column through.
+     */
+    @Override
+    public boolean holdsForeignRows() {
+        if (settings.conflictMode() != ConflictMode.NEWER_WINS || connection == null || table() == null) {
+            return false;
+        }
+        Optional<TableColumn> offset = table().column(settings.metadata().offset());
+        String sql = "SELECT 1 FROM " + tableName.quoted(dialect())
+                + offset.map(o -> " WHERE " + dialect().quote(o.name()) + " IS NULL").orElse("");
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            ps.setMaxRows(1);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            } finally {
+                connection.rollback(); // a read: no transaction left open before the run's first batch
+            }
+        } catch (SQLException e) {
+            throw new SinkException("cannot read " + target() + ": " + e.getMessage(), e);
+        }
+    }
+
     @Override
     public long stagingRows() {
         return copy != null && settings.conflictMode() == ConflictMode.NEWER_WINS ? STAGING_ROWS : 0;
@@ -550,9 +577,10 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     }
 
     /**
-     * The changes the target takes, by the one version rule: under newer-wins those newer than what the table (or
-     * its tombstone ledger) holds for their key, under insert-only those whose key has no row; the others
-     * are counted per partition in {@code keptOut}. The statements' SQL guard enforces the same rule again.
+     * The changes the target takes, by the one version rule: under newer-wins those that replace what the table holds
+     * for their key and are newer than its tombstone ledger's entry ({@link Version#replaces}: a row of another writer
+     * as the batch says, by its own column of the version field first), under insert-only those whose key has no row;
+     * the others are counted per partition in {@code keptOut}. The statements' SQL guard enforces the same rule again.
      */
     private List<Change> decide(WriteBatch batch, List<Change> changes, Map<Integer, Long> keptOut)
             throws SQLException, Binder.Mismatch {
@@ -560,21 +588,28 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         if (mode == ConflictMode.OVERWRITE || changes.isEmpty()) {
             return changes;
         }
-        Map<KeyIdentity, StoredVersions.Stored> stored = stored(table(), tableName, batch, changes, true);
-        if (mode == ConflictMode.NEWER_WINS && ledger.table().isPresent()) {
-            stored(ledger.table().get(), ledger.name(), batch, changes, false)
-                    .forEach((k, v) -> stored.merge(k, v, StoredVersions::newer));
-        }
-        if (stored.isEmpty()) {
+        Optional<Guard.FieldColumn> field = mode == ConflictMode.NEWER_WINS
+                ? VersionColumns.fieldColumn(table(), settings.versionField(), settings.mapping(), dialect()) : Optional.empty();
+        Map<KeyIdentity, StoredVersions.Stored> rows = stored(table(), tableName, batch, changes, true, field);
+        Map<KeyIdentity, StoredVersions.Stored> deletes = mode == ConflictMode.NEWER_WINS && ledger.table().isPresent()
+                ? stored(ledger.table().get(), ledger.name(), batch, changes, false, Optional.empty()) : Map.of();
+        if (rows.isEmpty() && deletes.isEmpty()) {
             return changes;
         }
         List<Change> taken = new ArrayList<>(changes.size());
         for (Change c : changes) {
-            StoredVersions.Stored held = stored.get(KeyIdentity.of(c.key()));
-            // insert-only: only keys the table has no row for (a soft-deleted row is a row: it is never touched)
-            boolean keep = held == null
-                    || (mode == ConflictMode.NEWER_WINS ? held.version() == null || batch.version(c).supersedes(held.version())
-                    : c.isTombstone());
+            KeyIdentity key = KeyIdentity.of(c.key());
+            StoredVersions.Stored row = rows.get(key);
+            boolean keep;
+            if (mode == ConflictMode.NEWER_WINS) {
+                Version incoming = batch.version(c);
+                StoredVersions.Stored deleted = deletes.get(key);
+                keep = incoming.replaces(held(row, field), batch.foreignRows())
+                        && incoming.replaces(held(deleted, Optional.empty()), batch.foreignRows());
+            } else {
+                // insert-only: only keys the table has no row for (a soft-deleted row is a row: it is never touched)
+                keep = row == null || c.isTombstone();
+            }
             if (keep) {
                 taken.add(c);
             } else {
@@ -584,8 +619,34 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         return taken;
     }
 
+    /**
+     * What a stored row (or ledger entry) is to the version rule: nothing, a version kbackfill wrote, or a row of
+     * another writer with its own value of the version field, where {@code field} is the column that holds it.
+     */
+    private Held held(StoredVersions.Stored stored, Optional<Guard.FieldColumn> field) {
+        if (stored == null) {
+            return Held.NOTHING;
+        }
+        if (stored.version() != null) {
+            return new Held.Known(stored.version());
+        }
+        Comparable<?> own = null;
+        if (field.isPresent() && settings.versionField().isPresent()) {
+            Object v = stored.values().get(field.get().column());
+            if (v != null) {
+                try {
+                    own = settings.versionField().get().valueOf(Map.of(settings.versionField().get().path(), v));
+                } catch (IllegalArgumentException | ArithmeticException e) {
+                    own = null; // a value the SQL guard compares as it is; the statement decides
+                }
+            }
+        }
+        return new Held.Foreign(own);
+    }
+
     private Map<KeyIdentity, StoredVersions.Stored> stored(TargetTable t, TableName name, WriteBatch batch,
-                                                          List<Change> changes, boolean liveRows)
+                                                          List<Change> changes, boolean liveRows,
+                                                          Optional<Guard.FieldColumn> field)
             throws SQLException, Binder.Mismatch {
         SinkSettings.MetadataColumns meta = settings.metadata();
         java.util.LinkedHashMap<String, TableColumn> keys = new java.util.LinkedHashMap<>();
@@ -598,10 +659,20 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         if (partition.isEmpty() || offset.isEmpty() || timestamp.isEmpty()) {
             return new java.util.HashMap<>(); // overwrite-only table: no versions to compare
         }
+        java.util.LinkedHashMap<String, TableColumn> values = new java.util.LinkedHashMap<>();
+        field.ifPresent(f -> values.put(f.column(), t.column(f.column()).orElseThrow()));
         return StoredVersions.lookup(connection, dialect(), binder, name.quoted(dialect()), keys, t.column(meta.topic()),
-                partition.get(), offset.get(), timestamp.get(), t.column(meta.logTime()), t.column(meta.version()),
+                partition, offset, timestamp, t.column(meta.logTime()), t.column(meta.version()),
                 liveRows ? t.column(meta.deleted()) : Optional.empty(),
-                liveRows, changes);
+                liveRows, changes, values, true);
+    }
+
+    /**
+     * The guard of a batch's statements: the table's version columns, a row of another writer met as the batch says
+     * (by its own column of the version field first, where it has one).
+     */
+    private Guard guard(WriteBatch batch) {
+        return versions.guard(table(), batch.foreignRows(), settings.versionField(), settings.mapping(), dialect());
     }
 
     /** Creates the tombstone ledger before the first hard delete under newer-wins. */
@@ -650,7 +721,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         valueColumns.values().forEach(c -> columns.add(c.name()));
         List<String> metaColumns = versions.present(table());
         columns.addAll(metaColumns);
-        Guard guard = versions.guard(table());
+        Guard guard = guard(batch);
         if (copy != null) {
             List<Column> keyFields = batch.shape().keyColumns();
             TableColumn[] keyTypes = keyFields.stream().map(k -> table().column(k.name()).orElseThrow()).toArray(TableColumn[]::new);
@@ -789,7 +860,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         List<String> metaColumns = versions.present(table());
         List<String> columns = new ArrayList<>(keys);
         columns.addAll(metaColumns);
-        String sql = dialect().upsert(tableName.quoted(dialect()), keys, columns, versions.guard(table()), settings.conflictMode(), 1);
+        String sql = dialect().upsert(tableName.quoted(dialect()), keys, columns, guard(batch), settings.conflictMode(), 1);
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             for (Change c : tombstones) {
                 try {
@@ -806,7 +877,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
 
     private void writeDeletes(WriteBatch batch, List<Change> tombstones) throws SQLException, Binder.Mismatch {
         List<String> keys = keyColumns(batch);
-        Guard guard = versions.guard(table());
+        Guard guard = guard(batch);
         String sql = dialect().delete(tableName.quoted(dialect()), keys, guard, settings.conflictMode());
         List<Guard.Parameter> guarded = settings.conflictMode() == ConflictMode.NEWER_WINS ? guard.parameters() : List.of();
         try (PreparedStatement ps = connection.prepareStatement(sql)) {

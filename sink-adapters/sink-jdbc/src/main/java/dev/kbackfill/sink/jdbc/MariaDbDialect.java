@@ -73,6 +73,12 @@ final class MariaDbDialect implements Dialect {
         return false;
     }
 
+    /** DATETIME values as kbackfill writes them: UTC. */
+    @Override
+    public java.util.Optional<String> epochMicros(String expression) {
+        return java.util.Optional.of("TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + expression + ")");
+    }
+
     @Override
     public String exactText(String expression) {
         return "BINARY " + expression;

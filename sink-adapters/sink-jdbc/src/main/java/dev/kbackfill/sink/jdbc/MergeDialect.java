@@ -32,6 +32,12 @@ final class MergeDialect implements Dialect {
     }
 
     @Override
+    public java.util.Optional<String> epochMicros(String expression) {
+        return java.util.Optional.of("DATEDIFF(MICROSECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', "
+                + expression + ")");
+    }
+
+    @Override
     public String columnType(ColumnType type, boolean key) {
         return switch (type) {
             case STRING, JSON -> "VARCHAR";

@@ -52,6 +52,11 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public java.util.Optional<String> epochMicros(String expression) {
+        return java.util.Optional.of("CAST(EXTRACT(EPOCH FROM " + expression + ") * 1000000 AS bigint)");
+    }
+
+    @Override
     public String exactText(String expression) {
         return expression + " COLLATE \"C\"";
     }

@@ -42,6 +42,48 @@ final class VersionColumns {
                 meta.logTime(), version.map(TableColumn::name), version.map(VersionColumns::isText).orElse(false));
     }
 
+    /**
+     * The guard over the columns {@code t} has, meeting a row without kbackfill's version as {@code rows} says, by the
+     * row's own column of the version field first where it has one the guard can compare ({@link #fieldColumn}).
+     */
+    Guard guard(TargetTable t, dev.kbackfill.core.version.Version.ForeignRows rows,
+                Optional<dev.kbackfill.core.version.VersionField> field, dev.kbackfill.core.record.ColumnMapping mapping,
+                Dialect d) {
+        return guard(t).meeting(new Guard.Foreign(rows, fieldColumn(t, field, mapping, d)));
+    }
+
+    /**
+     * The value column that holds the job's version field in every row, another writer's too (the payload order both
+     * writers share): the column the job writes a top-level field into, where the table has it and its type lets
+     * the field's values compare in SQL (whole numbers in a number column, strings in a text column, timestamps in
+     * a timestamp column the database converts exactly, or epoch milliseconds in a number column). Empty otherwise:
+     * rows of other writers are then met as the batch says.
+     */
+    static Optional<Guard.FieldColumn> fieldColumn(TargetTable t, Optional<dev.kbackfill.core.version.VersionField> field,
+                                                   dev.kbackfill.core.record.ColumnMapping mapping, Dialect d) {
+        if (field.isEmpty() || field.get().path().contains(".")) {
+            return Optional.empty();
+        }
+        Optional<TableColumn> col = t.column(mapping.columnOf(field.get().path()));
+        if (col.isEmpty()) {
+            return Optional.empty();
+        }
+        int type = col.get().jdbcType();
+        boolean number = List.of(java.sql.Types.BIGINT, java.sql.Types.INTEGER, java.sql.Types.NUMERIC,
+                java.sql.Types.DECIMAL, java.sql.Types.SMALLINT, java.sql.Types.TINYINT).contains(type);
+        boolean text = List.of(java.sql.Types.VARCHAR, java.sql.Types.CHAR, java.sql.Types.LONGVARCHAR,
+                java.sql.Types.NVARCHAR, java.sql.Types.NCHAR, java.sql.Types.LONGNVARCHAR, java.sql.Types.CLOB)
+                .contains(type);
+        boolean time = (type == java.sql.Types.TIMESTAMP || type == java.sql.Types.TIMESTAMP_WITH_TIMEZONE)
+                && !(d instanceof SqliteDialect) && d.epochMicros("x").isPresent();
+        Guard.FieldForm form = switch (field.get().type()) {
+            case INTEGER -> number ? Guard.FieldForm.NUMBER : null;
+            case STRING -> text ? Guard.FieldForm.TEXT : null;
+            case TIMESTAMP -> number ? Guard.FieldForm.EPOCH_MILLIS : time ? Guard.FieldForm.TIMESTAMP : null;
+        };
+        return form == null ? Optional.empty() : Optional.of(new Guard.FieldColumn(col.get().name(), form));
+    }
+
     /** Whether a version column holds text (a string version field), else whole numbers. */
     static boolean isText(TableColumn c) {
         return !List.of(java.sql.Types.BIGINT, java.sql.Types.INTEGER, java.sql.Types.NUMERIC, java.sql.Types.DECIMAL,

@@ -25,6 +25,17 @@ class DialectSqlTest {
     private static final Guard GUARD = new Guard(java.util.Optional.of("kafka_topic"), "kafka_partition",
             "kafka_offset", "kafka_timestamp", "kafka_log_time");
 
+    /** A row of another writer left as it is. */
+    private static final Guard KEEPING = GUARD.meeting(new Guard.Foreign(
+            dev.kbackfill.core.version.Version.ForeignRows.KEPT, java.util.Optional.empty()));
+    /** Rows ordered by a version field first; a row of another writer by its own column of the field. */
+    private static final Guard BY_FIELD = new Guard(java.util.Optional.of("kafka_topic"), "kafka_partition",
+            "kafka_offset", "kafka_timestamp", "kafka_log_time", java.util.Optional.of("kafka_version"), false)
+            .meeting(new Guard.Foreign(dev.kbackfill.core.version.Version.ForeignRows.NEWEST_IN_LOG,
+                    java.util.Optional.of(new Guard.FieldColumn("updated_at", Guard.FieldForm.NUMBER))));
+    private static final List<String> FIELD_COLUMNS = List.of("id", "status", "updated_at", "kafka_topic",
+            "kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_log_time", "kafka_version");
+
     static Stream<Arguments> statements() {
         Map<String, Dialect> dialects = Map.of(
                 "postgresql", new PostgresDialect(),
@@ -40,7 +51,13 @@ class DialectSqlTest {
                     Arguments.of(e.getKey(), "upsert-overwrite", d.upsert(table, KEYS, COLUMNS, GUARD, ConflictMode.OVERWRITE, rows)),
                     Arguments.of(e.getKey(), "upsert-insert-only", d.upsert(table, KEYS, COLUMNS, GUARD, ConflictMode.INSERT_ONLY, rows)),
                     Arguments.of(e.getKey(), "delete-newer-wins", d.delete(table, KEYS, GUARD, ConflictMode.NEWER_WINS)),
-                    Arguments.of(e.getKey(), "delete-overwrite", d.delete(table, KEYS, GUARD, ConflictMode.OVERWRITE)));
+                    Arguments.of(e.getKey(), "delete-overwrite", d.delete(table, KEYS, GUARD, ConflictMode.OVERWRITE)),
+                    Arguments.of(e.getKey(), "upsert-newer-wins-keeping-foreign-rows",
+                            d.upsert(table, KEYS, COLUMNS, KEEPING, ConflictMode.NEWER_WINS, rows)),
+                    Arguments.of(e.getKey(), "delete-newer-wins-keeping-foreign-rows",
+                            d.delete(table, KEYS, KEEPING, ConflictMode.NEWER_WINS)),
+                    Arguments.of(e.getKey(), "upsert-newer-wins-foreign-rows-by-field",
+                            d.upsert(table, KEYS, FIELD_COLUMNS, BY_FIELD, ConflictMode.NEWER_WINS, rows)));
         });
     }
 

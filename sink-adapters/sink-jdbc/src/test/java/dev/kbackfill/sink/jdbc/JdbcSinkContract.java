@@ -385,6 +385,103 @@ abstract class JdbcSinkContract extends SinkContract {
         }
     }
 
+    /**
+     * A row of another writer (no offset: no version of kbackfill's) against the Java rule ({@link Version#replaces}):
+     * kept, or replaced, as the batch says, and by the row's own column of the version field first where it holds one
+     * (whole numbers in a number column, text in a text column, epoch milliseconds in a number column and, where the
+     * database converts it exactly, a timestamp column), beside rows kbackfill wrote; random versions, fields and
+     * policies.
+     */
+    @Test
+    void theSqlGuardMeetsARowOfAnotherWriterAsTheRuleSays() throws Exception {
+        java.util.Random random = new java.util.Random(52);
+        Dialect d = dialect();
+        String timestampType = d instanceof PostgresDialect ? "timestamptz" : d instanceof MariaDbDialect ? "DATETIME(6)"
+                : d instanceof MergeDialect ? "TIMESTAMP WITH TIME ZONE" : null;
+        List<Guard.FieldForm> forms = new ArrayList<>(List.of(Guard.FieldForm.NUMBER, Guard.FieldForm.TEXT,
+                Guard.FieldForm.EPOCH_MILLIS));
+        if (timestampType != null) {
+            forms.add(Guard.FieldForm.TIMESTAMP);
+        }
+        String[] strings = {"a", "B", "b", "ab", "\u00e9", "", "\ud83d\ude00"};
+        int kind = 0;
+        for (Guard.FieldForm form : forms) {
+            boolean text = form == Guard.FieldForm.TEXT;
+            String name = table + "_fr" + kind++;
+            String ownType = switch (form) {
+                case NUMBER, EPOCH_MILLIS -> "BIGINT";
+                case TEXT -> d instanceof MariaDbDialect ? "VARCHAR(20) CHARACTER SET utf8mb4" : "VARCHAR(20)";
+                case TIMESTAMP -> timestampType;
+            };
+            try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement()) {
+                if (d instanceof MariaDbDialect) {
+                    st.execute("SET time_zone = '+00:00'");
+                }
+                st.execute("CREATE TABLE " + name + " (id INTEGER NOT NULL PRIMARY KEY, kafka_topic VARCHAR(50), "
+                        + "kafka_partition BIGINT, kafka_offset BIGINT, kafka_timestamp BIGINT, kafka_log_time BIGINT, "
+                        + "kafka_version " + (text ? ownType : "BIGINT") + ", own " + ownType + ")");
+                for (int round = 0; round < 250; round++) {
+                    Version.ForeignRows rows = Version.ForeignRows.values()[random.nextInt(3)];
+                    boolean byField = random.nextBoolean();
+                    Guard guard = new Guard(Optional.of("kafka_topic"), "kafka_partition", "kafka_offset",
+                            "kafka_timestamp", "kafka_log_time", Optional.of("kafka_version"), text)
+                            .meeting(new Guard.Foreign(rows, byField ? Optional.of(new Guard.FieldColumn("own", form))
+                                    : Optional.empty()));
+                    // the field's value in the incoming record, and the row's own column (another writer's) or
+                    // kafka_version (kbackfill's), as the rule compares them
+                    long millis = 1_700_000_000_000L + random.nextInt(3);
+                    Comparable<?> ownField = random.nextInt(4) == 0 ? null : text ? strings[random.nextInt(strings.length)]
+                            : form == Guard.FieldForm.NUMBER ? (Comparable<?>) (random.nextInt(3) - 1L) : millis * 1000;
+                    Comparable<?> incomingField = random.nextInt(5) == 0 ? null : text ? strings[random.nextInt(strings.length)]
+                            : form == Guard.FieldForm.NUMBER ? (Comparable<?>) (random.nextInt(3) - 1L)
+                            : (1_700_000_000_000L + random.nextInt(3)) * 1000 + random.nextInt(2) * 500;
+                    boolean foreign = random.nextInt(3) != 0;
+                    Version stored = new Version("a", random.nextInt(2), random.nextInt(3), 1, 1 + random.nextInt(2),
+                            ownField);
+                    Version incoming = new Version("a", random.nextInt(2), random.nextInt(3), 1, 1 + random.nextInt(2),
+                            incomingField);
+                    st.execute("DELETE FROM " + name);
+                    try (java.sql.PreparedStatement insert = c.prepareStatement("INSERT INTO " + name
+                            + " VALUES (1, 'a', ?, ?, 1, ?, ?, ?)")) {
+                        if (foreign) {
+                            insert.setNull(1, java.sql.Types.BIGINT);
+                            insert.setNull(2, java.sql.Types.BIGINT);
+                            insert.setNull(3, java.sql.Types.BIGINT);
+                            bindField(insert, 4, null, text);
+                        } else {
+                            insert.setLong(1, stored.partition());
+                            insert.setLong(2, stored.offset());
+                            insert.setLong(3, stored.logTime());
+                            bindField(insert, 4, ownField, text);
+                        }
+                        if (ownField == null) {
+                            insert.setNull(5, text ? java.sql.Types.VARCHAR : form == Guard.FieldForm.TIMESTAMP
+                                    ? java.sql.Types.TIMESTAMP : java.sql.Types.BIGINT);
+                        } else if (form == Guard.FieldForm.TIMESTAMP) {
+                            java.time.Instant at = java.time.Instant.ofEpochMilli((Long) ownField / 1000);
+                            if (d instanceof MariaDbDialect) {
+                                insert.setObject(5, java.time.LocalDateTime.ofInstant(at, java.time.ZoneOffset.UTC));
+                            } else {
+                                insert.setObject(5, java.time.OffsetDateTime.ofInstant(at, java.time.ZoneOffset.UTC));
+                            }
+                        } else if (form == Guard.FieldForm.EPOCH_MILLIS) {
+                            insert.setLong(5, (Long) ownField / 1000);
+                        } else {
+                            bindField(insert, 5, ownField, text);
+                        }
+                        insert.executeUpdate();
+                    }
+                    dev.kbackfill.core.version.Held held = foreign
+                            ? new dev.kbackfill.core.version.Held.Foreign(byField ? ownField : null)
+                            : new dev.kbackfill.core.version.Held.Known(stored);
+                    assertThat(guardAdmits(c, name, guard, d, incoming, text))
+                            .as(form + " " + rows + (byField ? " by field" : "") + ": " + incoming + " over " + held)
+                            .isEqualTo(incoming.replaces(held, rows));
+                }
+            }
+        }
+    }
+
     @Test
     void theSqlGuardAgreesWithTheVersionRule() throws Exception {
         Guard guard = new Guard(Optional.of("kafka_topic"), "kafka_partition", "kafka_offset", "kafka_timestamp",

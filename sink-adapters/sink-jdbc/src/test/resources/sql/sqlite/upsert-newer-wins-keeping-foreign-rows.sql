@@ -1,0 +1,5 @@
+INSERT INTO "orders" ("id", "status", "amount", "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_log_time")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT ("id")
+DO UPDATE SET "status" = EXCLUDED."status", "amount" = EXCLUDED."amount", "kafka_topic" = EXCLUDED."kafka_topic", "kafka_partition" = EXCLUDED."kafka_partition", "kafka_offset" = EXCLUDED."kafka_offset", "kafka_timestamp" = EXCLUDED."kafka_timestamp", "kafka_log_time" = EXCLUDED."kafka_log_time"
+WHERE ("orders"."kafka_offset" IS NOT NULL AND (COALESCE("orders"."kafka_log_time", "orders"."kafka_timestamp") < EXCLUDED."kafka_log_time" OR (COALESCE("orders"."kafka_log_time", "orders"."kafka_timestamp") = EXCLUDED."kafka_log_time" AND ("orders"."kafka_partition" < EXCLUDED."kafka_partition" OR ("orders"."kafka_partition" = EXCLUDED."kafka_partition" AND ("orders"."kafka_offset" < EXCLUDED."kafka_offset" OR ("orders"."kafka_offset" = EXCLUDED."kafka_offset" AND COALESCE("orders"."kafka_topic", EXCLUDED."kafka_topic") < EXCLUDED."kafka_topic")))))))
