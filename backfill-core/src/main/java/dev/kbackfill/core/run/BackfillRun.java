@@ -188,17 +188,17 @@ public final class BackfillRun {
         if (!starts.isEmpty()) {
             try {
                 List<BoundedReader.Range> ranges = ranges(plan, starts);
-                tail = options.besideLiveWriter() ? afterRange(state, plan) : null;
+                newest = options.besideLiveWriter() ? newestInLog(state, plan, ranges) : null;
                 readAndWrite(state, plan, ranges, counters, total, totals);
             } catch (RunFailure e) {
                 // what the committed batches did, so that a retry or a report can account for it
                 throw new RunFailure(e.getMessage(), e.getCause(), summary(state, counters, totals, startedNanos));
             } finally {
-                if (tail != null) {
-                    listener.onNote("beside a live writer: read " + tail.records() + " record(s) of " + plan.topic()
-                            + " after the range in all, to the log's end before each write");
-                    tail.close();
-                    tail = null;
+                if (newest != null) {
+                    listener.onNote("beside a live writer: read " + newest.records() + " record(s) of " + plan.topic()
+                            + " for their keys in all, to the log's end before each write");
+                    newest.close();
+                    newest = null;
                 }
             }
         }
@@ -206,38 +206,58 @@ public final class BackfillRun {
     }
 
     /**
-     * The log after the plan's range, read to its end before the range is: a run beside a live writer writes a record
-     * only where the log holds no later one of its key ({@link #write}).
+     * Each key's newest record in the log from where this run starts to the log's end, read before the range is: a run
+     * beside a live writer writes a record only where it is its key's newest there ({@link #write}). Partitions this
+     * run does not read count from their range's end, their clocks looked up there.
      *
-     * @throws RunFailure when it cannot be read
+     * @throws RunFailure when the log cannot be read
      */
-    private dev.kbackfill.core.live.LogTail afterRange(JobState state, Plan plan) {
-        Map<Integer, Long> ends = new TreeMap<>();
-        plan.partitions().forEach(r -> ends.put(r.partition(), r.end()));
+    private dev.kbackfill.core.live.NewestInLog newestInLog(JobState state, Plan plan, List<BoundedReader.Range> ranges) {
+        Map<Integer, Long> from = new TreeMap<>();
+        Map<Integer, Long> before = new HashMap<>();
+        for (BoundedReader.Range r : ranges) {
+            from.put(r.partition(), r.start());
+            before.put(r.partition(), r.logTimeBefore());
+        }
+        Map<Integer, Long> finished = new TreeMap<>();
+        plan.partitions().stream().filter(r -> !from.containsKey(r.partition()))
+                .forEach(r -> finished.put(r.partition(), r.end()));
         long started = System.nanoTime();
-        dev.kbackfill.core.live.LogTail after = new dev.kbackfill.core.live.LogTail(
-                BoundedReader.withJobClientId(kafkaConfig, state.job()), plan.request().isolationLevel(), plan.topic(),
-                ends, decoder, Runtime.getRuntime().maxMemory() / 16,
-                java.nio.file.Path.of(System.getProperty("java.io.tmpdir")), options.stallTimeout());
+        dev.kbackfill.core.live.NewestInLog log = null;
         try {
-            after.catchUp();
-            after.seal();
+            if (!finished.isEmpty()) {
+                try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(kafkaConfig)) {
+                    before.putAll(dev.kbackfill.resolver.LogTimes.lookUp(offsets, plan.topic(), finished,
+                            plan.request().isolationLevel()).times());
+                }
+                from.putAll(finished);
+            }
+            log = new dev.kbackfill.core.live.NewestInLog(BoundedReader.withJobClientId(kafkaConfig, state.job()),
+                    plan.request().isolationLevel(), plan.topic(), from, before, decoder,
+                    Runtime.getRuntime().maxMemory() / 16, java.nio.file.Path.of(System.getProperty("java.io.tmpdir")),
+                    options.stallTimeout());
+            log.catchUp();
+            log.seal();
         } catch (RuntimeException e) {
-            after.close();
-            throw new RunFailure("cannot read the log of " + plan.topic() + " after the range (a run beside a live "
-                    + "writer writes a record only where the log holds no later record of its key): " + e.getMessage(), e);
+            if (log != null) {
+                log.close();
+            }
+            throw new RunFailure("cannot read the log of " + plan.topic() + " for its keys' newest records (a run beside "
+                    + "a live writer writes a record only where it is its key's newest in the log): " + e.getMessage(), e);
         }
         listener.onNote("beside a live writer (the target holds rows without kbackfill's version): read the "
-                + after.records() + " record(s) of " + plan.topic() + " after the range, up to " + after.positions()
-                + ", in " + (System.nanoTime() - started) / 1_000_000 + " ms; a record of the range is written only "
-                + "where none of them is of its key" + after.spilledTo().map(d -> " (their keys went to disk under " + d
-                + ")").orElse("") + (after.undecodable() > 0 ? "; " + after.undecodable() + " of them had no key that "
-                + "decodes" : ""));
-        return after;
+                + log.records() + " record(s) of " + plan.topic() + " from where this run starts, up to " + log.positions()
+                + ", in " + (System.nanoTime() - started) / 1_000_000 + " ms; a record is written only where it is its "
+                + "key's newest among them" + log.spilledTo().map(d -> " (their keys went to disk under " + d + ")")
+                .orElse("") + (log.undecodable() > 0 ? "; " + log.undecodable() + " of them had no key that decodes" : ""));
+        return log;
     }
 
-    /** The log after the range, for a run beside a live writer; null otherwise. Touched by the writer thread only. */
-    private dev.kbackfill.core.live.LogTail tail;
+    /**
+     * Each key's newest record in the log, for a run beside a live writer; null otherwise. Touched by the writer
+     * thread only, once read.
+     */
+    private dev.kbackfill.core.live.NewestInLog newest;
 
     /**
      * The ranges left to read, each with the log time its partition has reached below its start, so that this run
@@ -627,19 +647,20 @@ public final class BackfillRun {
     }
 
     /**
-     * Beside a live writer, the batch without the changes the log shows superseded: the log after the range is read
-     * on to its end as it stands now, and a change whose key has a record there is left out (counted per partition in
-     * {@code inLog}): the live writer has written, or will write, something newer for it. The rest are their keys'
-     * last records in the log, which may replace rows the live writer wrote. Elsewhere the batch as it is.
+     * Beside a live writer, the batch without the changes the log shows superseded: the log is read on to its end as it
+     * stands now, and a change whose key has a newer record there (later in the range, or after it) is left out
+     * (counted per partition in {@code inLog}): the live writer has written, or will write, something newer for it.
+     * The rest are their keys' newest records in the log, which may replace rows the live writer wrote. Elsewhere the
+     * batch as it is.
      */
     private WriteBatch withoutLaterInLog(WriteBatch batch, Map<Integer, Long> inLog) {
-        if (tail == null) {
+        if (newest == null) {
             return batch;
         }
-        tail.catchUp();
+        newest.catchUp();
         List<Change> later = new ArrayList<>();
         for (Change c : batch.changes()) {
-            if (tail.laterThanRange(c.key())) {
+            if (newest.superseded(c)) {
                 later.add(c);
                 inLog.merge(c.partition(), 1L, Long::sum);
             }

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Reduction;
 import dev.kbackfill.core.record.RowShape;
+import dev.kbackfill.core.version.Version;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
@@ -328,6 +329,331 @@ public abstract class SinkContract {
             }
             assertThat(rows()).containsExactlyElementsOf(expected.values());
         }
+    }
+
+    /** The metadata columns of another writer's sink: names the target does not have, so it leaves kbackfill's NULL. */
+    protected static final SinkSettings.MetadataColumns FOREIGN_METADATA = new SinkSettings.MetadataColumns(
+            "live_partition", "live_offset", "live_timestamp", "live_deleted", "live_topic", "live_log_time",
+            "live_version");
+
+    /**
+     * Another writer of this test's destination, as a live pipeline writes it: rows (or records) without kbackfill's
+     * version, its own column of the version field ({@code lsn}) where it writes one. The default drives this very
+     * sink kind under overwrite with metadata columns named {@link #FOREIGN_METADATA} (kbackfill's columns are then
+     * value columns its records lack: NULL, or, where {@code keepOurColumns}, left as they are) through
+     * {@link #newForeignSink}; empty where the sink has no such writer.
+     */
+    protected java.util.Optional<ForeignWriter> foreignWriter(boolean keepOurColumns) {
+        Sink sink = newForeignSink(keepOurColumns);
+        if (sink == null) {
+            return java.util.Optional.empty();
+        }
+        sink.open();
+        String writer = job + "-live";
+        AutoCloseable lock = sink.jobStore().lock(writer);
+        sink.jobStore().begin(JobState.begin(writer, "fingerprint", 1, plan()));
+        long[] sequence = {0};
+        return java.util.Optional.of(new ForeignWriter() {
+            @Override
+            public void write(String key, Map<String, Object> values) {
+                Change c = change(TOPIC, key, values, 0, 0, T0.toEpochMilli());
+                sink.write(new WriteBatch(writer, 1, ++sequence[0], List.of(c), RowShape.of(List.of(c)), Map.of(), TOPIC));
+            }
+
+            @Override
+            public void close() throws Exception {
+                try {
+                    lock.close();
+                } finally {
+                    sink.close();
+                }
+            }
+        });
+    }
+
+    /**
+     * This sink kind over this test's destination as another writer uses it: {@link #FOREIGN_METADATA}, overwrite,
+     * hard deletes, no table created; {@code keepOurColumns} writes only {@code status}, {@code amount} and {@code lsn}
+     * where the sink can leave the other columns as they are. Null where the sink kind has no such writer.
+     */
+    protected Sink newForeignSink(boolean keepOurColumns) {
+        return null;
+    }
+
+    /** Another writer of the destination ({@link #foreignWriter}). */
+    protected interface ForeignWriter extends AutoCloseable {
+        /** Writes the key's row as {@code values} (null: deletes it), as a live pipeline applies a record. */
+        void write(String key, Map<String, Object> values);
+    }
+
+    /**
+     * Beside a live writer: a seeded random log of two partitions (keys of one partition each, a fifth of the records
+     * deletes, each record's status naming its offset); another writer applies a random suffix of each partition's
+     * log to the target record by record, rows without kbackfill's version (with and without the payload version
+     * {@code lsn}, its own columns of kbackfill's nulled or left alone), interleaved at random with the runs of a
+     * backfill over random ranges (covering everything before the suffix, often overlapping it), split at random into
+     * batches. Each run leaves out, as a run does after reading the log after its range, the records whose key has a
+     * later one there, and writes the rest as its key's newest in the log. No backfill write ever makes a row older
+     * than it was; when both are done, every key holds its last record (or none after a delete).
+     */
+    @Test
+    void besideALiveWriterNoBackfillWriteMakesARowOlderAndBothEndInTheLogsLastRecords() throws Exception {
+        int ran = 0;
+        // the field first: the table made for it has its version column, which not every sink can add later
+        for (int variant : new int[] {2, 0, 1}) {
+            boolean byField = variant == 2;
+            if (byField && !supportsVersionField() || variant == 1 && newForeignSink(true) == null && !keepsColumns()) {
+                continue;
+            }
+            boolean keepOurColumns = variant == 1;
+            versionField = byField ? java.util.Optional.of(dev.kbackfill.core.version.VersionField.parse("lsn"))
+                    : java.util.Optional.empty();
+            java.util.Optional<ForeignWriter> probe;
+            // the table made by a first batch of kbackfill's, with every column the rows use
+            try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+                Map<String, Object> seed = new LinkedHashMap<>();
+                seed.put("status", "seed");
+                seed.put("amount", null);
+                seed.put("lsn", 0L);
+                Change first = change(TOPIC, "v" + variant + "-seed", seed, 0, 0, T0.toEpochMilli());
+                s.write(new WriteBatch(job, 1, 1, List.of(first.withVersionField(byField ? 0L : null)),
+                        RowShape.of(List.of(first)), Map.of(0, 1L), TOPIC));
+            }
+            probe = foreignWriter(keepOurColumns);
+            if (probe.isEmpty()) {
+                continue;
+            }
+            try (ForeignWriter live = probe.get()) {
+                liveWriterRounds(live, new java.util.Random(52 + variant * 7 + getClass().getSimpleName().hashCode()),
+                        "v" + variant, byField);
+            }
+            ran++;
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(ran > 0, "this sink has no foreign writer here");
+    }
+
+    /** Rounds of the live-writer property: two, fewer where every run costs seconds (a topic's transactions). */
+    protected int liveWriterRounds() {
+        return 2;
+    }
+
+    /** Whether another writer of this sink can write some columns of a row and leave the others ({@link #foreignWriter}). */
+    protected boolean keepsColumns() {
+        return false;
+    }
+
+    private void liveWriterRounds(ForeignWriter live, java.util.Random random, String prefix, boolean byField)
+            throws Exception {
+        java.util.Map<String, String> expected = new java.util.TreeMap<>();
+        for (int round = 0; round < liveWriterRounds(); round++) {
+            // the log: per partition, records in offset order; keys of one partition each; lsn grows along the log
+            List<List<Change>> logs = new java.util.ArrayList<>();
+            long lsn = 1;
+            for (int p = 0; p < 2; p++) {
+                List<Change> log = new java.util.ArrayList<>();
+                int size = 6 + random.nextInt(6);
+                for (long o = 0; o < size; o++) {
+                    String key = prefix + "r" + round + "p" + p + "k" + random.nextInt(3);
+                    boolean delete = random.nextInt(5) == 0;
+                    Map<String, Object> values = new LinkedHashMap<>();
+                    values.put("status", "p" + p + "o" + o);
+                    values.put("amount", null);
+                    values.put("lsn", lsn);
+                    Change c = change(TOPIC, key, delete ? null : values, p, o, T0.plusSeconds(o).toEpochMilli());
+                    log.add(c.withVersionField(byField ? lsn : null));
+                    lsn++;
+                }
+                logs.add(log);
+            }
+            // each key's last record
+            java.util.Map<String, Change> last = new java.util.HashMap<>();
+            logs.forEach(log -> log.forEach(c -> last.put((String) c.key().get("kafka_key"), c)));
+            last.forEach((k, c) -> {
+                if (!c.isTombstone()) {
+                    expected.put(k, k + "=" + c.values().get("status"));
+                } else {
+                    expected.remove(k);
+                }
+            });
+            // the live writer's suffix, and the backfill's runs: ranges that cover everything before it
+            int[] suffix = new int[2];
+            List<int[]> runs = new java.util.ArrayList<>(); // {partition, start, end}
+            for (int p = 0; p < 2; p++) {
+                int size = logs.get(p).size();
+                suffix[p] = random.nextInt(size + 1);
+                int at = 0;
+                int cover = Math.min(size, suffix[p] + random.nextInt(3)); // often overlapping the suffix
+                while (at < cover) {
+                    int to = Math.min(cover, at + 1 + random.nextInt(4));
+                    runs.add(new int[] {p, at, to});
+                    at = to;
+                }
+            }
+            java.util.Collections.shuffle(runs, random);
+            // the order of events: a live step (one record) or a backfill run, at random
+            int[] livePos = suffix.clone();
+            java.util.Map<String, Long> applied = new java.util.HashMap<>(); // per key, the offset of its state
+            java.util.Iterator<int[]> pending = runs.iterator();
+            while (pending.hasNext() || livePos[0] < logs.get(0).size() || livePos[1] < logs.get(1).size()) {
+                boolean liveLeft = livePos[0] < logs.get(0).size() || livePos[1] < logs.get(1).size();
+                if (liveLeft && (!pending.hasNext() || random.nextInt(3) != 0)) {
+                    int p = livePos[0] >= logs.get(0).size() ? 1 : livePos[1] >= logs.get(1).size() ? 0
+                            : random.nextInt(2);
+                    Change c = logs.get(p).get(livePos[p]++);
+                    live.write((String) c.key().get("kafka_key"), c.values());
+                    applied.put((String) c.key().get("kafka_key"), c.offset());
+                    seen = null;
+                    continue;
+                }
+                int[] run = pending.next();
+                backfillRun(logs, run, random, applied);
+            }
+        }
+        List<String> held = new java.util.ArrayList<>();
+        for (String row : rows()) {
+            String key = row.substring(0, row.indexOf('='));
+            if (key.startsWith(prefix + "r")) {
+                held.add(row.substring(0, row.indexOf('/')));
+            }
+        }
+        assertThat(held).as("every key its last record").containsExactlyElementsOf(expected.values());
+    }
+
+    /**
+     * One run of a backfill over {@code run} ({partition, start, end}) beside the live writer: the records whose key
+     * has a later record in the log are left out (as a run reads the log from its start), the rest written
+     * in random batches as their keys' newest in the log; no write makes a row older than it was.
+     */
+    private void backfillRun(List<List<Change>> logs, int[] run, java.util.Random random,
+                             java.util.Map<String, Long> applied) throws Exception {
+        int p = run[0];
+        // each key's newest record in the log (keys of one partition each): what the run reads from its start on
+        java.util.Map<Object, Long> newestOffset = new java.util.HashMap<>();
+        logs.get(p).forEach(c -> newestOffset.put(c.key().get("kafka_key"), c.offset()));
+        List<Change> range = logs.get(p).subList(run[1], run[2]);
+        try (Opened s = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            String name = job + "-p" + p + "-" + run[1];
+            s.sink.jobStore().begin(JobState.begin(name, "fingerprint", 1, plan()));
+            int at = 0;
+            while (at < range.size()) {
+                int to = Math.min(range.size(), at + 1 + random.nextInt(3));
+                List<Change> reduced = Reduction.lastPerKey(range.subList(at, to));
+                List<Change> newest = reduced.stream()
+                        .filter(c -> newestOffset.get(c.key().get("kafka_key")) == c.offset()).toList();
+                java.util.Map<String, String> before = seen != null ? seen : statuses();
+                s.write(new WriteBatch(name, 1, at + 1, newest, RowShape.of(newest.isEmpty() ? reduced : newest),
+                        Map.of(p, range.get(to - 1).offset() + 1), TOPIC, true,
+                        dev.kbackfill.core.version.Version.ForeignRows.NEWEST_IN_LOG));
+                java.util.Map<String, String> after = statuses();
+                seen = after;
+                for (Change c : newest) {
+                    String key = (String) c.key().get("kafka_key");
+                    if (java.util.Objects.equals(before.get(key), after.get(key))) {
+                        continue; // kept out, or written as it was
+                    }
+                    long now = after.containsKey(key) ? Long.parseLong(after.get(key).replaceFirst("^p\\do", ""))
+                            : c.offset(); // deleted by this batch's tombstone
+                    assertThat(now).as("key " + key + ": a backfill write never makes its row older (it held the "
+                            + "record at " + applied.get(key) + ")").isGreaterThanOrEqualTo(applied.getOrDefault(key, -1L));
+                    applied.put(key, now);
+                }
+                at = to;
+            }
+        }
+    }
+
+    /**
+     * A row another writer wrote, met by a record: kept (counted as kept out) where nothing says the record is newer,
+     * replaced where the run found it its key's newest in the log or the user said no other writer exists; and,
+     * where the job orders by a version field and the row holds it in its own column, by that field whatever the
+     * batch says. The same for a delete.
+     */
+    @Test
+    void aRowOfAnotherWriterIsReplacedOnlyWhereTheLogOrItsOwnVersionFieldSaysTheRecordIsNewer() throws Exception {
+        for (boolean byField : new boolean[] {true, false}) { // the table made for the field has its column
+            if (byField && !supportsVersionField()) {
+                continue;
+            }
+            versionField = byField ? java.util.Optional.of(dev.kbackfill.core.version.VersionField.parse("lsn"))
+                    : java.util.Optional.empty();
+            String k = byField ? "f" : "n";
+            try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+                s.write(foreignBatch(1, List.of(versioned(k + "-seed", "seed", 0, 0, 1L)), Version.ForeignRows.KEPT));
+            }
+            java.util.Optional<ForeignWriter> foreign = foreignWriter(false);
+            org.junit.jupiter.api.Assumptions.assumeTrue(foreign.isPresent(), "this sink has no foreign writer here");
+            try (ForeignWriter live = foreign.get()) {
+                for (String key : List.of(k + "-kept", k + "-newest", k + "-replaced", k + "-deleted")) {
+                    live.write(key, values("live", 10L));
+                }
+            }
+            try (Opened s = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+                String name = job + "-" + k;
+                s.sink.jobStore().begin(JobState.begin(name, "fingerprint", 1, plan()));
+                // the record's field below the row's own (5 against 10), or none where the job has no field
+                WriteResult kept = s.write(named(name, foreignBatch(2, List.of(versioned(k + "-kept", "backfill", 0, 5,
+                        byField ? 5L : null)), Version.ForeignRows.KEPT)));
+                WriteResult newest = s.write(named(name, foreignBatch(3, List.of(versioned(k + "-newest", "backfill", 0,
+                        6, byField ? 5L : null)), Version.ForeignRows.NEWEST_IN_LOG)));
+                boolean own = byField && foreignRowsHoldTheirField();
+                WriteResult replaced = s.write(named(name, foreignBatch(4, List.of(versioned(k + "-replaced", "backfill",
+                        0, 7, byField ? 20L : null)), own ? Version.ForeignRows.KEPT : Version.ForeignRows.REPLACED)));
+                Change delete = tombstone(k + "-deleted", 0, 8).withVersionField(byField ? 20L : null);
+                s.write(named(name, foreignBatch(5, List.of(delete), Version.ForeignRows.NEWEST_IN_LOG)));
+                assertThat(kept.keptOutTotal()).isEqualTo(1);
+                assertThat(statuses()).containsEntry(k + "-kept", "live")
+                        // by its own field the row is newer (10 against 5), whatever the log says
+                        .containsEntry(k + "-newest", own ? "live" : "backfill")
+                        .containsEntry(k + "-replaced", "backfill")
+                        .doesNotContainKey(k + "-deleted");
+                assertThat(newest.keptOutTotal()).isEqualTo(own ? 1 : 0);
+                assertThat(replaced.upserted()).isEqualTo(1);
+            }
+        }
+    }
+
+    /**
+     * Whether a row of another writer is read with its own column of the version field; a topic's records are not
+     * decoded for it (their order is the log's).
+     */
+    protected boolean foreignRowsHoldTheirField() {
+        return true;
+    }
+
+    private static Map<String, Object> values(String status, Long lsn) {
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("status", status);
+        v.put("amount", null);
+        v.put("lsn", lsn);
+        return v;
+    }
+
+    private Change versioned(String key, String status, int partition, long offset, Long lsn) {
+        return change(TOPIC, key, values(status, lsn), partition, offset, T0.plusSeconds(offset).toEpochMilli())
+                .withVersionField(lsn);
+    }
+
+    private WriteBatch foreignBatch(long sequence, List<Change> changes, Version.ForeignRows foreign) {
+        return new WriteBatch(job, 1, sequence, changes, RowShape.of(changes), Map.of(0, changes.get(0).offset() + 1),
+                TOPIC, true, foreign);
+    }
+
+    private static WriteBatch named(String name, WriteBatch b) {
+        return new WriteBatch(name, b.run(), b.sequence(), b.changes(), b.shape(), b.nextOffsets(), b.topic(), b.commits(),
+                b.foreignRows());
+    }
+
+    /** The statuses read last, while no other writer wrote since; null otherwise. */
+    private java.util.Map<String, String> seen;
+
+    /** The status of each key's row: the record it holds ({@code pPoO}). */
+    private java.util.Map<String, String> statuses() throws Exception {
+        java.util.Map<String, String> out = new java.util.HashMap<>();
+        for (String row : rows()) {
+            int eq = row.indexOf('=');
+            out.put(row.substring(0, eq), row.substring(eq + 1, row.indexOf('/', eq)));
+        }
+        return out;
     }
 
     /**

@@ -118,7 +118,7 @@ final class DeltaPruning {
         return String.valueOf(v);
     }
 
-    private static String physicalName(StructType schema, int ordinal) {
+    static String physicalName(StructType schema, int ordinal) {
         io.delta.kernel.types.FieldMetadata fm = schema.at(ordinal).getMetadata();
         return fm.contains("delta.columnMapping.physicalName") ? fm.getString("delta.columnMapping.physicalName")
                 : schema.at(ordinal).getName();

@@ -145,6 +145,44 @@ final class DeltaTable implements LakeSink.Table {
         return tableSchema.check(snapshot().orElseThrow());
     }
 
+    /**
+     * Whether a data file holds a row without an offset (or the table no offset column, and a row), from the files'
+     * statistics (their null counts): a file without statistics may, and counts as one that does.
+     */
+    @Override
+    public boolean holdsForeignRows() {
+        Optional<Snapshot> snapshot = snapshot();
+        if (snapshot.isEmpty()) {
+            return false;
+        }
+        StructType schema = snapshot.get().getSchema();
+        int offset = schema.indexOf(meta.offset());
+        String column = offset < 0 ? null : DeltaPruning.physicalName(schema, offset);
+        try (io.delta.kernel.utils.CloseableIterator<io.delta.kernel.data.FilteredColumnarBatch> it =
+                     snapshot.get().getScanBuilder().build().getScanFiles(engine, true)) {
+            while (it.hasNext()) {
+                try (io.delta.kernel.utils.CloseableIterator<Row> rows = it.next().getRows()) {
+                    while (rows.hasNext()) {
+                        Optional<String> stats = KernelInternals.statsJson(rows.next());
+                        if (stats.isEmpty()) {
+                            return true;
+                        }
+                        com.fasterxml.jackson.databind.JsonNode s = JSON.readTree(stats.get());
+                        if (column == null ? s.path("numRecords").asLong(1) > 0
+                                : !s.path("nullCount").has(column) || s.path("nullCount").path(column).asLong() > 0) {
+                            return true;
+                        }
+                    }
+                }
+            }
+            return false;
+        } catch (IOException e) {
+            throw new SinkException("cannot read the files of " + shown() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
     @Override
     public void checkCreation() {
         DeltaTableCreation.checkProperties(path, settings, engine, ENGINE_INFO);
@@ -370,7 +408,11 @@ final class DeltaTable implements LakeSink.Table {
         Map<List<Object>, Change> incoming = decisions.byKey(batch, collided);
         // candidate files, probed, and where each incoming key currently lives
         Scan scan = snapshot.getScanBuilder().build();
-        Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, ord.present()))
+        // the key, the version columns, and the column of the version field where a row of another writer holds it
+        int[] read = java.util.stream.IntStream.concat(java.util.Arrays.stream(ord.present()),
+                java.util.stream.IntStream.of(lakeRows.ownVersionFieldOrdinal(settings.versionField(),
+                        settings.mapping()))).toArray();
+        Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, read))
                 .build().getScanState(engine);
         // one file per core at a time: probing is most of a small batch's work on a large table
         List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();

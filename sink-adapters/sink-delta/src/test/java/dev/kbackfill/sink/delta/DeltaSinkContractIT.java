@@ -34,6 +34,14 @@ class DeltaSinkContractIT extends SinkContract {
                 .withPartitionBy(partitionBy()));
     }
 
+    /** Rows of a lake table are written whole: another writer nulls kbackfill's columns. */
+    @Override
+    protected Sink newForeignSink(boolean keepOurColumns) {
+        return keepOurColumns ? null : SinkFactory.forSettings(new SinkSettings("delta:" + table(), "orders",
+                Optional.empty(), Optional.empty(), ConflictMode.OVERWRITE, TombstoneMode.DELETE, false, false,
+                FOREIGN_METADATA));
+    }
+
     /** How the tables this contract creates are partitioned: not at all here. */
     List<String> partitionBy() {
         return List.of();

@@ -120,6 +120,33 @@ final class IcebergTable implements LakeSink.Table {
         return tableSchema.check(table().orElseThrow());
     }
 
+    /**
+     * Whether a data file holds a row without an offset (or the table no offset column, and a row), from the files'
+     * null counts: a file without them may, and counts as one that does.
+     */
+    @Override
+    public boolean holdsForeignRows() {
+        Optional<Table> t = table();
+        if (t.isEmpty() || t.get().currentSnapshot() == null) {
+            return false;
+        }
+        Types.NestedField offset = t.get().schema().findField(meta.offset());
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks = t.get().newScan()
+                .includeColumnStats().planFiles()) {
+            for (org.apache.iceberg.FileScanTask task : tasks) {
+                org.apache.iceberg.DataFile f = task.file();
+                if (offset == null ? f.recordCount() > 0 : f.nullValueCounts() == null
+                        || f.nullValueCounts().getOrDefault(offset.fieldId(), 1L) > 0) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (java.io.IOException e) {
+            throw new dev.kbackfill.core.sink.SinkException("cannot read the files of " + ref.shown() + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
     @Override
     public void checkCreation() {
         // the table's properties are checked by Iceberg when the first batch creates it; its partitioning here
@@ -312,7 +339,9 @@ final class IcebergTable implements LakeSink.Table {
             probed = mayHaveWritten(incoming.keySet());
         }
         List<IcebergFiles.Hit> hits = base == null || probed.isEmpty() ? List.of()
-                : files.probe(base, keyOrdinals, ord.present(), probed);
+                : files.probe(base, keyOrdinals, java.util.stream.IntStream.concat(java.util.Arrays.stream(ord.present()),
+                        java.util.stream.IntStream.of(lakeRows.ownVersionFieldOrdinal(settings.versionField(),
+                                settings.mapping())).filter(o -> o >= 0)).distinct().toArray(), probed);
         Map<List<Object>, KeyedBatch.Stored<IcebergFiles.Hit>> found = byKey(hits, keyOrdinals);
         List<Object[]> newRows = new ArrayList<>();
         List<IcebergFiles.Hit> takenOut = new ArrayList<>();

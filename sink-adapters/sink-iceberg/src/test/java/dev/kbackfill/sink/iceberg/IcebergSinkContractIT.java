@@ -52,6 +52,14 @@ class IcebergSinkContractIT extends SinkContract {
         return true;
     }
 
+    /** Rows of a lake table are written whole: another writer nulls kbackfill's columns. */
+    @Override
+    protected Sink newForeignSink(boolean keepOurColumns) {
+        return keepOurColumns ? null : SinkFactory.forSettings(new SinkSettings("iceberg:" + table(), "orders",
+                Optional.empty(), Optional.empty(), ConflictMode.OVERWRITE, TombstoneMode.DELETE, false, false,
+                FOREIGN_METADATA, Map.of(), SinkSettings.Source.NONE, Map.of()));
+    }
+
     @Override
     protected List<String> rows() throws Exception {
         HadoopTables tables = new HadoopTables(new Configuration());

@@ -178,7 +178,9 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             }
             connection = connect();
             warnings.addAll(schema.open(connection));
-            ledger.read(connection, dialect());
+            if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
+                ledger.read(connection, dialect()); // the only mode that consults it
+            }
             jobStore.openTables();
         } catch (SQLException e) {
             close();

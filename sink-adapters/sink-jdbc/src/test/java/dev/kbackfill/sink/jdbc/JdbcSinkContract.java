@@ -54,6 +54,20 @@ abstract class JdbcSinkContract extends SinkContract {
                 tombstone, create, ignoreUnknown, SinkSettings.MetadataColumns.DEFAULT).withVersionField(versionField));
     }
 
+    @Override
+    protected Sink newForeignSink(boolean keepOurColumns) {
+        SinkSettings settings = new SinkSettings(url(), table, Optional.empty(), Optional.empty(), ConflictMode.OVERWRITE,
+                TombstoneMode.DELETE, false, false, FOREIGN_METADATA);
+        return SinkFactory.forSettings(keepOurColumns ? settings.withMapping(new dev.kbackfill.core.record.ColumnMapping(
+                List.of("status", "amount", "lsn"), Map.of(), List.of())) : settings);
+    }
+
+    /** An upsert of some columns leaves the others as they are. */
+    @Override
+    protected boolean keepsColumns() {
+        return true;
+    }
+
     /** The table's rows as {@code key=status/amount@partition:offset}, by key, soft-deleted ones marked. */
     @Override
     protected List<String> rows() throws SQLException {

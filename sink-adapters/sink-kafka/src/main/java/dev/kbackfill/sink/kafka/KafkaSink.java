@@ -500,6 +500,12 @@ final class KafkaSink implements Sink, JobStore {
         return existed;
     }
 
+    /** Whether the target topic holds a record without kbackfill's headers (another writer's), as indexed at open. */
+    @Override
+    public boolean holdsForeignRows() {
+        return settings.conflictMode() == ConflictMode.NEWER_WINS && index != null && index.sawForeign();
+    }
+
     @Override
     public WriteResult write(WriteBatch batch) {
         long[] counts = {0, 0, 0};
@@ -568,7 +574,7 @@ final class KafkaSink implements Sink, JobStore {
             case OVERWRITE -> true;
             case INSERT_ONLY -> index.absent(r.key());
             case NEWER_WINS -> index.newerWins(r.key(), new Version(r.topic(), r.partition(), r.offset(), r.timestamp(),
-                    r.logTime(), c.versionField()));
+                    r.logTime(), c.versionField()), batch.foreignRows());
         };
     }
 

@@ -180,6 +180,9 @@ final class TargetIndex implements AutoCloseable {
                 field = null;
             }
         }
+        if (origin == FOREIGN) {
+            foreignRecords++;
+        }
         put(key, new Stamp(origin, partition, offset, ts, logTime, tombstone, field, digest));
     }
 
@@ -202,9 +205,27 @@ final class TargetIndex implements AutoCloseable {
 
     /** Whether a record of version {@code incoming} supersedes what the key holds (value or tombstone). */
     boolean newerWins(byte[] key, Version incoming) {
-        Stamp s = get(key);
-        return s == null || incoming.supersedes(s.version());
+        return newerWins(key, incoming, Version.ForeignRows.REPLACED);
     }
+
+    /**
+     * Whether a record of version {@code incoming} replaces what the target holds for its key, by the one rule
+     * ({@link Version#replaces}): a record another writer wrote (no kbackfill headers) as {@code foreign} says.
+     */
+    boolean newerWins(byte[] key, Version incoming, Version.ForeignRows foreign) {
+        Stamp s = get(key);
+        dev.kbackfill.core.version.Held held = s == null ? dev.kbackfill.core.version.Held.NOTHING
+                : FOREIGN.equals(s.topic()) ? new dev.kbackfill.core.version.Held.Foreign(null)
+                : new dev.kbackfill.core.version.Held.Known(s.version());
+        return incoming.replaces(held, foreign);
+    }
+
+    /** Whether a record another writer wrote (no kbackfill headers) was indexed. */
+    boolean sawForeign() {
+        return foreignRecords > 0;
+    }
+
+    private long foreignRecords;
 
     /** Whether the key holds no live value (absent or deleted). */
     boolean absent(byte[] key) {

@@ -12,6 +12,7 @@ import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.core.version.Held;
 import dev.kbackfill.core.version.Version;
 
 /**
@@ -116,7 +117,7 @@ public final class KeyedBatch<W> {
             // the key's ledger text, only where the ledger is read or written for it
             String ledgerKey = consultLedger || (ledgered && c.isTombstone()) ? TombstoneLedger.keyText(e.getKey()) : null;
             Version deletedAt = consultLedger ? ledger.deleted(ledgerKey) : null;
-            switch (verdict(c, batch.version(c), stored, deletedAt)) {
+            switch (verdict(c, batch, stored, deletedAt)) {
                 case KEPT_OUT -> {
                     keptOut.merge(c.partition(), 1L, Long::sum);
                     continue;
@@ -170,7 +171,7 @@ public final class KeyedBatch<W> {
 
     private enum Verdict { TAKEN, KEPT_OUT, IGNORED }
 
-    private Verdict verdict(Change c, Version incoming, Object[] stored, Version deletedAt) {
+    private Verdict verdict(Change c, WriteBatch batch, Object[] stored, Version deletedAt) {
         switch (settings.conflictMode()) {
             case OVERWRITE:
                 return Verdict.TAKEN;
@@ -180,11 +181,21 @@ public final class KeyedBatch<W> {
                 }
                 return stored == null ? Verdict.TAKEN : Verdict.KEPT_OUT;
             default:
-                Version held = deletedAt;
-                if (stored != null) {
-                    held = Version.newer(ordinals.version(stored), held);
-                }
-                return incoming.supersedes(held) ? Verdict.TAKEN : Verdict.KEPT_OUT;
+                // the row, and the key's delete in the ledger, each by the one rule (a row of another writer as the
+                // batch says, by its own column of the version field first)
+                Version incoming = batch.version(c);
+                return incoming.replaces(held(stored), batch.foreignRows())
+                        && incoming.replaces(Held.of(deletedAt), batch.foreignRows()) ? Verdict.TAKEN : Verdict.KEPT_OUT;
         }
+    }
+
+    /** What a stored row is to the version rule: nothing, a version kbackfill wrote, or another writer's row. */
+    private Held held(Object[] stored) {
+        if (stored == null) {
+            return Held.NOTHING;
+        }
+        Version v = ordinals.version(stored);
+        return v != null ? new Held.Known(v)
+                : new Held.Foreign(rows.ownVersionField(stored, settings.versionField(), settings.mapping()));
     }
 }

@@ -130,6 +130,53 @@ public final class LakeRows {
         return physical(value, ord);
     }
 
+    /**
+     * A stored row's own value of the job's version field, as the version rule compares it: the column the job writes
+     * a top-level field into, where the table has it and its type holds the field's values (whole numbers in an
+     * integer column, text in a string column, timestamps in a timestamp column, or epoch milliseconds in an integer
+     * column); null otherwise, or where the row holds none. What orders a row of another writer against a record
+     * ({@link dev.kbackfill.core.version.Held.Foreign}).
+     */
+    public Comparable<?> ownVersionField(Object[] row, java.util.Optional<dev.kbackfill.core.version.VersionField> field,
+                                         dev.kbackfill.core.record.ColumnMapping mapping) {
+        int ord = ownVersionFieldOrdinal(field, mapping);
+        if (ord < 0 || row[ord] == null) {
+            return null;
+        }
+        Object v = row[ord];
+        LakeType.Kind kind = types[ord].kind();
+        boolean integer = kind == LakeType.Kind.LONG || kind == LakeType.Kind.INT;
+        return switch (field.get().type()) {
+            case INTEGER -> integer ? (Comparable<?>) ((Number) v).longValue() : null;
+            case STRING -> kind == LakeType.Kind.STRING ? (Comparable<?>) v.toString() : null;
+            case TIMESTAMP -> kind == LakeType.Kind.TIMESTAMP ? (Comparable<?>) ((Number) v).longValue()
+                    : integer ? (Comparable<?>) Math.multiplyExact(((Number) v).longValue(), 1000L) : null;
+        };
+    }
+
+    /**
+     * Where the column {@link #ownVersionField} reads sits (a probe of the table's rows reads it with the key), or -1
+     * where the table has none the field's values fit.
+     */
+    public int ownVersionFieldOrdinal(java.util.Optional<dev.kbackfill.core.version.VersionField> field,
+                                      dev.kbackfill.core.record.ColumnMapping mapping) {
+        if (field.isEmpty() || field.get().path().contains(".")) {
+            return -1;
+        }
+        Integer ord = ordinals.get(mapping.columnOf(field.get().path()));
+        if (ord == null || types[ord] == null) {
+            return -1;
+        }
+        LakeType.Kind kind = types[ord].kind();
+        boolean integer = kind == LakeType.Kind.LONG || kind == LakeType.Kind.INT;
+        boolean fits = switch (field.get().type()) {
+            case INTEGER -> integer;
+            case STRING -> kind == LakeType.Kind.STRING;
+            case TIMESTAMP -> integer || kind == LakeType.Kind.TIMESTAMP;
+        };
+        return fits ? ord : -1;
+    }
+
     /** The key of a row. */
     public static List<Object> keyOf(Object[] row, int[] keyOrdinals) {
         List<Object> k = new ArrayList<>(keyOrdinals.length);

@@ -48,6 +48,14 @@ public final class LakeSink implements Sink, JobStore, Maintenance {
         /** Checks an existing table before anything is read; returns warnings for people. */
         List<String> check();
 
+        /**
+         * Whether the table holds a row without kbackfill's version ({@link Sink#holdsForeignRows}); false for a table
+         * that does not exist.
+         */
+        default boolean holdsForeignRows() {
+            return false;
+        }
+
         /** Checks what creating the table from the records would need (its properties) before anything is read. */
         void checkCreation();
 
@@ -223,6 +231,12 @@ public final class LakeSink implements Sink, JobStore, Maintenance {
     @Override
     public boolean destinationExists() {
         return table.exists();
+    }
+
+    @Override
+    public boolean holdsForeignRows() {
+        return settings.conflictMode() == dev.kbackfill.core.sink.ConflictMode.NEWER_WINS && table.exists()
+                && table.holdsForeignRows();
     }
 
     @Override

@@ -13,6 +13,7 @@ import dev.kbackfill.core.record.DecodeException;
 import dev.kbackfill.core.record.KeyIdentity;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.record.SourceRecord;
+import dev.kbackfill.core.version.LogClock;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -24,23 +25,26 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * The log after a range: for each partition of a plan, the keys of the records from the range's end on, read keys
- * only (values decoded only where the key comes from value fields) by a group-less consumer ({@code assign} and
- * {@code seek}, no commits) and kept as 128-bit hashes in bounded memory ({@link KeyHashes}). A run beside a live
- * writer asks it whether a record of its range is its key's last in the log ({@link #laterThanRange}), after reading
- * on to the log's end as it stands just before each write ({@link #catchUp}): a key with a later record is one the
- * live writer has written, or will write, something newer for.
+ * Each key's newest record in the log from where a run starts to the log's end: for each partition of a plan, the
+ * records from the run's start on (the rest of its range, and the log after it), read keys only (values decoded only
+ * where the key comes from value fields) by a group-less consumer ({@code assign} and {@code seek}, no commits),
+ * stamped with their log time as every run stamps them ({@link LogClock}), the newest place per key kept in bounded
+ * memory ({@link KeyVersions}). A run beside a live writer asks it whether a record of its range is its key's newest
+ * in the log ({@link #superseded}), after reading on to the log's end as it stands just before each write
+ * ({@link #catchUp}): a key with a newer record is one the live writer has written, or will write, something newer
+ * for, whether that record lies after the range or later in it.
  *
  * <p>Records whose key cannot be decoded are counted ({@link #undecodable()}) and left out: the run could not write
  * them either. Records deleted from the log before they were read (retention reaching past the range's end) are
  * skipped and counted ({@link #lost()}).
  */
-public final class LogTail implements AutoCloseable {
+public final class NewestInLog implements AutoCloseable {
 
     private final String topic;
     private final Consumer<byte[], byte[]> consumer;
     private final RecordDecoder decoder;
-    private final KeyHashes keys;
+    private final KeyVersions keys;
+    private final LogClock clock;
     private final Map<TopicPartition, Long> positions = new HashMap<>();
     private final Duration stallTimeout;
     private long records;
@@ -49,23 +53,26 @@ public final class LogTail implements AutoCloseable {
 
     /**
      * @param clientConfig the run's client settings (no {@code group.id})
-     * @param from         per partition, where its range ends: the first offset of the log after it
+     * @param from         per partition, where the run starts reading it
+     * @param logTimeBefore per partition, the log time below that start ({@link dev.kbackfill.resolver.LogTimes})
      * @param memoryBytes  what the keys may take in memory before they go to disk
      * @param spillParent  where they go then
      */
-    public LogTail(Map<String, Object> clientConfig, IsolationLevel isolation, String topic, Map<Integer, Long> from,
-                   RecordDecoder decoder, long memoryBytes, Path spillParent, Duration stallTimeout) {
+    public NewestInLog(Map<String, Object> clientConfig, IsolationLevel isolation, String topic, Map<Integer, Long> from,
+                       Map<Integer, Long> logTimeBefore, RecordDecoder decoder, long memoryBytes, Path spillParent,
+                       Duration stallTimeout) {
         this(topic, new KafkaConsumer<>(config(clientConfig, isolation), new ByteArrayDeserializer(),
-                new ByteArrayDeserializer()), from, decoder, memoryBytes, spillParent, stallTimeout);
+                new ByteArrayDeserializer()), from, logTimeBefore, decoder, memoryBytes, spillParent, stallTimeout);
     }
 
     /** Reads through a consumer made elsewhere (group-less, without auto-commit). */
-    LogTail(String topic, Consumer<byte[], byte[]> consumer, Map<Integer, Long> from, RecordDecoder decoder,
-            long memoryBytes, Path spillParent, Duration stallTimeout) {
+    NewestInLog(String topic, Consumer<byte[], byte[]> consumer, Map<Integer, Long> from, Map<Integer, Long> logTimeBefore,
+                RecordDecoder decoder, long memoryBytes, Path spillParent, Duration stallTimeout) {
         this.topic = topic;
         this.consumer = consumer;
         this.decoder = decoder;
-        this.keys = new KeyHashes(memoryBytes, spillParent);
+        this.keys = new KeyVersions(memoryBytes, spillParent);
+        this.clock = new LogClock(logTimeBefore);
         this.stallTimeout = stallTimeout;
         from.forEach((p, offset) -> positions.put(new TopicPartition(topic, p), offset));
         if (!positions.isEmpty()) {
@@ -77,7 +84,7 @@ public final class LogTail implements AutoCloseable {
     private static Map<String, Object> config(Map<String, Object> clientConfig, IsolationLevel isolation) {
         Map<String, Object> c = new HashMap<>(BoundedReader.consumerConfig(clientConfig, isolation));
         Object id = clientConfig.get(ConsumerConfig.CLIENT_ID_CONFIG);
-        c.put(ConsumerConfig.CLIENT_ID_CONFIG, (id == null ? "kbackfill" : id) + "-after-range");
+        c.put(ConsumerConfig.CLIENT_ID_CONFIG, (id == null ? "kbackfill" : id) + "-newest");
         c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000);
         return c;
     }
@@ -116,7 +123,7 @@ public final class LogTail implements AutoCloseable {
                 continue;
             }
             for (ConsumerRecord<byte[], byte[]> r : polled) {
-                add(r);
+                add(r); // in offset order per partition: the clock moves as a run's does
             }
             List<TopicPartition> done = new ArrayList<>();
             for (TopicPartition tp : pending) {
@@ -136,7 +143,7 @@ public final class LogTail implements AutoCloseable {
                 pending.forEach(tp -> where.append(where.length() == 0 ? "" : ", ").append("partition ")
                         .append(tp.partition()).append(" at offset ").append(positions.get(tp)).append(" (end ")
                         .append(ends.get(tp)).append(")"));
-                throw new ReadException("no progress reading the log of " + topic + " after the range for "
+                throw new ReadException("no progress reading the log of " + topic + " for its keys' newest records for "
                         + stallTimeout.toSeconds() + " s: " + where, null);
             }
         }
@@ -145,19 +152,20 @@ public final class LogTail implements AutoCloseable {
 
     private void add(ConsumerRecord<byte[], byte[]> r) {
         records++;
-        SourceRecord record = new SourceRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), r.key(), r.value(),
-                r.headers());
+        long logTime = clock.stamp(r.partition(), r.timestamp());
         Map<String, Object> key;
+        SourceRecord record = new SourceRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), logTime, r.key(),
+                r.value(), r.headers());
         try {
             key = decoder.keyOf(record);
         } catch (DecodeException | dev.kbackfill.resolver.RequestException e) {
             undecodable++; // no key to match: the run could not write such a record either
             return;
         }
-        keys.add(KeyIdentity.of(key).hash128());
+        keys.add(KeyIdentity.of(key).hash128(), new KeyVersions.Place(logTime, r.partition(), r.offset()));
     }
 
-    /** Records deleted since (retention past the range's end): skipped to the log start, and counted. */
+    /** Records deleted since (retention past the run's start): skipped to the log start, and counted. */
     private void skipDeleted(OffsetOutOfRangeException e) {
         Map<TopicPartition, Long> starts = consumer.beginningOffsets(e.offsetOutOfRangePartitions().keySet());
         e.offsetOutOfRangePartitions().forEach((tp, at) -> {
@@ -174,19 +182,26 @@ public final class LogTail implements AutoCloseable {
     }
 
     /**
-     * Merges what went to disk into one file: called once the bulk of the log after the range is read, so that each
-     * lookup searches one file.
+     * Merges what went to disk into one file: called once the bulk of the log is read, so that each lookup searches
+     * one file.
      */
     public void seal() {
         keys.seal();
     }
 
-    /** Whether the log after the range holds a record of {@code key} (a decoded key, as a change carries it). */
-    public boolean laterThanRange(Map<String, Object> key) {
-        return !keys.isEmpty() && keys.contains(KeyIdentity.of(key).hash128());
+    /**
+     * Whether the log read so far holds a newer record of the change's key than the change (by log time, partition
+     * and offset, the version rule without a version field): the change is not its key's newest in the log.
+     */
+    public boolean superseded(dev.kbackfill.core.record.Change c) {
+        if (keys.isEmpty()) {
+            return false;
+        }
+        KeyVersions.Place newest = keys.newest(KeyIdentity.of(c.key()).hash128());
+        return newest != null && newest.after(new KeyVersions.Place(c.logTime(), c.partition(), c.offset()));
     }
 
-    /** Records read after the range so far. */
+    /** Records read so far. */
     public long records() {
         return records;
     }
@@ -206,7 +221,7 @@ public final class LogTail implements AutoCloseable {
         return keys.spilled() ? keys.directory() : java.util.Optional.empty();
     }
 
-    /** Per partition, the offset up to which the log after the range was read. */
+    /** Per partition, the offset up to which the log was read. */
     public Map<Integer, Long> positions() {
         Map<Integer, Long> out = new java.util.TreeMap<>();
         positions.forEach((tp, p) -> out.put(tp.partition(), p));

@@ -15,23 +15,36 @@ import java.util.List;
 import java.util.PriorityQueue;
 
 /**
- * A set of 128-bit key hashes ({@link dev.kbackfill.core.record.KeyIdentity#hash128}) that grows with the disk, not
- * with the heap: up to a budget of entries in an open-addressing table in memory, then in sorted runs in temporary
- * files, looked up by binary search through a memory map with a sparse index of every {@value #FENCE}th entry in
- * the heap. {@link #seal()} merges the runs into one once the bulk of the entries is in (one file to search); entries
- * added later spill into runs of their own. Deleted on {@link #close()}.
+ * Per key, its newest record's place in a log, the version rule's without a version field (log time, then partition,
+ * then offset: {@link dev.kbackfill.core.version.Version#compare}), keys held as 128-bit hashes
+ * ({@link dev.kbackfill.core.record.KeyIdentity#hash128}), in memory that does not grow with the log: up to a budget
+ * of entries in an open-addressing table, then in sorted runs in temporary files, looked up by binary search through
+ * a memory map with a sparse index of every {@value #FENCE}th entry in the heap. {@link #seal()} merges the runs into
+ * one once the bulk of the entries is in (one file to search); entries added later spill into runs of their own.
+ * Deleted on {@link #close()}.
  *
- * <p>A topic of 100 million keys after a range takes 1.6 GB of temporary disk and a few hundred kilobytes of heap
- * beyond the budget; a lookup is one binary search in the heap and one page of a file.
+ * <p>A log of 100 million keys takes 4 GB of temporary disk (40 bytes a key) and a few hundred kilobytes of heap
+ * beyond the budget; a lookup is one binary search in the heap and one page of each file.
  */
-public final class KeyHashes implements AutoCloseable {
+public final class KeyVersions implements AutoCloseable {
 
-    /** Bytes per entry in memory: two longs at a load factor of a half. */
-    public static final int BYTES_PER_MEMORY_ENTRY = 32;
+    /** Bytes per entry in memory: five longs at a load factor of a half. */
+    public static final int BYTES_PER_MEMORY_ENTRY = 80;
+    /** Longs per entry: the hash's two halves, the log time, the partition, the offset. */
+    private static final int STRIDE = 5;
+    private static final int ENTRY_BYTES = STRIDE * 8;
     /** Entries between two fence posts of a run's sparse index. */
-    private static final int FENCE = 512;
+    private static final int FENCE = 256;
     /** Entries per mapped chunk of a run file (a mapping holds at most 2 GB). */
-    private static final long CHUNK_ENTRIES = 1L << 26;
+    private static final long CHUNK_ENTRIES = 1L << 25;
+
+    /** A record's place in the log: what is compared for "newer". */
+    public record Place(long logTime, int partition, long offset) {
+        /** Whether this place is later than {@code other} by the version rule (log time, partition, offset). */
+        public boolean after(Place other) {
+            return KeyVersions.after(logTime, partition, offset, other.logTime, other.partition, other.offset);
+        }
+    }
 
     private final int memoryEntries;
     private final Path parent;
@@ -45,53 +58,63 @@ public final class KeyHashes implements AutoCloseable {
      * @param memoryBytes what the in-memory table may take ({@link #BYTES_PER_MEMORY_ENTRY} an entry)
      * @param spillParent where a temporary directory of runs is made, once the table is full
      */
-    public KeyHashes(long memoryBytes, Path spillParent) {
-        this.memoryEntries = (int) Math.max(1024, Math.min(1 << 28, memoryBytes / BYTES_PER_MEMORY_ENTRY));
+    public KeyVersions(long memoryBytes, Path spillParent) {
+        this.memoryEntries = (int) Math.max(1024, Math.min(1 << 26, memoryBytes / BYTES_PER_MEMORY_ENTRY));
         this.parent = spillParent;
-        this.table = new long[2 * capacityFor(Math.min(memoryEntries, 4096))];
+        this.table = new long[STRIDE * capacityFor(Math.min(memoryEntries, 4096))];
     }
 
-    /** Adds a hash. */
-    public void add(long hi, long lo) {
+    static boolean after(long lt, long p, long o, long otherLt, long otherP, long otherO) {
+        if (lt != otherLt) {
+            return lt > otherLt;
+        }
+        if (p != otherP) {
+            return p > otherP;
+        }
+        return o > otherO;
+    }
+
+    /** Notes a record of the key whose hash is {@code hash} at {@code place}; the key keeps the newer place. */
+    public void add(long[] hash, Place place) {
+        add(hash[0], hash[1], place.logTime(), place.partition(), place.offset());
+    }
+
+    void add(long hi, long lo, long logTime, long partition, long offset) {
         if (hi == 0 && lo == 0) {
             lo = 1; // (0, 0) marks an empty slot; its neighbour stands for it (a collision of 2^-128)
         }
-        if (insert(table, hi, lo)) {
+        if (put(table, hi, lo, logTime, partition, offset)) {
             size++;
             if (size >= memoryEntries) {
                 spill();
-            } else if (size * 2 >= table.length / 2) {
+            } else if (size * 2 >= table.length / STRIDE / 2) {
                 grow();
             }
         }
     }
 
-    /** Adds a hash, given as its two halves, high first. */
-    public void add(long[] hash) {
-        add(hash[0], hash[1]);
-    }
-
-    /** Whether the hash was added. */
-    public boolean contains(long hi, long lo) {
+    /** The newest place noted for the key whose hash is {@code hash}, or null for none. */
+    public Place newest(long[] hash) {
+        long hi = hash[0];
+        long lo = hash[1];
         if (hi == 0 && lo == 0) {
             lo = 1;
         }
-        if (find(table, hi, lo)) {
-            return true;
+        long[] best = null;
+        int i = find(table, hi, lo);
+        if (i >= 0) {
+            best = new long[] {table[i + 2], table[i + 3], table[i + 4]};
         }
         for (Run r : runs) {
-            if (r.contains(hi, lo)) {
-                return true;
+            long[] found = r.find(hi, lo);
+            if (found != null && (best == null || after(found[0], found[1], found[2], best[0], best[1], best[2]))) {
+                best = found;
             }
         }
-        return false;
+        return best == null ? null : new Place(best[0], (int) best[1], best[2]);
     }
 
-    public boolean contains(long[] hash) {
-        return contains(hash[0], hash[1]);
-    }
-
-    /** Whether any hash was added. */
+    /** Whether nothing was noted. */
     public boolean isEmpty() {
         return size == 0 && runs.isEmpty();
     }
@@ -107,7 +130,7 @@ public final class KeyHashes implements AutoCloseable {
     }
 
     /**
-     * Merges every run into one, with what the memory holds when runs exist, so that a lookup searches one file:
+     * Merges every run, and what the memory holds where runs exist, into one, so that a lookup searches one file:
      * called once the bulk of the entries is in.
      */
     public void seal() {
@@ -121,7 +144,7 @@ public final class KeyHashes implements AutoCloseable {
             return;
         }
         try {
-            Path merged = Files.createTempFile(dir, "merged-", ".hashes");
+            Path merged = Files.createTempFile(dir, "merged-", ".keys");
             long entries = 0;
             PriorityQueue<Cursor> heads = new PriorityQueue<>();
             for (Run r : runs) {
@@ -130,23 +153,29 @@ public final class KeyHashes implements AutoCloseable {
                     heads.add(c);
                 }
             }
-            try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(merged), 1 << 16))) {
-                long lastHi = 0;
-                long lastLo = 0;
-                boolean any = false;
+            try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(merged),
+                    1 << 16))) {
+                long[] pending = null;
                 while (!heads.isEmpty()) {
                     Cursor c = heads.poll();
-                    if (!any || c.hi != lastHi || c.lo != lastLo) {
-                        out.writeLong(c.hi);
-                        out.writeLong(c.lo);
-                        entries++;
-                        lastHi = c.hi;
-                        lastLo = c.lo;
-                        any = true;
+                    if (pending != null && pending[0] == c.e[0] && pending[1] == c.e[1]) {
+                        if (after(c.e[2], c.e[3], c.e[4], pending[2], pending[3], pending[4])) {
+                            pending = c.e.clone(); // one entry per key, its newest place
+                        }
+                    } else {
+                        if (pending != null) {
+                            write(out, pending);
+                            entries++;
+                        }
+                        pending = c.e.clone();
                     }
                     if (c.advance()) {
                         heads.add(c);
                     }
+                }
+                if (pending != null) {
+                    write(out, pending);
+                    entries++;
                 }
             }
             for (Run r : runs) {
@@ -155,31 +184,37 @@ public final class KeyHashes implements AutoCloseable {
             runs.clear();
             runs.add(new Run(merged, entries));
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot merge the key hashes spilled to " + dir + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot merge the keys spilled to " + dir + ": " + e.getMessage(), e);
         }
     }
 
-    /** The memory table's entries, sorted, into a run file; the table starts again empty. */
+    private static void write(DataOutputStream out, long[] e) throws IOException {
+        for (long v : e) {
+            out.writeLong(v);
+        }
+    }
+
+    /** The memory table's entries, sorted by hash, into a run file; the table starts again empty. */
     private void spill() {
-        long[] sorted = new long[2 * size];
+        long[] sorted = new long[STRIDE * size];
         int n = 0;
-        for (int i = 0; i < table.length; i += 2) {
+        for (int i = 0; i < table.length; i += STRIDE) {
             if (table[i] != 0 || table[i + 1] != 0) {
-                sorted[n++] = table[i];
-                sorted[n++] = table[i + 1];
+                System.arraycopy(table, i, sorted, n, STRIDE);
+                n += STRIDE;
             }
         }
-        sortPairs(sorted, size);
+        sortEntries(sorted, size);
         try {
             if (dir == null) {
                 Files.createDirectories(parent);
                 dir = Files.createTempDirectory(parent, "kbackfill-keys-");
                 dir.toFile().deleteOnExit();
             }
-            Path file = Files.createTempFile(dir, "run-", ".hashes");
+            Path file = Files.createTempFile(dir, "run-", ".keys");
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
                 ByteBuffer buf = ByteBuffer.allocate(1 << 16);
-                for (int i = 0; i < 2 * size; i++) {
+                for (int i = 0; i < sorted.length; i++) {
                     if (!buf.hasRemaining()) {
                         buf.flip();
                         while (buf.hasRemaining()) {
@@ -197,18 +232,18 @@ public final class KeyHashes implements AutoCloseable {
             runs.add(new Run(file, size));
             spilled += size;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot spill key hashes to " + parent + " (" + e.getMessage()
-                    + "): the log after the range holds more keys than the memory budget", e);
+            throw new UncheckedIOException("cannot spill keys to " + parent + " (" + e.getMessage()
+                    + "): the log holds more keys than the memory budget", e);
         }
         size = 0;
-        table = new long[2 * capacityFor(Math.min(memoryEntries, 4096))];
+        table = new long[STRIDE * capacityFor(Math.min(memoryEntries, 4096))];
     }
 
     private void grow() {
         long[] bigger = new long[table.length * 2];
-        for (int i = 0; i < table.length; i += 2) {
+        for (int i = 0; i < table.length; i += STRIDE) {
             if (table[i] != 0 || table[i + 1] != 0) {
-                insert(bigger, table[i], table[i + 1]);
+                put(bigger, table[i], table[i + 1], table[i + 2], table[i + 3], table[i + 4]);
             }
         }
         table = bigger;
@@ -227,49 +262,57 @@ public final class KeyHashes implements AutoCloseable {
         return (int) (h & (slots - 1));
     }
 
-    private static boolean insert(long[] t, long hi, long lo) {
-        int slots = t.length / 2;
+    /** Puts or updates (to the newer place) an entry; true where the key is new to the table. */
+    private static boolean put(long[] t, long hi, long lo, long lt, long p, long o) {
+        int slots = t.length / STRIDE;
         int i = slot(hi, lo, slots);
         while (true) {
-            long a = t[2 * i];
-            long b = t[2 * i + 1];
-            if (a == 0 && b == 0) {
-                t[2 * i] = hi;
-                t[2 * i + 1] = lo;
+            int at = i * STRIDE;
+            if (t[at] == 0 && t[at + 1] == 0) {
+                t[at] = hi;
+                t[at + 1] = lo;
+                t[at + 2] = lt;
+                t[at + 3] = p;
+                t[at + 4] = o;
                 return true;
             }
-            if (a == hi && b == lo) {
+            if (t[at] == hi && t[at + 1] == lo) {
+                if (after(lt, p, o, t[at + 2], t[at + 3], t[at + 4])) {
+                    t[at + 2] = lt;
+                    t[at + 3] = p;
+                    t[at + 4] = o;
+                }
                 return false;
             }
             i = (i + 1) & (slots - 1);
         }
     }
 
-    private static boolean find(long[] t, long hi, long lo) {
-        int slots = t.length / 2;
+    /** Where the key's entry starts in {@code t}, or -1. */
+    private static int find(long[] t, long hi, long lo) {
+        int slots = t.length / STRIDE;
         int i = slot(hi, lo, slots);
         while (true) {
-            long a = t[2 * i];
-            long b = t[2 * i + 1];
-            if (a == 0 && b == 0) {
-                return false;
+            int at = i * STRIDE;
+            if (t[at] == 0 && t[at + 1] == 0) {
+                return -1;
             }
-            if (a == hi && b == lo) {
-                return true;
+            if (t[at] == hi && t[at + 1] == lo) {
+                return at;
             }
             i = (i + 1) & (slots - 1);
         }
     }
 
-    /** Unsigned order of (hi, lo) pairs, the order of runs. */
+    /** Unsigned order of hashes (hi, lo), the order of runs. */
     static int compare(long hiA, long loA, long hiB, long loB) {
         int c = Long.compareUnsigned(hiA, hiB);
         return c != 0 ? c : Long.compareUnsigned(loA, loB);
     }
 
-    /** Sorts {@code n} pairs laid out as hi, lo, hi, lo, ... in place (a quicksort of pairs, no boxing). */
-    static void sortPairs(long[] pairs, int n) {
-        quicksort(pairs, 0, n - 1);
+    /** Sorts {@code n} entries of {@link #STRIDE} longs by their hash, in place (a quicksort, no boxing). */
+    static void sortEntries(long[] entries, int n) {
+        quicksort(entries, 0, n - 1);
     }
 
     private static void quicksort(long[] p, int from, int to) {
@@ -285,11 +328,11 @@ public final class KeyHashes implements AutoCloseable {
             if (less(p, mid, to)) {
                 swap(p, mid, to);
             }
-            long pivotHi = p[2 * to];
-            long pivotLo = p[2 * to + 1];
+            long pivotHi = p[STRIDE * to];
+            long pivotLo = p[STRIDE * to + 1];
             int i = from;
             for (int j = from; j < to; j++) {
-                if (compare(p[2 * j], p[2 * j + 1], pivotHi, pivotLo) < 0) {
+                if (compare(p[STRIDE * j], p[STRIDE * j + 1], pivotHi, pivotLo) < 0) {
                     swap(p, i++, j);
                 }
             }
@@ -311,16 +354,15 @@ public final class KeyHashes implements AutoCloseable {
     }
 
     private static boolean less(long[] p, int a, int b) {
-        return compare(p[2 * a], p[2 * a + 1], p[2 * b], p[2 * b + 1]) < 0;
+        return compare(p[STRIDE * a], p[STRIDE * a + 1], p[STRIDE * b], p[STRIDE * b + 1]) < 0;
     }
 
     private static void swap(long[] p, int a, int b) {
-        long hi = p[2 * a];
-        long lo = p[2 * a + 1];
-        p[2 * a] = p[2 * b];
-        p[2 * a + 1] = p[2 * b + 1];
-        p[2 * b] = hi;
-        p[2 * b + 1] = lo;
+        for (int k = 0; k < STRIDE; k++) {
+            long v = p[STRIDE * a + k];
+            p[STRIDE * a + k] = p[STRIDE * b + k];
+            p[STRIDE * b + k] = v;
+        }
     }
 
     @Override
@@ -336,11 +378,11 @@ public final class KeyHashes implements AutoCloseable {
                 // a temporary directory: deleted on exit at the latest
             }
         }
-        table = new long[32];
+        table = new long[STRIDE * 16];
         size = 0;
     }
 
-    /** A sorted run on disk. */
+    /** A run on disk: entries sorted by hash, one per key within the run. */
     private static final class Run {
         private final Path file;
         private final long entries;
@@ -355,8 +397,8 @@ public final class KeyHashes implements AutoCloseable {
             this.chunks = new MappedByteBuffer[n];
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
                 for (int i = 0; i < n; i++) {
-                    long from = i * CHUNK_ENTRIES * 16;
-                    long len = Math.min(CHUNK_ENTRIES, entries - i * CHUNK_ENTRIES) * 16;
+                    long from = i * CHUNK_ENTRIES * ENTRY_BYTES;
+                    long len = Math.min(CHUNK_ENTRIES, entries - i * CHUNK_ENTRIES) * ENTRY_BYTES;
                     chunks[i] = ch.map(FileChannel.MapMode.READ_ONLY, from, len);
                 }
             }
@@ -364,25 +406,22 @@ public final class KeyHashes implements AutoCloseable {
             fenceHi = new long[posts];
             fenceLo = new long[posts];
             for (int i = 0; i < posts; i++) {
-                fenceHi[i] = hi(i * (long) FENCE);
-                fenceLo[i] = lo(i * (long) FENCE);
+                fenceHi[i] = at(i * (long) FENCE, 0);
+                fenceLo[i] = at(i * (long) FENCE, 1);
             }
         }
 
-        long hi(long entry) {
-            return chunks[(int) (entry / CHUNK_ENTRIES)].getLong((int) ((entry % CHUNK_ENTRIES) * 16));
+        long at(long entry, int field) {
+            return chunks[(int) (entry / CHUNK_ENTRIES)].getLong((int) ((entry % CHUNK_ENTRIES) * ENTRY_BYTES + field * 8));
         }
 
-        long lo(long entry) {
-            return chunks[(int) (entry / CHUNK_ENTRIES)].getLong((int) ((entry % CHUNK_ENTRIES) * 16 + 8));
-        }
-
-        boolean contains(long h, long l) {
+        /** The entry's log time, partition and offset, or null. */
+        long[] find(long h, long l) {
             // the last fence post at or below the hash, then the block after it
             int a = 0;
             int b = fenceHi.length - 1;
             if (b < 0 || compare(h, l, fenceHi[0], fenceLo[0]) < 0) {
-                return false;
+                return null;
             }
             while (a < b) {
                 int m = (a + b + 1) >>> 1;
@@ -396,9 +435,9 @@ public final class KeyHashes implements AutoCloseable {
             long hi = Math.min(entries, lo + FENCE) - 1;
             while (lo <= hi) {
                 long m = (lo + hi) >>> 1;
-                int c = compare(hi(m), lo(m), h, l);
+                int c = compare(at(m, 0), at(m, 1), h, l);
                 if (c == 0) {
-                    return true;
+                    return new long[] {at(m, 2), at(m, 3), at(m, 4)};
                 }
                 if (c < 0) {
                     lo = m + 1;
@@ -406,7 +445,7 @@ public final class KeyHashes implements AutoCloseable {
                     hi = m - 1;
                 }
             }
-            return false;
+            return null;
         }
 
         void delete() {
@@ -422,8 +461,7 @@ public final class KeyHashes implements AutoCloseable {
     private static final class Cursor implements Comparable<Cursor> {
         private final Run run;
         private long next;
-        long hi;
-        long lo;
+        final long[] e = new long[STRIDE];
 
         Cursor(Run run) {
             this.run = run;
@@ -433,15 +471,16 @@ public final class KeyHashes implements AutoCloseable {
             if (next >= run.entries) {
                 return false;
             }
-            hi = run.hi(next);
-            lo = run.lo(next);
+            for (int k = 0; k < STRIDE; k++) {
+                e[k] = run.at(next, k);
+            }
             next++;
             return true;
         }
 
         @Override
         public int compareTo(Cursor o) {
-            return compare(hi, lo, o.hi, o.lo);
+            return compare(e[0], e[1], o.e[0], o.e[1]);
         }
     }
 }
