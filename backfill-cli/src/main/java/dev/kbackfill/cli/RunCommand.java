@@ -573,8 +573,8 @@ final class RunCommand implements Callable<Integer> {
                     + "under insert-only, the key; or a row of another writer nothing showed older)%n", s.keptOut());
         }
         if (s.supersededInLog() > 0) {
-            out.printf("%d change(s) superseded in the log: a later record of their key follows the range, which the "
-                    + "live writer has written or will write%n", s.supersededInLog());
+            out.printf("%d change(s) superseded in the log: a newer record of their key follows them in the log, which "
+                    + "the live writer has written or will write%n", s.supersededInLog());
         }
         if (s.late() > 0) {
             out.printf("%d record(s) late: their timestamp lies below an earlier record's of their partition (a "

@@ -178,7 +178,7 @@ final class VerifyCommand implements Callable<Integer> {
         return new JobDefinition(Optional.ofNullable(job), plan.request(), Optional.of(plan), kafka.client(),
                 sink.target(plan.topic()), decodingOptions.decoding(spec.commandLine(), sink.isKafka()),
                 JobDefinition.Poison.FAIL, strictTime, RunLimits.NONE, java.util.OptionalInt.empty(),
-                java.time.Duration.ZERO, JobSpec.LOCAL);
+                java.time.Duration.ZERO, JobSpec.LOCAL, sink.liveWriter());
     }
 
     /**
@@ -213,7 +213,8 @@ final class VerifyCommand implements Callable<Integer> {
                 here.client().isEmpty() ? ran.client() : here.client(), Map.of(), false);
         return new JobDefinition(Optional.of(job), plan.request(), Optional.of(plan), client, target, decoding,
                 JobDefinition.Poison.FAIL, given("--strict-time") ? strictTime : runs.strictTime(), RunLimits.NONE,
-                java.util.OptionalInt.empty(), java.time.Duration.ZERO, JobSpec.LOCAL);
+                java.util.OptionalInt.empty(), java.time.Duration.ZERO, JobSpec.LOCAL,
+                given("--live-writer") ? sink.liveWriter() : runs.liveWriter());
     }
 
     /** Whether any of these options was given: on the command line, in the environment or the settings file. */
@@ -323,7 +324,8 @@ final class VerifyCommand implements Callable<Integer> {
                 r.spilled() ? "; keys folded on disk" : "", r.elapsed().toMillis() / 1000.0);
         if (r.count(Verdict.NEWER) > 0) {
             out.printf("%d key(s) newer: the target holds a later version than the range's last (a later run or "
-                    + "another job wrote it)%n", r.count(Verdict.NEWER));
+                    + "another job wrote it), or, beside a live writer, the log holds a newer record of the key after "
+                    + "the range, the live writer's%n", r.count(Verdict.NEWER));
         }
         r.samples().forEach((v, list) -> list.forEach(s -> out.println(sampleLine(s))));
     }

@@ -299,6 +299,7 @@ public final class RecordDecoder {
             throw new RequestException(record.coordinates() + ": " + e.getMessage());
         }
         Map<String, Object> mappedKey = mapping.key(key);
+        checkKeyFields(record, mappedKey, columns);
         checkColumns(record, mappedKey, columns);
         return new Change(mappedKey, columns, record.partition(), record.offset(), record.timestamp(),
                 record.logTime(), record, version);
@@ -358,6 +359,49 @@ public final class RecordDecoder {
     private final ThreadLocal<Object> checkedShape = new ThreadLocal<>();
 
     /**
+     * A value that also carries a key column's field ({@code {"order_id": 7}} in the value of key {@code 7} written
+     * to {@code --key-column order_id}, as a table another writer keeps current has it): the field is the key, and
+     * the row's key column holds it (sinks write key columns from the key); a value that says another key than the
+     * record's is a poison record, naming both, since one column cannot hold two values. Compared as text ({@code 7}
+     * and {@code "7"} agree).
+     */
+    private static void checkKeyFields(SourceRecord record, Map<String, Object> key, Map<String, Object> values) {
+        if (values == null || values.isEmpty()) {
+            return;
+        }
+        for (Map.Entry<String, Object> k : key.entrySet()) {
+            for (String field : values.keySet()) {
+                if (!field.equalsIgnoreCase(k.getKey())) {
+                    continue;
+                }
+                Object v = values.get(field);
+                if (!asText(v).equals(asText(k.getValue()))) {
+                    throw new DecodeException(record, "value field '" + field + "' holds " + shown(v) + ", and the key's "
+                            + "column " + k.getKey() + " holds " + shown(k.getValue()) + ": one column cannot hold both; "
+                            + "write the field under another name with --rename " + field + "=NAME, or leave it out "
+                            + "with --columns", null);
+                }
+            }
+        }
+    }
+
+    private static String asText(Object v) {
+        if (v instanceof java.math.BigDecimal d) {
+            return d.signum() == 0 ? "0" : d.stripTrailingZeros().toPlainString();
+        }
+        if (v instanceof byte[] b) {
+            return java.util.Base64.getEncoder().encodeToString(b);
+        }
+        return String.valueOf(v);
+    }
+
+    private static String shown(Object v) {
+        String t = asText(v);
+        return v instanceof String ? "'" + (t.length() > 40 ? t.substring(0, 40) + "..." : t) + "'"
+                : t.length() > 40 ? t.substring(0, 40) + "..." : t;
+    }
+
+    /**
      * Refuses a record whose value fields would share a column with each other or with a column the row fills
      * otherwise: two fields whose names differ only in case (one column in a database), or a field named like a
      * metadata column or like the key column of a key that is not an object. Bad input, naming the record, the
@@ -379,12 +423,10 @@ public final class RecordDecoder {
                         + "' would be one column (names compare without regard to case); write one under another "
                         + "name with --rename " + field + "=NAME, or leave it out with --columns");
             }
-            if (RESERVED.contains(field.toLowerCase(java.util.Locale.ROOT))
-                    || key.size() == 1 && key.containsKey(keyColumn) && field.equalsIgnoreCase(keyColumn)) {
+            if (RESERVED.contains(field.toLowerCase(java.util.Locale.ROOT))) {
                 throw new RequestException(record.coordinates() + ": value field '" + field + "' has the name of a "
-                        + "column kbackfill fills itself (" + (field.equalsIgnoreCase(keyColumn) ? "the key"
-                        : "a record's coordinates") + "); write it under another name with --rename " + field
-                        + "=NAME, or leave it out with --columns");
+                        + "column kbackfill fills itself (a record's coordinates); write it under another name with "
+                        + "--rename " + field + "=NAME, or leave it out with --columns");
             }
         }
         checkedShape.set(shape);

@@ -239,18 +239,16 @@ public record SinkSettings(SinkTarget target, Optional<String> password, Metadat
     }
 
     /**
-     * The metadata columns the modes need in an existing table: partition, offset, timestamp and log time for the
-     * newer-wins guard (the log time added by the first write where kbackfill may shape the table), the deleted flag
-     * for soft deletes.
+     * The metadata columns the modes need in a table: partition, offset, timestamp and log time for the newer-wins
+     * guard, and the version field's column where the job orders by one; the deleted flag for soft deletes. A sink
+     * that may shape the table ({@code --create-table}) adds those it lacks; others refuse the table, naming them.
      */
     public java.util.List<String> requiredMetadataColumns() {
         java.util.List<String> required = new java.util.ArrayList<>();
         if (conflictMode() == ConflictMode.NEWER_WINS) {
-            required.addAll(java.util.List.of(metadata.partition(), metadata.offset(), metadata.timestamp()));
-            if (!createTable()) {
-                required.add(metadata.logTime()); // --create-table adds it to an existing table at the first write
-                versionField.ifPresent(f -> required.add(metadata.version())); // likewise
-            }
+            required.addAll(java.util.List.of(metadata.partition(), metadata.offset(), metadata.timestamp(),
+                    metadata.logTime()));
+            versionField.ifPresent(f -> required.add(metadata.version()));
         }
         if (tombstoneMode() == TombstoneMode.SOFT_DELETE) {
             required.add(metadata.deleted());

@@ -88,6 +88,7 @@ public final class Verification {
     private final TombstoneMode tombstones;
     private final boolean strictTime;
     private final Options options;
+    private final dev.kbackfill.core.run.LiveWriter liveWriter;
 
     /**
      * @param kafkaConfig the source's client settings
@@ -99,6 +100,18 @@ public final class Verification {
      */
     public Verification(Map<String, Object> kafkaConfig, RecordDecoder decoder, TombstoneMode tombstones,
                         ConflictMode conflict, boolean strictTime, Options options) {
+        this(kafkaConfig, decoder, tombstones, conflict, strictTime, options, dev.kbackfill.core.run.LiveWriter.AUTO);
+    }
+
+    /**
+     * @param liveWriter whether another writer keeps the target current ({@code --live-writer}): beside one, a key
+     *                   whose range's last record a newer record of the log supersedes is the live writer's, judged
+     *                   {@link Verdict#NEWER} whatever the target holds, as a run never writes such a record
+     */
+    public Verification(Map<String, Object> kafkaConfig, RecordDecoder decoder, TombstoneMode tombstones,
+                        ConflictMode conflict, boolean strictTime, Options options,
+                        dev.kbackfill.core.run.LiveWriter liveWriter) {
+        this.liveWriter = Objects.requireNonNull(liveWriter, "liveWriter");
         if (conflict == ConflictMode.INSERT_ONLY) {
             throw new RequestException("invalid --on-conflict 'insert-only' for verify: an insert-only target keeps "
                     + "whatever a key held first, not a range's final state; verify newer-wins or overwrite jobs");
@@ -118,7 +131,7 @@ public final class Verification {
     /** Verification of the job's target decoding with {@code decoder} (one built from the job already). */
     public static Verification of(JobDefinition job, RecordDecoder decoder, Options options) {
         return new Verification(job.kafkaConfig(), decoder, job.sink().tombstones(), job.sink().conflict(),
-                job.strictTime(), options);
+                job.strictTime(), options, job.liveWriter());
     }
 
     /** Verifies {@code plan}'s ranges against what {@code sink} (open) holds. */
@@ -128,8 +141,9 @@ public final class Verification {
 
     /** Verifies {@code plan}'s ranges against what {@code sink} (open) holds, telling {@code listener} how far it is. */
     public VerifyReport verify(Plan plan, Sink sink, RunListener listener) {
+        boolean beside = liveWriter.foreignRows(sink::holdsForeignRows) == Version.ForeignRows.NEWEST_IN_LOG;
         try (TargetLookup target = sink.verifier()) {
-            return verify(plan, target, listener);
+            return verify(plan, target, listener, beside);
         }
     }
 
@@ -143,6 +157,45 @@ public final class Verification {
      * is ({@link RunListener#onProgress}) and when the keys are judged ({@link RunListener#onNote}).
      */
     public VerifyReport verify(Plan plan, TargetLookup target, RunListener listener) {
+        return verify(plan, target, listener, false);
+    }
+
+    /**
+     * @param besideLiveWriter whether the target is another writer's too: the log after the range is read, and a key
+     *                         whose last record there supersedes the range's is judged {@link Verdict#NEWER}
+     */
+    public VerifyReport verify(Plan plan, TargetLookup target, RunListener listener, boolean besideLiveWriter) {
+        try (dev.kbackfill.core.live.NewestInLog after = besideLiveWriter ? afterRange(plan, listener) : null) {
+            return verify(plan, target, listener, after);
+        }
+    }
+
+    /** Each key's newest record in the log after the plan's range, read to the log's end now. */
+    private dev.kbackfill.core.live.NewestInLog afterRange(Plan plan, RunListener listener) {
+        Map<Integer, Long> ends = new java.util.TreeMap<>();
+        plan.partitions().forEach(r -> ends.put(r.partition(), r.end()));
+        Map<Integer, Long> before;
+        try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(kafkaConfig)) {
+            before = dev.kbackfill.resolver.LogTimes.lookUp(offsets, plan.topic(), ends, plan.request().isolationLevel())
+                    .times();
+        }
+        dev.kbackfill.core.live.NewestInLog after = new dev.kbackfill.core.live.NewestInLog(kafkaConfig,
+                plan.request().isolationLevel(), plan.topic(), ends, before, decoder, Runtime.getRuntime().maxMemory() / 16,
+                options.spillTo(), Duration.ofMinutes(2));
+        try {
+            after.catchUp();
+            after.seal();
+        } catch (RuntimeException e) {
+            after.close();
+            throw e;
+        }
+        listener.onNote("beside a live writer: read the " + after.records() + " record(s) of " + plan.topic()
+                + " after the range; a key with a newer record there is the live writer's (newer)");
+        return after;
+    }
+
+    private VerifyReport verify(Plan plan, TargetLookup target, RunListener listener,
+                                dev.kbackfill.core.live.NewestInLog after) {
         long started = System.nanoTime();
         decoder.keyColumns().ifPresent(columns -> columns.stream().filter(c -> !target.hasColumn(c)).findFirst()
                 .ifPresent(c -> {
@@ -202,7 +255,9 @@ public final class Verification {
                         requireNoField(row.version(), c);
                         requireNoField(row.deletedAt(), c);
                     }
-                    Verdict v = Verdict.judge(c, version(c, topic), row);
+                    // beside a live writer, a key the log shows newer after the range is the live writer's
+                    Verdict v = after != null && after.superseded(c) ? Verdict.NEWER
+                            : Verdict.judge(c, version(c, topic), row);
                     counts.merge(v, 1L, Long::sum);
                     if (v != Verdict.MATCHING) {
                         List<VerifyReport.Sample> list = samples.computeIfAbsent(v, x -> new ArrayList<>());

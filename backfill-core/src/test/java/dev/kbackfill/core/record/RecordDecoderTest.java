@@ -183,11 +183,20 @@ class RecordDecoderTest {
                 .isInstanceOf(dev.kbackfill.resolver.RequestException.class)
                 .hasMessageStartingWith("orders/2@41: value fields 'status' and 'Status' would be one column")
                 .hasMessageContaining("--rename Status=NAME");
-        for (String field : List.of("kafka_offset", "kafka_key", "KAFKA_PARTITION")) {
+        for (String field : List.of("kafka_offset", "KAFKA_PARTITION")) {
             assertThatThrownBy(() -> json.decode(record("k", "{\"" + field + "\":1}")))
                     .hasMessageStartingWith("orders/2@41: value field '" + field + "' has the name of a column kbackfill "
                             + "fills itself");
         }
+        // the key column's own field in the value (a table another writer keeps has it): the key, where it agrees
+        assertThat(json.decode(record("7", "{\"kafka_key\":7,\"n\":1}")).key()).isEqualTo(java.util.Map.of("kafka_key", "7"));
+        assertThatThrownBy(() -> json.decode(record("k", "{\"kafka_key\":1}")))
+                .isInstanceOf(DecodeException.class)
+                .hasMessageContaining("value field 'kafka_key' holds 1, and the key's column kafka_key holds 'k': one "
+                        + "column cannot hold both");
+        RecordDecoder objectKeyed = new RecordDecoder(Format.JSON, Format.JSON, "kafka_key", "value", List.of());
+        assertThatThrownBy(() -> objectKeyed.decode(record("{\"id\":1}", "{\"id\":2}")))
+                .isInstanceOf(DecodeException.class).hasMessageContaining("value field 'id' holds 2");
         // an object key's field repeated in the value is the usual case, not a collision
         RecordDecoder objectKey = new RecordDecoder(Format.JSON, Format.JSON, "kafka_key", "value", List.of());
         assertThat(objectKey.decode(record("{\"id\":7}", "{\"id\":7,\"n\":1}")).values()).containsKey("id");

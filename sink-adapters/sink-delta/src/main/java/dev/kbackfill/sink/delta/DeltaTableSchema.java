@@ -101,18 +101,18 @@ final class DeltaTableSchema {
             missing.add(meta.version()); // likewise
         }
         if (!missing.isEmpty()) {
+            // Delta Kernel cannot add them to a table without column mapping: --create-table does not either
             List<String> add = new ArrayList<>();
-            if (missing.contains(meta.logTime())) {
-                add.add(meta.logTime() + " TIMESTAMP");
-            }
-            if (missing.contains(meta.version())) {
-                add.add(meta.version() + " " + (NewTableColumns.versionIsText(settings) ? "STRING" : "BIGINT"));
+            for (String m : missing) {
+                add.add(m + " " + (m.equals(meta.timestamp()) || m.equals(meta.logTime()) ? "TIMESTAMP"
+                        : m.equals(meta.deleted()) ? "BOOLEAN"
+                        : m.equals(meta.version()) && NewTableColumns.versionIsText(settings) ? "STRING" : "BIGINT"));
             }
             throw new SinkConfigException("the Delta table at " + path + " lacks the column(s) " + String.join(", ", missing)
                     + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
                     + settings.tombstoneMode().label() + (settings.versionField().isPresent() ? " / --version-field" : "")
-                    + " need" + (add.isEmpty() ? "" : "; add them in Spark (ALTER TABLE delta.`" + path + "` ADD COLUMNS ("
-                    + String.join(", ", add) + ")), or use --on-conflict overwrite"));
+                    + " need; add them in Spark (ALTER TABLE delta.`" + path + "` ADD COLUMNS (" + String.join(", ", add)
+                    + ")), or use --on-conflict overwrite");
         }
         return warnings;
     }

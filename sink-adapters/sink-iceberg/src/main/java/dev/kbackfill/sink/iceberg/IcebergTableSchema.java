@@ -63,12 +63,14 @@ final class IcebergTableSchema {
                 && schema.findField(meta.version()) == null && !missing.contains(meta.version())) {
             missing.add(meta.version());
         }
-        if (!missing.isEmpty()) {
+        if (!missing.isEmpty() && !settings.createTable()) {
             throw new SinkConfigException("the Iceberg table " + ref.shown() + " lacks the column(s) "
                     + String.join(", ", missing) + " that --on-conflict " + settings.conflictMode().label()
                     + " / --on-tombstone " + settings.tombstoneMode().label()
-                    + (settings.versionField().isPresent() ? " / --version-field" : "") + " need; add them (ALTER TABLE "
-                    + ".. ADD COLUMNS in Spark), or use --on-conflict overwrite");
+                    + (settings.versionField().isPresent() ? " / --version-field" : "") + " need; pass --create-table "
+                    + "to let kbackfill add them, add them in Spark (ALTER TABLE " + ref.shown() + " ADD COLUMNS ("
+                    + String.join(", ", missing.stream().map(m -> m + " " + sparkType(m)).toList())
+                    + ")), or use --on-conflict overwrite");
         }
         if (!settings.tableProperties().isEmpty()) {
             return List.of("--table-property applies to a table --create-table creates; the Iceberg table "
@@ -114,6 +116,18 @@ final class IcebergTableSchema {
             return;
         }
         List<Column> missing = new ArrayList<>();
+        if (settings.createTable()) {
+            // a table another writer made: the columns the modes need (the topic's too), nullable
+            List<String> needed = new ArrayList<>(settings.requiredMetadataColumns());
+            if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
+                needed.add(meta.topic());
+            }
+            for (String m : needed) {
+                if (t.schema().findField(m) == null) {
+                    missing.add(new Column(m, metadataType(m), true));
+                }
+            }
+        }
         Map<String, Type> widened = new LinkedHashMap<>();
         for (Column v : batch.shape().valueColumns()) {
             Types.NestedField field = t.schema().findField(v.name());
@@ -146,6 +160,31 @@ final class IcebergTableSchema {
             }
         }
         t.refresh();
+    }
+
+    /** A metadata column's type as kbackfill creates it. */
+    private dev.kbackfill.core.record.ColumnType metadataType(String column) {
+        if (column.equals(meta.timestamp()) || column.equals(meta.logTime())) {
+            return dev.kbackfill.core.record.ColumnType.TIMESTAMP;
+        }
+        if (column.equals(meta.deleted())) {
+            return dev.kbackfill.core.record.ColumnType.BOOLEAN;
+        }
+        if (column.equals(meta.topic()) || column.equals(meta.version())
+                && dev.kbackfill.sink.lake.NewTableColumns.versionIsText(settings)) {
+            return dev.kbackfill.core.record.ColumnType.STRING;
+        }
+        return dev.kbackfill.core.record.ColumnType.LONG;
+    }
+
+    /** A metadata column's type as Spark SQL names it, for the statement that adds it. */
+    private String sparkType(String column) {
+        return switch (metadataType(column)) {
+            case TIMESTAMP -> "TIMESTAMP";
+            case BOOLEAN -> "BOOLEAN";
+            case STRING -> "STRING";
+            default -> "BIGINT";
+        };
     }
 
     /** The 64-bit type a 32-bit number column widens to. */

@@ -370,10 +370,23 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
      */
     @Override
     public boolean holdsForeignRows() {
-        if (settings.conflictMode() != ConflictMode.NEWER_WINS || connection == null || table() == null) {
+        if (settings.conflictMode() != ConflictMode.NEWER_WINS || connection == null) {
             return false;
         }
-        Optional<TableColumn> offset = table().column(settings.metadata().offset());
+        try {
+            // opened for a run, the table as read; for verification, read now
+            TargetTable t = table() != null ? table() : TargetTable.read(connection, tableName).orElse(null);
+            if (t == null) {
+                return false;
+            }
+            Optional<TableColumn> offset = t.column(settings.metadata().offset());
+            return holdsRowWithout(offset);
+        } catch (SQLException e) {
+            throw new SinkException("cannot read " + target() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private boolean holdsRowWithout(Optional<TableColumn> offset) {
         String sql = "SELECT 1 FROM " + tableName.quoted(dialect())
                 + offset.map(o -> " WHERE " + dialect().quote(o.name()) + " IS NULL").orElse("");
         try (PreparedStatement ps = connection.prepareStatement(sql)) {

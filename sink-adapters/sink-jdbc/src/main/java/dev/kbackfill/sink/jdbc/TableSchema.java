@@ -85,15 +85,20 @@ final class TableSchema {
         }
     }
 
+    /**
+     * The columns the modes need: a table without them is refused, naming each with the statement that adds it,
+     * unless {@code --create-table} lets kbackfill add them at the first write (a table another writer keeps current
+     * joins a backfill in one step).
+     */
     private void checkMetadataColumns() {
-        List<String> missing = settings.requiredMetadataColumns().stream().filter(m -> table.column(m).isEmpty()).toList();
-        if (!missing.isEmpty()) {
-            throw new SinkConfigException("table " + tableName + " lacks the column(s) " + String.join(", ", missing)
-                    + " that --on-conflict " + settings.conflictMode().label() + " / --on-tombstone "
-                    + settings.tombstoneMode().label() + " need; add them (partition and offset BIGINT, timestamp "
-                    + "and log time of the timestamp column's type, deleted BOOLEAN, the --version-field's BIGINT "
-                    + "or text), pass --create-table to let kbackfill add the log time and version columns, or use "
-                    + "--on-conflict overwrite");
+        List<Column> missing = missingMetadataColumns();
+        if (!missing.isEmpty() && !settings.createTable()) {
+            throw new SinkConfigException("table " + tableName + " lacks the column(s) " + String.join(", ",
+                    missing.stream().map(Column::name).toList()) + " that --on-conflict "
+                    + settings.conflictMode().label() + " / --on-tombstone " + settings.tombstoneMode().label()
+                    + (settings.versionField().isPresent() ? " / --version-field" : "") + " need; pass --create-table "
+                    + "to let kbackfill add them, add them yourself (" + String.join("; ", missing.stream()
+                    .map(this::addColumn).toList()) + "), or use --on-conflict overwrite");
         }
         if (table.primaryKey.isEmpty()) {
             throw new SinkConfigException("table " + tableName + " has no primary key: upserts need one on the key columns");
@@ -181,8 +186,37 @@ final class TableSchema {
         c.rollback();
     }
 
+    /**
+     * The metadata columns the modes need that the table lacks ({@link SinkSettings#requiredMetadataColumns}), typed
+     * as kbackfill creates them (the log time as the timestamp column where that exists; the version field's column
+     * at the first batch that carries the field).
+     */
+    private List<Column> missingMetadataColumns() {
+        SinkSettings.MetadataColumns meta = settings.metadata();
+        List<Column> missing = new ArrayList<>();
+        for (String name : settings.requiredMetadataColumns()) {
+            if (table.column(name).isPresent() || name.equals(meta.version())) {
+                continue;
+            }
+            ColumnType type = name.equals(meta.timestamp()) || name.equals(meta.logTime()) ? ColumnType.TIMESTAMP
+                    : name.equals(meta.deleted()) ? ColumnType.BOOLEAN : ColumnType.LONG;
+            missing.add(new Column(name, type, true));
+        }
+        return missing;
+    }
+
     private void prepareOnce(Connection c, WriteBatch batch) throws SQLException {
         SinkSettings.MetadataColumns meta = settings.metadata();
+        if (table != null && settings.createTable()) {
+            // a table another writer made: the columns the modes need, in the batch's transaction where DDL may be
+            List<String> add = new ArrayList<>();
+            for (Column m : missingMetadataColumns()) {
+                if (!m.name().equals(meta.logTime()) || table.column(meta.timestamp()).isEmpty()) {
+                    add.add(addColumn(m));
+                }
+            }
+            ddl(c, add);
+        }
         if (table != null && settings.createTable() && table.column(meta.topic()).isEmpty()) {
             ddl(c, List.of(addColumn(new Column(meta.topic(), ColumnType.STRING, true))));
         }
