@@ -525,7 +525,9 @@ public final class BackfillRun {
                     complete(inFlight, counters, total, records, totals);
                     inFlight = null; // counted once, even if the next batch cannot be handed over
                     sequence++;
-                    long staging = sink.stagingRows();
+                    // beside a live writer each batch commits on its own: the sink looks at the log once more just
+                    // before a commit, and a window of staged batches would be undone whole
+                    long staging = newest != null ? 0 : sink.stagingRows();
                     boolean commits = staging <= 0 || idle || end || stagedRows + next.changes().size() >= staging;
                     stagedRows = commits ? 0 : stagedRows + next.changes().size();
                     inFlight = submit(writer, state, sequence, next, pendingPositions, submitted, tally, commits);
@@ -623,6 +625,11 @@ public final class BackfillRun {
         while (true) {
             try {
                 return new Written(sink.write(current), rejected, revived, inLog);
+            } catch (dev.kbackfill.core.sink.SupersededInLogException e) {
+                // a live writer applied a newer record while the batch was written: nothing of it committed, and it
+                // goes again without the changes that record supersedes
+                e.changes().forEach(c -> inLog.merge(c.partition(), 1L, Long::sum));
+                current = current.without(e.changes());
             } catch (RecordRejectedException e) {
                 Change bad = e.change();
                 if (rejects.failsTheRun()) {
@@ -657,15 +664,22 @@ public final class BackfillRun {
         if (newest == null) {
             return batch;
         }
+        List<Change> later = supersededNow(batch.changes());
+        later.forEach(c -> inLog.merge(c.partition(), 1L, Long::sum));
+        // the sink asks again once its writes hold their place, before it commits
+        return batch.without(later).rechecking(this::supersededNow);
+    }
+
+    /** Of {@code changes}, those a newer record of the log, read on to its end now, supersedes. */
+    private List<Change> supersededNow(List<Change> changes) {
         newest.catchUp();
         List<Change> later = new ArrayList<>();
-        for (Change c : batch.changes()) {
+        for (Change c : changes) {
             if (newest.superseded(c)) {
                 later.add(c);
-                inLog.merge(c.partition(), 1L, Long::sum);
             }
         }
-        return batch.without(later);
+        return later;
     }
 
     /**

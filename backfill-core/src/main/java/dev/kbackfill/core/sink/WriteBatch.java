@@ -27,21 +27,59 @@ import dev.kbackfill.core.version.Version;
  *                    run looked at the log after its range and left out every change with a later record there
  *                    ({@link Version.ForeignRows#NEWEST_IN_LOG}), or the user said no other writer keeps the target
  *                    current ({@link Version.ForeignRows#REPLACED})
+ * @param recheck     asked by the sink once the batch's writes hold their place against other writers (rows locked
+ *                    until the commit, a table snapshot its commit must still be based on), before it commits: the
+ *                    changes a newer record of the log supersedes now (a live writer may have applied it since the
+ *                    run looked), which the sink then refuses with {@link SupersededInLogException}, nothing of the
+ *                    batch committed; {@link Recheck#NONE} where the run does not look
  */
 public record WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
                          Map<Integer, Long> nextOffsets, String topic, boolean commits,
-                         Version.ForeignRows foreignRows) {
+                         Version.ForeignRows foreignRows, Recheck recheck) {
     public WriteBatch {
         java.util.Objects.requireNonNull(topic, "topic");
         java.util.Objects.requireNonNull(foreignRows, "foreignRows");
+        java.util.Objects.requireNonNull(recheck, "recheck");
         changes = List.copyOf(changes);
         nextOffsets = Map.copyOf(nextOffsets);
+    }
+
+    /** What the log says of a batch's changes just before the sink commits them ({@link #recheck()}). */
+    @FunctionalInterface
+    public interface Recheck {
+        /** Of {@code changes}, those a newer record of their key in the log supersedes now. */
+        List<Change> superseded(List<Change> changes);
+
+        /** Nothing to look at: the run did not look at the log either. */
+        Recheck NONE = changes -> List.of();
+    }
+
+    /** A batch whose sink does not look at the log again before it commits. */
+    public WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
+                      Map<Integer, Long> nextOffsets, String topic, boolean commits, Version.ForeignRows foreignRows) {
+        this(job, run, sequence, changes, shape, nextOffsets, topic, commits, foreignRows, Recheck.NONE);
     }
 
     /** A batch whose changes leave rows of another writer as they are. */
     public WriteBatch(String job, int run, long sequence, List<Change> changes, RowShape shape,
                       Map<Integer, Long> nextOffsets, String topic, boolean commits) {
         this(job, run, sequence, changes, shape, nextOffsets, topic, commits, Version.ForeignRows.KEPT);
+    }
+
+    /**
+     * Asks {@link #recheck()} and refuses the changes the log supersedes now, naming them, before anything of the
+     * batch is committed: for a sink at the moment its writes hold their place against other writers.
+     *
+     * @throws SupersededInLogException where the log holds a newer record of some change's key
+     */
+    public void recheckBeforeCommit() {
+        if (recheck == Recheck.NONE || changes.isEmpty()) {
+            return;
+        }
+        List<Change> later = recheck.superseded(changes);
+        if (!later.isEmpty()) {
+            throw new SupersededInLogException(later);
+        }
     }
 
     /** A batch that commits. */
@@ -52,12 +90,17 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
 
     /** The same batch, to be staged uncommitted where the sink can ({@code commits} false) or to commit. */
     public WriteBatch committing(boolean commits) {
-        return new WriteBatch(job, run, sequence, changes, shape, nextOffsets, topic, commits, foreignRows);
+        return new WriteBatch(job, run, sequence, changes, shape, nextOffsets, topic, commits, foreignRows, recheck);
     }
 
     /** The same batch, its changes meeting rows of another writer as {@code foreign} says. */
     public WriteBatch meetingForeignRows(Version.ForeignRows foreign) {
-        return new WriteBatch(job, run, sequence, changes, shape, nextOffsets, topic, commits, foreign);
+        return new WriteBatch(job, run, sequence, changes, shape, nextOffsets, topic, commits, foreign, recheck);
+    }
+
+    /** The same batch, its sink asking {@code r} before it commits. */
+    public WriteBatch rechecking(Recheck r) {
+        return new WriteBatch(job, run, sequence, changes, shape, nextOffsets, topic, commits, foreignRows, r);
     }
 
     /** A batch of hand-made changes, from the topic {@value #UNNAMED_TOPIC}. */
@@ -90,7 +133,7 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
                 rest.add(c);
             }
         }
-        return new WriteBatch(job, run, sequence, rest, shape, nextOffsets, topic, commits, foreignRows);
+        return new WriteBatch(job, run, sequence, rest, shape, nextOffsets, topic, commits, foreignRows, recheck);
     }
 
     /**
@@ -102,7 +145,8 @@ public record WriteBatch(String job, int run, long sequence, List<Change> change
         for (Change c : changes) {
             rest.add(c == refused ? instead : c);
         }
-        return new WriteBatch(job, run, sequence, rest, RowShape.of(rest), nextOffsets, topic, commits, foreignRows);
+        return new WriteBatch(job, run, sequence, rest, RowShape.of(rest), nextOffsets, topic, commits, foreignRows,
+                recheck);
     }
 
     /** The version of one of its changes: the change's coordinates in this batch's topic. */

@@ -620,6 +620,30 @@ public abstract class SinkContract {
         return true;
     }
 
+    /**
+     * A batch whose recheck finds a change superseded in the log by the time its writes hold their place (a live writer
+     * applied a newer record meanwhile) commits nothing, rows or progress, and names the change; written again without
+     * it, it commits the rest.
+     */
+    @Test
+    void aBatchTheLogSupersedesBeforeItsCommitCommitsNothingAndNamesTheChange() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 2L), row("a", "first", "1", 0, 0), row("b", "first", "1", 0, 1)));
+            Change a = row("a", "second", "2", 0, 2);
+            Change b = row("b", "second", "2", 0, 3);
+            WriteBatch batch = new WriteBatch(job, 1, 2, List.of(a, b), RowShape.of(List.of(a, b)), Map.of(0, 4L), TOPIC,
+                    true, Version.ForeignRows.NEWEST_IN_LOG).rechecking(changes -> changes.stream()
+                    .filter(c -> "b".equals(c.key().get("kafka_key"))).toList());
+            assertThatThrownBy(() -> s.write(batch)).isInstanceOfSatisfying(SupersededInLogException.class,
+                    e -> assertThat(e.changes()).extracting(c -> c.key().get("kafka_key")).containsExactly("b"));
+            assertThat(rows()).as("nothing of the batch").containsExactly("a=first/1@0:0", "b=first/1@0:1");
+            assertThat(s.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 2L);
+            s.write(batch.without(List.of(b)).rechecking(WriteBatch.Recheck.NONE));
+            assertThat(rows()).containsExactly("a=second/2@0:2", "b=first/1@0:1");
+            assertThat(s.sink.jobStore().load(job).orElseThrow().nextOffsets()).containsEntry(0, 4L);
+        }
+    }
+
     private static Map<String, Object> values(String status, Long lsn) {
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("status", status);

@@ -481,6 +481,9 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             }
             window = w;
             flushWindow();
+            // the rows are written and locked (or the database's writer lock held): what the live writer applied
+            // before now is in the log already, and what it applies after waits for this commit
+            batch.recheckBeforeCommit();
             connection.commit();
             schema.committed();
             window = null;

@@ -547,6 +547,9 @@ final class KafkaSink implements Sink, JobStore {
                 written.add(c);
                 counts[tombstone ? 1 : 0]++;
             }
+            // the records are appended: a live writer's record appended before them was consumed from a source
+            // record the log holds now; one appended after them is later in the topic, and compaction keeps it
+            batch.recheckBeforeCommit();
             sendJob(JobTopic.record(batch.job(), JobStateJson.write(after)));
             if (sameCluster && !batch.nextOffsets().isEmpty()) {
                 Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();

@@ -51,6 +51,14 @@ final class Transactions {
             body.run();
         } catch (KafkaException e) {
             throw failedBeforeCommit(producer, job, topic, e, takeOver);
+        } catch (RuntimeException e) {
+            // the body refused the transaction itself (the log superseded some of its records): nothing is committed
+            try {
+                producer.abortTransaction();
+            } catch (KafkaException ignored) {
+                // the body's own failure is what matters
+            }
+            throw e;
         }
         for (int attempt = 1; ; attempt++) {
             try {

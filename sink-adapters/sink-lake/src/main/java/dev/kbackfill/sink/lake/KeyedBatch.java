@@ -102,6 +102,9 @@ public final class KeyedBatch<W> {
      */
     public WriteResult decide(WriteBatch batch, Map<List<Object>, Change> incoming, Map<List<Object>, Stored<W>> found,
                               Map<Integer, Long> collided, Effects<W> effects, List<Object[]> newRows) {
+        // the table as read here is what the commit must still be based on (a writer committing since makes it
+        // stale, and it is decided again): what a live writer applied before is in the log now
+        batch.recheckBeforeCommit();
         boolean ledgered = settings.conflictMode() == ConflictMode.NEWER_WINS
                 && settings.tombstoneMode() == TombstoneMode.DELETE;
         // a delete recorded by any earlier job is a version, whatever this job does with tombstones
