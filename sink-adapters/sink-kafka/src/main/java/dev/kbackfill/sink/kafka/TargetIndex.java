@@ -203,11 +203,6 @@ final class TargetIndex implements AutoCloseable {
         }
     }
 
-    /** Whether a record of version {@code incoming} supersedes what the key holds (value or tombstone). */
-    boolean newerWins(byte[] key, Version incoming) {
-        return newerWins(key, incoming, Version.ForeignRows.REPLACED);
-    }
-
     /**
      * Whether a record of version {@code incoming} replaces what the target holds for its key, by the one rule
      * ({@link Version#replaces}): a record another writer wrote (no kbackfill headers) as {@code foreign} says.
