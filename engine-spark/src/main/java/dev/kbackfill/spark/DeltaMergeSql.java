@@ -19,9 +19,13 @@ import dev.kbackfill.sink.jdbc.GuardSql;
  * @param columns     the table's columns, in its order, that the wave writes (the ones Delta computes left out)
  * @param versionText whether the version column holds text (compared as such) rather than a number
  * @param keys        the key columns
+ * @param foreignRows what a row without kbackfill's version (another writer's) is to the wave's changes
+ * @param ownField    the column that holds the version field in every row, another writer's too, and how, if any
  */
 record DeltaMergeSql(String path, List<String> columns, boolean versionText, List<String> keys,
-                     SinkSettings.MetadataColumns meta, ConflictMode conflict, TombstoneMode tombstones) {
+                     SinkSettings.MetadataColumns meta, ConflictMode conflict, TombstoneMode tombstones,
+                     dev.kbackfill.core.version.Version.ForeignRows foreignRows,
+                     java.util.Optional<java.util.Map.Entry<String, GuardSql.OwnField>> ownField) {
 
     /** The column of a wave's view that marks a tombstone. */
     static final String TOMBSTONE = "__kbackfill_tombstone";
@@ -31,12 +35,21 @@ record DeltaMergeSql(String path, List<String> columns, boolean versionText, Lis
         keys = List.copyOf(keys);
     }
 
+    /** Statements whose guard replaces rows of other writers (no live writer beside the wave). */
+    DeltaMergeSql(String path, List<String> columns, boolean versionText, List<String> keys,
+                  SinkSettings.MetadataColumns meta, ConflictMode conflict, TombstoneMode tombstones) {
+        this(path, columns, versionText, keys, meta, conflict, tombstones,
+                dev.kbackfill.core.version.Version.ForeignRows.REPLACED, java.util.Optional.empty());
+    }
+
     /** The MERGE of the wave's changes in {@code view}. */
     String merge(String view) {
         boolean topicColumn = has(meta.topic());
         boolean versionColumn = has(meta.version());
         String guard = conflict == ConflictMode.NEWER_WINS
-                ? " AND " + GuardSql.sparkSql(meta, topicColumn, versionColumn, versionColumn && versionText, "t.", "s.")
+                ? " AND " + GuardSql.sparkSql(meta, topicColumn, versionColumn, versionColumn && versionText,
+                foreignRows, ownField.map(java.util.Map.Entry::getKey),
+                ownField.map(java.util.Map.Entry::getValue).orElse(GuardSql.OwnField.NUMBER), "t.", "s.")
                 : "";
         String set = columns.stream().filter(c -> !keys.contains(c)).map(c -> "t." + q(c) + " = s." + q(c))
                 .collect(Collectors.joining(", "));

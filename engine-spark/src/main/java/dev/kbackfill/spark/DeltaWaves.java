@@ -138,6 +138,8 @@ final class DeltaWaves {
         long bytes;
         /** Whether the table did not exist and the wave had no values to create it from. */
         boolean noTable;
+        /** Per source partition, the changes the log after them supersedes (beside a live writer). */
+        final Map<Integer, Long> inLog = new HashMap<>();
         /** Where the wave's time went, for people. */
         final StringBuilder timings = new StringBuilder();
         private long mark = System.nanoTime();
@@ -178,8 +180,18 @@ final class DeltaWaves {
                     dev.kbackfill.core.read.BoundedReader.withJobClientId(settings.kafkaConfig(), jobName), options.allowDataLoss(),
                     0).javaRDD();
             int shuffle = Math.max(rows.getNumPartitions(), jsc.defaultParallelism());
-            JavaRDD<Raw> survivors = rows.mapPartitionsToPair(it -> new Keying(json, f, counters, before, it))
-                    .reduceByKey(Raw::newer, shuffle).values().persist(StorageLevel.MEMORY_AND_DISK());
+            org.apache.spark.api.java.JavaPairRDD<String, Raw> reducedByKey = rows.mapPartitionsToPair(it -> new Keying(
+                    json, f, counters, before, it)).reduceByKey(Raw::newer, shuffle);
+            Newest newest = options.besideLiveWriter() ? new Newest(before) : null;
+            if (newest != null) {
+                // beside a live writer only a key's newest record in the log is written: the others go now
+                reducedByKey = reducedByKey.persist(StorageLevel.MEMORY_AND_DISK());
+                newest.leaveOut(reducedByKey, inLog);
+                reducedByKey = newest.kept(reducedByKey).persist(StorageLevel.MEMORY_AND_DISK());
+                phase("the log after the range");
+            }
+            org.apache.spark.api.java.JavaPairRDD<String, Raw> survivorsByKey = reducedByKey;
+            JavaRDD<Raw> survivors = survivorsByKey.values().persist(StorageLevel.MEMORY_AND_DISK());
             JavaRDD<Entry> decoded = null;
             try {
                 Map<Integer, Long> perPartition = survivors.map(e -> e.partition).countByValue();
@@ -264,6 +276,15 @@ final class DeltaWaves {
                     source = source.filter(e -> !out.contains(e.partition + ":" + e.offset));
                     phase("CHECK constraints");
                 }
+                if (newest != null) {
+                    // what the live writer applied while the wave was decoded: read on to the log's end, last thing
+                    java.util.HashSet<String> later = newest.caughtUp(survivorsByKey, inLog);
+                    if (!later.isEmpty()) {
+                        Broadcast<java.util.HashSet<String>> out = jsc.broadcast(later);
+                        source = source.filter(e -> !out.value().contains(e.partition + ":" + e.offset));
+                    }
+                    phase("the log's end");
+                }
                 Dataset<Row> src = spark.createDataFrame(source.mapPartitions(Entry::rowsOf), sourceSchema);
                 String view = "kbackfill_wave_" + wave;
                 src.createOrReplaceTempView(view);
@@ -272,7 +293,8 @@ final class DeltaWaves {
                         && !meta.contains(c) && !sinkSettings.writesValueColumn(c)).toList());
                 DeltaMergeSql sql = new DeltaMergeSql(path, written, has(table, meta.version())
                         && table.apply(meta.version()).dataType() == DataTypes.StringType, keys, meta,
-                        sinkSettings.conflictMode(), sinkSettings.tombstoneMode());
+                        sinkSettings.conflictMode(), sinkSettings.tombstoneMode(), options.foreignRows(),
+                        ownField(table, sinkSettings));
                 String target = "kbackfill_table_" + view;
                 if (emptyBefore) {
                     // nothing to merge with: what a MERGE would insert, appended, idempotent by the same txn ids
@@ -311,10 +333,14 @@ final class DeltaWaves {
                             + brokenPerPartition.getOrDefault(part, 0L);
                     long refusedHere = refusedByTable.getOrDefault(part, 0L) + brokenPerPartition.getOrDefault(part, 0L);
                     long kept = keptOut.getOrDefault(part, 0L);
-                    stats.put(part, new PartitionStats(part, counters.read.get(part).value(), changes - survived,
-                            counters.filtered.get(part).value(), counters.rejected.get(part).value() + rejectedLate,
-                            survived - rejectedLate - kept, kept, 0, r.getValue().end(), r.getValue().end(),
-                            counters.late.get(part).value(), refusedHere));
+                    // survivors are counted after the log left out what it supersedes
+                    long later = inLog.getOrDefault(part, 0L);
+                    long laterEarly = later - (newest == null ? 0 : newest.lateCount(part));
+                    stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
+                            changes - survived - laterEarly, counters.filtered.get(part).value(),
+                            counters.rejected.get(part).value() + rejectedLate,
+                            survived - rejectedLate - kept - (later - laterEarly), kept, 0, r.getValue().end(),
+                            r.getValue().end(), counters.late.get(part).value(), refusedHere, later));
                 }
                 bytes = counters.bytes.value();
             } finally {
@@ -325,14 +351,127 @@ final class DeltaWaves {
             }
         }
 
+        /**
+         * Each key's newest record in the log from the wave's ranges' starts to the log's end, by the version rule
+         * without a field (log time, partition, offset): read with Spark's Kafka source once early, and to the log's
+         * end once more just before the MERGE, as a run beside a live writer reads it ({@link
+         * dev.kbackfill.core.live.NewestInLog}).
+         */
+        private final class Newest {
+            private final Map<Integer, PartitionSplit> upTo = new TreeMap<>();
+            private final Map<Integer, Long> lateCounts = new HashMap<>();
+
+            Newest(HashMap<Integer, Long> before) {
+                Map<Integer, Long> ends = logEnds();
+                ranges.forEach((p, r) -> upTo.put(p, new PartitionSplit(p, r.next(), Math.max(r.next(),
+                        ends.getOrDefault(p, r.end())))));
+                this.before = before;
+            }
+
+            private final HashMap<Integer, Long> before;
+
+            private Map<Integer, Long> logEnds() {
+                try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(
+                        settings.kafkaConfig())) {
+                    return offsets.endOffsets(plan.topic(), ranges.keySet(), plan.request().isolationLevel());
+                }
+            }
+
+            /** Per key text, its newest place in {@code splits} of the log, the clock starting at {@code clock}. */
+            private org.apache.spark.api.java.JavaPairRDD<String, long[]> places(Map<Integer, PartitionSplit> splits,
+                                                                                  HashMap<Integer, Long> clock) {
+                String json = specJson;
+                JavaRDD<Row> log = KafkaRanges.read(spark, plan, splits, dev.kbackfill.core.read.BoundedReader
+                        .withJobClientId(settings.kafkaConfig(), "newest"), true, 0).javaRDD();
+                return log.mapPartitionsToPair(it -> {
+                    dev.kbackfill.core.record.RecordDecoder decoder = TaskContextCache.job(json).decoder();
+                    dev.kbackfill.core.version.LogClock lc = new dev.kbackfill.core.version.LogClock(clock);
+                    List<Tuple2<String, long[]>> out = new ArrayList<>();
+                    while (it.hasNext()) {
+                        SourceRecord r = KafkaRanges.record(it.next());
+                        long lt = lc.stamp(r.partition(), r.timestamp()); // a Spark partition is one source partition, in order
+                        try {
+                            out.add(new Tuple2<>(dev.kbackfill.core.record.KeyIdentity.of(decoder.keyOf(r)).text(),
+                                    new long[] {lt, r.partition(), r.offset()}));
+                        } catch (dev.kbackfill.core.record.DecodeException | dev.kbackfill.resolver.RequestException e) {
+                            // no key: nothing of the wave's can be its
+                        }
+                    }
+                    return out.iterator();
+                }).reduceByKey((a, b) -> after(a, b) ? a : b);
+            }
+
+            private static boolean after(long[] a, long[] b) {
+                return a[0] != b[0] ? a[0] > b[0] : a[1] != b[1] ? a[1] > b[1] : a[2] > b[2];
+            }
+
+            private static boolean superseded(Raw r, long[] newest) {
+                return newest != null && after(newest, new long[] {r.logTime, r.partition, r.offset});
+            }
+
+            private final java.util.Set<String> dropped = new java.util.HashSet<>();
+            private org.apache.spark.api.java.JavaPairRDD<String, long[]> early;
+
+            /** Counts per partition the survivors the log up to its end now supersedes. */
+            void leaveOut(org.apache.spark.api.java.JavaPairRDD<String, Raw> keyed, Map<Integer, Long> inLog) {
+                if (upTo.values().stream().allMatch(PartitionSplit::done)) {
+                    return;
+                }
+                early = places(upTo, before).persist(StorageLevel.MEMORY_AND_DISK());
+                keyed.join(early).filter(t -> superseded(t._2()._1(), t._2()._2())).map(t -> t._2()._1().partition)
+                        .countByValue().forEach((p, n) -> inLog.merge(p, n, Long::sum));
+            }
+
+            /** The survivors the log does not supersede. */
+            org.apache.spark.api.java.JavaPairRDD<String, Raw> kept(org.apache.spark.api.java.JavaPairRDD<String, Raw> keyed) {
+                if (early == null) {
+                    return keyed;
+                }
+                return keyed.leftOuterJoin(early).filter(t -> !superseded(t._2()._1(), t._2()._2().orElse(null)))
+                        .mapToPair(t -> new Tuple2<>(t._1(), t._2()._1()));
+            }
+
+            /**
+             * Reads the log from where {@link #leaveOut} stopped to its end now; returns the survivors (as
+             * {@code partition:offset}) what it read supersedes, counted per partition: records a live writer may
+             * have applied while the wave was decoded.
+             */
+            java.util.HashSet<String> caughtUp(org.apache.spark.api.java.JavaPairRDD<String, Raw> keyed,
+                                               Map<Integer, Long> inLog) {
+                Map<Integer, Long> ends = logEnds();
+                Map<Integer, PartitionSplit> more = new TreeMap<>();
+                upTo.forEach((p, r) -> more.put(p, new PartitionSplit(p, r.end(), Math.max(r.end(),
+                        ends.getOrDefault(p, r.end())))));
+                java.util.HashSet<String> out = new java.util.HashSet<>();
+                if (more.values().stream().allMatch(PartitionSplit::done)) {
+                    return out;
+                }
+                HashMap<Integer, Long> clock = Keying.logTimesBefore(settings.kafkaConfig(), plan, more);
+                Map<String, long[]> late = new HashMap<>(places(more, clock).collectAsMap()); // a few, read since
+                Broadcast<Map<String, long[]>> b = jsc.broadcast(late);
+                for (Raw r : keyed.filter(t -> superseded(t._2(), b.value().get(t._1()))).values().collect()) {
+                    out.add(r.partition + ":" + r.offset);
+                    inLog.merge(r.partition, 1L, Long::sum);
+                    lateCounts.merge(r.partition, 1L, Long::sum);
+                }
+                return out;
+            }
+
+            /** Of a partition's survivors left out, those {@link #caughtUp} left out (after they were decoded). */
+            long lateCount(int partition) {
+                return lateCounts.getOrDefault(partition, 0L);
+            }
+        }
+
         /** The wave's counts where nothing of it is written: every change superseded, filtered or rejected. */
         private void nothingWritten(WaveCounters counters) {
             for (Map.Entry<Integer, PartitionSplit> r : ranges.entrySet()) {
                 int part = r.getKey();
+                long later = inLog.getOrDefault(part, 0L);
                 stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
-                        counters.changes.get(part).value(), counters.filtered.get(part).value(),
+                        counters.changes.get(part).value() - later, counters.filtered.get(part).value(),
                         counters.rejected.get(part).value(), 0, 0, 0, r.getValue().end(), r.getValue().end(),
-                        counters.late.get(part).value()));
+                        counters.late.get(part).value(), 0, later));
             }
             bytes = counters.bytes.value();
         }
@@ -390,6 +529,31 @@ final class DeltaWaves {
             spark.catalog().dropTempView(target);
             return counts;
         }
+    }
+
+    /**
+     * The table's column that holds the version field in every row, another writer's too, and how its values compare
+     * with the field's (as {@link dev.kbackfill.sink.jdbc.GuardSql} compares them): a top-level field's column of a
+     * type its values fit; empty otherwise.
+     */
+    static java.util.Optional<Map.Entry<String, dev.kbackfill.sink.jdbc.GuardSql.OwnField>> ownField(StructType table,
+                                                                                                  SinkSettings settings) {
+        if (settings.versionField().isEmpty() || settings.versionField().get().path().contains(".")) {
+            return java.util.Optional.empty();
+        }
+        String column = settings.mapping().columnOf(settings.versionField().get().path());
+        if (!has(table, column)) {
+            return java.util.Optional.empty();
+        }
+        org.apache.spark.sql.types.DataType t = table.apply(column).dataType();
+        boolean integer = t == DataTypes.LongType || t == DataTypes.IntegerType || t == DataTypes.ShortType;
+        dev.kbackfill.sink.jdbc.GuardSql.OwnField form = switch (settings.versionField().get().type()) {
+            case INTEGER -> integer ? dev.kbackfill.sink.jdbc.GuardSql.OwnField.NUMBER : null;
+            case STRING -> t == DataTypes.StringType ? dev.kbackfill.sink.jdbc.GuardSql.OwnField.TEXT : null;
+            case TIMESTAMP -> integer ? dev.kbackfill.sink.jdbc.GuardSql.OwnField.EPOCH_MILLIS
+                    : t == DataTypes.TimestampType ? dev.kbackfill.sink.jdbc.GuardSql.OwnField.TIMESTAMP : null;
+        };
+        return form == null ? java.util.Optional.empty() : java.util.Optional.of(Map.entry(column, form));
     }
 
     private static boolean has(StructType table, String column) {

@@ -53,6 +53,16 @@ class DeltaMergeSqlTest {
         all.add(Arguments.of("merge-newer-wins-text-version", new DeltaMergeSql("/lake/o`dd", List.of("id", "name",
                 "kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_log_time", "kafka_version"), true,
                 List.of("id"), META, ConflictMode.NEWER_WINS, TombstoneMode.DELETE).merge("kbackfill_wave_0")));
+        // beside a live writer: its rows (no offset) kept unless the log shows the change its key's newest; by their
+        // own column of the version field first, a timestamp here
+        all.add(Arguments.of("merge-newer-wins-keeping-foreign-rows", new DeltaMergeSql("/lake/orders", COLUMNS, false,
+                List.of("id"), META, ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
+                dev.kbackfill.core.version.Version.ForeignRows.KEPT, java.util.Optional.empty()).merge("kbackfill_wave_1")));
+        all.add(Arguments.of("merge-newer-wins-foreign-rows-by-field", new DeltaMergeSql("/lake/orders", List.of("id",
+                "updated_at", "kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_log_time", "kafka_version"),
+                false, List.of("id"), META, ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
+                dev.kbackfill.core.version.Version.ForeignRows.NEWEST_IN_LOG, java.util.Optional.of(java.util.Map.entry(
+                        "updated_at", dev.kbackfill.sink.jdbc.GuardSql.OwnField.TIMESTAMP))).merge("kbackfill_wave_1")));
         return all.stream();
     }
 

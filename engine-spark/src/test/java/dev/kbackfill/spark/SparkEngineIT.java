@@ -186,6 +186,84 @@ class SparkEngineIT {
                 .isEqualTo(2);
     }
 
+    /**
+     * Beside a live writer on Spark: the gap fill of the live-writer issue (offsets 0-4 {@code k1..k5 a}, 5-9
+     * {@code b}, 10-12 {@code k1..k3 c}; the table holding {@code k1..k3=c, k4..k5=a} as the pipeline left it) into a
+     * Delta table by the wave's MERGE and into PostgreSQL by sub-jobs: {@code k1..k3} stay the pipeline's, {@code k4,
+     * k5} take the gap's {@code b}, as on one machine.
+     */
+    @Test
+    void theGapFillBesideALiveWriterLeavesItsNewerRowsOnSparkIntoDeltaAndPostgres() throws Exception {
+        String topic = "spark-live-gap";
+        kafka.createTopic(topic, 1, Map.of("retention.ms", "-1"));
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            int ts = 0;
+            for (String[] round : new String[][] {{"a", "12345"}, {"b", "12345"}, {"c", "123"}}) {
+                for (char k : round[1].toCharArray()) {
+                    ts++;
+                    String json = "{\"order_id\":\"k" + k + "\",\"status\":\"" + round[0] + "\",\"ts\":" + ts + "}";
+                    producer.send(new ProducerRecord<>(topic, 0, T0.plusSeconds(ts).toEpochMilli(),
+                            ("k" + k).getBytes(StandardCharsets.UTF_8), json.getBytes(StandardCharsets.UTF_8))).get();
+                }
+            }
+        }
+        Map<String, String> expected = Map.of("k1", "c", "k2", "c", "k3", "c", "k4", "b", "k5", "b");
+        String[] gap = {"--topic", topic, "--from", "offset:5", "--to", "offset:10", "--table", "orders",
+                "--key-column", "order_id", "--columns", "status,ts"};
+        // Delta: made by a first run of [0, 5), then k1..k3 rewritten by the pipeline's writer (none of our columns)
+        Path table = dir.resolve("live-delta");
+        SparkCli first = SparkCli.run(kafka, "--topic", topic, "--from", "offset:0", "--to", "offset:5", "--sink",
+                "delta:" + table, "--table", "orders", "--key-column", "order_id", "--columns", "status,ts",
+                "--create-table", "--job", "first");
+        assertThat(first.exitCode()).as(first.toString()).isZero();
+        dev.kbackfill.core.sink.SinkSettings live = new dev.kbackfill.core.sink.SinkSettings("delta:" + table, "orders",
+                java.util.Optional.empty(), java.util.Optional.empty(), ConflictMode.OVERWRITE,
+                dev.kbackfill.core.sink.TombstoneMode.DELETE, false, false,
+                new dev.kbackfill.core.sink.SinkSettings.MetadataColumns("live_partition", "live_offset",
+                        "live_timestamp", "live_deleted", "live_topic", "live_log_time", "live_version"));
+        try (dev.kbackfill.core.sink.Sink writer = dev.kbackfill.core.sink.SinkFactory.forSettings(live)) {
+            writer.open();
+            dev.kbackfill.resolver.Plan plan = dev.kbackfill.resolver.Plan.fromJson(SparkCli.command(kafka, "plan",
+                    "--topic", topic, "--from", "earliest", "--to", "latest", "--format", "json").out());
+            writer.jobStore().begin(dev.kbackfill.core.sink.JobState.begin("pipeline", "pipeline", 1, plan));
+            List<dev.kbackfill.core.record.Change> rows = new ArrayList<>();
+            for (int k = 1; k <= 3; k++) {
+                Map<String, Object> values = new HashMap<>();
+                values.put("status", "c");
+                values.put("ts", 10L + k);
+                rows.add(new dev.kbackfill.core.record.Change(Map.of("order_id", "k" + k), values, 0, 0, 0));
+            }
+            writer.write(new dev.kbackfill.core.sink.WriteBatch("pipeline", 1, 1, rows,
+                    dev.kbackfill.core.record.RowShape.of(rows), Map.of(), topic));
+        }
+        SparkCli delta = SparkCli.onSpark(kafka, List.of(), concat(gap, "--sink", "delta:" + table));
+        assertThat(delta.exitCode()).as(delta.toString()).isZero();
+        Map<String, String> deltaRows = new TreeMap<>();
+        DeltaTableRows.rows(table.toString()).forEach(r -> deltaRows.put((String) r.get("order_id"),
+                (String) r.get("status")));
+        assertThat(deltaRows).isEqualTo(expected);
+        assertThat(delta.out()).contains("3 change(s) superseded in the log");
+        // PostgreSQL: a table the pipeline made, none of kbackfill's columns; --create-table adds them
+        String url = SharedPostgres.newDatabase("spark_live");
+        try (var c = java.sql.DriverManager.getConnection(url); var st = c.createStatement()) {
+            st.execute("CREATE TABLE orders (order_id text PRIMARY KEY, status text, ts bigint)");
+            st.execute("INSERT INTO orders VALUES ('k1', 'c', 11), ('k2', 'c', 12), ('k3', 'c', 13), ('k4', 'a', 4), "
+                    + "('k5', 'a', 5)");
+        }
+        SparkCli pg = SparkCli.onSpark(kafka, List.of(), concat(gap, "--sink", url, "--create-table"));
+        assertThat(pg.exitCode()).as(pg.toString()).isZero();
+        Map<String, String> pgRows = new TreeMap<>();
+        try (var c = java.sql.DriverManager.getConnection(url); var st = c.createStatement();
+             var rs = st.executeQuery("SELECT order_id, status FROM orders")) {
+            while (rs.next()) {
+                pgRows.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        assertThat(pgRows).isEqualTo(expected);
+    }
+
     @Test
     void aTopicOnSparkHoldsTheSameFinalStateAsTheLocalRunAndNewerWinsIsRefused() throws Exception {
         kafka.createTopic("spark-topic-src", 3, Map.of("retention.ms", "-1"));

@@ -43,6 +43,28 @@ public final class GuardSql {
         return guard.sql(SPARK, stored, incoming + "%s");
     }
 
+    /**
+     * How a value column holds the version field in rows of another writer, for {@link #sparkSql(SinkSettings.MetadataColumns,
+     * boolean, boolean, boolean, dev.kbackfill.core.version.Version.ForeignRows, java.util.Optional, OwnField, String, String)}:
+     * whole numbers or text as the field's values are, epoch milliseconds, or a timestamp.
+     */
+    public enum OwnField { NUMBER, TEXT, EPOCH_MILLIS, TIMESTAMP }
+
+    /**
+     * The condition, meeting a stored row without kbackfill's version (its offset NULL: another writer's) as
+     * {@code rows} says, by its own column of the version field first where {@code ownColumn} names one.
+     */
+    public static String sparkSql(SinkSettings.MetadataColumns meta, boolean topicColumn, boolean versionColumn,
+                                  boolean versionText, dev.kbackfill.core.version.Version.ForeignRows rows,
+                                  Optional<String> ownColumn, OwnField form, String stored, String incoming) {
+        Guard guard = new Guard(topicColumn ? Optional.of(meta.topic()) : Optional.empty(), meta.partition(),
+                meta.offset(), meta.timestamp(), meta.logTime(),
+                versionColumn ? Optional.of(meta.version()) : Optional.empty(), versionText)
+                .meeting(new Guard.Foreign(rows, ownColumn.map(c -> new Guard.FieldColumn(c,
+                        Guard.FieldForm.valueOf(form.name())))));
+        return guard.sql(SPARK, stored, incoming + "%s");
+    }
+
     /** Only quoting matters to a guard. */
     private static final Dialect SPARK = new Dialect() {
         @Override
@@ -53,6 +75,11 @@ public final class GuardSql {
         @Override
         public String quote(String identifier) {
             return "`" + identifier.replace("`", "``") + "`";
+        }
+
+        @Override
+        public java.util.Optional<String> epochMicros(String expression) {
+            return java.util.Optional.of("unix_micros(" + expression + ")");
         }
 
         @Override

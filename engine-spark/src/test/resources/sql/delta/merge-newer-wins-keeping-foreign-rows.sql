@@ -1,0 +1,8 @@
+MERGE INTO delta.`/lake/orders` AS t
+USING kbackfill_wave_1 AS s ON t.`id` = s.`id`
+WHEN MATCHED AND s.`__kbackfill_tombstone` AND (t.`kafka_offset` IS NOT NULL AND (COALESCE(t.`kafka_log_time`, t.`kafka_timestamp`) < s.`kafka_log_time` OR (COALESCE(t.`kafka_log_time`, t.`kafka_timestamp`) = s.`kafka_log_time` AND (t.`kafka_partition` < s.`kafka_partition` OR (t.`kafka_partition` = s.`kafka_partition` AND (t.`kafka_offset` < s.`kafka_offset` OR (t.`kafka_offset` = s.`kafka_offset` AND COALESCE(t.`kafka_topic`, s.`kafka_topic`) < s.`kafka_topic`)))))))
+  THEN DELETE
+WHEN MATCHED AND NOT s.`__kbackfill_tombstone` AND (t.`kafka_offset` IS NOT NULL AND (COALESCE(t.`kafka_log_time`, t.`kafka_timestamp`) < s.`kafka_log_time` OR (COALESCE(t.`kafka_log_time`, t.`kafka_timestamp`) = s.`kafka_log_time` AND (t.`kafka_partition` < s.`kafka_partition` OR (t.`kafka_partition` = s.`kafka_partition` AND (t.`kafka_offset` < s.`kafka_offset` OR (t.`kafka_offset` = s.`kafka_offset` AND COALESCE(t.`kafka_topic`, s.`kafka_topic`) < s.`kafka_topic`)))))))
+  THEN UPDATE SET t.`status` = s.`status`, t.`amount` = s.`amount`, t.`kafka_topic` = s.`kafka_topic`, t.`kafka_partition` = s.`kafka_partition`, t.`kafka_offset` = s.`kafka_offset`, t.`kafka_timestamp` = s.`kafka_timestamp`, t.`kafka_log_time` = s.`kafka_log_time`, t.`kafka_deleted` = s.`kafka_deleted`
+WHEN NOT MATCHED AND NOT s.`__kbackfill_tombstone`
+  THEN INSERT (`id`, `status`, `amount`, `kafka_topic`, `kafka_partition`, `kafka_offset`, `kafka_timestamp`, `kafka_log_time`, `kafka_deleted`) VALUES (s.`id`, s.`status`, s.`amount`, s.`kafka_topic`, s.`kafka_partition`, s.`kafka_offset`, s.`kafka_timestamp`, s.`kafka_log_time`, s.`kafka_deleted`)
