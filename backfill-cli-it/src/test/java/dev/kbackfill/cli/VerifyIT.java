@@ -101,6 +101,36 @@ class VerifyIT {
         return JSON.readTree(run.out());
     }
 
+    /**
+     * A cron job ({@code --from continue:FIRST}) of three runs, records arriving between them: {@code verify --job}
+     * judges what all three covered, not only the last run's range, and says so first; a row of the first run changed
+     * by hand is found.
+     */
+    @Test
+    void aContinueJobOfSeveralRunsIsVerifiedOverEveryRunsRange() throws Exception {
+        String topic = "verify-cron";
+        kafka.createTopic(topic, 2, Map.of("retention.ms", "-1"));
+        String url = "jdbc:sqlite:" + dir.resolve("cron.db");
+        String[] run = {"--topic", topic, "--from", "continue:earliest", "--to", "latest", "--sink", url, "--job",
+                "nightly", "--create-table"};
+        for (int night = 0; night < 3; night++) {
+            List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+            for (int k = 0; k < 10; k++) {
+                String key = String.format("n%d-k%02d", night, k);
+                records.add(record(topic, k % 2, key, Orders.json(key, night), night * 100L + k));
+            }
+            Orders.send(kafka, records, Map.of());
+            CliRun r = CliRun.run(kafka, run);
+            assertThat(r.exitCode()).as(r.err()).isZero();
+        }
+        sql(url, "UPDATE verify_cron SET status = 'by hand' WHERE kafka_key = 'n0-k03'");
+        CliRun v = verify("--job", "nightly", "--sink", url);
+        assertThat(v.exitCode()).as(v.out() + v.err()).isEqualTo(4);
+        assertThat(v.err()).startsWith("job nightly has run 3 times from continue:earliest: verifying what runs 1 to 3 "
+                + "covered");
+        assertThat(v.out()).containsPattern("matching +29").containsPattern("different +1").contains("n0-k03");
+    }
+
     @Test
     void sqliteAgreesAfterABackfillAndNamesEveryKeyChangedBySql() throws Exception {
         String url = "jdbc:sqlite:" + dir.resolve("v.db");

@@ -123,6 +123,25 @@ final class VerifyCommand implements Callable<Integer> {
                 definition = asTheJobRan(JobDefinition.fromStored(runs.get(), plan), plan);
                 config = definition.kafkaConfig();
             }
+            // a job of several runs: every run's range where they can be told (a continue: job's are contiguous)
+            JobState state = stored.get();
+            if (state.run() > 1) {
+                Optional<Plan> every;
+                try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(config)) {
+                    every = dev.kbackfill.core.run.JobPlanner.everyRun(new dev.kbackfill.resolver.RangeResolver(offsets),
+                            state);
+                }
+                if (every.isPresent()) {
+                    plan = every.get();
+                    err.println("job " + state.job() + " has run " + state.run() + " times from "
+                            + state.plan().request().fromText() + ": verifying what runs 1 to " + state.run()
+                            + " covered, from its first bound to where run " + state.run() + " ends");
+                } else {
+                    err.println("job " + state.job() + " has run " + state.run() + " times; verifying run "
+                            + state.run() + "'s range only (the ranges of earlier runs of a request such as '"
+                            + state.plan().request().fromText() + "' are not kept; verify them as a range)");
+                }
+            }
         } else if (planFile != null) {
             if (request.given()) {
                 throw new CommandLine.ParameterException(spec.commandLine(),

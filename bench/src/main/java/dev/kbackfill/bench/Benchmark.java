@@ -163,6 +163,9 @@ public final class Benchmark {
             if (only.equals("all") || only.equals("cron")) {
                 cron();
             }
+            if (only.equals("all") || only.equals("live")) {
+                live();
+            }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
                 loadAvro();
@@ -413,6 +416,64 @@ public final class Benchmark {
                 throw new IllegalStateException(writer + " left " + rs.getLong(1) + " rows (" + rs.getLong(2)
                         + " with their last value) in " + table + ", not " + keys);
             }
+        }
+    }
+
+    /**
+     * Beside a live writer: the table a pipeline keeps (every row of the topic's keys, none carrying kbackfill's
+     * version) and two runs into it, each beside the same run that does not look at the log ({@code --live-writer
+     * no}: how a run met such rows before): a gap of the first 1% of the log before a tail of 99%, and the last 1%
+     * (the cron case, the range ending at the log's end). PostgreSQL, defaults.
+     */
+    private void live() throws Exception {
+        System.out.println("== Beside a live writer: a run that reads the log for its keys' newest records, and the "
+                + "same run without (--live-writer no), PostgreSQL, defaults");
+        System.out.printf("%-6s %-56s %10s %12s %8s%n", "round", "run", "seconds", "records/s", "RSS MB");
+        String url = SharedPostgres.newDatabase("bench_live");
+        long percent = records / 100;
+        String gapEnd = T0.plusSeconds(percent).toString();
+        String tailStart = T0.plusSeconds(records - percent).toString();
+        for (int r = 1; r <= rounds; r++) {
+            for (String[] c : new String[][] {{"gap of 1% before a tail of 99%", T0.toString(), gapEnd},
+                    {"the last 1% (cron: no tail)", tailStart, "latest"}}) {
+                for (String writer : new String[] {"auto", "no"}) {
+                    liveTable(url);
+                    Measured m = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC,
+                            "--from", c[1], "--to", c[2], "--sink", url, "--table", "bench_live", "--live-writer",
+                            writer, "--job", "live-" + r + writer + c[1], "--progress", "none", "--bootstrap-server",
+                            bootstrap), Map.of());
+                    String label = c[0] + ", --live-writer " + writer;
+                    System.out.printf(Locale.ROOT, "%-6d %-56s %10.2f %12.0f %8d%n", r, label, m.seconds(),
+                            percent / m.seconds(), m.peakRssKb() / 1024);
+                    String summary = m.out().lines().filter(l -> l.startsWith("total")).findFirst().orElse("");
+                    System.out.println("       " + summary.replaceAll(" +", " "));
+                }
+            }
+        }
+        System.out.println();
+    }
+
+    /**
+     * The pipeline's table: the topic's whole history upserted by kbackfill, then every row's version columns cleared,
+     * as rows another writer wrote carry none.
+     */
+    private void liveTable(String url) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS bench_live");
+            s.execute("DROP TABLE IF EXISTS bench_live_kbackfill_deletes");
+            s.execute("DROP TABLE IF EXISTS kbackfill_jobs");
+            s.execute("DROP TABLE IF EXISTS kbackfill_progress");
+        }
+        Measured load = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", TOPIC, "--from",
+                "earliest", "--to", "latest", "--sink", url, "--table", "bench_live", "--create-table", "--job",
+                "live-load", "--live-writer", "no", "--progress", "none", "--bootstrap-server", bootstrap), Map.of());
+        if (!load.out().contains("wrote")) {
+            throw new IllegalStateException("the live table was not loaded: " + load.out());
+        }
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.execute("UPDATE bench_live SET kafka_offset = NULL, kafka_partition = NULL, kafka_timestamp = NULL, "
+                    + "kafka_log_time = NULL, kafka_topic = NULL");
+            s.execute("VACUUM ANALYZE bench_live");
         }
     }
 

@@ -48,6 +48,33 @@ public final class JobPlanner {
     }
 
     /**
+     * What every run of a job has covered, as one plan, where it can be told: a {@code --from continue:FIRST} job's
+     * runs are contiguous (each starts where the one before ended), so they cover, per partition, from where FIRST
+     * resolves now (a partition added later from its earliest offset) to where the latest run ends; resolved with data
+     * loss allowed, so that what retention took since is counted as lost, not refused. Empty for a job of one run, and
+     * for any other moving request (a window such as {@code now-2h}), whose earlier runs' ranges are not kept.
+     */
+    public static Optional<Plan> everyRun(dev.kbackfill.resolver.RangeResolver resolver, JobState state) {
+        Plan latest = state.plan();
+        BackfillRequest request = latest.request();
+        if (state.run() < 2 || !(request.from() instanceof dev.kbackfill.resolver.Bound.Continue first)) {
+            return Optional.empty();
+        }
+        BackfillRequest fromFirst = new BackfillRequest(request.topic(), request.fromText(), request.toText(),
+                first.first(), request.to(), request.zone(), request.partitions(), request.isolationLevel(), true,
+                request.readers());
+        Plan firstRun = resolver.resolve(fromFirst);
+        List<dev.kbackfill.resolver.PartitionRange> ranges = new ArrayList<>();
+        for (dev.kbackfill.resolver.PartitionRange r : latest.partitions()) {
+            long start = firstRun.partition(r.partition()).map(f -> Math.min(f.start(), r.start())).orElse(r.start());
+            ranges.add(new dev.kbackfill.resolver.PartitionRange(r.partition(), start, r.end(), r.logStart(), r.logEnd(),
+                    Optional.empty(), r.notes()));
+        }
+        return Optional.of(new Plan(request, latest.resolvedAt(), firstRun.fromTime(), latest.toTime(),
+                latest.clusterId(), latest.topicId(), latest.timestampType(), ranges, latest.notes()));
+    }
+
+    /**
      * The same, for a run given a plan resolved earlier ({@code --plan FILE}, an engine's frozen plan): it is the
      * fresh plan, and an unfinished stored run with another plan is a conflict.
      *
