@@ -98,6 +98,7 @@ final class RunMetrics {
             counts.put("written", p.written());
             counts.put("kept_out", p.keptOut());
             counts.put("superseded", p.superseded());
+            counts.put("superseded_in_log", p.supersededInLog());
             counts.put("filtered", p.filtered());
             counts.put("rejected", p.rejected());
             counts.put("lost", p.lost());

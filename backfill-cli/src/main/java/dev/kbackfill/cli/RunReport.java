@@ -128,7 +128,8 @@ final class RunReport {
         if (summary != null) {
             ObjectNode totals = root.putObject("totals");
             totals.put("read", summary.read()).put("written", summary.written()).put("keptOut", summary.keptOut())
-                    .put("superseded", summary.superseded()).put("filtered", summary.filtered())
+                    .put("superseded", summary.superseded()).put("supersededInLog", summary.supersededInLog())
+                    .put("filtered", summary.filtered())
                     .put("rejected", summary.rejected()).put("refused", summary.refused()).put("lost", summary.lost())
                     .put("late", summary.late())
                     .put("bytes", summary.bytes())
@@ -138,7 +139,8 @@ final class RunReport {
             ArrayNode parts = root.putArray("partitions");
             for (PartitionStats p : summary.partitions()) {
                 parts.addObject().put("partition", p.partition()).put("read", p.read()).put("written", p.written())
-                        .put("keptOut", p.keptOut()).put("superseded", p.superseded()).put("filtered", p.filtered())
+                        .put("keptOut", p.keptOut()).put("superseded", p.superseded())
+                        .put("supersededInLog", p.supersededInLog()).put("filtered", p.filtered())
                         .put("rejected", p.rejected()).put("lost", p.lost()).put("late", p.late()).put("next", p.next())
                         .put("end", p.end());
             }
