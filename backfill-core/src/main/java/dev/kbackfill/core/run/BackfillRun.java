@@ -245,7 +245,7 @@ public final class BackfillRun {
             throw new RunFailure("cannot read the log of " + plan.topic() + " for its keys' newest records (a run beside "
                     + "a live writer writes a record only where it is its key's newest in the log): " + e.getMessage(), e);
         }
-        listener.onNote("beside a live writer (the target holds rows without kbackfill's version): read the "
+        listener.onNote("beside a live writer: read the "
                 + log.records() + " record(s) of " + plan.topic() + " from where this run starts, up to " + log.positions()
                 + ", in " + (System.nanoTime() - started) / 1_000_000 + " ms; a record is written only where it is its "
                 + "key's newest among them" + log.spilledTo().map(d -> " (their keys went to disk under " + d + ")")
