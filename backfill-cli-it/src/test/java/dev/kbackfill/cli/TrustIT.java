@@ -54,6 +54,72 @@ class TrustIT {
         return rows;
     }
 
+    /**
+     * Trust, round 7, as the issue tried it on MariaDB: keys that differ only by case, accents or trailing spaces, a
+     * delete of one of them, into a table --create-table makes in a database of the usual default collation
+     * (utf8mb4_general_ci): one row per distinct key, the delete removes its own key's row only; a 300-character key
+     * into a table made by hand with VARCHAR(255) keys is a counted poison record under --on-error skip, the rest of
+     * its batch written; a table whose key column ignores case is refused (exit 2) naming the statement that fixes it.
+     */
+    @Test
+    @Tag("mariadb")
+    void keysThatDifferOnlyByCaseAccentsOrTrailingSpacesAreRowsOfTheirOwnInMariaDb() throws Exception {
+        String topic = "trust-key-bytes";
+        kafka.createTopic(topic, 1, Map.of("retention.ms", "-1"));
+        String url = dev.kbackfill.testservices.SharedMariaDb.newDatabase("trust_keys");
+        try (var c = java.sql.DriverManager.getConnection(url); var s = c.createStatement()) {
+            s.execute("ALTER DATABASE trust_keys CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci");
+        }
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        String[] keys = {"Key", "key", "e", "\u00e9", "sp", "sp ", "user@x.com", "USER@X.COM"};
+        for (int i = 0; i < keys.length; i++) {
+            records.add(record(topic, keys[i], "{\"status\":\"s" + i + "\"}", T0.plusSeconds(i)));
+        }
+        records.add(record(topic, "USER@X.COM", null, T0.plusSeconds(20)));
+        Orders.send(kafka, records, Map.of());
+        CliRun run = CliRun.run(kafka, "--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "t", "--create-table", "--batch-size", "1");
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        Map<String, String> rows = rows(url, "t");
+        assertThat(rows).hasSize(7).containsEntry("Key", "s0").containsEntry("key", "s1").containsEntry("e", "s2")
+                .containsEntry("\u00e9", "s3").containsEntry("sp", "s4").containsEntry("sp ", "s5")
+                .containsEntry("user@x.com", "s6").doesNotContainKey("USER@X.COM");
+        // a table made by hand: 255-character keys, compared byte for byte
+        try (var c = java.sql.DriverManager.getConnection(url); var s = c.createStatement()) {
+            s.execute("CREATE TABLE narrow (kafka_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin "
+                    + "NOT NULL PRIMARY KEY, status VARCHAR(20), kafka_topic VARCHAR(100), kafka_partition BIGINT, "
+                    + "kafka_offset BIGINT, kafka_timestamp DATETIME(6), kafka_log_time DATETIME(6))");
+            s.execute("CREATE TABLE folding (kafka_key VARCHAR(255) NOT NULL PRIMARY KEY, status VARCHAR(20), "
+                    + "kafka_topic VARCHAR(100), kafka_partition BIGINT, kafka_offset BIGINT, kafka_timestamp "
+                    + "DATETIME(6), kafka_log_time DATETIME(6))");
+        }
+        String longTopic = "trust-key-long";
+        kafka.createTopic(longTopic, 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(record(longTopic, "x".repeat(300), "{\"status\":\"long\"}", T0),
+                record(longTopic, "short", "{\"status\":\"ok\"}", T0.plusSeconds(1))), Map.of());
+        CliRun narrow = CliRun.run(kafka, "--topic", longTopic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "narrow", "--on-error", "skip");
+        assertThat(narrow.exitCode()).as(narrow.err()).isZero();
+        assertThat(rows(url, "narrow")).containsOnly(Map.entry("short", "ok"));
+        assertThat(narrow.err()).contains("1 record(s) held a value the target cannot hold");
+        CliRun failing = CliRun.run(kafka, "--topic", longTopic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "narrow", "--job", "fails");
+        assertThat(failing.exitCode()).isEqualTo(1);
+        assertThat(failing.err()).contains("is 300 characters long, and the column holds at most 255")
+                .contains("partition 0").contains("offset 0");
+        CliRun folding = CliRun.run(kafka, "--topic", longTopic, "--from", "earliest", "--to", "latest", "--sink", url,
+                "--table", "folding");
+        assertThat(folding.exitCode()).isEqualTo(2);
+        assertThat(folding.err()).contains("key column kafka_key of table folding compares keys by collation "
+                + "utf8mb4_general_ci").contains("ALTER TABLE `folding` MODIFY `kafka_key` varchar(255) CHARACTER SET "
+                + "utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL").contains("--keys-distinct-in-collation");
+        assertThat(errLines(folding)).hasSize(1);
+    }
+
+    private static List<String> errLines(CliRun run) {
+        return run.err().lines().filter(l -> !l.isBlank()).toList();
+    }
+
     @Test
     void aJobNameReusedForAnotherTableIsRefusedNotReportedDone() throws Exception {
         kafka.createTopic("trust-reuse", 1, Map.of("retention.ms", "-1"));

@@ -25,8 +25,8 @@ final class HelpSections {
                 "--checkpoint-property"));
         s.put("Sink and job", List.of("--sink", "--table", "--sink-user", "--create-table", "--evolve-schema", "--partition-by",
                 "--delta-table-property", "--create-topic",
-                "--sink-bootstrap-server", "--sink-command-config", "--sink-property", "--job", "--all", "--yes"));
-        s.put("Modes", List.of("--on-conflict", "--version-field", "--on-tombstone", "--on-error", "--dead-letter",
+                "--sink-bootstrap-server", "--sink-command-config", "--sink-property", "--keys-distinct-in-collation", "--job", "--all", "--yes"));
+        s.put("Modes", List.of("--on-conflict", "--version-field", "--live-writer", "--on-tombstone", "--on-error", "--dead-letter",
                 "--ignore-unknown-fields"));
         s.put("Formats", List.of("--key-format", "--value-format", "--validate", "--key-column", "--value-column", "--key-fields",
                 "--schema-registry-url", "--schema-registry-user", "--schema-registry-token-file",

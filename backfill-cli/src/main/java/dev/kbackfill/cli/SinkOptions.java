@@ -56,6 +56,11 @@ final class SinkOptions {
                     + "target holds such a row when the run starts; yes; no (such rows are replaced by newer records).")
     String liveWriter;
 
+    @Option(names = "--keys-distinct-in-collation", description = "Write a table whose key columns compare keys "
+            + "other than byte for byte (a collation that ignores case, accents or trailing spaces), which is "
+            + "otherwise refused: the keys written are known to be distinct in it.")
+    boolean keysDistinctInCollation;
+
     @Option(names = "--create-table", description = "Create the table from the records when it does not exist, "
             + "and add columns for fields first seen later.")
     boolean createTable;
@@ -71,7 +76,7 @@ final class SinkOptions {
                     + "deletion vectors.")
     java.util.Map<String, String> deltaTableProperties;
 
-    @Option(names = "--partition-by", paramLabel = "SPEC", split = ",(?![^(]*\\))",
+    @Option(names = "--partition-by", paramLabel = "SPEC", split = ",(?![^(]*\\))", splitSynopsisLabel = ",",
             description = "With --create-table, for delta:... and iceberg:...: partition the new table by these columns "
                     + "(Delta: columns; Iceberg: columns or transforms such as day(ts), bucket(16, id), truncate(4, s)).")
     List<String> partitionBy;
@@ -178,7 +183,7 @@ final class SinkOptions {
         return new dev.kbackfill.core.sink.SinkTarget(url(), tableName, Optional.ofNullable(user), ConflictMode.parse(onConflict),
                 TombstoneMode.parse(onTombstone), createTable || createTopic || isDefault(), ignoreUnknownFields,
                 Optional.ofNullable(sinkCommandConfig).map(java.nio.file.Path::toAbsolutePath), client, properties,
-                evolveSchema, partitions);
+                evolveSchema, partitions, keysDistinctInCollation);
     }
 
     /** Refuses an option of lake tables given with another sink: one line naming the option, its value and the sink. */

@@ -229,7 +229,8 @@ final class VerifyCommand implements Callable<Integer> {
                 given("--on-conflict") ? here.conflict() : ran.conflict(),
                 given("--on-tombstone") ? here.tombstones() : ran.tombstones(), false, ran.ignoreUnknownFields(),
                 here.clientFile().isPresent() ? here.clientFile() : ran.clientFile(),
-                here.client().isEmpty() ? ran.client() : here.client(), Map.of(), false);
+                here.client().isEmpty() ? ran.client() : here.client(), Map.of(), false, List.of(),
+                given("--keys-distinct-in-collation") ? here.keysDistinctInCollation() : ran.keysDistinctInCollation());
         return new JobDefinition(Optional.of(job), plan.request(), Optional.of(plan), client, target, decoding,
                 JobDefinition.Poison.FAIL, given("--strict-time") ? strictTime : runs.strictTime(), RunLimits.NONE,
                 java.util.OptionalInt.empty(), java.time.Duration.ZERO, JobSpec.LOCAL,

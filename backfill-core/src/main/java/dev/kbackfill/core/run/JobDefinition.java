@@ -435,6 +435,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
         s.put("createTable", sink.createTable());
         s.put("ignoreUnknownFields", sink.ignoreUnknownFields());
         s.put("evolveSchema", sink.evolveSchema());
+        s.put("keysDistinctInCollation", sink.keysDistinctInCollation());
         sink.clientFile().ifPresent(f -> s.put("clientFile", f.toString()));
         s.set("client", JSON.valueToTree(new java.util.TreeMap<>(sink.client())));
         s.set("tableProperties", JSON.valueToTree(new java.util.TreeMap<>(sink.tableProperties())));
@@ -527,7 +528,7 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                             TombstoneMode.parse(s.path("onTombstone").asText()), s.path("createTable").asBoolean(),
                             s.path("ignoreUnknownFields").asBoolean(), text(s, "clientFile").map(Path::of),
                             map(s.path("client")), map(s.path("tableProperties")), s.path("evolveSchema").asBoolean(false),
-                            strings(s.path("partitionBy"))),
+                            strings(s.path("partitionBy")), s.path("keysDistinctInCollation").asBoolean(false)),
                     new Decoding(Format.parse("keyFormat", d.path("keyFormat").asText()),
                             Format.parse("valueFormat", d.path("valueFormat").asText()), d.path("keyColumn").asText(),
                             d.path("valueColumn").asText(), keyFields, registry,

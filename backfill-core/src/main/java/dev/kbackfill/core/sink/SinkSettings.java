@@ -166,6 +166,11 @@ public record SinkSettings(SinkTarget target, Optional<String> password, Metadat
         return target.evolveSchema();
     }
 
+    /** Whether the user says the keys are distinct in an existing table's key collation ({@link SinkTarget#keysDistinctInCollation}). */
+    public boolean keysDistinctInCollation() {
+        return target.keysDistinctInCollation();
+    }
+
     /** How a lake table {@code --create-table} creates is partitioned: columns, or Iceberg transforms. */
     public java.util.List<String> partitionBy() {
         return target.partitionBy();

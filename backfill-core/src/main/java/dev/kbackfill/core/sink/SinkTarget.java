@@ -28,11 +28,23 @@ import dev.kbackfill.resolver.RequestException;
  * @param tableProperties     properties of a table the sink creates
  * @param evolveSchema        {@code --evolve-schema}: add columns for new fields to a table kbackfill did not create
  * @param partitionBy         {@code --partition-by}: how a lake table {@code --create-table} creates is partitioned
+ * @param keysDistinctInCollation {@code --keys-distinct-in-collation}: the user says the keys written are distinct in
+ *                            the collation of an existing table's key columns (one that folds case, accents or
+ *                            trailing spaces), which is then written instead of refused
  */
 public record SinkTarget(String url, String table, Optional<String> user, ConflictMode conflict,
                          TombstoneMode tombstones, boolean createTable, boolean ignoreUnknownFields,
                          Optional<Path> clientFile, Map<String, String> client, Map<String, String> tableProperties,
-                         boolean evolveSchema, List<String> partitionBy) {
+                         boolean evolveSchema, List<String> partitionBy, boolean keysDistinctInCollation) {
+
+    /** A target whose key columns must compare byte for byte. */
+    public SinkTarget(String url, String table, Optional<String> user, ConflictMode conflict, TombstoneMode tombstones,
+                      boolean createTable, boolean ignoreUnknownFields, Optional<Path> clientFile,
+                      Map<String, String> client, Map<String, String> tableProperties, boolean evolveSchema,
+                      List<String> partitionBy) {
+        this(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile, client,
+                tableProperties, evolveSchema, partitionBy, false);
+    }
 
     /** Where a run finds the sink's password (else in the URL): never part of a job's settings. */
     public static final String PASSWORD_ENV = "KBACKFILL_SINK_PASSWORD";
@@ -119,18 +131,24 @@ public record SinkTarget(String url, String table, Optional<String> user, Confli
     /** This target at another URL for the same destination (a driver's spelling of it). */
     public SinkTarget withUrl(String url) {
         return new SinkTarget(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile,
-                client, tableProperties, evolveSchema, partitionBy);
+                client, tableProperties, evolveSchema, partitionBy, keysDistinctInCollation);
     }
 
     /** This target with {@code --evolve-schema} on or off. */
     public SinkTarget withEvolveSchema(boolean evolve) {
         return new SinkTarget(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile,
-                client, tableProperties, evolve, partitionBy);
+                client, tableProperties, evolve, partitionBy, keysDistinctInCollation);
     }
 
     /** This target creating a lake table partitioned by {@code partitionBy}. */
     public SinkTarget withPartitionBy(List<String> partitionBy) {
         return new SinkTarget(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile,
-                client, tableProperties, evolveSchema, partitionBy);
+                client, tableProperties, evolveSchema, partitionBy, keysDistinctInCollation);
+    }
+
+    /** This target taking an existing table's key collation as the user says ({@code --keys-distinct-in-collation}). */
+    public SinkTarget withKeysDistinctInCollation(boolean distinct) {
+        return new SinkTarget(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile,
+                client, tableProperties, evolveSchema, partitionBy, distinct);
     }
 }

@@ -84,13 +84,16 @@ final class Binder {
                 ps.setBoolean(index, b);
             }
             case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB -> {
-                if (value instanceof byte[] b) {
-                    ps.setBytes(index, b);
+                byte[] b;
+                if (value instanceof byte[] bytes) {
+                    b = bytes;
                 } else if (value instanceof String s) {
-                    ps.setBytes(index, s.getBytes(StandardCharsets.UTF_8));
+                    b = s.getBytes(StandardCharsets.UTF_8);
                 } else {
                     throw mismatch(value, column);
                 }
+                checkLength(b.length, "bytes", column);
+                ps.setBytes(index, b);
             }
             case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> bindTime(ps, index, toInstant(value, column), column);
             case Types.DATE -> ps.setObject(index, value instanceof LocalDate d ? d : parseDate(value, column));
@@ -109,7 +112,35 @@ final class Binder {
             throw new Mismatch("the value of column " + column.name() + " holds the NUL character (U+0000), which "
                     + "PostgreSQL text cannot store");
         }
+        checkLength(text.codePointCount(0, text.length()), "characters", column);
         return text;
+    }
+
+    /**
+     * Whether a key value fits its column's length (and PostgreSQL's text), checked for each change before the batch
+     * looks anything up by its key, so that a key the table cannot hold is a poison record of its own.
+     */
+    void checkKey(Object value, TableColumn column) throws Mismatch {
+        if (value instanceof String text) {
+            storable(text, column);
+        } else if (value instanceof byte[] b) {
+            checkLength(b.length, "bytes", column);
+        }
+    }
+
+    /**
+     * A value longer than its column's declared length (a {@code VARCHAR(255)} key) is refused for the one record
+     * that carries it, rather than failing its batch with the database's error ("Data too long"); SQLite, which does
+     * not enforce declared lengths, takes it.
+     */
+    private void checkLength(int length, String unit, TableColumn column) throws Mismatch {
+        int t = column.jdbcType();
+        boolean sized = t == Types.VARCHAR || t == Types.CHAR || t == Types.NVARCHAR || t == Types.NCHAR
+                || t == Types.VARBINARY || t == Types.BINARY;
+        if (sized && !dialect.equals("sqlite") && column.size() > 0 && column.size() < (1 << 24) && length > column.size()) {
+            throw new Mismatch("the value of column " + column.name() + " is " + length + " " + unit + " long, and "
+                    + "the column holds at most " + column.size() + " (" + column.typeName() + "(" + column.size() + "))");
+        }
     }
 
     /**

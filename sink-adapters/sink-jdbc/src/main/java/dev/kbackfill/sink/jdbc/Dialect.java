@@ -69,6 +69,54 @@ interface Dialect {
     String columnType(ColumnType type, boolean key);
 
     /**
+     * The types of a primary key's columns a table kbackfill creates, in order: each compares values byte for byte (a
+     * key is its bytes: no case, accent or trailing-space folding), sized to hold the longest keys the database can
+     * index together. By default each key column's {@link #columnType}.
+     */
+    default List<String> keyColumnTypes(List<ColumnType> types) {
+        return types.stream().map(t -> columnType(t, true)).toList();
+    }
+
+    /**
+     * The bytes a primary key's values may take together where the database's index bounds them whatever the
+     * columns' types (PostgreSQL's B-tree entry: 2,704 bytes); empty where the columns' declared lengths say it.
+     */
+    default java.util.OptionalInt maxKeyBytes() {
+        return java.util.OptionalInt.empty();
+    }
+
+    /** A text column for names compared byte for byte (a job's name in the job tables), of up to {@code length} characters. */
+    default String nameType(int length) {
+        return "VARCHAR(" + length + ")";
+    }
+
+    /**
+     * How a key column of an existing table compares values other than byte for byte (a collation that ignores case,
+     * accents or trailing spaces, a non-deterministic one): two distinct Kafka keys would be one row there. Empty where
+     * it compares bytes (or the column is not text).
+     *
+     * @param table  the table as read (the name as the database holds it)
+     * @return what the column's comparison is, and the statement that makes it byte for byte
+     */
+    default java.util.Optional<KeyComparison> keyComparison(Connection connection, TableName table, TableColumn column)
+            throws SQLException {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * A key column that folds distinct keys together.
+     *
+     * @param how what its collation does, for people ({@code collation utf8mb4_general_ci: ignores case and accents})
+     * @param fix the statement that makes it compare bytes
+     */
+    record KeyComparison(String how, String fix) {
+    }
+
+    /** Called on every new connection, after {@link #sessionSetup()}: where the dialect learns what the server is. */
+    default void connected(Connection connection) throws SQLException {
+    }
+
+    /**
      * The width of a number column of limited range ({@link NarrowNumber}: integers of 8 to 64 bits, 32- and 64-bit
      * floating point), by its JDBC type; empty for every other column (exact decimals among them). Unsigned columns
      * are left to the database.

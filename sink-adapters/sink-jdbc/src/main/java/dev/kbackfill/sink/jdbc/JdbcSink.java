@@ -273,6 +273,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                 s.execute(setup);
             }
         }
+        dialect().connected(c);
         c.setAutoCommit(false);
         return c;
     }
@@ -348,6 +349,8 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             }
             TargetTable t = TargetTable.read(connection, tableName).orElseThrow(() -> new SinkConfigException("table "
                     + tableName + " does not exist in " + SinkFactory.redact(settings.url()) + ": nothing to verify"));
+            // a key collation that folds distinct keys together is refused here as when a run opens
+            warnings.addAll(TableSchema.keyComparisons(connection, settings, dialect(), t));
             Optional<TargetTable> deletes = TargetTable.read(connection, ledger.name());
             connection.rollback();
             Dialect d = baseDialect instanceof MergeDialect
@@ -421,6 +424,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                 window.savepoints++;
             }
             schema.prepare(connection, batch, savepoint != null);
+            checkKeyLengths(batch);
             if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
                 // another job writing this table may have created it since (one of an earlier version, that needs
                 // its columns added in a commit of their own, waits for a batch that stages nothing before it)
@@ -584,6 +588,41 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             return true;
         } catch (SQLException e) {
             return false;
+        }
+    }
+
+    /**
+     * A key longer than its column holds, or than the database can index together (PostgreSQL's B-tree entry), is a
+     * poison record, refused for the one record that carries it rather than failing its batch with the database's
+     * error.
+     */
+    private void checkKeyLengths(WriteBatch batch) {
+        if (table() == null) {
+            return;
+        }
+        java.util.OptionalInt max = dialect().maxKeyBytes();
+        List<Column> keyFields = batch.shape().keyColumns();
+        List<TableColumn> keyColumns = keyFields.stream().map(k -> table().column(k.name()).orElseThrow()).toList();
+        for (Change c : batch.changes()) {
+            for (int i = 0; i < keyFields.size(); i++) {
+                try {
+                    binder.checkKey(c.key().get(keyFields.get(i).name()), keyColumns.get(i));
+                } catch (Binder.Mismatch e) {
+                    throw refused(c, e);
+                }
+            }
+            if (max.isEmpty()) {
+                continue;
+            }
+            int bytes = 0;
+            for (Object v : c.key().values()) {
+                bytes += v instanceof byte[] b ? b.length : v == null ? 0
+                        : String.valueOf(v).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            }
+            if (bytes > max.getAsInt()) {
+                throw refused(c, new Binder.Mismatch("its key is " + bytes + " bytes long, and " + dialect().name()
+                        + " indexes keys of at most " + max.getAsInt() + " bytes"));
+            }
         }
     }
 

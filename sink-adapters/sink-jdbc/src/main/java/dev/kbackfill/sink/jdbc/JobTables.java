@@ -48,10 +48,10 @@ final class JobTables {
     /** Creates the job tables where missing, and adds what an earlier version's lack. */
     void create(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE IF NOT EXISTS " + jobs + " (job VARCHAR(200) NOT NULL PRIMARY KEY, "
+            s.execute("CREATE TABLE IF NOT EXISTS " + jobs + " (job " + d.nameType(200) + " NOT NULL PRIMARY KEY, "
                     + "fingerprint VARCHAR(64) NOT NULL, run_number INTEGER NOT NULL, target_table VARCHAR(400) NOT NULL, "
                     + "plan " + d.textType() + " NOT NULL, created_at VARCHAR(40) NOT NULL, updated_at VARCHAR(40) NOT NULL)");
-            s.execute("CREATE TABLE IF NOT EXISTS " + progress + " (job VARCHAR(200) NOT NULL, "
+            s.execute("CREATE TABLE IF NOT EXISTS " + progress + " (job " + d.nameType(200) + " NOT NULL, "
                     + "partition_id INTEGER NOT NULL, next_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, "
                     + "PRIMARY KEY (job, partition_id))");
             if (TargetTable.read(c, jobsName).flatMap(t -> t.column("job_spec")).isEmpty()) {

@@ -34,10 +34,94 @@ final class MariaDbDialect implements Dialect {
         return "`" + identifier.replace("`", "``") + "`";
     }
 
+    /** The bytes of an index entry InnoDB allows (DYNAMIC rows, large prefixes): the whole primary key's. */
+    private static final int INDEX_BYTES = 3072;
+
+    /**
+     * The collation of text compared byte for byte, without padding (a trailing space makes another value):
+     * {@code utf8mb4_nopad_bin} on MariaDB, {@code utf8mb4_0900_bin} on MySQL 8 ({@link #connected}).
+     */
+    private volatile String binary = "utf8mb4_nopad_bin";
+
+    @Override
+    public void connected(Connection connection) throws SQLException {
+        try (java.sql.Statement s = connection.createStatement(); ResultSet rs = s.executeQuery("SELECT VERSION()")) {
+            rs.next();
+            binary = rs.getString(1).toLowerCase(java.util.Locale.ROOT).contains("mariadb") ? "utf8mb4_nopad_bin"
+                    : "utf8mb4_0900_bin";
+        }
+    }
+
+    /** The collation text key columns (and job names) are created with. */
+    String binaryCollation() {
+        return binary;
+    }
+
+    /**
+     * Text keys in utf8mb4 with the byte-for-byte, no-pad collation, whatever the database's default (MariaDB's and
+     * MySQL's default collations ignore case and accents and pad trailing spaces: distinct Kafka keys would be one
+     * row), as long as the primary key may be: 3,072 bytes, four a character, shared by its text columns once each
+     * other column's bytes are counted; binary keys likewise in bytes.
+     */
+    @Override
+    public List<String> keyColumnTypes(List<ColumnType> types) {
+        int fixed = 0;
+        int variable = 0;
+        for (ColumnType t : types) {
+            if (t == ColumnType.STRING || t == ColumnType.BYTES || t == ColumnType.JSON) {
+                variable++;
+            } else {
+                fixed += 16;
+            }
+        }
+        int bytes = Math.max(4, (INDEX_BYTES - fixed) / Math.max(1, variable));
+        return types.stream().map(t -> switch (t) {
+            case STRING, JSON -> "VARCHAR(" + bytes / 4 + ") CHARACTER SET utf8mb4 COLLATE " + binary;
+            case BYTES -> "VARBINARY(" + bytes + ")";
+            default -> columnType(t, true);
+        }).toList();
+    }
+
+    /**
+     * A text key column whose collation is not a binary, no-pad one: MariaDB's and MySQL's {@code _ci} collations fold
+     * case and accents, their {@code _bin} ones (but MySQL's {@code utf8mb4_0900_bin}) pad trailing spaces.
+     */
+    @Override
+    public java.util.Optional<KeyComparison> keyComparison(Connection connection, TableName table, TableColumn column)
+            throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT COLLATION_NAME, COLUMN_TYPE FROM "
+                + "information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? "
+                + "AND COLUMN_NAME = ?")) {
+            ps.setString(1, table.schema().orElse(null));
+            ps.setString(2, table.name());
+            ps.setString(3, column.name());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next() || rs.getString(1) == null) {
+                    return java.util.Optional.empty(); // not text
+                }
+                String collation = rs.getString(1).toLowerCase(java.util.Locale.ROOT);
+                if (collation.endsWith("_nopad_bin") || collation.equals("utf8mb4_0900_bin") || collation.equals("binary")) {
+                    return java.util.Optional.empty();
+                }
+                String how = "collation " + collation + (collation.endsWith("_bin") ? ", which ignores trailing spaces"
+                        : ", which ignores case" + (collation.contains("_as_") ? "" : " and accents")
+                        + " (and trailing spaces)");
+                String type = rs.getString(2).replaceAll("(?i)\\s+(character set|collate)\\s+\\S+", "");
+                return java.util.Optional.of(new KeyComparison(how, "ALTER TABLE " + table.quoted(this) + " MODIFY "
+                        + quote(column.name()) + " " + type + " CHARACTER SET utf8mb4 COLLATE " + binary + " NOT NULL"));
+            }
+        }
+    }
+
+    @Override
+    public String nameType(int length) {
+        return "VARCHAR(" + length + ") CHARACTER SET utf8mb4 COLLATE " + binary;
+    }
+
     @Override
     public String columnType(ColumnType type, boolean key) {
         return switch (type) {
-            case STRING -> key ? "VARCHAR(255)" : "LONGTEXT";
+            case STRING -> key ? "VARCHAR(768) CHARACTER SET utf8mb4 COLLATE " + binary : "LONGTEXT CHARACTER SET utf8mb4";
             case LONG -> "BIGINT";
             case DOUBLE -> "DOUBLE";
             case DECIMAL -> "DECIMAL(65,30)";
@@ -47,7 +131,7 @@ final class MariaDbDialect implements Dialect {
             case DATE -> "DATE";
             case TIME -> "TIME(6)";
             case UUID -> "CHAR(36)";
-            case JSON -> "LONGTEXT";
+            case JSON -> "LONGTEXT CHARACTER SET utf8mb4";
         };
     }
 
@@ -92,7 +176,7 @@ final class MariaDbDialect implements Dialect {
 
     @Override
     public String textType() {
-        return "LONGTEXT";
+        return "LONGTEXT CHARACTER SET utf8mb4";
     }
 
     @Override

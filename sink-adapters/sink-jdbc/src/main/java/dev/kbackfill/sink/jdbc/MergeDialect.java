@@ -37,6 +37,16 @@ final class MergeDialect implements Dialect {
                 + expression + ")");
     }
 
+    /** H2's case-insensitive text type. */
+    @Override
+    public java.util.Optional<KeyComparison> keyComparison(Connection connection, TableName table, TableColumn column) {
+        if (!column.typeName().toUpperCase(java.util.Locale.ROOT).contains("IGNORECASE")) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(new KeyComparison("type " + column.typeName() + ", which ignores case",
+                "ALTER TABLE " + table.quoted(this) + " ALTER COLUMN " + quote(column.name()) + " SET DATA TYPE VARCHAR"));
+    }
+
     @Override
     public String columnType(ColumnType type, boolean key) {
         return switch (type) {

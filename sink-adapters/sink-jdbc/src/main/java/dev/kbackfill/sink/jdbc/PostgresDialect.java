@@ -51,9 +51,35 @@ final class PostgresDialect implements Dialect {
                 + (to == ColumnType.DECIMAL ? " USING " + quote(column.name()) + "::text::" + type : "");
     }
 
+    /** A text key column of a non-deterministic collation (ICU's case- or accent-insensitive ones). */
+    @Override
+    public java.util.Optional<KeyComparison> keyComparison(Connection connection, TableName table, TableColumn column)
+            throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT c.collname, c.collisdeterministic FROM "
+                + "pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation WHERE a.attrelid = ?::regclass "
+                + "AND a.attname = ?")) {
+            ps.setString(1, table.quoted(this));
+            ps.setString(2, column.name());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next() || rs.getBoolean(2)) {
+                    return java.util.Optional.empty();
+                }
+                return java.util.Optional.of(new KeyComparison("collation " + rs.getString(1) + ", which is not "
+                        + "deterministic (values it calls equal may differ)", "ALTER TABLE " + table.quoted(this)
+                        + " ALTER COLUMN " + quote(column.name()) + " TYPE " + column.typeName() + " COLLATE \"C\""));
+            }
+        }
+    }
+
     @Override
     public java.util.Optional<String> epochMicros(String expression) {
         return java.util.Optional.of("CAST(EXTRACT(EPOCH FROM " + expression + ") * 1000000 AS bigint)");
+    }
+
+    /** A B-tree entry holds 2,704 bytes, its header and each value's length included. */
+    @Override
+    public java.util.OptionalInt maxKeyBytes() {
+        return java.util.OptionalInt.of(2_680);
     }
 
     @Override

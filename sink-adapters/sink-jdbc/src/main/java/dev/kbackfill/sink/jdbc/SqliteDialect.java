@@ -35,6 +35,37 @@ final class SqliteDialect implements Dialect {
         };
     }
 
+    /** A primary key column declared with a collation other than BINARY ({@code NOCASE}, {@code RTRIM}). */
+    @Override
+    public java.util.Optional<KeyComparison> keyComparison(Connection connection, TableName table, TableColumn column)
+            throws java.sql.SQLException {
+        try (java.sql.Statement s = connection.createStatement();
+             java.sql.ResultSet indexes = s.executeQuery("PRAGMA index_list(" + quote(table.name()) + ")")) {
+            java.util.List<String> pk = new java.util.ArrayList<>();
+            while (indexes.next()) {
+                if ("pk".equals(indexes.getString("origin"))) {
+                    pk.add(indexes.getString("name"));
+                }
+            }
+            for (String index : pk) {
+                try (java.sql.Statement x = connection.createStatement();
+                     java.sql.ResultSet cols = x.executeQuery("PRAGMA index_xinfo(" + quote(index) + ")")) {
+                    while (cols.next()) {
+                        String coll = cols.getString("coll");
+                        if (column.name().equalsIgnoreCase(cols.getString("name")) && coll != null
+                                && !coll.equalsIgnoreCase("BINARY")) {
+                            return java.util.Optional.of(new KeyComparison("collation " + coll + ", which "
+                                    + (coll.equalsIgnoreCase("RTRIM") ? "ignores trailing spaces" : "ignores case"),
+                                    "recreate table " + table + " with " + column.name() + " COLLATE BINARY (SQLite "
+                                            + "cannot change a column's collation in place)"));
+                        }
+                    }
+                }
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
     @Override
     public String textType() {
         return "TEXT";

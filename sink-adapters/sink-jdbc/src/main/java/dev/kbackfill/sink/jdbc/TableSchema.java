@@ -75,7 +75,41 @@ final class TableSchema {
         }
         use(t);
         checkMetadataColumns();
-        return topicWarning().map(List::of).orElse(List.of());
+        List<String> warnings = new ArrayList<>(keyComparisons(c, settings, dialect, t));
+        topicWarning().ifPresent(warnings::add);
+        return warnings;
+    }
+
+    /**
+     * Refuses a table whose key columns compare values other than byte for byte (distinct Kafka keys would share a
+     * row, and a delete of one would remove the other's), naming the column, how it compares and the statement that
+     * fixes it; with {@code --keys-distinct-in-collation} the user says the keys are distinct there, and it is a
+     * warning.
+     *
+     * @return the warnings, where the user took that on
+     */
+    static List<String> keyComparisons(Connection c, SinkSettings settings, Dialect dialect, TargetTable t)
+            throws SQLException {
+        List<String> warnings = new ArrayList<>();
+        for (String key : t.primaryKey) {
+            Optional<TableColumn> column = t.column(key);
+            if (column.isEmpty()) {
+                continue;
+            }
+            Optional<Dialect.KeyComparison> k = dialect.keyComparison(c, t.name, column.get());
+            if (k.isEmpty()) {
+                continue;
+            }
+            String what = "key column " + column.get().name() + " of table " + t.name + " compares keys by "
+                    + k.get().how() + ": distinct Kafka keys would be one row, and a delete of one would remove the "
+                    + "other's";
+            if (!settings.keysDistinctInCollation()) {
+                throw new SinkConfigException(what + "; make it compare bytes (" + k.get().fix() + "), or pass "
+                        + "--keys-distinct-in-collation if the keys are known to be distinct in it");
+            }
+            warnings.add(what + " (--keys-distinct-in-collation: taken as distinct there)");
+        }
+        return warnings;
     }
 
     private void use(TargetTable t) {

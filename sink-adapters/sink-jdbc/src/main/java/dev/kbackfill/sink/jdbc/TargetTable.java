@@ -85,7 +85,10 @@ final class TargetTable {
     static String create(Dialect d, TableName table, List<Column> keys, List<Column> values,
                          SinkSettings.MetadataColumns meta, boolean softDelete) {
         List<String> defs = new ArrayList<>();
-        keys.forEach(k -> defs.add(d.quote(k.name()) + " " + d.columnType(k.type(), true) + " NOT NULL"));
+        List<String> keyTypes = d.keyColumnTypes(keys.stream().map(Column::type).toList());
+        for (int i = 0; i < keys.size(); i++) {
+            defs.add(d.quote(keys.get(i).name()) + " " + keyTypes.get(i) + " NOT NULL");
+        }
         values.forEach(v -> defs.add(d.quote(v.name()) + " " + d.columnType(v.type(), false)));
         defs.add(d.quote(meta.topic()) + " " + d.columnType(ColumnType.STRING, false));
         defs.add(d.quote(meta.partition()) + " " + d.columnType(ColumnType.LONG, false));

@@ -31,4 +31,9 @@ class H2SinkIT extends JdbcSinkContract {
     Dialect dialect() {
         return new MergeDialect(c -> "VARCHAR");
     }
+
+    @Override
+    String foldingKeyType() {
+        return "VARCHAR_IGNORECASE(50)";
+    }
 }

@@ -496,6 +496,83 @@ abstract class JdbcSinkContract extends SinkContract {
         }
     }
 
+    /**
+     * A key column of this database that compares keys other than byte for byte (case-, accent- or trailing-space
+     * insensitive), to create a table with; null where the database has none to test.
+     */
+    String foldingKeyType() {
+        return null;
+    }
+
+    /** A key column of 255 characters that compares bytes, as a table made by hand has it. */
+    String boundedKeyType() {
+        return "VARCHAR(255)";
+    }
+
+    /**
+     * A key longer than its column holds is a poison record naming the record, the column and the lengths, not a
+     * failed batch: written again without it, the batch's other records are written. SQLite, which does not enforce
+     * declared lengths, takes it. A key longer than the database indexes (PostgreSQL's B-tree entry, whatever the
+     * column's type) is one too.
+     */
+    @Test
+    void aKeyLongerThanItsColumnHoldsIsAPoisonRecordAndTheRestOfItsBatchIsWritten() throws Exception {
+        try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE " + table + " (kafka_key " + boundedKeyType() + " NOT NULL PRIMARY KEY, status "
+                    + "VARCHAR(20), amount DECIMAL(10, 2), kafka_topic VARCHAR(100), kafka_partition BIGINT, "
+                    + "kafka_offset BIGINT, kafka_timestamp " + timestampType() + ", kafka_log_time " + timestampType()
+                    + ")");
+        }
+        boolean sqlite = dialect() instanceof SqliteDialect;
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            String longKey = "k".repeat(300);
+            Change tooLong = row(longKey, "long", "1", 0, 0);
+            WriteBatch b = batch(1, Map.of(0, 2L), tooLong, row("short", "ok", "1", 0, 1));
+            if (sqlite) {
+                s.write(b);
+                assertThat(statuses()).containsEntry(longKey, "long").containsEntry("short", "ok");
+                return;
+            }
+            assertThatThrownBy(() -> s.write(b)).isInstanceOf(RecordRejectedException.class)
+                    .hasMessageContaining("is 300 characters long, and the column holds at most 255");
+            assertThat(rows()).isEmpty();
+            s.write(b.without(tooLong));
+            assertThat(statuses()).containsOnly(Map.entry("short", "ok"));
+        }
+    }
+
+    /**
+     * A table whose key column folds keys together is refused when the sink opens, naming the column, how it compares
+     * and the statement that fixes it; written, with a warning, where the user says the keys are distinct in it.
+     */
+    @Test
+    void anExistingKeyColumnThatFoldsKeysTogetherIsRefusedUnlessTheUserSaysTheKeysAreDistinctInIt() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(foldingKeyType() != null, "no folding collation to test here");
+        try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE " + table + " (kafka_key " + foldingKeyType() + " NOT NULL PRIMARY KEY, status "
+                    + "VARCHAR(20), amount DECIMAL(10, 2), kafka_topic VARCHAR(100), kafka_partition BIGINT, "
+                    + "kafka_offset BIGINT, kafka_timestamp " + timestampType() + ", kafka_log_time " + timestampType()
+                    + ")");
+        }
+        Sink refused = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false);
+        try {
+            assertThatThrownBy(refused::open).isInstanceOf(SinkConfigException.class)
+                    .hasMessageContaining("key column kafka_key of table " + table)
+                    .hasMessageContaining("distinct Kafka keys would be one row")
+                    .hasMessageContaining("--keys-distinct-in-collation");
+        } finally {
+            refused.close();
+        }
+        SinkSettings told = new SinkSettings(new dev.kbackfill.core.sink.SinkTarget(url(), table, Optional.empty(),
+                ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false, false, Optional.empty(), Map.of(), Map.of(), false,
+                List.of(), true), Optional.empty(), SinkSettings.MetadataColumns.DEFAULT, Map.of(),
+                SinkSettings.Source.NONE, Optional.empty(), dev.kbackfill.core.record.ColumnMapping.none(), false);
+        try (Sink s = SinkFactory.forSettings(told)) {
+            s.open();
+            assertThat(s.warnings()).anySatisfy(w -> assertThat(w).contains("--keys-distinct-in-collation"));
+        }
+    }
+
     @Test
     void theSqlGuardAgreesWithTheVersionRule() throws Exception {
         Guard guard = new Guard(Optional.of("kafka_topic"), "kafka_partition", "kafka_offset", "kafka_timestamp",

@@ -54,4 +54,14 @@ class MariaDbSinkIT extends JdbcSinkContract {
     Dialect dialect() {
         return new MariaDbDialect();
     }
+
+    @Override
+    String foldingKeyType() {
+        return "VARCHAR(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci";
+    }
+
+    @Override
+    String boundedKeyType() {
+        return "VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin";
+    }
 }

@@ -55,4 +55,16 @@ class PostgresSinkIT extends JdbcSinkContract {
         }
         assertThat(rows()).containsExactly("a=x/1@0:0", "b=y/2@0:1");
     }
+
+    /** ICU's case-insensitive, non-deterministic collation (PostgreSQL 12+ built with ICU). */
+    @Override
+    String foldingKeyType() {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(url()); java.sql.Statement s = c.createStatement()) {
+            s.execute("CREATE COLLATION IF NOT EXISTS kbackfill_ci (provider = icu, locale = 'und-u-ks-level2', "
+                    + "deterministic = false)");
+            return "text COLLATE kbackfill_ci";
+        } catch (java.sql.SQLException e) {
+            return null; // a server built without ICU
+        }
+    }
 }

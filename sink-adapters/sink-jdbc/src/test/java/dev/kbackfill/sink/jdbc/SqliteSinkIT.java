@@ -35,4 +35,9 @@ class SqliteSinkIT extends JdbcSinkContract {
     boolean concurrentWriters() {
         return false; // one writer at a time: a second transaction cannot interleave with a batch
     }
+
+    @Override
+    String foldingKeyType() {
+        return "TEXT COLLATE NOCASE";
+    }
 }
