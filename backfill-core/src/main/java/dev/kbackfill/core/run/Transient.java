@@ -21,6 +21,9 @@ public final class Transient {
     /** Whether {@code error}, or a cause of it, is transient. */
     public static boolean is(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof dev.kbackfill.core.sink.TableDamagedException) {
+                return false; // a file cut short ends in an end of file, which a retry reads again
+            }
             if (t instanceof SQLTransientException || t instanceof SQLRecoverableException
                     || t instanceof RetriableException || t instanceof TransientRegistryException
                     || t instanceof java.net.ConnectException || t instanceof java.net.SocketException

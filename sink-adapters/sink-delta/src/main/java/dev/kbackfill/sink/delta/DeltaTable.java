@@ -151,6 +151,10 @@ final class DeltaTable implements LakeSink.Table {
      */
     @Override
     public boolean holdsForeignRows() {
+        return DeltaDamage.reading(path, this::holdsRowsWithoutOffset);
+    }
+
+    private boolean holdsRowsWithoutOffset() {
         Optional<Snapshot> snapshot = snapshot();
         if (snapshot.isEmpty()) {
             return false;
@@ -193,7 +197,7 @@ final class DeltaTable implements LakeSink.Table {
             return Optional.of(latest);
         }
         try {
-            return Optional.of(TableManager.loadSnapshot(path).build(engine));
+            return Optional.of(DeltaDamage.reading(path, () -> TableManager.loadSnapshot(path).build(engine)));
         } catch (TableNotFoundException e) {
             return Optional.empty();
         }
@@ -228,13 +232,15 @@ final class DeltaTable implements LakeSink.Table {
 
     @Override
     public List<String> jobs() {
-        return snapshot().map(s -> KernelInternals.domains(s).stream().filter(d -> d.startsWith("kbackfill.job."))
-                .map(d -> d.substring("kbackfill.job.".length())).sorted().toList()).orElse(List.of());
+        return DeltaDamage.reading(path, () -> snapshot().map(s -> KernelInternals.domains(s).stream()
+                .filter(d -> d.startsWith("kbackfill.job.")).map(d -> d.substring("kbackfill.job.".length())).sorted()
+                .toList()).orElse(List.of()));
     }
 
     @Override
     public Optional<JobState> stored(String job) {
-        return snapshot().flatMap(s -> s.getDomainMetadata(domain(job))).map(JobStateJson::read);
+        return DeltaDamage.reading(path, () -> snapshot().flatMap(s -> s.getDomainMetadata(domain(job)))
+                .map(JobStateJson::read));
     }
 
     /**
@@ -279,7 +285,8 @@ final class DeltaTable implements LakeSink.Table {
     public dev.kbackfill.core.verify.TargetLookup verifier() {
         Snapshot snapshot;
         try {
-            snapshot = TableManager.loadSnapshot(path).build(engine); // the latest, whoever committed it
+            // the latest, whoever committed it
+            snapshot = DeltaDamage.reading(path, () -> TableManager.loadSnapshot(path).build(engine));
         } catch (TableNotFoundException e) {
             throw new SinkConfigException("no Delta table at " + path + ": nothing to verify");
         }
@@ -293,6 +300,10 @@ final class DeltaTable implements LakeSink.Table {
 
     @Override
     public WriteResult write(WriteBatch batch, JobState after) {
+        return DeltaDamage.reading(path, () -> writeOnce(batch, after));
+    }
+
+    private WriteResult writeOnce(WriteBatch batch, JobState after) {
         Snapshot snapshot = snapshot().orElseGet(() -> create(batch));
         Optional<StructType> evolved = tableSchema.evolved(snapshot, batch);
         if (evolved.isPresent()) {

@@ -75,6 +75,11 @@ final class DeltaTargetLookup implements TargetLookup {
     @Override
     public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
                                               java.util.function.Function<Change, Map<String, Object>> values) {
+        return DeltaDamage.reading(path, () -> lookupIn(expected, topic, values));
+    }
+
+    private Map<KeyIdentity, TargetRow> lookupIn(List<Change> expected, String topic,
+                                                 java.util.function.Function<Change, Map<String, Object>> values) {
         int[] keyOrdinals = keyOrdinals(TargetLookup.keyFields(expected));
         dev.kbackfill.sink.lake.LakeRows lakeRows = DeltaTable.rows(schema, keyOrdinals);
         Map<List<Object>, Change> incoming = new HashMap<>();

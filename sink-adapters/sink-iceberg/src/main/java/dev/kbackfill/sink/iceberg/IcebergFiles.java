@@ -127,15 +127,19 @@ final class IcebergFiles {
                 }
                 reads.add(() -> {
                     List<Hit> hits = new ArrayList<>();
-                    if (probeReader == ProbeReader.COLUMNAR && ColumnarProbe.probe(table, task, probed, keyAt, filter,
-                            (position, values) -> {
-                                Object[] row = new Object[columns.size()];
-                                for (int i = 0; i < targets.length; i++) {
-                                    row[targets[i]] = values[i];
-                                }
-                                hits.add(new Hit(task, position, row));
-                            })) {
-                        return hits;
+                    try {
+                        if (probeReader == ProbeReader.COLUMNAR && ColumnarProbe.probe(table, task, probed, keyAt,
+                                filter, (position, values) -> {
+                                    Object[] row = new Object[columns.size()];
+                                    for (int i = 0; i < targets.length; i++) {
+                                        row[targets[i]] = values[i];
+                                    }
+                                    hits.add(new Hit(task, position, row));
+                                })) {
+                            return hits;
+                        }
+                    } catch (IOException | RuntimeException e) {
+                        throw failedRead(task, e);
                     }
                     List<Object> key = new ArrayList<>(keyAt.length);
                     liveRows(task, projection, probeReader != ProbeReader.GENERIC, r -> {
@@ -390,6 +394,8 @@ final class IcebergFiles {
                     positions.add((Long) r.get(1));
                 }
             }
+        } catch (IOException | RuntimeException e) {
+            throw dev.kbackfill.sink.lake.LakeDamage.inFile(deletes.location(), "delete file", e);
         }
         return positions;
     }
@@ -454,6 +460,49 @@ final class IcebergFiles {
             throw new org.apache.iceberg.exceptions.ValidationException("data file %s of %s is %s; kbackfill reads "
                     + "Parquet data files only", task.file().location(), table.name(), task.file().format());
         }
+        try {
+            liveRowsOf(task, projection, internalAllowed, out);
+        } catch (RuntimeException e) {
+            throw failedRead(task, e);
+        }
+    }
+
+    /**
+     * A read of {@code task} that failed, naming the file where a file is what is wrong: the one the failure names, else
+     * the first whose length is not the one the table's metadata records (Parquet's own failures name no file), else
+     * the data file.
+     */
+    private RuntimeException failedRead(FileScanTask task, Exception e) {
+        java.util.Optional<String> named = dev.kbackfill.sink.lake.LakeDamage.fileOf(e);
+        if (named.isPresent() && named.get().equals(task.file().location())) {
+            return dev.kbackfill.sink.lake.LakeDamage.inFile(task.file().location(), "data file", e);
+        }
+        for (DeleteFile d : task.deletes()) {
+            if (named.isPresent() && named.get().equals(d.location())) {
+                return dev.kbackfill.sink.lake.LakeDamage.inFile(d.location(), "delete file", e);
+            }
+        }
+        if (!lengthAsRecorded(task.file())) {
+            return dev.kbackfill.sink.lake.LakeDamage.inFile(task.file().location(), "data file", e);
+        }
+        for (DeleteFile d : task.deletes()) {
+            if (!lengthAsRecorded(d)) {
+                return dev.kbackfill.sink.lake.LakeDamage.inFile(d.location(), "delete file", e);
+            }
+        }
+        return dev.kbackfill.sink.lake.LakeDamage.inFile(task.file().location(), "data file", e);
+    }
+
+    /** Whether the file is there with the length the table's metadata records for it (false: not there, or unknown). */
+    private boolean lengthAsRecorded(org.apache.iceberg.ContentFile<?> file) {
+        try {
+            return table.io().newInputFile(file.location()).getLength() == file.fileSizeInBytes();
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    private void liveRowsOf(FileScanTask task, Schema projection, boolean internalAllowed, Consumer<Record> out) {
         GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, schema, projection);
         Schema required = deletes.requiredSchema();
         // the two representations give the same physical values for the columns kbackfill writes (lake types)

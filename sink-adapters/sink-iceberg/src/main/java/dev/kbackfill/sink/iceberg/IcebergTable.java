@@ -126,6 +126,10 @@ final class IcebergTable implements LakeSink.Table {
      */
     @Override
     public boolean holdsForeignRows() {
+        return IcebergDamage.reading(ref.shown(), this::holdsRowsWithoutOffset);
+    }
+
+    private boolean holdsRowsWithoutOffset() {
         Optional<Table> t = table();
         if (t.isEmpty() || t.get().currentSnapshot() == null) {
             return false;
@@ -155,7 +159,7 @@ final class IcebergTable implements LakeSink.Table {
 
     private Optional<Table> table() {
         if (table == null) {
-            table = tables.load().orElse(null);
+            table = IcebergDamage.reading(ref.shown(), () -> tables.load().orElse(null));
         }
         return Optional.ofNullable(table);
     }
@@ -185,12 +189,12 @@ final class IcebergTable implements LakeSink.Table {
 
     @Override
     public Optional<JobState> stored(String job) {
-        return table().flatMap(t -> new TableState(t).job(job));
+        return IcebergDamage.reading(ref.shown(), () -> table().flatMap(t -> new TableState(t).job(job)));
     }
 
     @Override
     public List<String> jobs() {
-        return table().map(t -> new TableState(t).jobs()).orElse(List.of());
+        return IcebergDamage.reading(ref.shown(), () -> table().map(t -> new TableState(t).jobs()).orElse(List.of()));
     }
 
     @Override
@@ -202,6 +206,10 @@ final class IcebergTable implements LakeSink.Table {
 
     @Override
     public long forgetDeletesBefore(long millis) {
+        return IcebergDamage.reading(ref.shown(), () -> forgetDeletesOnce(millis));
+    }
+
+    private long forgetDeletesOnce(long millis) {
         Table t = table().orElseThrow();
         TableState state = new TableState(t);
         TombstoneLedger ledger = state.ledger();
@@ -223,13 +231,23 @@ final class IcebergTable implements LakeSink.Table {
     @Override
     public void refresh() {
         if (table != null) {
-            table.refresh();
+            IcebergDamage.reading(ref.shown(), () -> {
+                table.refresh();
+                return null;
+            });
         }
         written = null;
     }
 
     /** Commits a snapshot that changes no rows, only kbackfill's state (a job begun or reset, the ledger pruned). */
     private void commitState(Table t, Map<String, String> values) {
+        IcebergDamage.reading(ref.shown(), () -> {
+            commitStateOnce(t, values);
+            return null;
+        });
+    }
+
+    private void commitStateOnce(Table t, Map<String, String> values) {
         Long base = t.currentSnapshot() == null ? null : t.currentSnapshot().snapshotId();
         Transaction txn = t.newTransaction();
         SnapshotUpdate<?> append = txn.newAppend();
@@ -290,8 +308,14 @@ final class IcebergTable implements LakeSink.Table {
         try {
             return writeOnce(batch, after);
         } catch (ValidationException | CommitFailedException e) {
+            RuntimeException damaged = IcebergDamage.named(ref.shown(), e);
+            if (damaged != e) {
+                throw damaged;
+            }
             // another writer committed rows or deletes this batch's plan did not see
             throw new LakeSink.Stale(e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw IcebergDamage.named(ref.shown(), e);
         }
     }
 

@@ -82,6 +82,11 @@ final class IcebergTargetLookup implements TargetLookup {
     @Override
     public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
                                               java.util.function.Function<Change, Map<String, Object>> values) {
+        return IcebergDamage.reading(shown, () -> lookupIn(expected, topic, values));
+    }
+
+    private Map<KeyIdentity, TargetRow> lookupIn(List<Change> expected, String topic,
+                                                 java.util.function.Function<Change, Map<String, Object>> values) {
         List<String> keyFields = TargetLookup.keyFields(expected);
         int[] keyOrdinals = new int[keyFields.size()];
         for (int k = 0; k < keyOrdinals.length; k++) {

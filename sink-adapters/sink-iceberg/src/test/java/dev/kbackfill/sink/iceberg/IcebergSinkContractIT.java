@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkContract;
@@ -295,6 +296,108 @@ class IcebergSinkContractIT extends SinkContract {
                     .hasMessageContaining("is missing").hasMessageContaining("nothing is written");
         }
         assertThat(rows()).containsExactly("a=created/1@0:0");
+    }
+
+    /**
+     * Each way a file of the table can be missing or cut short: a run's batch and verify's lookup each fail with one
+     * line naming the file, what it is to the table and what is wrong, as a failure no retry mends.
+     */
+    @Test
+    void aMissingOrCutShortFileOfTheTableIsNamedInOneLineAndNotRetried() throws Exception {
+        try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            o.write(batch(1, Map.of(0, 2L), row("a", "created", "1", 0, 0), row("b", "created", "1", 0, 1)));
+            o.write(batch(2, Map.of(0, 3L), row("a", "paid", "2", 0, 2)));
+        }
+        Path table = dir.resolve("orders");
+        Path base = dir.resolve("base");
+        copy(table, base);
+        Table t = loaded();
+        String dataFile;
+        String deleteFile;
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks = t.newScan().planFiles()) {
+            org.apache.iceberg.FileScanTask withDeletes = java.util.stream.StreamSupport.stream(tasks.spliterator(), false)
+                    .filter(k -> !k.deletes().isEmpty()).findFirst().orElseThrow();
+            dataFile = withDeletes.file().location();
+            deleteFile = withDeletes.deletes().get(0).location();
+        }
+        String manifest = t.currentSnapshot().dataManifests(t.io()).get(0).path();
+        String manifestList = t.currentSnapshot().manifestListLocation();
+        String metadata = ((org.apache.iceberg.HasTableOperations) t).operations().current().metadataFileLocation();
+        record Damage(String file, String role, boolean cut, String says) {
+        }
+        List<Damage> damages = List.of(new Damage(dataFile, "data file", false, "is missing"),
+                new Damage(dataFile, "data file", true, "is cut short or corrupt"),
+                new Damage(deleteFile, "delete file", false, "is missing"),
+                new Damage(deleteFile, "delete file", true, "is cut short or corrupt"),
+                new Damage(manifest, "manifest", false, "is missing"),
+                new Damage(manifest, "manifest", true, "is cut short or corrupt"),
+                new Damage(manifestList, "manifest list", false, "is missing"),
+                new Damage(metadata, "metadata file", true, "is cut short or corrupt"));
+        for (Damage d : damages) {
+            deleteTree(table);
+            copy(base, table);
+            Path file = Path.of(java.net.URI.create(d.file().startsWith("file:") ? d.file() : "file://" + d.file()));
+            java.nio.file.Files.deleteIfExists(file.resolveSibling("." + file.getFileName() + ".crc"));
+            if (d.cut()) {
+                try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(file,
+                        java.nio.file.StandardOpenOption.WRITE)) {
+                    c.truncate(Math.min(40, c.size() / 2));
+                }
+            } else {
+                java.nio.file.Files.delete(file);
+            }
+            String expected = d.role() + " " + d.file() + " " + d.says();
+            Change replayed = row("b", "replayed", "9", 0, 1);
+            Sink s = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false);
+            try {
+                Throwable failed = org.assertj.core.api.Assertions.catchThrowable(() -> {
+                    s.open();
+                    try (AutoCloseable lock = s.jobStore().lock(job)) {
+                        s.write(batch(3, Map.of(0, 4L), replayed));
+                        s.verifier().lookup(List.of(replayed), "orders", Change::values);
+                    }
+                });
+                assertThat(failed).as(d.toString()).isInstanceOf(dev.kbackfill.core.sink.TableDamagedException.class)
+                        .hasMessageContaining("Iceberg table " + table).hasMessageContaining(expected)
+                        .hasMessageNotContaining("\n");
+                assertThat(dev.kbackfill.core.run.Transient.is(failed)).as(d.toString()).isFalse();
+            } finally {
+                s.close();
+            }
+            if (!d.role().equals("metadata file") && !d.role().equals("manifest list")) {
+                // the table opens: verify's lookup meets the file too
+                Sink v = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false);
+                try {
+                    v.open();
+                    assertThatThrownBy(() -> v.verifier().lookup(List.of(replayed), "orders", Change::values))
+                            .as(d.toString()).isInstanceOf(dev.kbackfill.core.sink.TableDamagedException.class)
+                            .hasMessageContaining(expected);
+                } finally {
+                    v.close();
+                }
+            }
+        }
+    }
+
+    private static void copy(Path from, Path to) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(from)) {
+            for (Path f : files.toList()) {
+                Path target = to.resolve(from.relativize(f).toString());
+                if (java.nio.file.Files.isDirectory(f)) {
+                    java.nio.file.Files.createDirectories(target);
+                } else {
+                    java.nio.file.Files.copy(f, target);
+                }
+            }
+        }
+    }
+
+    private static void deleteTree(Path root) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(root)) {
+            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                java.nio.file.Files.delete(f);
+            }
+        }
     }
 
     @Test
