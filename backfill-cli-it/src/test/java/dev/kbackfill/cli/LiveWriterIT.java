@@ -164,7 +164,7 @@ class LiveWriterIT {
     @Test
     @Tag("mariadb")
     void theGapFillLeavesTheLiveWritersNewerRowsInMariaDb() throws Exception {
-        gapOnDatabase(gapTopic("live-gap-maria"), SharedMariaDb.newDatabase("live_gap"), "VARCHAR(10)");
+        gapOnDatabase(gapTopic("live-gap-maria"), SharedMariaDb.newDatabase("live_gap"), "VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin");
     }
 
     /**

@@ -56,6 +56,11 @@ class MariaDbSinkIT extends JdbcSinkContract {
     }
 
     @Override
+    String textKeyType(int length) {
+        return "VARCHAR(" + length + ") CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin";
+    }
+
+    @Override
     String foldingKeyType() {
         return "VARCHAR(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci";
     }
