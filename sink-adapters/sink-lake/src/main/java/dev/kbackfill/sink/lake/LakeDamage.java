@@ -71,8 +71,8 @@ public final class LakeDamage {
      */
     public static RuntimeException named(String table, RuntimeException e, Function<String, String> roleOf,
                                          Function<String, String> remedy) {
-        if (e instanceof TableDamagedException) {
-            return e;
+        if (e instanceof dev.kbackfill.core.sink.SinkException) {
+            return e; // said already, by the sink in its own words (its state files, a commit that raced)
         }
         Optional<Wrong> wrong = wrong(e);
         if (wrong.isEmpty()) {
