@@ -239,10 +239,14 @@ final class InspectCommand implements Callable<Integer> {
                 topic = onlyTopic(readers[0], source, settings);
             }
             TopicInfo info = source.describe(topic);
+            Map<Integer, Long> ends = source.endOffsets(topic, info.partitions(),
+                    org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED);
             java.util.List<ReaderPositions.Materialized> positions = new java.util.ArrayList<>();
             for (int i = 0; i < readers.length; i++) {
-                positions.add(ReaderPositions.resolve(i == 0 ? "--at" : "--then", readers[i], info, source,
-                        settings));
+                String option = i == 0 ? "--at" : "--then";
+                ReaderPositions.Materialized m = ReaderPositions.resolve(option, readers[i], info, source, settings);
+                ReaderPositions.requireWithinLog(option, readers[i], m, topic, ends);
+                positions.add(m);
             }
             return new Log(positions, source.logStartOffsets(topic, info.partitions()),
                     source.endOffsets(topic, info.partitions(), kafka.isolationLevel(config)));

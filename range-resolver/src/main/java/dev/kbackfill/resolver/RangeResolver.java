@@ -87,15 +87,18 @@ public final class RangeResolver {
         TopicInfo topic = describe(request.topic());
         List<ReaderPositions.Materialized> read = new ArrayList<>();
         BackfillRequest r = request;
+        Map<Integer, Long> ends = source.endOffsets(request.topic(), topic.partitions(), IsolationLevel.READ_UNCOMMITTED);
         if (request.from() instanceof Bound.External from) {
             ReaderPositions.Materialized m = ReaderPositions.resolve("--from", from, topic, source,
                     request.readers());
+            ReaderPositions.requireWithinLog("--from", from, m, request.topic(), ends);
             read.add(m);
             r = r.withFrom(m.bound());
         }
         if (request.to() instanceof Bound.External to) {
             ReaderPositions.Materialized m = ReaderPositions.resolve("--to", to, topic, source,
                     request.readers());
+            ReaderPositions.requireWithinLog("--to", to, m, request.topic(), ends);
             read.add(m);
             r = r.withTo(m.bound());
         }

@@ -127,6 +127,40 @@ public final class ReaderPositions {
     }
 
     /**
+     * Refuses positions a reader cannot hold on this topic: an offset beyond a partition's end (its high watermark,
+     * what any reader could have read). The topic was deleted and recreated, or truncated, since the reader read it:
+     * its positions are another log's, and a bound made of them would read nothing, or the wrong records, without a
+     * word. (Spark's query itself stops there with a data-loss error.)
+     *
+     * @param ends each partition's end for a reader that reads uncommitted records (the high watermark)
+     * @throws RequestException naming the reader, the partitions, their positions and ends
+     */
+    public static void requireWithinLog(String option, Bound.External b, Materialized m, String topic,
+                                        Map<Integer, Long> ends) {
+        List<String> beyond = new ArrayList<>();
+        m.bound().positions().forEach((p, bound) -> {
+            Long end = ends.get(p);
+            if (bound instanceof Bound.AtOffset at && end != null && at.offset() > end) {
+                beyond.add("partition " + p + " at offset " + at.offset() + ", its end " + end);
+            }
+        });
+        if (beyond.isEmpty()) {
+            return;
+        }
+        String who = switch (b.kind()) {
+            case CHECKPOINT, CHECKPOINT_START -> "the checkpoint's query stands";
+            case GROUP -> "group " + b.ref() + " stands";
+            case CONNECT -> "Kafka Connect sink " + b.ref() + " stands";
+        };
+        throw new RequestException("invalid " + option + " '" + b.kind().prefix + ":" + b.ref() + "': " + who
+                + " beyond the end of topic " + topic + " (" + String.join("; ", beyond) + "): the topic was deleted "
+                + "and recreated, or truncated, since it read there, so these positions are not this topic's"
+                + (b.kind() == Bound.External.Kind.CHECKPOINT || b.kind() == Bound.External.Kind.CHECKPOINT_START
+                ? " (the query itself would stop here with a data-loss error)" : "")
+                + "; give bounds of the topic as it is now, e.g. " + option + " earliest");
+    }
+
+    /**
      * The topics the reader {@code b} has positions on: a checkpoint's query's topics, a group's or a Connect sink's
      * committed topics. For a command that names no topic: one is what it is about.
      */

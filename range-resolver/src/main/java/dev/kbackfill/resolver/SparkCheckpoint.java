@@ -177,6 +177,8 @@ public final class SparkCheckpoint {
                 }
                 try {
                     sources.put(source, parseOffsets(text.substring(json), "sources/" + source + "/0"));
+                } catch (BadOffsets e) {
+                    throw located(e);
                 } catch (RequestException e) {
                     // another kind of source: its initial offset is no topic's
                 }
@@ -185,6 +187,11 @@ public final class SparkCheckpoint {
             throw new RequestException("cannot read checkpoint '" + dir + "': " + e.getMessage());
         }
         return sources;
+    }
+
+    /** A file's bad offsets, named with the checkpoint's directory. */
+    private RequestException located(BadOffsets e) {
+        return new RequestException("invalid checkpoint '" + dir + "': " + e.getMessage());
     }
 
     private Optional<String> queryId() {
@@ -235,6 +242,8 @@ public final class SparkCheckpoint {
             }
             try {
                 sources.add(parseOffsets(l.substring(json), file));
+            } catch (BadOffsets e) {
+                throw located(e);
             } catch (RequestException e) {
                 sources.add(null); // another kind of source's offset (files, rate)
             }
@@ -275,7 +284,25 @@ public final class SparkCheckpoint {
         return topics;
     }
 
-    /** {@code {"topic":{"0":23}}} into offsets by topic and partition. */
+    /**
+     * A Kafka source's offsets whose partitions or offsets no Kafka topic can have: a checkpoint file written by hand
+     * or damaged. Never taken for another kind of source's offsets.
+     */
+    static final class BadOffsets extends RequestException {
+        BadOffsets(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * {@code {"topic":{"0":23}}} into offsets by topic and partition.
+     *
+     * @param where the file, as messages name it
+     * @throws RequestException not a Kafka source's offsets (another kind of source's: files, rate)
+     * @throws BadOffsets       a Kafka source's offsets with a partition that is not a partition number (0 to
+     *                          2147483647) or an offset that is not a whole number of 0 or more (-2 and -1, Spark's
+     *                          earliest and latest, only where the query started)
+     */
     static Map<String, SortedMap<Integer, Long>> parseOffsets(String json, String where) {
         JsonNode root;
         try {
@@ -283,19 +310,40 @@ public final class SparkCheckpoint {
         } catch (IOException e) {
             throw new RequestException("checkpoint file " + where + " holds no offsets JSON: " + e.getMessage());
         }
+        if (root == null || !root.isObject() || root.isEmpty()) {
+            throw new RequestException("checkpoint file " + where + ": not a Kafka source's offsets");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> topics = root.fields(); topics.hasNext(); ) {
+            if (!topics.next().getValue().isObject()) {
+                throw new RequestException("checkpoint file " + where + ": not a Kafka source's offsets");
+            }
+        }
+        boolean initial = where.startsWith("sources/");
         Map<String, SortedMap<Integer, Long>> out = new TreeMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> topics = root.fields(); topics.hasNext(); ) {
             Map.Entry<String, JsonNode> t = topics.next();
-            if (!t.getValue().isObject()) {
-                throw new RequestException("checkpoint file " + where + ": not a Kafka source's offsets");
-            }
             SortedMap<Integer, Long> partitions = new TreeMap<>();
             for (Iterator<Map.Entry<String, JsonNode>> ps = t.getValue().fields(); ps.hasNext(); ) {
                 Map.Entry<String, JsonNode> p = ps.next();
-                if (!p.getKey().matches("\\d+") || !p.getValue().canConvertToLong()) {
-                    throw new RequestException("checkpoint file " + where + ": not a Kafka source's offsets");
+                String at = "checkpoint file " + where + ", topic " + t.getKey() + ": ";
+                int partition;
+                try {
+                    partition = p.getKey().matches("\\d{1,10}") ? Integer.parseInt(p.getKey()) : -1;
+                } catch (NumberFormatException e) {
+                    partition = -1;
                 }
-                partitions.put(Integer.parseInt(p.getKey()), p.getValue().asLong());
+                if (partition < 0) {
+                    throw new BadOffsets(at + "partition '" + p.getKey() + "' is not a partition number (expected 0 to "
+                            + Integer.MAX_VALUE + ")");
+                }
+                JsonNode v = p.getValue();
+                long offset = v.isIntegralNumber() && v.canConvertToLong() ? v.asLong() : Long.MIN_VALUE;
+                if (offset < (initial ? -2 : 0)) {
+                    throw new BadOffsets(at + "partition " + partition + " has offset " + v + ", which no Kafka log "
+                            + "has (expected a whole number from 0 to " + Long.MAX_VALUE
+                            + (initial ? ", or -2 and -1 for earliest and latest" : "") + ")");
+                }
+                partitions.put(partition, offset);
             }
             out.put(t.getKey(), partitions);
         }

@@ -116,6 +116,56 @@ class ReaderPositionsTest {
         assertThat(overlap.partitions().get(0).notes()).extracting(Note::kind).contains(Note.Kind.FROM_AFTER_TO);
     }
 
+    /** Offsets no Kafka log has, as a hand-edited or damaged checkpoint holds them: one line naming file and value. */
+    @Test
+    void aCheckpointOffsetOrPartitionNoKafkaTopicCanHaveIsBadInputNamingTheFileAndTheValue() throws Exception {
+        java.util.Map<String, String> bad = new java.util.LinkedHashMap<>();
+        bad.put("{\"orders\":{\"0\":-5}}", "partition 0 has offset -5, which no Kafka log has");
+        bad.put("{\"orders\":{\"4294967296\":3}}", "partition '4294967296' is not a partition number");
+        bad.put("{\"orders\":{\"0\":2.7}}", "partition 0 has offset 2.7, which no Kafka log has");
+        bad.put("{\"orders\":{\"0\":99999999999999999999}}", "partition 0 has offset 99999999999999999999, which no "
+                + "Kafka log has");
+        bad.put("{\"orders\":{\"0\":\"12\"}}", "partition 0 has offset \"12\", which no Kafka log has");
+        int n = 0;
+        for (java.util.Map.Entry<String, String> e : bad.entrySet()) {
+            Path c = dir.resolve("bad" + n++);
+            offsets(c, 0, e.getKey());
+            commit(c, 0);
+            assertThatThrownBy(() -> plan("checkpoint:" + c, "latest")).as(e.getKey())
+                    .isExactlyInstanceOf(RequestException.class)
+                    .hasMessageStartingWith("invalid checkpoint '" + c + "': checkpoint file offsets/0, topic orders: ")
+                    .hasMessageContaining(e.getValue()).hasMessageNotContaining("\n");
+        }
+    }
+
+    /**
+     * A checkpoint taken before its topic was deleted and recreated stands beyond the new topic's end: bad input that
+     * says so, never a plan clamped to the end that reads nothing; a group likewise.
+     */
+    @Test
+    void aReaderStandingBeyondTheLogsEndIsOfAnotherTopicAndRefused() throws Exception {
+        Path c = dir.resolve("recreated");
+        offsets(c, 0, "{\"orders\":{\"0\":108,\"1\":50,\"2\":100}}");
+        commit(c, 0);
+        assertThatThrownBy(() -> plan("checkpoint:" + c, "latest")).isInstanceOf(RequestException.class)
+                .hasMessage("invalid --from 'checkpoint:" + c + "': the checkpoint's query stands beyond the end of "
+                        + "topic orders (partition 0 at offset 108, its end 100): the topic was deleted and recreated, "
+                        + "or truncated, since it read there, so these positions are not this topic's (the query "
+                        + "itself would stop here with a data-loss error); give bounds of the topic as it is now, e.g. "
+                        + "--from earliest");
+        assertThatThrownBy(() -> plan("earliest", "checkpoint:" + c)).isInstanceOf(RequestException.class)
+                .hasMessageStartingWith("invalid --to 'checkpoint:" + c + "'");
+        topic.groups.put("old-readers", java.util.Map.of(0, 40L, 1, 101L, 2, 7L));
+        assertThatThrownBy(() -> plan("group:old-readers", "latest")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("group old-readers stands beyond the end of topic orders (partition 1 at "
+                        + "offset 101, its end 100)");
+        // at the end exactly: nothing behind, a plan of nothing
+        Path atEnd = dir.resolve("at-end");
+        offsets(atEnd, 0, "{\"orders\":{\"0\":100,\"1\":100,\"2\":100}}");
+        commit(atEnd, 0);
+        assertThat(plan("checkpoint:" + atEnd, "latest").partitions()).allMatch(r -> r.start() == r.end());
+    }
+
     @Test
     void aCheckpointOfAnotherTopicOrWithoutACommittedBatchIsNamedNotGuessed() throws Exception {
         Path c = dir.resolve("other");
