@@ -94,6 +94,39 @@ class VerifyMutationIT {
                     set(c, row.getKey(), columns.get(col), col, before);
                 }
                 assertThat(CliRun.of(verifyArgs).exitCode()).as("every change undone").isZero();
+                // a time moved by a microsecond, finer than the milliseconds a run writes
+                for (String time : List.of("kafka_timestamp", "kafka_log_time")) {
+                    int col = columns.indexOf(time);
+                    Map.Entry<String, List<Object>> row = rows.get(random.nextInt(rows.size()));
+                    Object before = row.getValue().get(col);
+                    set(c, row.getKey(), time, col, microsecondLater(before));
+                    CliRun found = CliRun.of(verifyArgs);
+                    assertThat(found.exitCode()).as("%s of %s a microsecond later%n%s", time, row.getKey(), found.out())
+                            .isEqualTo(ExitCodes.DISAGREES);
+                    assertThat(found.out()).contains("different {kafka_key=" + row.getKey() + "}").contains(time);
+                    set(c, row.getKey(), time, col, before);
+                }
+                // a row's version raised to another key's record of the range, and a cell changed
+                int offset = columns.indexOf("kafka_offset");
+                int partition = columns.indexOf("kafka_partition");
+                // the first row of a partition, raised to the version of the last row of the same partition
+                List<Map.Entry<String, List<Object>>> ofPartition = rows.stream().filter(r ->
+                        ((Number) r.getValue().get(partition)).intValue() == 0).sorted(java.util.Comparator.comparingLong(
+                        r -> ((Number) r.getValue().get(offset)).longValue())).toList();
+                Map.Entry<String, List<Object>> raised = ofPartition.get(0);
+                Map.Entry<String, List<Object>> other = ofPartition.get(ofPartition.size() - 1);
+                int cell = columns.indexOf("option") >= 0 ? columns.indexOf("option") : columns.indexOf("src");
+                set(c, raised.getKey(), "kafka_partition", partition, other.getValue().get(partition));
+                set(c, raised.getKey(), "kafka_offset", offset, other.getValue().get(offset));
+                set(c, raised.getKey(), columns.get(cell), cell, changed(columns.get(cell), type(c, cell),
+                        raised.getValue().get(cell)));
+                CliRun claimed = CliRun.of(verifyArgs);
+                assertThat(claimed.exitCode()).as("a raised version%n%s", claimed.out()).isEqualTo(ExitCodes.DISAGREES);
+                assertThat(claimed.out()).contains("{kafka_key=" + raised.getKey() + "}");
+                set(c, raised.getKey(), "kafka_partition", partition, raised.getValue().get(partition));
+                set(c, raised.getKey(), "kafka_offset", offset, raised.getValue().get(offset));
+                set(c, raised.getKey(), columns.get(cell), cell, raised.getValue().get(cell));
+                assertThat(CliRun.of(verifyArgs).exitCode()).as("every change undone").isZero();
                 Map.Entry<String, List<Object>> gone = rows.get(random.nextInt(rows.size()));
                 try (PreparedStatement ps = c.prepareStatement("DELETE FROM t WHERE kafka_key = ?")) {
                     ps.setString(1, gone.getKey());
@@ -184,6 +217,27 @@ class VerifyMutationIT {
             return "{\"mutated\":true}"; // jsonb
         }
         return column.equals("kafka_topic") ? "A" + s : s + "x";
+    }
+
+    /** A stored time a microsecond later, in the form the column holds it. */
+    private static Object microsecondLater(Object v) {
+        if (v instanceof String s) { // SQLite: fixed-width text with six fraction digits
+            java.time.Instant t = java.time.Instant.parse(s).plusNanos(1_000);
+            return java.time.format.DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+                    .withZone(java.time.ZoneOffset.UTC).format(t);
+        }
+        if (v instanceof java.time.OffsetDateTime t) {
+            return t.plusNanos(1_000);
+        }
+        if (v instanceof java.sql.Timestamp t) {
+            java.sql.Timestamp later = new java.sql.Timestamp(t.getTime());
+            later.setNanos(t.getNanos() + 1_000);
+            return later;
+        }
+        if (v instanceof java.time.LocalDateTime t) {
+            return t.plusNanos(1_000);
+        }
+        throw new IllegalStateException("a time of type " + (v == null ? null : v.getClass()));
     }
 
     private static void set(Connection c, String key, String column, int index, Object value) throws Exception {

@@ -363,18 +363,23 @@ final class VerifyCommand implements Callable<Integer> {
         } else if (s.target().isEmpty()) {
             line.append("; target has no row");
         }
-        if (!s.differing().isEmpty()) {
-            line.append("; differs in ").append(String.join(", ", s.differing())).append(": expected ");
-            line.append(pick(s.expected(), s.differing())).append(", target ").append(pick(s.target(), s.differing()));
-        } else if (!s.target().isEmpty()) {
-            line.append("; target values ").append(s.target());
+        // a field's name where a value differs; otherwise what the version claims that the log does not bear out
+        List<String> fields = s.differing().stream().filter(f -> !f.startsWith("version (")).toList();
+        s.differing().stream().filter(f -> f.startsWith("version (")).forEach(f -> line.append("; its ").append(f));
+        if (!fields.isEmpty()) {
+            line.append("; differs in ").append(String.join(", ", fields)).append(": expected ");
+            line.append(pick(s.expected(), fields)).append(", target ").append(pick(s.target(), fields));
+        } else if (!s.target().isEmpty() && s.differing().isEmpty()) {
+            Map<String, Object> shown = new java.util.LinkedHashMap<>();
+            s.target().forEach((k, v) -> shown.put(k, dev.kbackfill.core.record.Readable.value(v)));
+            line.append("; target values ").append(shown);
         }
         return line.toString();
     }
 
     private static Map<String, Object> pick(Map<String, Object> values, List<String> fields) {
         Map<String, Object> picked = new java.util.LinkedHashMap<>();
-        fields.forEach(f -> picked.put(f, values.get(f)));
+        fields.forEach(f -> picked.put(f, dev.kbackfill.core.record.Readable.value(values.get(f))));
         return picked;
     }
 
@@ -426,8 +431,8 @@ final class VerifyCommand implements Callable<Integer> {
                 o.putNull(k);
             } else if (v instanceof Number || v instanceof Boolean) {
                 o.set(k, mapper.valueToTree(v));
-            } else if (v instanceof byte[] b) {
-                o.put(k, java.util.Base64.getEncoder().encodeToString(b));
+            } else if (v instanceof byte[] || v instanceof java.nio.ByteBuffer) {
+                o.put(k, String.valueOf(dev.kbackfill.core.record.Readable.value(v)));
             } else {
                 o.put(k, v.toString());
             }

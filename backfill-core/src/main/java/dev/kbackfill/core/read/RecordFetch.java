@@ -63,6 +63,40 @@ public final class RecordFetch implements AutoCloseable {
         return Optional.empty();
     }
 
+    /** Where a record asked for by its offset stands. */
+    public enum Where {
+        /** Read: {@link Found#record()} holds it. */
+        FOUND,
+        /** Below the partition's log start: deleted by retention (or deleteRecords). */
+        BELOW_LOG_START,
+        /** At or beyond the partition's end: no record was ever there, or the log was truncated. */
+        BEYOND_END,
+        /** Within the log, and no record there: compacted away, or a transaction marker. */
+        NONE
+    }
+
+    /** A record asked for by its offset, or why there is none. */
+    public record Found(Where where, SourceRecord record) {
+    }
+
+    /** As {@link #fetch}, saying why there is no record where there is none. */
+    public synchronized Found find(int partition, long offset, long logTime) {
+        if (consumer == null) {
+            consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        }
+        TopicPartition tp = new TopicPartition(topic, partition);
+        Long start = consumer.beginningOffsets(List.of(tp)).get(tp);
+        Long end = consumer.endOffsets(List.of(tp)).get(tp);
+        if (start == null || end == null || offset >= end) {
+            return new Found(Where.BEYOND_END, null);
+        }
+        if (offset < start) {
+            return new Found(Where.BELOW_LOG_START, null);
+        }
+        return fetch(partition, offset, logTime).map(r -> new Found(Where.FOUND, r))
+                .orElseGet(() -> new Found(Where.NONE, null));
+    }
+
     @Override
     public synchronized void close() {
         if (consumer != null) {

@@ -126,7 +126,7 @@ public final class KeyIdentity {
     public String toString() {
         StringBuilder sb = new StringBuilder("{");
         for (int i = 0; i < parts.size(); i += 2) {
-            sb.append(i == 0 ? "" : ", ").append(parts.get(i)).append('=').append(parts.get(i + 1));
+            sb.append(i == 0 ? "" : ", ").append(parts.get(i)).append('=').append(Readable.value(parts.get(i + 1)));
         }
         return sb.append('}').toString();
     }

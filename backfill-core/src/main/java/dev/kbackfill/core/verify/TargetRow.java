@@ -24,6 +24,12 @@ import dev.kbackfill.core.version.Version;
 public record TargetRow(boolean live, Version version, Version deletedAt, Map<String, Object> values,
                         List<String> differing, boolean duplicated) {
 
+    /**
+     * The field a target that keeps records whole (a topic) compares: the record's value, its bytes; shown to people
+     * as text where they are text ({@link dev.kbackfill.core.record.Readable}).
+     */
+    public static final String RECORD_VALUE = "record value";
+
     public TargetRow {
         values = values == null ? Map.of() : java.util.Collections.unmodifiableMap(values);
         differing = List.copyOf(differing);

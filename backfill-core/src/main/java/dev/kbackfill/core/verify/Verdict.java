@@ -24,6 +24,12 @@ public enum Verdict {
      */
     NEWER,
     /**
+     * The target claims a newer version than the range's last whose record the log no longer holds (retention
+     * deleted it, compaction removed it, or its topic is gone): what the row holds cannot be checked. Not a newer
+     * version verify has seen, so not agreement.
+     */
+    UNCONFIRMED,
+    /**
      * The target holds the range's last version with other values (corruption, a row changed by hand), or, where
      * it keeps no versions, other values than the range's last.
      */
@@ -35,7 +41,7 @@ public enum Verdict {
 
     /** Whether a key in this class means the target does not hold the range's final state. */
     public boolean disagrees() {
-        return this == MISSING || this == EXTRA || this == STALE || this == DIFFERENT;
+        return this == MISSING || this == EXTRA || this == STALE || this == DIFFERENT || this == UNCONFIRMED;
     }
 
     /**

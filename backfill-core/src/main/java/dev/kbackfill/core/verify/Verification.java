@@ -238,6 +238,9 @@ public final class Verification {
                 listener.onNote("reading the target once for the keys that went to disk");
                 streamed = fold.streamTarget(scan.get());
             }
+            NewerClaims claims = new NewerClaims(kafkaConfig, plan.request().isolationLevel(), decoder, topic);
+            java.util.function.Consumer<List<NewerClaims.Outcome>> settle = outcomes -> outcomes.forEach(o ->
+                    count(counts, samples, o.verdict(), o.shown(), o.row()));
             fold.forEachChunk(target.keysPerLookup(), (bucket, chunk) -> {
                 decodable.clear();
                 Map<KeyIdentity, TargetRow> held = bucket >= 0 && fold.joined()
@@ -256,21 +259,36 @@ public final class Verification {
                         requireNoField(row.deletedAt(), c);
                     }
                     // beside a live writer, a key the log shows newer after the range is the live writer's
-                    Verdict v = after != null && after.superseded(c) ? Verdict.NEWER
-                            : Verdict.judge(c, version(c, topic), row);
-                    counts.merge(v, 1L, Long::sum);
-                    if (v != Verdict.MATCHING) {
-                        List<VerifyReport.Sample> list = samples.computeIfAbsent(v, x -> new ArrayList<>());
-                        if (list.size() < options.samples()) {
-                            list.add(sample(fold.decoded(c), v, row));
+                    boolean liveWriters = after != null && after.superseded(c);
+                    Verdict v = liveWriters ? Verdict.NEWER : Verdict.judge(c, version(c, topic), row);
+                    if (v == Verdict.NEWER && !liveWriters && NewerClaims.checkable(row)) {
+                        claims.add(fold.decoded(c), row); // judged once the log bears its version out
+                        if (claims.full()) {
+                            settle.accept(claims.check(target));
                         }
+                        continue;
                     }
+                    count(counts, samples, v, fold.decoded(c), row);
                 }
             });
+            settle.accept(claims.check(target));
+            claims.close();
             return new VerifyReport(topic, counts, samples, summary.read(), summary.filtered(),
                     summary.rejected() + undecodable[0],
                     summary.lost(), target.rowsRead() + streamed, fold.spilled(),
                     Duration.ofNanos(System.nanoTime() - started));
+        }
+    }
+
+    /** Counts a key in its class, keeping it as a sample while the class has room. */
+    private void count(Map<Verdict, Long> counts, Map<Verdict, List<VerifyReport.Sample>> samples, Verdict v,
+                       Change c, TargetRow row) {
+        counts.merge(v, 1L, Long::sum);
+        if (v != Verdict.MATCHING) {
+            List<VerifyReport.Sample> list = samples.computeIfAbsent(v, x -> new ArrayList<>());
+            if (list.size() < options.samples()) {
+                list.add(sample(c, v, row));
+            }
         }
     }
 
@@ -294,8 +312,14 @@ public final class Verification {
 
     private static VerifyReport.Sample sample(Change c, Verdict v, TargetRow row) {
         Version held = row == null ? null : row.live() ? row.version() : row.deletedAt();
+        Map<String, Object> expected = c.values() == null ? Map.of() : c.values();
+        if (row != null && row.differing().contains(TargetRow.RECORD_VALUE) && c.source() != null) {
+            // a target of whole records compares the record's value, not its fields
+            expected = new java.util.LinkedHashMap<>(expected);
+            expected.put(TargetRow.RECORD_VALUE, dev.kbackfill.core.record.Readable.bytes(c.source().value()));
+        }
         return new VerifyReport.Sample(KeyIdentity.of(c.key()).toString(), v, c.partition(), c.offset(), c.timestamp(),
-                c.isTombstone(), c.values() == null ? Map.of() : c.values(), held,
-                row == null ? Map.of() : row.values(), row == null ? List.of() : row.differing());
+                c.isTombstone(), expected, held, row == null ? Map.of() : row.values(),
+                row == null ? List.of() : row.differing());
     }
 }

@@ -82,8 +82,10 @@ final class JdbcTargetLookup implements TargetLookup {
                     return;
                 }
                 Map<String, Object> want = expectedValues.apply(c);
-                found.put(key, TargetRow.live(s.version(), Verification.version(c, topic), s.values(),
-                        want == null ? List.of() : Values.differing(want, s.values())));
+                List<String> differing = new java.util.ArrayList<>(want == null ? List.of()
+                        : Values.differing(want, s.values()));
+                differing.addAll(s.finer());
+                found.put(key, TargetRow.live(s.version(), Verification.version(c, topic), s.values(), differing));
             });
             if (ledger.isPresent()) {
                 Map<KeyIdentity, StoredVersions.Stored> deletes = read(ledger.get(), ledgerName, expected, keyFields,

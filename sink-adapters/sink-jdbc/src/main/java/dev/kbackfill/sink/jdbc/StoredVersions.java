@@ -35,9 +35,13 @@ final class StoredVersions {
      * @param version the version of the record that wrote the key; null for a row no backfill wrote
      * @param live    whether the key holds a value (false: soft-deleted, or a tombstone ledger entry)
      */
-    record Stored(Version version, boolean live, Map<String, Object> values) {
+    /**
+     * @param finer the metadata columns holding a time finer than the whole milliseconds a run writes (moved by
+     *              hand): what verification calls different
+     */
+    record Stored(Version version, boolean live, Map<String, Object> values, List<String> finer) {
         Stored(Version version, boolean live) {
-            this(version, live, Map.of());
+            this(version, live, Map.of(), List.of());
         }
     }
 
@@ -126,13 +130,19 @@ final class StoredVersions {
                         long p = rs.getLong(col + 1);
                         long o = rs.getLong(col + 2);
                         boolean noVersion = rs.wasNull(); // a row no backfill wrote: it holds no version
-                        long ts = noVersion ? 0 : epochMillis(rs, col + 3, timestamp.get(), d);
+                        List<String> finer = new java.util.ArrayList<>();
+                        Instant tsAt = noVersion ? null : instant(rs, col + 3, timestamp.get(), d);
+                        long ts = tsAt == null ? noVersion ? 0 : Long.MIN_VALUE : tsAt.toEpochMilli();
+                        if (tsAt != null && tsAt.getNano() % 1_000_000 != 0) {
+                            finer.add(timestamp.get().name());
+                        }
                         boolean flag = rs.getBoolean(col + 4);
                         boolean live = liveRows && !flag;
                         // a row written before rows carried their log time counts with its timestamp (as the guard)
-                        long lt = noVersion || logTime.isEmpty() ? ts : epochMillis(rs, col + 5, logTime.get(), d);
-                        if (lt == Long.MIN_VALUE) {
-                            lt = ts;
+                        Instant ltAt = noVersion || logTime.isEmpty() ? null : instant(rs, col + 5, logTime.get(), d);
+                        long lt = ltAt == null ? ts : ltAt.toEpochMilli();
+                        if (ltAt != null && ltAt.getNano() % 1_000_000 != 0) {
+                            finer.add(logTime.get().name());
                         }
                         Comparable<?> field = null;
                         if (version.isPresent() && !noVersion) {
@@ -145,7 +155,7 @@ final class StoredVersions {
                         }
                         found.put(KeyIdentity.of(key),
                                 new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts, lt, field), live,
-                                        stored));
+                                        stored, finer));
                     }
                 }
             }
@@ -187,8 +197,7 @@ final class StoredVersions {
     static Object plainValue(ResultSet rs, int index, TableColumn column, Dialect d) throws SQLException {
         switch (column.jdbcType()) {
             case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> {
-                long millis = epochMillis(rs, index, column, d);
-                return millis == Long.MIN_VALUE ? null : Instant.ofEpochMilli(millis);
+                return instant(rs, index, column, d); // as precise as the column: a finer time is another time
             }
             case Types.REAL -> {
                 float f = rs.getFloat(index);
@@ -221,10 +230,16 @@ final class StoredVersions {
 
     /** The stored record timestamp in epoch milliseconds, from whatever type the column has. */
     static long epochMillis(ResultSet rs, int index, TableColumn column, Dialect d) throws SQLException {
+        Instant at = instant(rs, index, column, d);
+        return at == null ? Long.MIN_VALUE : at.toEpochMilli();
+    }
+
+    /** A stored time as precisely as its column holds it (a whole-number column: milliseconds), or null. */
+    static Instant instant(ResultSet rs, int index, TableColumn column, Dialect d) throws SQLException {
         switch (column.jdbcType()) {
             case Types.BIGINT, Types.INTEGER, Types.NUMERIC, Types.DECIMAL -> {
                 long v = rs.getLong(index);
-                return rs.wasNull() ? Long.MIN_VALUE : v;
+                return rs.wasNull() ? null : Instant.ofEpochMilli(v);
             }
             case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> {
                 if (d instanceof SqliteDialect) {
@@ -232,10 +247,10 @@ final class StoredVersions {
                 }
                 if (d instanceof MariaDbDialect) {
                     LocalDateTime t = rs.getObject(index, LocalDateTime.class);
-                    return t == null ? Long.MIN_VALUE : t.toInstant(ZoneOffset.UTC).toEpochMilli();
+                    return t == null ? null : t.toInstant(ZoneOffset.UTC);
                 }
                 OffsetDateTime t = rs.getObject(index, OffsetDateTime.class);
-                return t == null ? Long.MIN_VALUE : t.toInstant().toEpochMilli();
+                return t == null ? null : t.toInstant();
             }
             default -> {
                 return parseText(rs.getString(index));
@@ -243,14 +258,14 @@ final class StoredVersions {
         }
     }
 
-    private static long parseText(String text) {
+    private static Instant parseText(String text) {
         if (text == null) {
-            return Long.MIN_VALUE;
+            return null;
         }
         try {
-            return Instant.from(Binder.TEXT_TIME.parse(text)).toEpochMilli();
+            return Instant.from(Binder.TEXT_TIME.parse(text));
         } catch (java.time.format.DateTimeParseException e) {
-            return Instant.parse(text).toEpochMilli();
+            return Instant.parse(text);
         }
     }
 

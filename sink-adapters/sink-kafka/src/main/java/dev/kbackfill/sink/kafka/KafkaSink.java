@@ -252,12 +252,31 @@ final class KafkaSink implements Sink, JobStore {
                         v = new dev.kbackfill.core.version.Version(null, v.partition(), v.offset(), v.timestamp(),
                                 v.logTime(), v.field());
                     }
+                    boolean same = c.isTombstone() || s.digest() == TargetIndex.digest(c.source().value());
                     found.put(dev.kbackfill.core.record.KeyIdentity.of(c.key()), s.deleted()
                             ? dev.kbackfill.core.verify.TargetRow.deleted(v)
-                            : dev.kbackfill.core.verify.TargetRow.live(v, Map.of(), c.isTombstone()
-                            || s.digest() == TargetIndex.digest(c.source().value()) ? List.of() : List.of("(value bytes)")));
+                            : dev.kbackfill.core.verify.TargetRow.live(v, same ? Map.of() : shownValue(s),
+                            same ? List.of() : List.of(dev.kbackfill.core.verify.TargetRow.RECORD_VALUE)));
                 }
                 return found;
+            }
+
+            /** Target values read for people so far: each costs a fetch, so a few samples' worth. */
+            private int shown;
+
+            /** The target record's value as a person reads it (up to a sample's worth), else its length. */
+            private Map<String, Object> shownValue(TargetIndex.Stamp s) {
+                Object value = "(a value of " + ((s.digest() >>> 32) - 1) + " bytes)";
+                if (shown < SHOWN_VALUES && s.targetPartition() >= 0) {
+                    shown++;
+                    Optional<byte[]> read = targetValue(s.targetPartition(), s.targetOffset());
+                    if (read.isPresent()) {
+                        value = dev.kbackfill.core.record.Readable.bytes(read.get());
+                    }
+                }
+                Map<String, Object> values = new HashMap<>();
+                values.put(dev.kbackfill.core.verify.TargetRow.RECORD_VALUE, value);
+                return values;
             }
 
             @Override
@@ -270,6 +289,19 @@ final class KafkaSink implements Sink, JobStore {
                 idx.close();
             }
         };
+    }
+
+    /** Target values verification reads to show a person (the first samples' worth of differing keys). */
+    private static final int SHOWN_VALUES = 20;
+
+    /** The value of the target's record at {@code partition} and {@code offset}, or empty where it is gone. */
+    private Optional<byte[]> targetValue(int partition, long offset) {
+        try (dev.kbackfill.core.read.RecordFetch fetch = new dev.kbackfill.core.read.RecordFetch(config,
+                IsolationLevel.READ_COMMITTED, topic)) {
+            return fetch.fetch(partition, offset, 0).map(SourceRecord::value);
+        } catch (RuntimeException e) {
+            return Optional.empty(); // shown by its length only
+        }
     }
 
     /** An admin client only: the job topic is not created. */
@@ -385,7 +417,7 @@ final class KafkaSink implements Sink, JobStore {
             reader.read((records, positions, lost) -> {
                 for (SourceRecord r : records) {
                     idx.add(r.key(), r.value() == null, r.timestamp(), r.headers(),
-                            digests ? TargetIndex.digest(r.value()) : 0);
+                            digests ? TargetIndex.digest(r.value()) : 0, r.partition(), r.offset());
                 }
                 idx.flush();
             });

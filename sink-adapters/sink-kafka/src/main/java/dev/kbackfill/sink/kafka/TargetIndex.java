@@ -78,10 +78,10 @@ final class TargetIndex implements AutoCloseable {
      * @param field     the source record's version field, or null
      */
     record Stamp(String topic, int partition, long offset, long timestamp, long logTime, boolean deleted,
-                 Comparable<?> field, long digest) {
+                 Comparable<?> field, long digest, int targetPartition, long targetOffset) {
         Stamp(String topic, int partition, long offset, long timestamp, long logTime, boolean deleted,
               Comparable<?> field) {
-            this(topic, partition, offset, timestamp, logTime, deleted, field, 0);
+            this(topic, partition, offset, timestamp, logTime, deleted, field, 0, -1, -1);
         }
 
         Version version() {
@@ -92,7 +92,7 @@ final class TargetIndex implements AutoCloseable {
     /** The origin of a record kbackfill did not write: only its timestamp is known. */
     static final String FOREIGN = "";
 
-    private static final int ENCODED = 4 + 4 + 8 + 8 + 8 + 1 + 8;
+    private static final int ENCODED = 4 + 4 + 8 + 8 + 8 + 1 + 8 + 4 + 8;
 
     /** A value's digest, for verification: its length and its CRC-32C (0 for none). */
     static long digest(byte[] value) {
@@ -149,8 +149,16 @@ final class TargetIndex implements AutoCloseable {
         add(key, tombstone, timestamp, headers, 0);
     }
 
-    /** {@link #add}, with the {@link #digest} of the record's value (verification). */
     void add(byte[] key, boolean tombstone, long timestamp, Headers headers, long digest) {
+        add(key, tombstone, timestamp, headers, digest, -1, -1);
+    }
+
+    /**
+     * {@link #add}, with the {@link #digest} of the record's value and where the record is in the target topic
+     * (verification: the value a person is shown is read from there).
+     */
+    void add(byte[] key, boolean tombstone, long timestamp, Headers headers, long digest, int targetPartition,
+             long targetOffset) {
         if (key == null) {
             return;
         }
@@ -183,7 +191,8 @@ final class TargetIndex implements AutoCloseable {
         if (origin == FOREIGN) {
             foreignRecords++;
         }
-        put(key, new Stamp(origin, partition, offset, ts, logTime, tombstone, field, digest));
+        put(key, new Stamp(origin, partition, offset, ts, logTime, tombstone, field, digest, targetPartition,
+                targetOffset));
     }
 
     /** What the index holds for a key, or null. */
@@ -317,7 +326,7 @@ final class TargetIndex implements AutoCloseable {
         int extra = s.field() == null ? 0 : 1 + (text != null ? text.length : 8);
         ByteBuffer b = ByteBuffer.allocate(ENCODED + extra).putInt(number(s.topic())).putInt(s.partition())
                 .putLong(s.offset()).putLong(s.timestamp()).putLong(s.logTime()).put((byte) (s.deleted() ? 1 : 0))
-                .putLong(s.digest());
+                .putLong(s.digest()).putInt(s.targetPartition()).putLong(s.targetOffset());
         if (text != null) {
             b.put((byte) 's').put(text);
         } else if (s.field() != null) {
@@ -335,6 +344,8 @@ final class TargetIndex implements AutoCloseable {
         long logTime = b.getLong();
         boolean deleted = b.get() == 1;
         long digest = b.getLong();
+        int targetPartition = b.getInt();
+        long targetOffset = b.getLong();
         Comparable<?> field = null;
         if (b.hasRemaining()) {
             byte type = b.get();
@@ -346,7 +357,8 @@ final class TargetIndex implements AutoCloseable {
                 field = new String(text, StandardCharsets.UTF_8);
             }
         }
-        return new Stamp(topic, partition, offset, timestamp, logTime, deleted, field, digest);
+        return new Stamp(topic, partition, offset, timestamp, logTime, deleted, field, digest, targetPartition,
+                targetOffset);
     }
 
     private SinkException failure(String what, RocksDBException e) {

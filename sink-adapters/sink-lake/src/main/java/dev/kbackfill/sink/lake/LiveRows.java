@@ -57,6 +57,12 @@ public final class LiveRows {
                 differing.add(c.name());
             }
         }
+        for (int time : new int[] {ord.timestamp(), ord.logTime()}) {
+            // a run writes whole milliseconds: a time moved by any fraction of one is not what it wrote
+            if (time >= 0 && row[time] instanceof Number micros && micros.longValue() % 1000 != 0) {
+                differing.add(columns.get(time).name());
+            }
+        }
         return TargetRow.live(version, expected, shown, differing);
     }
 
