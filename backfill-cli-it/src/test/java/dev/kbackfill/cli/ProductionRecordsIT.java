@@ -371,6 +371,36 @@ class ProductionRecordsIT {
     }
 
     /**
+     * A record whose fields a rename writes into one column, after batches committed: a poison record named with its
+     * coordinates (exit 1, what committed stays, not "bad input"), kept aside by a rerun under --on-error skip, which
+     * resumes after what committed.
+     */
+    @Test
+    void aRenameCollisionFoundAfterBatchesCommittedIsAPoisonRecordNotBadInput() throws Exception {
+        String topic = "rename-collision";
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        String[] values = {"{\"a\":1}", "{\"a\":2}", "{\"a\":3}", "{\"a\":4,\"b\":5}", "{\"a\":6}"};
+        for (int i = 0; i < values.length; i++) {
+            records.add(record(topic, "k" + i, values[i], i));
+        }
+        send(topic, records);
+        String url = "jdbc:sqlite:" + dir.resolve("collision.db");
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "t",
+                "--create-table", "--rename", "a=b", "--batch-size", "1"};
+        CliRun failed = CliRun.run(kafka, range);
+        assertThat(failed.exitCode()).as(failed.err()).isEqualTo(ExitCodes.FAILURE);
+        assertThat(failed.err()).contains(topic + "/0@3: --rename a=b writes field 'a' into column 'b'")
+                .contains("--on-error skip").contains("another job, --job NAME")
+                .contains("stopped with partition 0 at offset 3");
+        assertThat(Orders.count(url, "SELECT count(*) FROM t")).isEqualTo(3);
+        // the rerun resumes after the committed batches, the record kept aside
+        CliRun skipped = CliRun.run(kafka, CliRun.concat(range, "--on-error", "skip"));
+        assertThat(skipped.exitCode()).as(skipped.err()).isZero();
+        assertThat(skipped.err()).contains("resuming").contains("1 record(s) could not be decoded and were skipped");
+        assertThat(Orders.count(url, "SELECT count(*) FROM t")).isEqualTo(4);
+    }
+
+    /**
      * A misspelt name in --columns, --rename or --header-columns, a near miss of a field or header the first batch
      * carries, is refused before anything is written, so the corrected command just runs; a name no record carries
      * and that is no near miss (a field later records may carry) is a warning in the summary.

@@ -97,6 +97,36 @@ class RunCommandIT {
         assertThat(r.err()).contains("starting job exact (run 1)");
     }
 
+    /**
+     * A database that refuses connections for a while mid-run (PostgreSQL's "database ... is not currently accepting
+     * connections", as during maintenance or a restore) is waited out under --retry-for, not the end of the run.
+     */
+    @Test
+    @Tag("postgresql")
+    void aDatabaseNotAcceptingConnectionsForAWhileIsRetried() throws Exception {
+        kafka.createTopic("run-not-accepting", 1, Map.of());
+        Orders.produce(kafka, "run-not-accepting", 20, 5);
+        String url = SharedPostgres.newDatabase("not_accepting");
+        java.util.concurrent.atomic.AtomicReference<CliRun> result = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread run = new Thread(() -> result.set(run("--topic", "run-not-accepting", "--from", "earliest", "--to",
+                "latest", "--sink", url, "--table", "t", "--batch-size", "5", "--max-records-per-second", "20",
+                "--retry-for", "2m")));
+        run.start();
+        String admin = url.replace("/not_accepting?", "/postgres?");
+        try (Connection c = DriverManager.getConnection(admin); Statement s = c.createStatement()) {
+            Thread.sleep(1_500); // a batch or two in
+            s.execute("ALTER DATABASE not_accepting ALLOW_CONNECTIONS false");
+            s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'not_accepting'");
+            Thread.sleep(3_000);
+            s.execute("ALTER DATABASE not_accepting ALLOW_CONNECTIONS true");
+        }
+        run.join(120_000);
+        CliRun done = result.get();
+        assertThat(done.exitCode()).as(done.err()).isZero();
+        assertThat(done.err()).contains("retrying").contains("not currently accepting connections");
+        assertThat(Orders.count(url, "SELECT count(*) FROM t")).isEqualTo(20);
+    }
+
     @Test
     void aRerunOfAFinishedFixedRangeDoesNothing() throws Exception {
         kafka.createTopic("run-rerun", 2, Map.of());

@@ -280,6 +280,36 @@ class VerifyMutationIT {
         return keys;
     }
 
+    /**
+     * SQLite keeps a value in whatever storage class it is given: the text 'true' in a BOOLEAN column (the sink writes
+     * 1) and a blob X'' in a TEXT column (the sink writes '') are not what a run writes, whatever their text.
+     */
+    @Test
+    void aSqliteValueInAStorageClassTheSinkNeverWritesIsDifferent() throws Exception {
+        String topic = "mutation-storage-class";
+        kafka.createTopic(topic, 1, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, "k".getBytes(),
+                "{\"flag\":true,\"note\":\"\"}".getBytes())), Map.of());
+        String url = "jdbc:sqlite:" + dir.resolve("storage.db");
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", url, "--table", "t"};
+        assertThat(CliRun.run(kafka, CliRun.concat(range, "--create-table")).exitCode()).isZero();
+        String[] verify = CliRun.concat(new String[] {"verify", "--bootstrap-server", kafka.bootstrapServers(),
+                "--progress", "none"}, range);
+        assertThat(CliRun.of(verify).exitCode()).isZero();
+        for (String[] change : new String[][] {{"flag", "'true'", "1"}, {"note", "X''", "''"}}) {
+            try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+                s.execute("UPDATE t SET " + change[0] + " = " + change[1]);
+            }
+            CliRun found = CliRun.of(verify);
+            assertThat(found.exitCode()).as(found.out()).isEqualTo(ExitCodes.DISAGREES);
+            assertThat(found.out()).contains("different {kafka_key=k}").contains("differs in " + change[0]);
+            try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+                s.execute("UPDATE t SET " + change[0] + " = " + change[2]);
+            }
+            assertThat(CliRun.of(verify).exitCode()).as("put back").isZero();
+        }
+    }
+
     @Nested
     class Sqlite extends OnDatabase {
         @Override

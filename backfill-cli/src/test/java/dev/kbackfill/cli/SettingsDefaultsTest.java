@@ -56,6 +56,22 @@ class SettingsDefaultsTest {
         assertThat(err.toString()).contains("unknown setting 'rows-per-fil'").contains("did you mean 'rows-per-file'?");
     }
 
+    /** A value the option cannot take, set in the file: exit 2 naming the file and its line, for every command. */
+    @Test
+    void aBadValueInTheSettingsFileIsNamedWithTheFileAndTheLine(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("kbackfill.properties");
+        Files.writeString(file, "# cron defaults\nsink=jdbc:sqlite:/tmp/x.db\ncreate-table=yes\n");
+        for (String command : new String[] {"run", "verify"}) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            int code = Kbackfill.execute(Map.of("KBACKFILL_CONFIG", file.toString()), new java.io.PrintWriter(
+                    new java.io.StringWriter()), new java.io.PrintWriter(err), command, "--topic", "orders", "--from",
+                    "earliest", "--to", "latest");
+            assertThat(code).as(command).isEqualTo(2);
+            assertThat(err.toString()).as(command).contains("'yes' is not a boolean (set in " + file
+                    + " line 3 ($KBACKFILL_CONFIG))").doesNotContain("\tat ");
+        }
+    }
+
     @Test
     void theVariableOfAnOptionIsItsNameInCapitals() {
         assertThat(SettingsDefaults.variable("--max-records-per-second")).isEqualTo("KBACKFILL_MAX_RECORDS_PER_SECOND");

@@ -296,7 +296,11 @@ public final class RecordDecoder {
         try {
             columns = mapping.values(values, record.headers());
         } catch (ColumnMapping.Collision e) {
-            throw new RequestException(record.coordinates() + ": " + e.getMessage());
+            // a property of this record (the fields it carries), found when it comes, maybe after batches committed:
+            // a poison record, never "bad input" after the fact
+            throw new DecodeException(record, e.getMessage() + " (a record this mapping cannot write: --on-error skip "
+                    + "or --dead-letter keep it aside; a mapping that writes it is another job, --job NAME, or this one "
+                    + "reset)", e);
         }
         Map<String, Object> mappedKey = mapping.key(key);
         checkKeyFields(record, mappedKey, columns);

@@ -31,7 +31,7 @@ public final class Transient {
                     || t instanceof Reported) {
                 return true;
             }
-            if (t instanceof SQLException sql && transientState(sql.getSQLState())) {
+            if (t instanceof SQLException sql && (transientState(sql.getSQLState()) || notAcceptingNow(sql))) {
                 return true;
             }
             if (t instanceof ReadException read && read.stalled()) {
@@ -46,6 +46,16 @@ public final class Transient {
         public Reported(String message) {
             super(message);
         }
+    }
+
+    /**
+     * PostgreSQL's refusal of a connection to a database that allows none for now (55000, "database ... is not
+     * currently accepting connections": a restore, an upgrade, {@code ALLOW_CONNECTIONS false} for maintenance), which
+     * a retry outlives; other failures of state 55000 are not transient.
+     */
+    static boolean notAcceptingNow(SQLException e) {
+        return "55000".equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains("not currently accepting "
+                + "connections");
     }
 
     /**

@@ -211,6 +211,12 @@ final class StoredVersions {
                 if (v == null) {
                     return null;
                 }
+                if (d instanceof SqliteDialect) {
+                    java.util.Optional<dev.kbackfill.core.verify.Values.Unlike> unlike = unlikeInSqlite(v, column);
+                    if (unlike.isPresent()) {
+                        return unlike.get();
+                    }
+                }
                 if (v instanceof java.sql.Date date) {
                     return date.toLocalDate();
                 }
@@ -226,6 +232,26 @@ final class StoredVersions {
                 return rs.getString(index); // json, jsonb, uuid and other driver objects: their text
             }
         }
+    }
+
+    /**
+     * A value SQLite holds in a storage class the sink never writes into this column: a BOOLEAN column holding text or
+     * a blob (the sink writes 0 and 1), a text column holding a blob (SQLite keeps whatever it is given, so a hand can put
+     * {@code 'true'} into a BOOLEAN column, or {@code X''} where {@code ''} was).
+     */
+    private static java.util.Optional<dev.kbackfill.core.verify.Values.Unlike> unlikeInSqlite(Object v, TableColumn column) {
+        String declared = column.typeName().toUpperCase(java.util.Locale.ROOT);
+        // SQLite's driver reports a BOOLEAN column by its declared name only (its type is NUMERIC)
+        int type = declared.contains("BOOL") ? Types.BOOLEAN : declared.contains("TEXT") || declared.contains("CHAR")
+                || declared.contains("CLOB") ? Types.VARCHAR : column.jdbcType();
+        String kind = switch (type) {
+            case Types.BOOLEAN, Types.BIT -> v instanceof String ? "text" : v instanceof byte[] ? "a blob" : null;
+            case Types.VARCHAR, Types.CHAR, Types.LONGVARCHAR, Types.CLOB, Types.NVARCHAR, Types.NCHAR ->
+                    v instanceof byte[] ? "a blob" : null;
+            default -> null;
+        };
+        return kind == null ? java.util.Optional.empty() : java.util.Optional.of(new dev.kbackfill.core.verify.Values
+                .Unlike(v, kind + " in a " + column.typeName() + " column"));
     }
 
     /** The stored record timestamp in epoch milliseconds, from whatever type the column has. */

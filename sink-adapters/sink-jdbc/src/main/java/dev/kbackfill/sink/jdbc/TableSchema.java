@@ -66,6 +66,9 @@ final class TableSchema {
     List<String> open(Connection c) throws SQLException {
         TargetTable t = TargetTable.read(c, tableName).orElse(null);
         if (t == null) {
+            // reopened after a failure (a retry): a table created in a transaction that was lost is gone again
+            table = null;
+            dialect = baseDialect;
             if (!settings.createTable()) {
                 throw new SinkConfigException("table " + tableName + " does not exist in "
                         + dev.kbackfill.core.sink.SinkFactory.redact(settings.url())

@@ -48,6 +48,29 @@ public final class HeldBatches {
         return missing;
     }
 
+    /**
+     * A {@code --partition-by} column that the first batch's records do not carry, where they carry one a letter or
+     * two away from it (a misspelt name): bad input, said before anything is written, as a misspelt {@code --columns}
+     * name is. A column no record carries and nothing resembles may come with later records: the batch is held.
+     */
+    public static java.util.Optional<String> misspelt(WriteBatch batch, SinkSettings settings) {
+        List<String> carried = new ArrayList<>();
+        batch.shape().keyColumns().forEach(c -> carried.add(c.name()));
+        batch.shape().valueColumns().forEach(c -> carried.add(c.name()));
+        for (String source : missingToCreate(batch, settings)) {
+            for (String c : carried) {
+                int d = dev.kbackfill.core.record.EditDistance.atMost2(source.toLowerCase(java.util.Locale.ROOT),
+                        c.toLowerCase(java.util.Locale.ROOT));
+                int shorter = Math.min(source.length(), c.length());
+                if (d == 1 && shorter >= 3 || d == 2 && shorter >= 6) {
+                    return java.util.Optional.of("--partition-by partitions by column '" + source + "', which no "
+                            + "record of the first batch carries; did you mean '" + c + "'? (nothing was written)");
+                }
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
     /** The column a partition spec partitions by: {@code status}, or the last argument of {@code bucket(16, id)}. */
     public static String sourceColumn(String spec) {
         String s = spec.strip();

@@ -247,6 +247,12 @@ public final class LakeSink implements Sink, JobStore, Maintenance {
     @Override
     public WriteResult write(WriteBatch batch) {
         if (!table.exists() && (held.holding() || !HeldBatches.missingToCreate(batch, settings).isEmpty())) {
+            if (!held.holding()) {
+                java.util.Optional<String> misspelt = HeldBatches.misspelt(batch, settings);
+                if (misspelt.isPresent()) {
+                    throw new dev.kbackfill.core.sink.SinkConfigException(misspelt.get());
+                }
+            }
             batch = held.release(batch);
             if (!HeldBatches.missingToCreate(batch, settings).isEmpty()) {
                 return held.hold(batch); // no column to create the table from yet

@@ -46,6 +46,24 @@ class HeldBatchesTest {
                 .as("every record left out: no columns at all").containsExactly("the key");
     }
 
+    /** `--partition-by statuss`: a column a letter from one the records carry is a typo, said before writing. */
+    @Test
+    void aPartitionColumnALetterFromOneTheFirstBatchCarriesIsNamedAsAMisspelling() {
+        WriteBatch values = batch(1, Map.of(0, 2L), upsert("k1", 0, 0, 7));
+        assertThat(HeldBatches.misspelt(values, partitionedBy("aa"))).isEmpty(); // "a" is too short to guess from
+        SinkSettings typo = partitionedBy("day(A)", "bucket(4, kk)");
+        assertThat(HeldBatches.missingToCreate(values, typo)).containsExactly("kk");
+        assertThat(HeldBatches.misspelt(values, typo)).as("k is too short to guess from").isEmpty();
+        assertThat(HeldBatches.misspelt(values, partitionedBy("statuss"))).isEmpty();
+        WriteBatch statuses = batch(1, Map.of(0, 1L), new dev.kbackfill.core.record.Change(Map.of("k", "k1"),
+                Map.of("status", "paid"), 0, 0, 0));
+        assertThat(HeldBatches.misspelt(statuses, partitionedBy("statuss"))).hasValue("--partition-by partitions by "
+                + "column 'statuss', which no record of the first batch carries; did you mean 'status'? (nothing was "
+                + "written)");
+        assertThat(HeldBatches.misspelt(statuses, partitionedBy("region"))).as("nothing near: held for later records")
+                .isEmpty();
+    }
+
     @Test
     void batchesTheTableCannotBeCreatedFromAreHeldAndWrittenWithTheFirstItCanAsOneBatch() {
         SinkSettings settings = partitionedBy("a");
