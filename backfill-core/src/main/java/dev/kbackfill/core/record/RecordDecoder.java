@@ -408,8 +408,9 @@ public final class RecordDecoder {
     /**
      * Refuses a record whose value fields would share a column with each other or with a column the row fills
      * otherwise: two fields whose names differ only in case (one column in a database), or a field named like a
-     * metadata column or like the key column of a key that is not an object. Bad input, naming the record, the
-     * field and the option that fixes it; checked once per record shape.
+     * metadata column or like the key column of a key that is not an object. A poison record (a property of the
+     * record's fields, which may first come after batches committed), naming the record, the field and the option
+     * that fixes it; checked once per record shape.
      */
     private void checkColumns(SourceRecord record, Map<String, Object> key, Map<String, Object> values) {
         if (values == null || values.isEmpty()) {
@@ -423,14 +424,14 @@ public final class RecordDecoder {
         for (String field : values.keySet()) {
             String before = lower.put(field.toLowerCase(java.util.Locale.ROOT), field);
             if (before != null) {
-                throw new RequestException(record.coordinates() + ": value fields '" + before + "' and '" + field
+                throw new DecodeException(record, "value fields '" + before + "' and '" + field
                         + "' would be one column (names compare without regard to case); write one under another "
-                        + "name with --rename " + field + "=NAME, or leave it out with --columns");
+                        + "name with --rename " + field + "=NAME, or leave it out with --columns", null);
             }
             if (RESERVED.contains(field.toLowerCase(java.util.Locale.ROOT))) {
-                throw new RequestException(record.coordinates() + ": value field '" + field + "' has the name of a "
+                throw new DecodeException(record, "value field '" + field + "' has the name of a "
                         + "column kbackfill fills itself (a record's coordinates); write it under another name with "
-                        + "--rename " + field + "=NAME, or leave it out with --columns");
+                        + "--rename " + field + "=NAME, or leave it out with --columns", null);
             }
         }
         checkedShape.set(shape);

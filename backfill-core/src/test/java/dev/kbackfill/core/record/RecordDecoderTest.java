@@ -159,11 +159,11 @@ class RecordDecoderTest {
     }
 
     @Test
-    void fieldsAMappingWouldWriteIntoOneColumnAreBadInputNamingTheRecord() {
+    void fieldsAMappingWouldWriteIntoOneColumnArePoisonRecordsNamingTheRecord() {
         RecordDecoder rename = mapped(new ColumnMapping(List.of(), java.util.Map.of("a", "b"), List.of()));
         assertThat(rename.decode(record("k", "{\"a\":1,\"c\":2}")).values()).containsEntry("b", 1L);
         assertThatThrownBy(() -> rename.decode(record("k", "{\"a\":1,\"b\":2}")))
-                .isInstanceOf(dev.kbackfill.resolver.RequestException.class)
+                .isInstanceOf(DecodeException.class)
                 .hasMessageStartingWith("orders/2@41: --rename a=b writes field 'a' into column 'b', which field 'b'");
         assertThatThrownBy(() -> rename.decode(record("k", "{\"b\":2,\"a\":1}"))).as("whatever the field order")
                 .hasMessageStartingWith("orders/2@41: --rename a=b writes field 'a' into column 'b'");
@@ -178,9 +178,9 @@ class RecordDecoderTest {
     }
 
     @Test
-    void valueFieldsThatWouldShareAColumnAreBadInputWhateverTheMapping() {
+    void valueFieldsThatWouldShareAColumnArePoisonRecordsWhateverTheMapping() {
         assertThatThrownBy(() -> json.decode(record("k", "{\"status\":1,\"Status\":2}")))
-                .isInstanceOf(dev.kbackfill.resolver.RequestException.class)
+                .isInstanceOf(DecodeException.class)
                 .hasMessageStartingWith("orders/2@41: value fields 'status' and 'Status' would be one column")
                 .hasMessageContaining("--rename Status=NAME");
         for (String field : List.of("kafka_offset", "KAFKA_PARTITION")) {

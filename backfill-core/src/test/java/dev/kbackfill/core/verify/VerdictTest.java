@@ -73,9 +73,9 @@ class VerdictTest {
     }
 
     @Test
-    void onlyMissingExtraStaleAndDifferentDisagree() {
+    void onlyMissingExtraStaleUnconfirmedAndDifferentDisagree() {
         assertThat(List.of(Verdict.values()).stream().filter(Verdict::disagrees))
-                .containsExactly(Verdict.MISSING, Verdict.EXTRA, Verdict.STALE, Verdict.DIFFERENT);
+                .containsExactly(Verdict.MISSING, Verdict.EXTRA, Verdict.STALE, Verdict.UNCONFIRMED, Verdict.DIFFERENT);
     }
 
     @Test
