@@ -304,11 +304,13 @@ final class VerifyCommand implements Callable<Integer> {
             Optional<JobState> state = target.jobStore().load(name);
             if (state.isEmpty() || !state.get().spec().isKnown()
                     || !topic.equals(state.get().spec().parts().get(JobSpec.TOPIC))
-                    || !mine.parts().get(JobSpec.DESTINATION).equals(state.get().spec().parts().get(JobSpec.DESTINATION))) {
+                    || !target.jobStore().sameDestination(state.get().spec().parts().get(JobSpec.DESTINATION),
+                    mine.parts().get(JobSpec.DESTINATION))) {
                 continue;
             }
             List<String> differences = mine.differences(state.get().spec()).stream()
-                    .filter(d -> !d.startsWith(JobSpec.REQUEST + " ")).toList();
+                    .filter(d -> !d.startsWith(JobSpec.REQUEST + " ") && !d.startsWith(JobSpec.DESTINATION + " "))
+                    .toList();
             if (differences.isEmpty()) {
                 return;
             }

@@ -418,6 +418,7 @@ public final class BackfillJob {
         BackfillRequest request = settings.request();
         JobSpec spec = settings.spec().apply(sink.jobStore().destination());
         Optional<JobState> stored = sink.jobStore().load(job);
+        spec = sameDestinationAsStored(spec, stored);
         Optional<Plan> planFile = settings.planFile();
         JobDecision decision = JobPlanner.decide(job, request, spec, stored, planFile,
                 () -> JobPlanner.freshPlan(new RangeResolver(cluster.source()).describedAs(cluster.topic()), request,
@@ -433,6 +434,17 @@ public final class BackfillJob {
                     settings.options().allowDataLoss());
         }
         return decision;
+    }
+
+    /**
+     * {@code spec} with the stored job's spelling of its destination where the sink resolves both to one (a table named
+     * {@code public.orders} by one run and {@code orders} by the next): the job, not a conflict.
+     */
+    private JobSpec sameDestinationAsStored(JobSpec spec, Optional<JobState> stored) {
+        String mine = spec.parts().get(JobSpec.DESTINATION);
+        String theirs = stored.map(s -> s.spec().parts().get(JobSpec.DESTINATION)).orElse(null);
+        return mine != null && theirs != null && !mine.equals(theirs) && sink.jobStore().sameDestination(theirs, mine)
+                ? spec.with(JobSpec.DESTINATION, theirs) : spec;
     }
 
     /**

@@ -23,6 +23,15 @@ public interface JobStore extends AutoCloseable {
      */
     String destination();
 
+    /**
+     * Whether two destinations as jobs store them ({@link #destination()}) are one: a database resolves
+     * {@code public.orders}, {@code orders} and {@code ORDERS} to one table, so a job is found however its table was
+     * spelled. By default, equal text.
+     */
+    default boolean sameDestination(String a, String b) {
+        return a.equals(b);
+    }
+
 
     /**
      * Connects for job administration only ({@code status}, {@code reset}): the job state must be reachable, the

@@ -24,6 +24,16 @@ public interface TargetLookup extends AutoCloseable {
     Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
                                        java.util.function.Function<Change, Map<String, Object>> values);
 
+    /**
+     * Why the target would refuse this decoded change, as its sink refuses it when a run writes it (a value its
+     * column cannot hold, a key longer than its column), or empty where it takes it. A run keeps such a record aside
+     * and writes the key's newest earlier record the target takes: verify judges the key the same way
+     * ({@link RefusedRecords}). By default, a target takes every change.
+     */
+    default java.util.Optional<String> refusal(Change decoded) {
+        return java.util.Optional.empty();
+    }
+
     /** The key fields of {@code expected}, in first-seen order (a record key's fields may vary record by record). */
     static List<String> keyFields(List<Change> expected) {
         java.util.LinkedHashSet<String> fields = new java.util.LinkedHashSet<>();

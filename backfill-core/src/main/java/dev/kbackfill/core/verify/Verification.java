@@ -239,6 +239,7 @@ public final class Verification {
                 streamed = fold.streamTarget(scan.get());
             }
             NewerClaims claims = new NewerClaims(kafkaConfig, plan.request().isolationLevel(), decoder, topic);
+            RefusedRecords refused = new RefusedRecords();
             java.util.function.Consumer<List<NewerClaims.Outcome>> settle = outcomes -> outcomes.forEach(o ->
                     count(counts, samples, o.verdict(), o.shown(), o.row()));
             fold.forEachChunk(target.keysPerLookup(), (bucket, chunk) -> {
@@ -261,6 +262,10 @@ public final class Verification {
                     // beside a live writer, a key the log shows newer after the range is the live writer's
                     boolean liveWriters = after != null && after.superseded(c);
                     Verdict v = liveWriters ? Verdict.NEWER : Verdict.judge(c, version(c, topic), row);
+                    if (v != Verdict.MATCHING && !c.isTombstone() && target.refusal(fold.decoded(c)).isPresent()) {
+                        refused.add(fold.decoded(c)); // judged by the record a run writes in its place
+                        continue;
+                    }
                     if (v == Verdict.NEWER && !liveWriters && NewerClaims.checkable(row)) {
                         claims.add(fold.decoded(c), row); // judged once the log bears its version out
                         if (claims.full()) {
@@ -273,8 +278,28 @@ public final class Verification {
             });
             settle.accept(claims.check(target));
             claims.close();
+            long refusedKeys = refused.size();
+            if (!refused.isEmpty()) {
+                listener.onNote("the target refuses the last record of " + refusedKeys + " key(s), as a run would: "
+                        + "reading the range again for the records a run writes in their place");
+                List<Change> instead = refused.acceptedBefore(plan, kafkaConfig, decoder, target);
+                refusedKeys -= instead.size();
+                Map<KeyIdentity, TargetRow> rows = instead.isEmpty() ? Map.of()
+                        : target.lookup(instead, topic, Change::values);
+                for (Change c : instead) {
+                    TargetRow row = rows.get(KeyIdentity.of(c.key()));
+                    Verdict v = Verdict.judge(c, version(c, topic), row);
+                    if (v == Verdict.NEWER && NewerClaims.checkable(row)) {
+                        claims.add(c, row);
+                    } else {
+                        count(counts, samples, v, c, row);
+                    }
+                }
+                settle.accept(claims.check(target));
+                claims.close();
+            }
             return new VerifyReport(topic, counts, samples, summary.read(), summary.filtered(),
-                    summary.rejected() + undecodable[0],
+                    summary.rejected() + undecodable[0] + refusedKeys,
                     summary.lost(), target.rowsRead() + streamed, fold.spilled(),
                     Duration.ofNanos(System.nanoTime() - started));
         }

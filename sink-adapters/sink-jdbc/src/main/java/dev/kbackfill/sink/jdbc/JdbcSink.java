@@ -152,6 +152,42 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     }
 
     /**
+     * The table each destination names as this database resolves it: its schema (the connection's current one where
+     * none is named) and its name as the table has it (a name the database folds, {@code ORDERS}, found as
+     * {@code orders}), compared without regard to case where the database folds names.
+     */
+    @Override
+    public boolean sameDestination(String a, String b) {
+        if (a.equals(b)) {
+            return true;
+        }
+        if (connection == null || !a.startsWith("table ") || !b.startsWith("table ")) {
+            return false;
+        }
+        try {
+            return resolved(a.substring(6)).equals(resolved(b.substring(6)));
+        } catch (SQLException | SinkConfigException e) {
+            return false;
+        }
+    }
+
+    private String resolved(String table) throws SQLException {
+        TableName t = TableName.parse(table);
+        String current;
+        try {
+            current = connection.getSchema() != null ? connection.getSchema() : connection.getCatalog();
+        } catch (java.sql.SQLFeatureNotSupportedException e) {
+            current = null; // SQLite: its one schema, main
+        }
+        String schema = t.schema().orElse(current == null ? "main" : current);
+        String name = TargetTable.read(connection, t).map(found -> found.name.name()).orElse(t.name());
+        connection.rollback(); // a read: no transaction left open
+        String qualified = schema + "." + name;
+        // MariaDB on Linux keeps the case of database and table names; the others fold them
+        return dialect() instanceof MariaDbDialect ? qualified : qualified.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /**
      * Sized from the heap: a batch that spans repeats of a key writes it once, so larger batches write fewer rows,
      * as far as memory allows ({@link Sink#heapSizedBatchRows}).
      */

@@ -118,6 +118,31 @@ final class JdbcTargetLookup implements TargetLookup {
                 expected, values, false);
     }
 
+    /** A value a column of the table cannot hold, or a key longer than its column: what the sink refuses. */
+    @Override
+    public Optional<String> refusal(Change decoded) {
+        if (decoded.values() == null) {
+            return Optional.empty(); // a delete
+        }
+        try {
+            for (Map.Entry<String, Object> key : decoded.key().entrySet()) {
+                Optional<TableColumn> column = table.column(key.getKey());
+                if (column.isPresent() && key.getValue() != null) {
+                    binder.checkKey(key.getValue(), column.get());
+                }
+            }
+            for (Map.Entry<String, Object> value : decoded.values().entrySet()) {
+                Optional<TableColumn> column = table.column(value.getKey());
+                if (column.isPresent() && value.getValue() != null && settings.writesValueColumn(column.get().name())) {
+                    binder.copyText(value.getValue(), column.get());
+                }
+            }
+            return Optional.empty();
+        } catch (Binder.Mismatch e) {
+            return Optional.of(e.getMessage());
+        }
+    }
+
     @Override
     public long rowsRead() {
         return rows;
