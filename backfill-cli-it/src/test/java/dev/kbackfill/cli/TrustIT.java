@@ -55,6 +55,43 @@ class TrustIT {
     }
 
     /**
+     * Trust, round 6, row 1: JSON keys 8 (a number) and "8" (text) on two partitions, --key-format json
+     * --create-table. Text is never a number: the two are two keys, and one key column cannot hold both apart (the
+     * column takes the first key's type, and the other would become its row). So the other is a poison record of its
+     * own, on every sink, never a row merged, a key silently "kept out", or a batch failing on every rerun: exit 1
+     * naming it under --on-error fail, counted as refused under skip, with the first key's row written.
+     */
+    @Test
+    @Tag("postgresql")
+    void jsonKeysOfOneTextButTwoTypesAreTwoKeysAndTheOneAColumnCannotHoldApartIsAPoisonRecord() throws Exception {
+        String topic = "trust-typed-keys";
+        kafka.createTopic(topic, 2, Map.of("retention.ms", "-1"));
+        Orders.send(kafka, List.of(new ProducerRecord<>(topic, 0, T0.toEpochMilli(), "8".getBytes(StandardCharsets.UTF_8),
+                "{\"status\":\"number\"}".getBytes(StandardCharsets.UTF_8)), new ProducerRecord<>(topic, 1,
+                T0.plusSeconds(1).toEpochMilli(), "\"8\"".getBytes(StandardCharsets.UTF_8),
+                "{\"status\":\"text\"}".getBytes(StandardCharsets.UTF_8))), Map.of());
+        Map<String, String> sinks = new java.util.LinkedHashMap<>();
+        sinks.put("sqlite", "jdbc:sqlite:" + dir.resolve("typed.db"));
+        sinks.put("postgres", dev.kbackfill.testservices.SharedPostgres.newDatabase("trust_typed"));
+        sinks.put("delta", "delta:" + dir.resolve("typed-delta"));
+        sinks.put("iceberg", "iceberg:" + dir.resolve("typed-iceberg"));
+        for (Map.Entry<String, String> sink : sinks.entrySet()) {
+            String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", sink.getValue(),
+                    "--table", "t", "--key-format", "json", "--create-table", "--job", "typed-" + sink.getKey()};
+            CliRun failing = CliRun.run(kafka, range);
+            assertThat(failing.exitCode()).as(sink.getKey() + ": " + failing.err()).isEqualTo(ExitCodes.FAILURE);
+            assertThat(failing.err()).as(sink.getKey()).contains("the key").contains("is another key").contains("would share");
+            CliRun skipping = CliRun.run(kafka, CliRun.concat(range, "--on-error", "skip"));
+            assertThat(skipping.exitCode()).as(sink.getKey() + ": " + skipping.err()).isZero();
+            assertThat(skipping.err()).as(sink.getKey()).contains("1 record(s)");
+            CliRun again = CliRun.run(kafka, CliRun.concat(range, "--on-error", "skip"));
+            assertThat(again.exitCode()).as(sink.getKey() + " rerun: " + again.err()).isZero();
+        }
+        assertThat(rows(sinks.get("sqlite"), "t")).hasSize(1);
+        assertThat(rows(sinks.get("postgres"), "t")).hasSize(1);
+    }
+
+    /**
      * Trust, round 7, as the issue tried it on MariaDB: keys that differ only by case, accents or trailing spaces, a
      * delete of one of them, into a table --create-table makes in a database of the usual default collation
      * (utf8mb4_general_ci): one row per distinct key, the delete removes its own key's row only; a 300-character key

@@ -37,7 +37,7 @@ public record RowShape(List<Column> keyColumns, List<Column> valueColumns) {
         private final LinkedHashMap<String, ColumnType> values = new LinkedHashMap<>();
 
         public Accumulator add(Change c) {
-            c.key().forEach((name, value) -> note(keys, name, RecordDecoder.typeOf(value)));
+            c.key().forEach((name, value) -> noteKey(keys, name, RecordDecoder.typeOf(value)));
             if (c.values() != null) {
                 c.values().forEach((name, value) -> note(values, name, RecordDecoder.typeOf(value)));
             }
@@ -46,9 +46,25 @@ public record RowShape(List<Column> keyColumns, List<Column> valueColumns) {
 
         /** Adds what {@code other} saw after what this one saw. */
         public Accumulator merge(Accumulator other) {
-            other.keys.forEach((name, type) -> note(keys, name, type));
+            other.keys.forEach((name, type) -> noteKey(keys, name, type));
             other.values.forEach((name, type) -> note(values, name, type));
             return this;
+        }
+
+        /**
+         * A key field's type: as a value's, except that text and another scalar type make a text column, not a JSON
+         * one. A key column holds its keys as their values (a table made later, or by hand, says nothing of JSON), so
+         * text seen with numbers makes a text column, and the numbers (another key than their text) poison records
+         * ({@link KeyTypes}).
+         */
+        private static void noteKey(Map<String, ColumnType> seen, String name, ColumnType t) {
+            ColumnType before = seen.get(name);
+            if (before != null && t != null && before != t && (before == ColumnType.STRING || t == ColumnType.STRING)
+                    && before != ColumnType.JSON && t != ColumnType.JSON) {
+                seen.put(name, ColumnType.STRING);
+                return;
+            }
+            note(seen, name, t);
         }
 
         private static void note(Map<String, ColumnType> seen, String name, ColumnType t) {

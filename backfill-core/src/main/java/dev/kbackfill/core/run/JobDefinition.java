@@ -164,6 +164,14 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
             Objects.requireNonNull(mapping, "mapping");
         }
 
+        /**
+         * Whether keys come typed: a structured key format, or value fields ({@code --key-fields}), where the key
+         * {@code 8} is a number and {@code "8"} text, two keys; the string and bytes formats give text or bytes only.
+         */
+        public boolean typedKeys() {
+            return !keyFields.isEmpty() || keyFormat != Format.STRING && keyFormat != Format.BYTES;
+        }
+
         /** Without filter or mapping. */
         public Decoding(Format keyFormat, Format valueFormat, String keyColumn, String valueColumn,
                         List<String> keyFields, Optional<Registry> registry,
@@ -272,7 +280,8 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
     /** The sink's settings, the source's client settings being {@code sourceConfig}. */
     public SinkSettings sinkSettings(Map<String, Object> sourceConfig) {
         return sink.settings(request.topic(), sourceConfig).withVersionField(decoding.versionField())
-                .withMapping(decoding.mapping()).withEngineWrites(engine.startsWith("spark"));
+                .withMapping(decoding.mapping()).withEngineWrites(engine.startsWith("spark"))
+                .withTypedKeys(decoding.typedKeys());
     }
 
     /** A new decoder (with a registry client of its own where a format needs one). */

@@ -21,11 +21,21 @@ import java.util.Optional;
  *                     {@code --header-columns}): which value columns of the target the job writes
  *                     ({@link dev.kbackfill.core.record.ColumnMapping#writes})
  * @param engineWrites whether an engine writes the rows with its own writer ({@link #withEngineWrites})
+ * @param typedKeys    whether keys come typed, so that text and numbers are distinct keys ({@link #withTypedKeys})
  */
 public record SinkSettings(SinkTarget target, Optional<String> password, MetadataColumns metadata,
                            Map<String, Object> clientConfig, Source source,
                            Optional<dev.kbackfill.core.version.VersionField> versionField,
-                           dev.kbackfill.core.record.ColumnMapping mapping, boolean engineWrites) {
+                           dev.kbackfill.core.record.ColumnMapping mapping, boolean engineWrites,
+                           boolean typedKeys) {
+
+    /** Settings whose keys come as text ({@link #typedKeys} false). */
+    public SinkSettings(SinkTarget target, Optional<String> password, MetadataColumns metadata,
+                        Map<String, Object> clientConfig, Source source,
+                        Optional<dev.kbackfill.core.version.VersionField> versionField,
+                        dev.kbackfill.core.record.ColumnMapping mapping, boolean engineWrites) {
+        this(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites, false);
+    }
 
     public SinkSettings {
         Objects.requireNonNull(target, "target");
@@ -197,7 +207,7 @@ public record SinkSettings(SinkTarget target, Optional<String> password, Metadat
     }
 
     private SinkSettings withTarget(SinkTarget target) {
-        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites);
+        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites, typedKeys);
     }
 
     /**
@@ -206,12 +216,22 @@ public record SinkSettings(SinkTarget target, Optional<String> password, Metadat
      * (generated columns, CHECK constraints) are not refused when the sink opens.
      */
     public SinkSettings withEngineWrites(boolean engineWrites) {
-        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites);
+        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites, typedKeys);
+    }
+
+    /**
+     * These settings for a job whose keys come typed ({@code true}: a structured key format, or {@code --key-fields},
+     * where the key {@code 8} is a number and {@code "8"} text, two keys) or as text ({@code false}: the string and
+     * bytes formats, whose keys are all text or all bytes).
+     */
+    public SinkSettings withTypedKeys(boolean typed) {
+        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites,
+                typed);
     }
 
     /** These settings for a job that maps fields to columns by {@code mapping}. */
     public SinkSettings withMapping(dev.kbackfill.core.record.ColumnMapping mapping) {
-        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites);
+        return new SinkSettings(target, password, metadata, clientConfig, source, versionField, mapping, engineWrites, typedKeys);
     }
 
     /**
@@ -226,7 +246,7 @@ public record SinkSettings(SinkTarget target, Optional<String> password, Metadat
 
     /** These settings for a job that orders versions by {@code field}, or by none. */
     public SinkSettings withVersionField(Optional<dev.kbackfill.core.version.VersionField> field) {
-        return new SinkSettings(target, password, metadata, clientConfig, source, field, mapping, engineWrites);
+        return new SinkSettings(target, password, metadata, clientConfig, source, field, mapping, engineWrites, typedKeys);
     }
 
     /**

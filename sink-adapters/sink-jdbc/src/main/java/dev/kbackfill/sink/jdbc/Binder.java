@@ -121,11 +121,40 @@ final class Binder {
      * looks anything up by its key, so that a key the table cannot hold is a poison record of its own.
      */
     void checkKey(Object value, TableColumn column) throws Mismatch {
+        checkKey(value, column, false);
+    }
+
+    /**
+     * As {@link #checkKey(Object, TableColumn)}, and that the key keeps its identity in the column: a key is written
+     * into a column only where distinct keys stay distinct rows there. Text into a number column only as the number's
+     * own text ({@code "8"}, not {@code "08"}, which would be the row of {@code "8"}); and where keys come typed
+     * ({@code typedKeys}: a JSON key {@code 8} and {@code "8"} are two keys), never text into a number column or a
+     * number or boolean into a text column, which would make the two one row.
+     */
+    void checkKey(Object value, TableColumn column, boolean typedKeys) throws Mismatch {
         if (value instanceof String text) {
             storable(text, column);
         } else if (value instanceof byte[] b) {
             checkLength(b.length, "bytes", column);
         }
+        java.util.Optional<String> conflict = dev.kbackfill.core.record.KeyTypes.conflict(value, kindOf(column),
+                column.name(), column.typeName(), typedKeys);
+        if (conflict.isPresent()) {
+            throw new Mismatch(conflict.get());
+        }
+    }
+
+    /** What the column holds, for {@link dev.kbackfill.core.record.KeyTypes} (SQLite's BOOLEAN by its declared name). */
+    private static dev.kbackfill.core.record.KeyTypes.Kind kindOf(TableColumn column) {
+        String declared = column.typeName().toUpperCase(java.util.Locale.ROOT);
+        return switch (column.jdbcType()) {
+            case Types.BIGINT, Types.INTEGER, Types.SMALLINT, Types.TINYINT, Types.NUMERIC, Types.DECIMAL, Types.DOUBLE,
+                 Types.FLOAT, Types.REAL -> declared.contains("BOOL") ? dev.kbackfill.core.record.KeyTypes.Kind.OTHER
+                    : dev.kbackfill.core.record.KeyTypes.Kind.NUMBER;
+            case Types.VARCHAR, Types.CHAR, Types.LONGVARCHAR, Types.CLOB, Types.NVARCHAR, Types.NCHAR,
+                 Types.LONGNVARCHAR -> dev.kbackfill.core.record.KeyTypes.Kind.TEXT;
+            default -> dev.kbackfill.core.record.KeyTypes.Kind.OTHER;
+        };
     }
 
     /**

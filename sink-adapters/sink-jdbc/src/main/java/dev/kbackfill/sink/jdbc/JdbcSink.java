@@ -642,7 +642,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         for (Change c : batch.changes()) {
             for (int i = 0; i < keyFields.size(); i++) {
                 try {
-                    binder.checkKey(c.key().get(keyFields.get(i).name()), keyColumns.get(i));
+                    binder.checkKey(c.key().get(keyFields.get(i).name()), keyColumns.get(i), settings.typedKeys());
                 } catch (Binder.Mismatch e) {
                     throw refused(c, e);
                 }

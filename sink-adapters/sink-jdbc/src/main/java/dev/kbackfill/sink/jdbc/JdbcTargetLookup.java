@@ -128,7 +128,7 @@ final class JdbcTargetLookup implements TargetLookup {
             for (Map.Entry<String, Object> key : decoded.key().entrySet()) {
                 Optional<TableColumn> column = table.column(key.getKey());
                 if (column.isPresent() && key.getValue() != null) {
-                    binder.checkKey(key.getValue(), column.get());
+                    binder.checkKey(key.getValue(), column.get(), settings.typedKeys());
                 }
             }
             for (Map.Entry<String, Object> value : decoded.values().entrySet()) {

@@ -82,6 +82,7 @@ public final class KeyedBatch<W> {
         Map<List<Object>, Change> incoming = new LinkedHashMap<>();
         for (Change c : batch.changes()) {
             try {
+                rows.checkKeyTypes(c, settings.typedKeys());
                 incoming.merge(rows.key(c), c, (held, now) -> {
                     Change newer = batch.version(now).supersedes(batch.version(held)) ? now : held;
                     collided.merge((newer == now ? held : now).partition(), 1L, Long::sum);

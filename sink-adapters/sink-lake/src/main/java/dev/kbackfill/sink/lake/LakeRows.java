@@ -116,6 +116,30 @@ public final class LakeRows {
         return row;
     }
 
+    /**
+     * Refuses a key whose values would lose their identity in the table's key columns ({@link
+     * dev.kbackfill.core.record.KeyTypes}): text in a number column other than the number's own text, and, where keys
+     * come typed, text in a number column or a number in a text column.
+     */
+    public void checkKeyTypes(Change c, boolean typedKeys) throws ValueMismatch {
+        for (int ord : keyOrdinals) {
+            LakeType t = types[ord];
+            if (t == null) {
+                continue;
+            }
+            dev.kbackfill.core.record.KeyTypes.Kind kind = switch (t.kind()) {
+                case LONG, INT, DOUBLE, FLOAT, DECIMAL -> dev.kbackfill.core.record.KeyTypes.Kind.NUMBER;
+                case STRING -> dev.kbackfill.core.record.KeyTypes.Kind.TEXT;
+                default -> dev.kbackfill.core.record.KeyTypes.Kind.OTHER;
+            };
+            java.util.Optional<String> conflict = dev.kbackfill.core.record.KeyTypes.conflict(c.key().get(names.get(ord)),
+                    kind, names.get(ord), String.valueOf(shownTypes[ord]), typedKeys);
+            if (conflict.isPresent()) {
+                throw new ValueMismatch(conflict.get());
+            }
+        }
+    }
+
     /** The change's key as the table holds it. */
     public List<Object> key(Change c) throws ValueMismatch {
         return keyOf(keyRow(c), keyOrdinals);
