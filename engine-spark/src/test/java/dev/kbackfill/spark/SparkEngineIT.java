@@ -264,6 +264,71 @@ class SparkEngineIT {
         assertThat(pgRows).isEqualTo(expected);
     }
 
+    /**
+     * A key is its bytes on Spark too: seeded random keys that differ only by case, accents, Unicode normalisation or
+     * trailing spaces, or are long, mixed with deletes over three partitions, into Delta by the wave's MERGE and into
+     * MariaDB (its server's default collation folds such keys) by sub-jobs: one row per distinct key, its last
+     * record, a delete removing its own key's row only, as the model says, and verify agrees.
+     */
+    @Test
+    void keysThatDifferOnlyByCaseAccentsOrSpacesAreRowsOfTheirOwnOnSparkIntoDeltaAndMariaDb() throws Exception {
+        String topic = "spark-key-bytes";
+        kafka.createTopic(topic, 3, Map.of("retention.ms", "-1"));
+        String longKey = "L".repeat(300);
+        List<String> keys = List.of("Key", "key", "KEY", "e", "\u00e9", "e\u0301", "sp", "sp ", "user@x.com",
+                "USER@X.COM", "\u00df", "ss", longKey, longKey.toLowerCase());
+        java.util.Random random = new java.util.Random(59);
+        Map<String, String> expected = new TreeMap<>();
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < 120; i++) {
+                String key = keys.get(random.nextInt(keys.size()));
+                boolean delete = random.nextInt(4) == 0;
+                // a key keeps to one partition, as Kafka's partitioner puts it
+                int partition = Math.floorMod(key.hashCode(), 3);
+                String status = "s" + i;
+                producer.send(new ProducerRecord<>(topic, partition, T0.plusSeconds(i).toEpochMilli(),
+                        key.getBytes(StandardCharsets.UTF_8), delete ? null
+                        : ("{\"status\":\"" + status + "\"}").getBytes(StandardCharsets.UTF_8))).get();
+                if (delete) {
+                    expected.remove(key);
+                } else {
+                    expected.put(key, status);
+                }
+            }
+        }
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--table", "t", "--batch-size", "7"};
+        Path table = dir.resolve("key-bytes-delta");
+        SparkCli delta = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "2"),
+                concat(range, "--sink", "delta:" + table, "--create-table"));
+        assertThat(delta.exitCode()).as(delta.toString()).isZero();
+        Map<String, String> deltaRows = new TreeMap<>();
+        DeltaTableRows.rows(table.toString()).forEach(r -> deltaRows.put((String) r.get("kafka_key"),
+                (String) r.get("status")));
+        assertThat(deltaRows).isEqualTo(expected);
+        String url = dev.kbackfill.testservices.SharedMariaDb.newDatabase("spark_key_bytes");
+        try (var c = java.sql.DriverManager.getConnection(url); var st = c.createStatement()) {
+            st.execute("ALTER DATABASE spark_key_bytes CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci");
+        }
+        SparkCli maria = SparkCli.onSpark(kafka, List.of("--spark-wave-partitions", "2"),
+                concat(range, "--sink", url, "--create-table"));
+        assertThat(maria.exitCode()).as(maria.toString()).isZero();
+        Map<String, String> mariaRows = new TreeMap<>();
+        try (var c = java.sql.DriverManager.getConnection(url); var st = c.createStatement();
+             var rs = st.executeQuery("SELECT kafka_key, status FROM t")) {
+            while (rs.next()) {
+                mariaRows.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        assertThat(mariaRows).isEqualTo(expected);
+        for (String sink : List.of("delta:" + table, url)) {
+            SparkCli verified = SparkCli.command(kafka, "verify", "--topic", topic, "--from", "earliest", "--to",
+                    "latest", "--table", "t", "--sink", sink);
+            assertThat(verified.exitCode()).as(sink + ": " + verified).isZero();
+        }
+    }
+
     @Test
     void aTopicOnSparkHoldsTheSameFinalStateAsTheLocalRunAndNewerWinsIsRefused() throws Exception {
         kafka.createTopic("spark-topic-src", 3, Map.of("retention.ms", "-1"));
