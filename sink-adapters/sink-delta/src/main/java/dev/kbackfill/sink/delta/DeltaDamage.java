@@ -1,7 +1,5 @@
 package dev.kbackfill.sink.delta;
 
-import java.util.function.Supplier;
-
 import dev.kbackfill.sink.lake.LakeDamage;
 
 /**
@@ -13,18 +11,8 @@ final class DeltaDamage {
     private DeltaDamage() {
     }
 
-    /** {@code read}'s result, or its failure named where a file of the table is what is wrong. */
-    static <T> T reading(String table, Supplier<T> read) {
-        try {
-            return read.get();
-        } catch (RuntimeException e) {
-            throw named(table, e);
-        }
-    }
-
-    static RuntimeException named(String table, RuntimeException e) {
-        return LakeDamage.named("Delta table " + table, e, DeltaDamage::role, DeltaDamage::remedy);
-    }
+    /** How Delta tables' files are named and mended: {@code reading} and {@code named} of a table. */
+    static final LakeDamage.Format FORMAT = new LakeDamage.Format("Delta", DeltaDamage::role, DeltaDamage::remedy);
 
     /** What a file is to its table, from its name. */
     static String role(String path) {

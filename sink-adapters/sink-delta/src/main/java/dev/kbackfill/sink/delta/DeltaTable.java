@@ -151,7 +151,7 @@ final class DeltaTable implements LakeSink.Table {
      */
     @Override
     public boolean holdsForeignRows() {
-        return DeltaDamage.reading(path, this::holdsRowsWithoutOffset);
+        return DeltaDamage.FORMAT.reading(path, this::holdsRowsWithoutOffset);
     }
 
     private boolean holdsRowsWithoutOffset() {
@@ -197,7 +197,7 @@ final class DeltaTable implements LakeSink.Table {
             return Optional.of(latest);
         }
         try {
-            return Optional.of(DeltaDamage.reading(path, () -> TableManager.loadSnapshot(path).build(engine)));
+            return Optional.of(DeltaDamage.FORMAT.reading(path, () -> TableManager.loadSnapshot(path).build(engine)));
         } catch (TableNotFoundException e) {
             return Optional.empty();
         }
@@ -232,14 +232,14 @@ final class DeltaTable implements LakeSink.Table {
 
     @Override
     public List<String> jobs() {
-        return DeltaDamage.reading(path, () -> snapshot().map(s -> KernelInternals.domains(s).stream()
+        return DeltaDamage.FORMAT.reading(path, () -> snapshot().map(s -> KernelInternals.domains(s).stream()
                 .filter(d -> d.startsWith("kbackfill.job.")).map(d -> d.substring("kbackfill.job.".length())).sorted()
                 .toList()).orElse(List.of()));
     }
 
     @Override
     public Optional<JobState> stored(String job) {
-        return DeltaDamage.reading(path, () -> snapshot().flatMap(s -> s.getDomainMetadata(domain(job)))
+        return DeltaDamage.FORMAT.reading(path, () -> snapshot().flatMap(s -> s.getDomainMetadata(domain(job)))
                 .map(JobStateJson::read));
     }
 
@@ -286,7 +286,7 @@ final class DeltaTable implements LakeSink.Table {
         Snapshot snapshot;
         try {
             // the latest, whoever committed it
-            snapshot = DeltaDamage.reading(path, () -> TableManager.loadSnapshot(path).build(engine));
+            snapshot = DeltaDamage.FORMAT.reading(path, () -> TableManager.loadSnapshot(path).build(engine));
         } catch (TableNotFoundException e) {
             throw new SinkConfigException("no Delta table at " + path + ": nothing to verify");
         }
@@ -300,7 +300,7 @@ final class DeltaTable implements LakeSink.Table {
 
     @Override
     public WriteResult write(WriteBatch batch, JobState after) {
-        return DeltaDamage.reading(path, () -> writeOnce(batch, after));
+        return DeltaDamage.FORMAT.reading(path, () -> writeOnce(batch, after));
     }
 
     private WriteResult writeOnce(WriteBatch batch, JobState after) {

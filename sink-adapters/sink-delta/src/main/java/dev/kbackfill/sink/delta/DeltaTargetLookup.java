@@ -75,7 +75,7 @@ final class DeltaTargetLookup implements TargetLookup {
     @Override
     public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
                                               java.util.function.Function<Change, Map<String, Object>> values) {
-        return DeltaDamage.reading(path, () -> lookupIn(expected, topic, values));
+        return DeltaDamage.FORMAT.reading(path, () -> lookupIn(expected, topic, values));
     }
 
     private Map<KeyIdentity, TargetRow> lookupIn(List<Change> expected, String topic,

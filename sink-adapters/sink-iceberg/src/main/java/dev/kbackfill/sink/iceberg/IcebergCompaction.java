@@ -86,16 +86,16 @@ public final class IcebergCompaction {
             return new Result(tasks.size(), rewrite.size(), deletes.size(), copy.rows(), copy.files().size(),
                     t.currentSnapshot().snapshotId());
         } catch (ValidationException e) {
-            RuntimeException damaged = IcebergDamage.named(ref.shown(), e);
+            RuntimeException damaged = IcebergDamage.FORMAT.named(ref.shown(), e);
             if (damaged != e) {
                 throw damaged;
             }
             throw new SinkException("another writer committed to the Iceberg table " + ref.shown() + " while it was "
                     + "being compacted (" + e.getMessage() + "); nothing was changed: compact again", e);
         } catch (IOException e) {
-            throw IcebergDamage.named(ref.shown(), new UncheckedIOException(e));
+            throw IcebergDamage.FORMAT.named(ref.shown(), new UncheckedIOException(e));
         } catch (RuntimeException e) {
-            throw IcebergDamage.named(ref.shown(), e);
+            throw IcebergDamage.FORMAT.named(ref.shown(), e);
         }
     }
 }

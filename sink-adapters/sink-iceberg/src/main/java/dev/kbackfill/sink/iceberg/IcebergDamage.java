@@ -1,7 +1,5 @@
 package dev.kbackfill.sink.iceberg;
 
-import java.util.function.Supplier;
-
 import dev.kbackfill.sink.lake.LakeDamage;
 
 /**
@@ -13,18 +11,8 @@ final class IcebergDamage {
     private IcebergDamage() {
     }
 
-    /** {@code read}'s result, or its failure named where a file of the table is what is wrong. */
-    static <T> T reading(String table, Supplier<T> read) {
-        try {
-            return read.get();
-        } catch (RuntimeException e) {
-            throw named(table, e);
-        }
-    }
-
-    static RuntimeException named(String table, RuntimeException e) {
-        return LakeDamage.named("Iceberg table " + table, e, IcebergDamage::role, IcebergDamage::remedy);
-    }
+    /** How Iceberg tables' files are named and mended: {@code reading} and {@code named} of a table. */
+    static final LakeDamage.Format FORMAT = new LakeDamage.Format("Iceberg", IcebergDamage::role, IcebergDamage::remedy);
 
     /** What a file is to its table, from its name. */
     static String role(String path) {

@@ -126,7 +126,7 @@ final class IcebergTable implements LakeSink.Table {
      */
     @Override
     public boolean holdsForeignRows() {
-        return IcebergDamage.reading(ref.shown(), this::holdsRowsWithoutOffset);
+        return IcebergDamage.FORMAT.reading(ref.shown(), this::holdsRowsWithoutOffset);
     }
 
     private boolean holdsRowsWithoutOffset() {
@@ -159,7 +159,7 @@ final class IcebergTable implements LakeSink.Table {
 
     private Optional<Table> table() {
         if (table == null) {
-            table = IcebergDamage.reading(ref.shown(), () -> tables.load().orElse(null));
+            table = IcebergDamage.FORMAT.reading(ref.shown(), () -> tables.load().orElse(null));
         }
         return Optional.ofNullable(table);
     }
@@ -189,12 +189,12 @@ final class IcebergTable implements LakeSink.Table {
 
     @Override
     public Optional<JobState> stored(String job) {
-        return IcebergDamage.reading(ref.shown(), () -> table().flatMap(t -> new TableState(t).job(job)));
+        return IcebergDamage.FORMAT.reading(ref.shown(), () -> table().flatMap(t -> new TableState(t).job(job)));
     }
 
     @Override
     public List<String> jobs() {
-        return IcebergDamage.reading(ref.shown(), () -> table().map(t -> new TableState(t).jobs()).orElse(List.of()));
+        return IcebergDamage.FORMAT.reading(ref.shown(), () -> table().map(t -> new TableState(t).jobs()).orElse(List.of()));
     }
 
     @Override
@@ -206,7 +206,7 @@ final class IcebergTable implements LakeSink.Table {
 
     @Override
     public long forgetDeletesBefore(long millis) {
-        return IcebergDamage.reading(ref.shown(), () -> forgetDeletesOnce(millis));
+        return IcebergDamage.FORMAT.reading(ref.shown(), () -> forgetDeletesOnce(millis));
     }
 
     private long forgetDeletesOnce(long millis) {
@@ -231,7 +231,7 @@ final class IcebergTable implements LakeSink.Table {
     @Override
     public void refresh() {
         if (table != null) {
-            IcebergDamage.reading(ref.shown(), () -> {
+            IcebergDamage.FORMAT.reading(ref.shown(), () -> {
                 table.refresh();
                 return null;
             });
@@ -241,7 +241,7 @@ final class IcebergTable implements LakeSink.Table {
 
     /** Commits a snapshot that changes no rows, only kbackfill's state (a job begun or reset, the ledger pruned). */
     private void commitState(Table t, Map<String, String> values) {
-        IcebergDamage.reading(ref.shown(), () -> {
+        IcebergDamage.FORMAT.reading(ref.shown(), () -> {
             commitStateOnce(t, values);
             return null;
         });
@@ -308,14 +308,14 @@ final class IcebergTable implements LakeSink.Table {
         try {
             return writeOnce(batch, after);
         } catch (ValidationException | CommitFailedException e) {
-            RuntimeException damaged = IcebergDamage.named(ref.shown(), e);
+            RuntimeException damaged = IcebergDamage.FORMAT.named(ref.shown(), e);
             if (damaged != e) {
                 throw damaged;
             }
             // another writer committed rows or deletes this batch's plan did not see
             throw new LakeSink.Stale(e.getMessage(), e);
         } catch (RuntimeException e) {
-            throw IcebergDamage.named(ref.shown(), e);
+            throw IcebergDamage.FORMAT.named(ref.shown(), e);
         }
     }
 

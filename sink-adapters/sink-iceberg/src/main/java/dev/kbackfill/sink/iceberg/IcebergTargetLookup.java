@@ -82,7 +82,7 @@ final class IcebergTargetLookup implements TargetLookup {
     @Override
     public Map<KeyIdentity, TargetRow> lookup(List<Change> expected, String topic,
                                               java.util.function.Function<Change, Map<String, Object>> values) {
-        return IcebergDamage.reading(shown, () -> lookupIn(expected, topic, values));
+        return IcebergDamage.FORMAT.reading(shown, () -> lookupIn(expected, topic, values));
     }
 
     private Map<KeyIdentity, TargetRow> lookupIn(List<Change> expected, String topic,

@@ -18,6 +18,24 @@ public final class LakeDamage {
     private LakeDamage() {
     }
 
+    /** How a lake format names its files and mends them, for {@link #named}: one per format. */
+    public record Format(String name, Function<String, String> roleOf, Function<String, String> remedy) {
+
+        /** {@code read}'s result, or its failure named where a file of {@code table} is what is wrong. */
+        public <T> T reading(String table, java.util.function.Supplier<T> read) {
+            try {
+                return read.get();
+            } catch (RuntimeException e) {
+                throw named(table, e);
+            }
+        }
+
+        /** {@code e} named where a file of {@code table} is what is wrong ({@link LakeDamage#named}). */
+        public RuntimeException named(String table, RuntimeException e) {
+            return LakeDamage.named(name + " table " + table, e, roleOf, remedy);
+        }
+    }
+
     /** A read of {@code file} that failed, for readers whose own failures do not name the file they read. */
     static final class InFile extends RuntimeException {
         private final String file;
