@@ -106,9 +106,9 @@ final class TargetTable {
      * Creates the tombstone ledger of a table: its key columns and the version columns of each deleted key. Readers
      * of the target never see it as rows; the newer-wins guard consults it.
      */
-    static void createLedger(Connection c, Dialect d, TableName ledger, List<Column> keys,
+    static void createLedger(Connection c, Dialect d, TableName ledger, List<Column> keys, List<Column> own,
                              SinkSettings.MetadataColumns meta) throws SQLException {
-        create(c, d, ledger, keys, List.of(), meta, false);
+        create(c, d, ledger, keys, own, meta, false);
     }
 
     /** The statement adding a nullable column of the type {@code like} has (the log time beside a timestamp column). */

@@ -76,15 +76,45 @@ final class TombstoneLedger {
             return;
         }
         if (table != null && table.column(meta.logTime()).isEmpty()) {
-            TargetTable.addColumnLike(c, d, name, meta.logTime(), table.column(meta.timestamp()).orElseThrow());
-            c.commit();
-            table = TargetTable.read(c, name).orElseThrow();
+            TableColumn like = table.column(meta.timestamp()).orElseThrow();
+            add(c, meta.logTime(), () -> TargetTable.addColumnLike(c, d, name, meta.logTime(), like));
         }
         if (table != null && table.column(RECORDED_AT).isEmpty()) {
-            TargetTable.addColumns(c, d, name, List.of(new Column(RECORDED_AT, dev.kbackfill.core.record.ColumnType.LONG, true)));
-            c.commit();
-            table = TargetTable.read(c, name).orElseThrow();
+            addRecordedAt(c, d);
         }
+    }
+
+    /** Adds the column of {@link #RECORDED_AT}, as {@link #read} does to a ledger without it. */
+    void addRecordedAt(Connection c, Dialect d) throws SQLException {
+        add(c, RECORDED_AT, () -> TargetTable.addColumns(c, d, name, List.of(recordedAt())));
+    }
+
+    /**
+     * Adds a column of kbackfill's own to the ledger in a commit of its own. Another writer of the table (a Spark
+     * task of the same job, another job) may add it at the same moment: its statement then fails here, and the
+     * column it added is the one used.
+     */
+    private void add(Connection c, String column, Ddl ddl) throws SQLException {
+        try {
+            ddl.run();
+            c.commit();
+        } catch (SQLException e) {
+            c.rollback();
+            table = TargetTable.read(c, name).orElseThrow(() -> e);
+            if (table.column(column).isEmpty()) {
+                throw e;
+            }
+            return;
+        }
+        table = TargetTable.read(c, name).orElseThrow();
+    }
+
+    private interface Ddl {
+        void run() throws SQLException;
+    }
+
+    private static Column recordedAt() {
+        return new Column(RECORDED_AT, dev.kbackfill.core.record.ColumnType.LONG, true);
     }
 
     /** Whether the ledger exists, as last read, without {@code column}. */
@@ -95,13 +125,7 @@ final class TombstoneLedger {
     /** Adds {@code column} to the ledger where it exists and lacks it (the version field's, kbackfill's own table). */
     void ensureColumn(Connection c, Dialect d, Column column) throws SQLException {
         if (lacks(column.name())) {
-            try {
-                TargetTable.addColumns(c, d, name, List.of(column));
-                c.commit();
-            } catch (SQLException e) {
-                c.rollback(); // another writer added it first
-            }
-            table = TargetTable.read(c, name).orElseThrow();
+            add(c, column.name(), () -> TargetTable.addColumns(c, d, name, List.of(column)));
         }
     }
 
@@ -109,8 +133,7 @@ final class TombstoneLedger {
      * Creates the ledger before its first entry, in a transaction of its own (some databases commit DDL implicitly).
      */
     void create(Connection c, Dialect d, List<Column> keys) throws SQLException {
-        TargetTable.createLedger(c, d, name, keys, meta);
-        TargetTable.addColumns(c, d, name, List.of(new Column(RECORDED_AT, dev.kbackfill.core.record.ColumnType.LONG, true)));
+        TargetTable.createLedger(c, d, name, keys, List.of(recordedAt()), meta); // one statement: never seen half made
         c.commit();
         table = TargetTable.read(c, name).orElseThrow(
                 () -> new SQLException("tombstone ledger " + name + " was created but cannot be read back"));

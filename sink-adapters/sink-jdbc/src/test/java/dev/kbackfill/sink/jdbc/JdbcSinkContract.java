@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.record.Column;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.RecordRejectedException;
 import dev.kbackfill.core.sink.Sink;
@@ -879,6 +880,37 @@ abstract class JdbcSinkContract extends SinkContract {
             write(job + "-other", batchFrom(TOPIC, 1, Map.of(1, 4L), tombstone("x", 1, 3).withVersionField(10L)));
             s.write(batch(4, Map.of(0, 13L), row("z", "v", "1", 0, 12).withVersionField(6L)));
             assertThat(rows()).containsExactly("a=kept/1@0:0", "w=v/1@0:9", "y=v/1@0:11", "z=v/1@0:12");
+        }
+    }
+
+    /**
+     * Two writers of one table (Spark's tasks) meet a ledger that lacks a column of kbackfill's own (made by an older
+     * release, or seen between another writer's statements): both add it, and the one whose statement comes second
+     * must use the column the first added, not stop the run (on Spark into MariaDB it failed a task with "Duplicate
+     * column name 'kbackfill_recorded_at'").
+     */
+    @Test
+    void aLedgerColumnAnotherWriterAddedFirstIsUsedNotAnError() throws Exception {
+        SinkSettings.MetadataColumns meta = SinkSettings.MetadataColumns.DEFAULT;
+        TableName target = TableName.parse(table);
+        Binder binder = new Binder(dialect());
+        TombstoneLedger ledger = new TombstoneLedger(target, meta, new VersionColumns(meta, binder), binder);
+        try (Connection c = DriverManager.getConnection(url()); Connection other = DriverManager.getConnection(url())) {
+            c.setAutoCommit(false);
+            other.setAutoCommit(false);
+            TargetTable.createLedger(c, dialect(), ledger.name(),
+                    List.of(new Column("kafka_key", dev.kbackfill.core.record.ColumnType.STRING, false)), List.of(), meta);
+            c.commit();
+            ledger.read(c, dialect(), false); // as a writer with staged batches sees it: not yet usable
+            assertThat(ledger.table()).isEmpty();
+            c.commit(); // SQLite: one writer at a time
+            // the other writer adds the column first; this one still believes it missing and adds it too
+            TargetTable.addColumns(other, dialect(), ledger.name(),
+                    List.of(new Column(TombstoneLedger.RECORDED_AT, dev.kbackfill.core.record.ColumnType.LONG, true)));
+            other.commit();
+            ledger.addRecordedAt(c, dialect());
+            assertThat(ledger.table().orElseThrow().column(TombstoneLedger.RECORDED_AT)).isPresent();
+            c.commit();
         }
     }
 
