@@ -9,7 +9,6 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -34,11 +33,7 @@ import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.Plan;
 import dev.kbackfill.testservices.SharedMariaDb;
 import dev.kbackfill.testservices.SharedPostgres;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -257,22 +252,7 @@ class LiveWriterIT {
                 "kafka:" + target);
         assertThat(run.exitCode()).as(run.err()).isZero();
         Map<String, String> last = new TreeMap<>();
-        Map<String, Object> config = new HashMap<>(kafka.clientConfig());
-        config.put("isolation.level", "read_committed");
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
-                new ByteArrayDeserializer())) {
-            TopicPartition tp = new TopicPartition(target, 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long end = c.endOffsets(List.of(tp)).get(tp);
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (c.position(tp) < end && System.nanoTime() < deadline) {
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    last.put(new String(r.key(), StandardCharsets.UTF_8), Orders.statusOf(new String(r.value(),
-                            StandardCharsets.UTF_8)));
-                }
-            }
-        }
+        KafkaSinkIT.latest(KafkaSinkIT.readCommitted(target)).forEach((k, v) -> last.put(k, Orders.statusOf(v)));
         assertThat(last).isEqualTo(EXPECTED);
     }
 
