@@ -21,13 +21,27 @@ public interface SinkFactory {
      */
     Sink create(SinkSettings settings);
 
+    /**
+     * Only the store of the destination's jobs, for a command that administers them ({@code status}, {@code reset},
+     * {@code jobs}): nothing of the writer is built. Open it with {@link JobStore#openForJobs()}; closing it closes
+     * what it opened.
+     *
+     * @throws SinkConfigException for a URL or settings this kind of sink cannot use
+     */
+    JobStore createJobStore(SinkSettings settings);
+
     /** The sink for the settings' URL among the factories on the classpath. */
     static Sink forSettings(SinkSettings settings) {
+        return factoryFor(settings).create(settings);
+    }
+
+    /** The factory on the classpath that accepts the settings' URL. */
+    private static SinkFactory factoryFor(SinkSettings settings) {
         List<SinkFactory> factories = ServiceLoader.load(SinkFactory.class).stream()
                 .map(ServiceLoader.Provider::get).toList();
         for (SinkFactory f : factories) {
             if (f.accepts(settings.url())) {
-                return f.create(settings);
+                return f;
             }
         }
         throw new SinkConfigException("invalid --sink '" + redact(settings.url()) + "': expected "
@@ -39,7 +53,7 @@ public interface SinkFactory {
      * {@code reset}, {@code jobs}): open it with {@link JobStore#openForJobs()}.
      */
     static JobStore jobStore(SinkSettings settings) {
-        return forSettings(settings).jobStore();
+        return factoryFor(settings).createJobStore(settings);
     }
 
     /**

@@ -41,7 +41,18 @@ public abstract class SinkContract {
     protected final String job = "contract-" + getClass().getSimpleName().toLowerCase() + "-" + JOBS.incrementAndGet();
 
     /** A sink of this kind over this test's destination, not yet opened. */
-    protected abstract Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create);
+    /** The settings of the destination under test, with these modes. */
+    protected abstract SinkSettings settings(ConflictMode conflict, TombstoneMode tombstone, boolean create);
+
+    /** A sink of the destination under test, as a run builds it. */
+    protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+        return SinkFactory.forSettings(settings(conflict, tombstone, create));
+    }
+
+    /** The store of the destination's jobs alone, as {@code status}, {@code reset} and {@code jobs} build it. */
+    protected JobStore newJobStore() {
+        return SinkFactory.jobStore(settings(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false));
+    }
 
     /**
      * Whether this configuration runs the contract's test {@code test}: every test by default. A configuration that
@@ -171,6 +182,28 @@ public abstract class SinkContract {
             assertThat(stored.nextOffsets()).containsEntry(0, 5L).containsEntry(1, 1L);
             assertThat(stored.plan()).isEqualTo(plan());
             assertThat(stored.complete()).isFalse();
+        }
+    }
+
+    /**
+     * The store of the destination's jobs is a role of its own, not the sink: built alone, as {@code status},
+     * {@code reset} and {@code jobs} build it (no writer, no table read), it finds the progress the sink's batches
+     * committed with their rows.
+     */
+    @Test
+    void aJobStoreBuiltAloneFindsTheProgressTheSinksBatchesCommitted() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            assertThat((Object) s.sink.jobStore()).isNotSameAs(s.sink).isNotInstanceOf(Sink.class);
+            assertThat((Object) s.sink).isNotInstanceOf(JobStore.class).isNotInstanceOf(Maintenance.class);
+            s.write(batch(1, Map.of(0, 2L), row("a", "x", "1", 0, 0), row("b", "y", "2", 0, 1)));
+        }
+        try (JobStore store = newJobStore()) {
+            assertThat((Object) store).isNotInstanceOf(Sink.class);
+            store.openForJobs();
+            assertThat(store.jobs()).contains(job);
+            JobState stored = store.load(job).orElseThrow();
+            assertThat(stored.nextOffsets()).containsEntry(0, 2L);
+            assertThat(stored.plan()).isEqualTo(plan());
         }
     }
 

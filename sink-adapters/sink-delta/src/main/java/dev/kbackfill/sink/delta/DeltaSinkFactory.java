@@ -22,12 +22,22 @@ public final class DeltaSinkFactory implements SinkFactory {
 
     @Override
     public Sink create(SinkSettings settings) {
+        return new dev.kbackfill.sink.lake.LakeSink(settings, table(settings));
+    }
+
+    /** Only the store of the table's jobs: its transaction ids. */
+    @Override
+    public dev.kbackfill.core.sink.JobStore createJobStore(SinkSettings settings) {
+        return new dev.kbackfill.sink.lake.LakeJobStore(table(settings));
+    }
+
+    private DeltaTable table(SinkSettings settings) {
         String path = ((dev.kbackfill.core.sink.SinkUrl.Delta) settings.sinkUrl()).location();
         if (path.isBlank()) {
             throw new SinkConfigException("invalid --sink '" + settings.url() + "': expected delta:PATH");
         }
         dev.kbackfill.sink.lake.FileSystemSchemes.require(path, DeltaFiles.hadoopConfiguration(settings.clientConfig()),
                 settings.url(), forms());
-        return new dev.kbackfill.sink.lake.LakeSink(settings, new DeltaTable(settings, path));
+        return new DeltaTable(settings, path);
     }
 }

@@ -28,10 +28,10 @@ class DeltaSinkContractIT extends SinkContract {
     }
 
     @Override
-    protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
-        return SinkFactory.forSettings(new SinkSettings("delta:" + table(), "orders", Optional.empty(), Optional.empty(),
+    protected SinkSettings settings(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+        return new SinkSettings("delta:" + table(), "orders", Optional.empty(), Optional.empty(),
                 conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT).withVersionField(versionField)
-                .withPartitionBy(partitionBy()));
+                .withPartitionBy(partitionBy());
     }
 
     /** Rows of a lake table are written whole: another writer nulls kbackfill's columns. */

@@ -5,9 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkContract;
-import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.testservices.SharedS3;
@@ -34,10 +32,10 @@ class DeltaSinkContractOnS3IT extends SinkContract {
     }
 
     @Override
-    protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
-        return SinkFactory.forSettings(new SinkSettings("delta:" + table, "orders", Optional.empty(), Optional.empty(),
+    protected SinkSettings settings(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+        return new SinkSettings("delta:" + table, "orders", Optional.empty(), Optional.empty(),
                 conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT, new java.util.HashMap<String, Object>(storage()),
-                SinkSettings.Source.NONE, Map.of()).withVersionField(versionField));
+                SinkSettings.Source.NONE, Map.of()).withVersionField(versionField);
     }
 
     @Override

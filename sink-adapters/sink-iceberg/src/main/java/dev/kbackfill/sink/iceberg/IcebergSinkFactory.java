@@ -24,6 +24,16 @@ public final class IcebergSinkFactory implements SinkFactory {
 
     @Override
     public Sink create(SinkSettings settings) {
-        return new dev.kbackfill.sink.lake.LakeSink(settings, new IcebergTable(settings, IcebergTableRef.parse(settings.url(), settings.table())));
+        return new dev.kbackfill.sink.lake.LakeSink(settings, table(settings));
+    }
+
+    /** Only the store of the table's jobs: its snapshots' summaries. */
+    @Override
+    public dev.kbackfill.core.sink.JobStore createJobStore(SinkSettings settings) {
+        return new dev.kbackfill.sink.lake.LakeJobStore(table(settings));
+    }
+
+    private static IcebergTable table(SinkSettings settings) {
+        return new IcebergTable(settings, IcebergTableRef.parse(settings.url(), settings.table()));
     }
 }

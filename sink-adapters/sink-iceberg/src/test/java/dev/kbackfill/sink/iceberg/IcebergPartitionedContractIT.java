@@ -8,9 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkContract;
-import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import org.apache.hadoop.conf.Configuration;
@@ -41,11 +39,11 @@ abstract class IcebergPartitionedContractIT extends SinkContract {
         }
 
         @Override
-        protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
-            return SinkFactory.forSettings(new SinkSettings("iceberg:" + table(), "orders", Optional.empty(),
+        protected SinkSettings settings(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+            return new SinkSettings("iceberg:" + table(), "orders", Optional.empty(),
                     Optional.empty(), conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT,
                     Map.of(), SinkSettings.Source.NONE, Map.of()).withVersionField(versionField)
-                    .withPartitionBy(partitionBy()));
+                    .withPartitionBy(partitionBy());
         }
 
         @Override

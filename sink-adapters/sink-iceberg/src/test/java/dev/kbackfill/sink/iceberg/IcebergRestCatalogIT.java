@@ -7,9 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkContract;
-import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.testservices.SharedS3;
@@ -61,12 +59,12 @@ abstract class IcebergRestCatalogIT extends SinkContract {
     }
 
     @Override
-    protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+    protected SinkSettings settings(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
         Map<String, Object> properties = new HashMap<>(filesystem());
-        return SinkFactory.forSettings(new SinkSettings("iceberg:rest:" + catalog.uri() + "#" + namespace + ".orders", "orders",
+        return new SinkSettings("iceberg:rest:" + catalog.uri() + "#" + namespace + ".orders", "orders",
                 Optional.empty(), Optional.empty(), conflict, tombstone, create, false,
                 SinkSettings.MetadataColumns.DEFAULT, properties, SinkSettings.Source.NONE, Map.of())
-                .withVersionField(versionField));
+                .withVersionField(versionField);
     }
 
     @Override

@@ -42,10 +42,10 @@ class IcebergSinkContractIT extends SinkContract {
     }
 
     @Override
-    protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
-        return SinkFactory.forSettings(new SinkSettings("iceberg:" + table(), "orders", Optional.empty(),
+    protected SinkSettings settings(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+        return new SinkSettings("iceberg:" + table(), "orders", Optional.empty(),
                 Optional.empty(), conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT,
-                Map.of(), SinkSettings.Source.NONE, Map.of()).withVersionField(versionField));
+                Map.of(), SinkSettings.Source.NONE, Map.of()).withVersionField(versionField);
     }
 
     @Override

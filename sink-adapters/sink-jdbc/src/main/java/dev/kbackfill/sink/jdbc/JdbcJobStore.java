@@ -9,78 +9,136 @@ import java.util.Optional;
 import dev.kbackfill.core.sink.JobConflictException;
 import dev.kbackfill.core.sink.JobLockFile;
 import dev.kbackfill.core.sink.JobState;
+import dev.kbackfill.core.sink.JobStore;
+import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkSettings;
 
 /**
- * A database's store of job state ({@link dev.kbackfill.core.sink.JobStore}'s role of {@link JdbcSink}):
- * {@code kbackfill_jobs} and {@code kbackfill_progress} beside the table ({@link JobTables}), read and written on the
- * sink's connection so that a batch's progress commits with its rows, and the job's lock: an advisory lock of the
- * database on a connection of its own, or a lock file beside a SQLite file.
+ * A database's store of job state, the {@link JobStore} of a JDBC destination: {@code kbackfill_jobs} and
+ * {@code kbackfill_progress} beside the table ({@link JobTables}), read and written on the destination's one
+ * connection ({@link SinkConnection}) so that a batch's progress commits with its rows ({@link #advance}, in the
+ * writer's transaction), and the job's lock: an advisory lock of the database on a connection of its own, or a lock
+ * file beside a SQLite file.
  */
-final class JdbcJobStore {
+final class JdbcJobStore implements JobStore {
 
-    /** What the store uses of its sink's connection. */
-    interface Connections {
-        /** The sink's connection, or null before it opened one. */
-        Connection current();
-
-        /** The sink's connection, opened now if it has none (a SQLite file is created when a run begins). */
-        Connection currentOrConnect() throws SQLException;
-
-        /** A connection of its own, set up as the sink's are. */
-        Connection connect() throws SQLException;
-
-        /** Rolls the sink's connection back after a failure. */
-        void rollback();
-    }
-
+    private final SinkConnection db;
     private final JobTables tables;
     private final TableName table;
-    private final Connections c;
-    private final java.util.function.Supplier<Dialect> dialect;
+    private final Dialect dialect;
+    private final SinkSettings settings;
     private final String target;
-    private final Optional<Path> sqliteFile;
 
     /**
-     * @param dialect    the sink's dialect (as tuned once connected)
-     * @param target     the sink's target, for messages
-     * @param sqliteFile the SQLite file, if the database is one
+     * @param db      the destination's connection, shared with its writer
+     * @param dialect the database's dialect
+     * @param target  the destination, for messages
      */
-    JdbcJobStore(JobTables tables, TableName table, Connections connections, java.util.function.Supplier<Dialect> dialect,
-                 String target, Optional<Path> sqliteFile) {
-        this.tables = tables;
+    JdbcJobStore(SinkConnection db, Dialect dialect, TableName table, SinkSettings settings, String target) {
+        this.db = db;
+        this.tables = new JobTables(dialect, table);
         this.table = table;
-        this.c = connections;
         this.dialect = dialect;
+        this.settings = settings;
         this.target = target;
-        this.sqliteFile = sqliteFile;
+    }
+
+    @Override
+    public String store() {
+        return SinkFactory.canonical(settings.url());
+    }
+
+    @Override
+    public String destination() {
+        return "table " + table;
+    }
+
+    /**
+     * The table each destination names as this database resolves it: its schema (the connection's current one where
+     * none is named) and its name as the table has it (a name the database folds, {@code ORDERS}, found as
+     * {@code orders}), compared without regard to case where the database folds names.
+     */
+    @Override
+    public boolean sameDestination(String a, String b) {
+        if (a.equals(b)) {
+            return true;
+        }
+        if (db.current() == null || !a.startsWith("table ") || !b.startsWith("table ")) {
+            return false;
+        }
+        try {
+            return resolved(a.substring(6)).equals(resolved(b.substring(6)));
+        } catch (SQLException | SinkConfigException e) {
+            return false;
+        }
+    }
+
+    private String resolved(String name) throws SQLException {
+        Connection connection = db.current();
+        TableName t = TableName.parse(name);
+        String current;
+        try {
+            current = connection.getSchema() != null ? connection.getSchema() : connection.getCatalog();
+        } catch (java.sql.SQLFeatureNotSupportedException e) {
+            current = null; // SQLite: its one schema, main
+        }
+        String schema = t.schema().orElse(current == null ? "main" : current);
+        String found = TargetTable.read(connection, t).map(f -> f.name.name()).orElse(t.name());
+        connection.rollback(); // a read: no transaction left open
+        String qualified = schema + "." + found;
+        // MariaDB on Linux keeps the case of database and table names; the others fold them
+        return dialect instanceof MariaDbDialect ? qualified : qualified.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** Connects to the database, which must exist, and brings its job tables up to this version's columns. */
+    @Override
+    public void openForJobs() {
+        db.openExisting(" does not exist (a run creates it with its first job); check --sink");
+        try {
+            openTables();
+        } catch (SQLException e) {
+            close();
+            throw new SinkException("cannot open " + target + ": " + e.getMessage(), e);
+        }
     }
 
     /** Brings existing job tables up to this version's columns (an earlier version's lack some); creates none. */
     void openTables() throws SQLException {
-        Connection connection = c.current();
+        Connection connection = db.current();
         if (tables.exists(connection)) {
             tables.create(connection); // adds what an earlier version's job tables lack
         }
         connection.commit();
     }
 
-    AutoCloseable lock(String job) {
-        if (dialect.get() instanceof SqliteDialect) {
-            return sqliteFile.isEmpty() ? () -> { }
-                    : JobLockFile.acquire(JobLockFile.beside(sqliteFile.get(), job), job, target);
+    /**
+     * Moves the job's progress to a batch's next offsets in {@code transaction}, the writer's open one: committed
+     * with the batch's rows or not at all.
+     */
+    void advance(Connection transaction, String job, int run, java.util.Map<Integer, Long> nextOffsets)
+            throws SQLException {
+        tables.advance(transaction, job, run, nextOffsets);
+    }
+
+    @Override
+    public AutoCloseable lock(String job) {
+        if (dialect instanceof SqliteDialect) {
+            Optional<Path> file = db.sqliteFile();
+            return file.isEmpty() ? () -> { } : JobLockFile.acquire(JobLockFile.beside(file.get(), job), job, target);
         }
         try {
-            Connection lockConnection = c.connect();
+            Connection lockConnection = db.connect();
             lockConnection.setAutoCommit(true);
-            if (!dialect.get().tryLock(lockConnection, job)) {
+            if (!dialect.tryLock(lockConnection, job)) {
                 lockConnection.close();
                 throw new JobConflictException("job '" + job + "' is already running against " + target
                         + "; wait for it to finish (or stop it) before starting it again");
             }
             return () -> {
                 try (lockConnection) {
-                    dialect.get().unlock(lockConnection, job);
+                    dialect.unlock(lockConnection, job);
                 }
             };
         } catch (SQLException e) {
@@ -88,8 +146,9 @@ final class JdbcJobStore {
         }
     }
 
-    List<String> jobs() {
-        Connection connection = c.current();
+    @Override
+    public List<String> jobs() {
+        Connection connection = db.current();
         try {
             if (connection == null || !tables.exists(connection)) {
                 return List.of();
@@ -98,13 +157,14 @@ final class JdbcJobStore {
             connection.commit();
             return names;
         } catch (SQLException e) {
-            c.rollback();
+            db.rollbackQuietly();
             throw new SinkException("cannot list the jobs of " + target + ": " + e.getMessage(), e);
         }
     }
 
-    Optional<JobState> load(String job) {
-        Connection connection = c.current();
+    @Override
+    public Optional<JobState> load(String job) {
+        Connection connection = db.current();
         try {
             if (connection == null || !tables.exists(connection)) {
                 return Optional.empty();
@@ -113,27 +173,29 @@ final class JdbcJobStore {
             connection.commit();
             return state;
         } catch (SQLException e) {
-            c.rollback();
+            db.rollbackQuietly();
             throw new SinkException("cannot read the state of job " + job + " from " + target + ": "
                     + e.getMessage(), e);
         }
     }
 
-    void begin(JobState state) {
+    @Override
+    public void begin(JobState state) {
         try {
-            Connection connection = c.currentOrConnect();
+            Connection connection = db.currentOrConnect(); // a SQLite file created now, when the run begins
             tables.create(connection);
             tables.begin(connection, state, table.toString());
             connection.commit();
         } catch (SQLException e) {
-            c.rollback();
+            db.rollbackQuietly();
             throw new SinkException("cannot store the plan of job " + state.job() + " in " + target + ": "
                     + e.getMessage(), e);
         }
     }
 
-    boolean reset(String job) {
-        Connection connection = c.current();
+    @Override
+    public boolean reset(String job) {
+        Connection connection = db.current();
         try {
             if (connection == null || !tables.exists(connection)) {
                 return false;
@@ -142,8 +204,14 @@ final class JdbcJobStore {
             connection.commit();
             return existed;
         } catch (SQLException e) {
-            c.rollback();
+            db.rollbackQuietly();
             throw new SinkException("cannot reset job " + job + " in " + target + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Closes the destination's connection (a store opened alone has it to itself; a sink's closes it too). */
+    @Override
+    public void close() {
+        db.close();
     }
 }

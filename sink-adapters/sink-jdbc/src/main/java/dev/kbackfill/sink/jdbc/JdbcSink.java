@@ -1,24 +1,19 @@
 package dev.kbackfill.sink.jdbc;
 
-import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.Column;
 import dev.kbackfill.core.record.KeyIdentity;
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.RecordRejectedException;
 import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Maintenance;
@@ -37,17 +32,17 @@ import dev.kbackfill.core.version.Version;
  * Writes keyed changes into one table of a JDBC database and the job's progress into {@code kbackfill_jobs} and
  * {@code kbackfill_progress} beside it, one transaction per batch.
  */
-public final class JdbcSink implements Sink, JobStore, Maintenance {
+public final class JdbcSink implements Sink {
 
     private final SinkSettings settings;
     private final String url;
     private final TableName tableName;
     private final Dialect baseDialect;
     private final Binder binder;
-    private Connection connection;
+    /** The destination's one connection, shared with its job store. */
+    private final SinkConnection db;
     /** The table's schema: read, checked, created and changed there. */
     private final TableSchema schema;
-    private final JobTables jobs;
     /** The job state beside the table, on this sink's connection. */
     private final JdbcJobStore jobStore;
     /** The tombstone ledger beside the table (hard deletes under newer-wins). */
@@ -92,31 +87,8 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         this.url = dialect.tuneUrl(settings.url());
         this.tableName = TableName.parse(settings.table());
         this.schema = new TableSchema(settings, tableName, dialect);
-        this.jobs = new JobTables(dialect, tableName);
-        this.jobStore = new JdbcJobStore(jobs, tableName, new JdbcJobStore.Connections() {
-            @Override
-            public Connection current() {
-                return connection;
-            }
-
-            @Override
-            public Connection currentOrConnect() throws SQLException {
-                if (connection == null) {
-                    connection = connect(); // a SQLite file created now, when the run begins
-                }
-                return connection;
-            }
-
-            @Override
-            public Connection connect() throws SQLException {
-                return JdbcSink.this.connect();
-            }
-
-            @Override
-            public void rollback() {
-                JdbcSink.this.rollback();
-            }
-        }, this::dialect, target(), dialect instanceof SqliteDialect ? sqliteFile(settings.url()) : Optional.empty());
+        this.db = new SinkConnection(settings, dialect, target());
+        this.jobStore = new JdbcJobStore(db, dialect, tableName, settings, target());
         this.binder = new Binder(dialect);
         this.versions = new VersionColumns(settings.metadata(), binder);
         this.ledger = new TombstoneLedger(tableName, settings.metadata(), versions, binder);
@@ -124,67 +96,21 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                 ? new PostgresCopy(dialect) : null;
     }
 
-    /** Its ledger is pruned here. */
+    /** Its ledger's upkeep, on the destination's connection. */
     @Override
     public Maintenance maintenance() {
-        return this;
+        return new LedgerUpkeep(db, ledger, dialect(), target());
     }
 
-    /** This sink keeps its jobs' state itself, beside its data. */
+    /** Its jobs' state, beside its data, on the same connection: a batch's progress commits with its rows. */
     @Override
     public JobStore jobStore() {
-        return this;
+        return jobStore;
     }
 
     @Override
     public String target() {
         return SinkFactory.canonical(settings.url()) + ", table " + tableName;
-    }
-
-    @Override
-    public String store() {
-        return SinkFactory.canonical(settings.url());
-    }
-
-    @Override
-    public String destination() {
-        return "table " + tableName;
-    }
-
-    /**
-     * The table each destination names as this database resolves it: its schema (the connection's current one where
-     * none is named) and its name as the table has it (a name the database folds, {@code ORDERS}, found as
-     * {@code orders}), compared without regard to case where the database folds names.
-     */
-    @Override
-    public boolean sameDestination(String a, String b) {
-        if (a.equals(b)) {
-            return true;
-        }
-        if (connection == null || !a.startsWith("table ") || !b.startsWith("table ")) {
-            return false;
-        }
-        try {
-            return resolved(a.substring(6)).equals(resolved(b.substring(6)));
-        } catch (SQLException | SinkConfigException e) {
-            return false;
-        }
-    }
-
-    private String resolved(String table) throws SQLException {
-        TableName t = TableName.parse(table);
-        String current;
-        try {
-            current = connection.getSchema() != null ? connection.getSchema() : connection.getCatalog();
-        } catch (java.sql.SQLFeatureNotSupportedException e) {
-            current = null; // SQLite: its one schema, main
-        }
-        String schema = t.schema().orElse(current == null ? "main" : current);
-        String name = TargetTable.read(connection, t).map(found -> found.name.name()).orElse(t.name());
-        connection.rollback(); // a read: no transaction left open
-        String qualified = schema + "." + name;
-        // MariaDB on Linux keeps the case of database and table names; the others fold them
-        return dialect() instanceof MariaDbDialect ? qualified : qualified.toLowerCase(java.util.Locale.ROOT);
     }
 
     /**
@@ -197,22 +123,22 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     }
 
     /**
-     * Connects and checks the table, writing nothing: the job tables are created by the first {@link #begin}, a
+     * Connects and checks the table, writing nothing: the job tables are created by the first {@link JdbcJobStore#begin}, a
      * missing SQLite file only then, so that a run refused before it begins (bad input, a stale plan) leaves no
      * trace. Job tables of an earlier version get their new columns here.
      */
     @Override
     public void open() {
-        checkSqliteFile();
+        db.checkSqliteFile();
         try {
-            if (sqliteFileMissing()) {
+            if (db.sqliteFileMissing()) {
                 if (!settings.createTable()) {
                     throw new SinkConfigException("table " + tableName + " does not exist in " + SinkFactory.redact(
                             settings.url()) + " (no such file); create it, or pass --create-table to create it from the records");
                 }
                 return; // connected by begin(): opening would create the file
             }
-            connection = connect();
+            Connection connection = db.open();
             warnings.addAll(schema.open(connection));
             if (settings.conflictMode() == ConflictMode.NEWER_WINS) {
                 ledger.read(connection, dialect()); // the only mode that consults it
@@ -227,91 +153,10 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         }
     }
 
-    /**
-     * A SQLite sink must be a file that outlives the run, in a folder that exists: an in-memory database forgets
-     * everything (rows and progress) when the run ends, and a missing folder would be created by the job's lock file.
-     * Refused before anything is created.
-     */
-    private void checkSqliteFile() {
-        if (!(dialect() instanceof SqliteDialect)) {
-            return;
-        }
-        String url = SinkFactory.redact(settings.url());
-        Optional<Path> file = sqliteFile(settings.url());
-        if (file.isEmpty()) {
-            throw new SinkConfigException("invalid --sink '" + url + "': an in-memory SQLite database keeps nothing "
-                    + "(rows, progress) when the run ends; expected jdbc:sqlite:FILE, e.g. jdbc:sqlite:orders.db");
-        }
-        Path f = file.get();
-        if (java.nio.file.Files.isDirectory(f)) {
-            throw new SinkConfigException("invalid --sink '" + url + "': " + f + " is a directory, not a database file; "
-                    + "expected jdbc:sqlite:FILE, e.g. jdbc:sqlite:" + f.resolve("kbackfill.db"));
-        }
-        Path folder = f.getParent();
-        if (folder != null && !java.nio.file.Files.isDirectory(folder)) {
-            throw new SinkConfigException("invalid --sink '" + url + "': folder " + folder + " does not exist; create "
-                    + "it first (kbackfill creates the database file, not its folder)");
-        }
-    }
-
-    private boolean sqliteFileMissing() {
-        return dialect() instanceof SqliteDialect && sqliteFile(settings.url()).map(f -> !java.nio.file.Files.exists(f))
-                .orElse(false);
-    }
-
-    @Override
-    public void openForJobs() {
-        connectToExisting(" does not exist (a run creates it with its first job); check --sink");
-        try {
-            jobStore.openTables();
-        } catch (SQLException e) {
-            close();
-            throw new SinkException("cannot open " + target() + ": " + e.getMessage(), e);
-        }
-    }
-
     /** Connects without touching the job tables (an earlier version's are not upgraded here). */
     @Override
     public void openForVerify() {
-        connectToExisting(" does not exist: nothing to verify; check --sink");
-    }
-
-    /** Connects to a database that must exist (a SQLite file is not created); {@code missing} ends the message. */
-    private void connectToExisting(String missing) {
-        checkSqliteFile();
-        if (sqliteFileMissing()) {
-            throw new SinkConfigException("no such database: " + sqliteFile(settings.url()).orElseThrow() + missing);
-        }
-        try {
-            connection = connect();
-        } catch (SQLException e) {
-            close();
-            throw new SinkException("cannot open " + target() + ": " + e.getMessage(), e);
-        }
-    }
-
-    private Connection connect() throws SQLException {
-        Properties props = new Properties();
-        settings.user().ifPresent(u -> props.setProperty("user", u));
-        settings.password().ifPresent(p -> props.setProperty("password", p));
-        Connection c;
-        try {
-            c = DriverManager.getConnection(url, props);
-        } catch (SQLException e) {
-            if ("08001".equals(e.getSQLState()) && e.getMessage() != null && e.getMessage().startsWith("No suitable driver")) {
-                throw new SinkConfigException("invalid --sink '" + SinkFactory.redact(settings.url())
-                        + "': no JDBC driver for it; expected " + String.join(", ", JdbcSinkFactory.FORMS));
-            }
-            throw new SinkException("cannot connect to " + SinkFactory.redact(settings.url()) + ": " + e.getMessage(), e);
-        }
-        try (Statement s = c.createStatement()) {
-            for (String setup : dialect().sessionSetup()) {
-                s.execute(setup);
-            }
-        }
-        dialect().connected(c);
-        c.setAutoCommit(false);
-        return c;
+        db.openExisting(" does not exist: nothing to verify; check --sink");
     }
 
     @Override
@@ -319,79 +164,23 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         return List.copyOf(warnings);
     }
 
-    @Override
-    public AutoCloseable lock(String job) {
-        return jobStore.lock(job);
-    }
-
-    static Optional<Path> sqliteFile(String url) {
-        String rest = url.substring("jdbc:sqlite:".length());
-        int q = rest.indexOf('?');
-        if (q >= 0) {
-            rest = rest.substring(0, q);
-        }
-        if (rest.startsWith("file:")) {
-            rest = rest.substring("file:".length());
-        }
-        if (rest.isEmpty() || rest.equals(":memory:") || rest.contains("mode=memory")) {
-            return Optional.empty();
-        }
-        return Optional.of(Path.of(rest).toAbsolutePath());
-    }
-
-    @Override
-    public List<String> jobs() {
-        return jobStore.jobs();
-    }
-
-    @Override
-    public Optional<JobState> load(String job) {
-        return jobStore.load(job);
-    }
-
-    @Override
-    public void begin(JobState state) {
-        jobStore.begin(state);
-    }
-
-    @Override
-    public long forgetDeletesBefore(java.time.Instant before) {
-        try {
-            if (connection == null) {
-                return 0;
-            }
-            long n = ledger.forgetBefore(connection, dialect(), before);
-            connection.commit();
-            return n;
-        } catch (SQLException e) {
-            rollback();
-            throw new SinkException("cannot prune the tombstone ledger " + ledger.name() + " in " + target() + ": "
-                    + e.getMessage(), e);
-        }
-    }
-
-    @Override
-    public boolean reset(String job) {
-        return jobStore.reset(job);
-    }
-
     /** Reads the table and its ledger back without writing; the table must exist. */
     @Override
     public dev.kbackfill.core.verify.TargetLookup verifier() {
         try {
-            if (connection == null) {
+            if (connection() == null) {
                 throw new SinkConfigException("table " + tableName + " does not exist in " + SinkFactory.redact(
                         settings.url()) + " (no such file): nothing to verify");
             }
-            TargetTable t = TargetTable.read(connection, tableName).orElseThrow(() -> new SinkConfigException("table "
+            TargetTable t = TargetTable.read(connection(), tableName).orElseThrow(() -> new SinkConfigException("table "
                     + tableName + " does not exist in " + SinkFactory.redact(settings.url()) + ": nothing to verify"));
             // a key collation that folds distinct keys together is refused here as when a run opens
-            warnings.addAll(TableSchema.keyComparisons(connection, settings, dialect(), t));
-            Optional<TargetTable> deletes = TargetTable.read(connection, ledger.name());
-            connection.rollback();
+            warnings.addAll(TableSchema.keyComparisons(connection(), settings, dialect(), t));
+            Optional<TargetTable> deletes = TargetTable.read(connection(), ledger.name());
+            connection().rollback();
             Dialect d = baseDialect instanceof MergeDialect
                     ? new MergeDialect(c -> t.column(c).map(TableColumn::castType).orElse("VARCHAR")) : dialect();
-            return new JdbcTargetLookup(connection, d, binder, tableName, t, ledger.name(), deletes, settings);
+            return new JdbcTargetLookup(connection(), d, binder, tableName, t, ledger.name(), deletes, settings);
         } catch (SQLException e) {
             throw new SinkException("cannot read " + target() + ": " + e.getMessage(), e);
         }
@@ -409,12 +198,12 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
      */
     @Override
     public boolean holdsForeignRows() {
-        if (settings.conflictMode() != ConflictMode.NEWER_WINS || connection == null) {
+        if (settings.conflictMode() != ConflictMode.NEWER_WINS || connection() == null) {
             return false;
         }
         try {
             // opened for a run, the table as read; for verification, read now
-            TargetTable t = table() != null ? table() : TargetTable.read(connection, tableName).orElse(null);
+            TargetTable t = table() != null ? table() : TargetTable.read(connection(), tableName).orElse(null);
             if (t == null) {
                 return false;
             }
@@ -428,12 +217,12 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     private boolean holdsRowWithout(Optional<TableColumn> offset) {
         String sql = "SELECT 1 FROM " + tableName.quoted(dialect())
                 + offset.map(o -> " WHERE " + dialect().quote(o.name()) + " IS NULL").orElse("");
-        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+        try (PreparedStatement ps = connection().prepareStatement(sql)) {
             ps.setMaxRows(1);
             try (java.sql.ResultSet rs = ps.executeQuery()) {
                 return rs.next();
             } finally {
-                connection.rollback(); // a read: no transaction left open before the run's first batch
+                connection().rollback(); // a read: no transaction left open before the run's first batch
             }
         } catch (SQLException e) {
             throw new SinkException("cannot read " + target() + ": " + e.getMessage(), e);
@@ -455,16 +244,16 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                 commitWindowEarly();
             } else if (window != null) {
                 // a record of this batch the table cannot hold rolls back to here: the batches staged before it stay
-                savepoint = connection.setSavepoint();
+                savepoint = connection().setSavepoint();
                 staged = copy.snapshot();
                 window.savepoints++;
             }
-            schema.prepare(connection, batch, savepoint != null);
+            schema.prepare(connection(), batch, savepoint != null);
             checkKeyLengths(batch);
             if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
                 // another job writing this table may have created it since (one of an earlier version, that needs
                 // its columns added in a commit of their own, waits for a batch that stages nothing before it)
-                ledger.read(connection, dialect(), savepoint == null);
+                ledger.read(connection(), dialect(), savepoint == null);
                 if (savepoint != null && mayCommitBefore(batch)) {
                     commitWindowEarly(); // a ledger another job made meanwhile, without this job's version column
                     savepoint = null;
@@ -501,12 +290,12 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                 } else {
                     writeDeletes(batch, tombstones);
                     if (ledger.table().isPresent() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
-                        ledger.record(connection, dialect(), batch, tombstones);
+                        ledger.record(connection(), dialect(), batch, tombstones);
                     }
                     deleted = tombstones.size();
                 }
             }
-            jobs.advance(connection, batch.job(), batch.run(), batch.nextOffsets());
+            jobStore.advance(connection(), batch.job(), batch.run(), batch.nextOffsets());
             w.upserts += upserted;
             w.deleted += deleted;
             w.ignored += ignored;
@@ -524,7 +313,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             // the rows are written and locked (or the database's writer lock held): what the live writer applied
             // before now is in the log already, and what it applies after waits for this commit
             batch.recheckBeforeCommit();
-            connection.commit();
+            connection().commit();
             schema.committed();
             window = null;
             return new WriteResult(w.upserts, w.deleted, w.ignored, w.keptOut, w.superseded, false);
@@ -572,7 +361,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
      */
     private void commitWindowEarly() throws SQLException {
         flushWindow();
-        connection.commit();
+        connection().commit();
         schema.committed();
         window.committed = true;
         window.savepoints = 0;
@@ -584,7 +373,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             if (copy.holdsRows()) {
                 lockWriters();
             }
-            long out = copy.flush(connection, this::currentKeepOut, window.keptOut, window.superseded);
+            long out = copy.flush(connection(), this::currentKeepOut, window.keptOut, window.superseded);
             window.upserts -= out;
         }
     }
@@ -605,7 +394,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
                 || settings.tombstoneMode() != TombstoneMode.DELETE) {
             return;
         }
-        try (PreparedStatement ps = connection.prepareStatement(lock.get())) {
+        try (PreparedStatement ps = connection().prepareStatement(lock.get())) {
             ps.setString(1, tableName.toString());
             ps.execute();
         }
@@ -618,9 +407,9 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
      */
     private boolean rollbackTo(java.sql.Savepoint savepoint, PostgresCopy.Snapshot staged) {
         try {
-            connection.rollback(savepoint);
+            connection().rollback(savepoint);
             copy.rolledBack(staged);
-            schema.rolledBackToSavepoint(connection);
+            schema.rolledBackToSavepoint(connection());
             return true;
         } catch (SQLException e) {
             return false;
@@ -754,7 +543,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         }
         java.util.LinkedHashMap<String, TableColumn> values = new java.util.LinkedHashMap<>();
         field.ifPresent(f -> values.put(f.column(), t.column(f.column()).orElseThrow()));
-        return StoredVersions.lookup(connection, dialect(), binder, name.quoted(dialect()), keys, t.column(meta.topic()),
+        return StoredVersions.lookup(connection(), dialect(), binder, name.quoted(dialect()), keys, t.column(meta.topic()),
                 partition, offset, timestamp, t.column(meta.logTime()), t.column(meta.version()),
                 liveRows ? t.column(meta.deleted()) : Optional.empty(),
                 liveRows, changes, values, true);
@@ -775,11 +564,11 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             return;
         }
         try {
-            ledger.create(connection, dialect(), batch.shape().keyColumns());
+            ledger.create(connection(), dialect(), batch.shape().keyColumns());
         } catch (SQLException e) {
             // another writer of the job (a Spark task) created it first: use theirs
             rollback();
-            ledger.read(connection, dialect());
+            ledger.read(connection(), dialect());
             if (ledger.table().isEmpty()) {
                 throw e;
             }
@@ -790,7 +579,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
     private void ensureLedgerVersionColumn(WriteBatch batch) throws SQLException {
         Optional<Column> column = schema.versionColumn(batch);
         if (column.isPresent()) {
-            ledger.ensureColumn(connection, dialect(), column.get());
+            ledger.ensureColumn(connection(), dialect(), column.get());
         }
     }
 
@@ -826,7 +615,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             TableColumn[] metaTypes = metaColumns.stream().map(n -> table().column(n).orElseThrow()).toArray(TableColumn[]::new);
             VersionColumns.Kind[] metaKinds = metaColumns.stream().map(versions::kind).toArray(VersionColumns.Kind[]::new);
             // upserted when the batch, or a later one of the same transaction, commits (flushWindow)
-            return copy.stage(connection, tableName.quoted(dialect()), keys, columns, types, guard, settings.conflictMode(),
+            return copy.stage(connection(), tableName.quoted(dialect()), keys, columns, types, guard, settings.conflictMode(),
                     partitionColumn, partitionColumn == null ? Map.of() : staged, this::currentKeepOut, keptOut, superseded,
                     out -> {
                 StringBuilder csv = out.row();
@@ -856,7 +645,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             List<Change> slice = upserts.subList(from, Math.min(upserts.size(), from + sliceSize));
             int rows = perStatement == 1 ? 1 : slice.size();
             String sql = dialect().upsert(tableName.quoted(dialect()), keys, columns, guard, settings.conflictMode(), rows);
-            try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            try (PreparedStatement ps = connection().prepareStatement(sql)) {
                 int index = 1;
                 for (Change c : slice) {
                     try {
@@ -932,7 +721,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         boolean lacksVersion = settings.versionField().isPresent() && ledger.lacks(settings.metadata().version());
         if ((ledger.table().isEmpty() || lacksVersion) && settings.conflictMode() == ConflictMode.NEWER_WINS) {
             try {
-                ledger.read(connection, dialect(), false);
+                ledger.read(connection(), dialect(), false);
             } catch (SQLException e) {
                 throw new SinkException("cannot read the tombstone ledger " + ledger.name() + ": " + e.getMessage(), e);
             }
@@ -954,7 +743,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         List<String> columns = new ArrayList<>(keys);
         columns.addAll(metaColumns);
         String sql = dialect().upsert(tableName.quoted(dialect()), keys, columns, guard(batch), settings.conflictMode(), 1);
-        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+        try (PreparedStatement ps = connection().prepareStatement(sql)) {
             for (Change c : tombstones) {
                 try {
                     int index = bindKey(ps, 1, c, batch);
@@ -973,7 +762,7 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         Guard guard = guard(batch);
         String sql = dialect().delete(tableName.quoted(dialect()), keys, guard, settings.conflictMode());
         List<Guard.Parameter> guarded = settings.conflictMode() == ConflictMode.NEWER_WINS ? guard.parameters() : List.of();
-        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+        try (PreparedStatement ps = connection().prepareStatement(sql)) {
             for (Change c : tombstones) {
                 try {
                     versions.bindGuard(ps, bindKey(ps, 1, c, batch), guarded, c, batch, table());
@@ -1014,9 +803,9 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
             copy.rolledBack(null);
         }
         try {
-            if (connection != null) {
-                connection.rollback();
-                schema.rolledBack(connection);
+            if (connection() != null) {
+                connection().rollback();
+                schema.rolledBack(connection());
             }
         } catch (SQLException ignored) {
             // the original failure is what matters
@@ -1029,19 +818,16 @@ public final class JdbcSink implements Sink, JobStore, Maintenance {
         if (copy != null) {
             copy.rolledBack(null);
         }
-        if (connection != null) {
-            try {
-                connection.rollback();
-                connection.close();
-            } catch (SQLException ignored) {
-                // closing after a failure
-            }
-            connection = null;
-        }
+        db.close();
     }
 
     private Dialect dialect() {
         return schema.dialect();
+    }
+
+    /** The destination's connection: null before {@link #open()} (or before a new SQLite file's job begins). */
+    private Connection connection() {
+        return db.current();
     }
 
     private TargetTable table() {

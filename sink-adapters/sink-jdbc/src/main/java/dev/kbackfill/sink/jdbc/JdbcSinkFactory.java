@@ -2,6 +2,7 @@ package dev.kbackfill.sink.jdbc;
 
 import java.util.List;
 
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
@@ -24,20 +25,35 @@ public final class JdbcSinkFactory implements SinkFactory {
 
     @Override
     public Sink create(SinkSettings settings) {
+        Dialect dialect = dialect(settings);
+        return new JdbcSink(withDriverUrl(settings), dialect);
+    }
+
+    /** Only the store of the database's jobs, on a connection of its own: no table is read. */
+    @Override
+    public JobStore createJobStore(SinkSettings settings) {
+        Dialect dialect = dialect(settings);
+        SinkSettings s = withDriverUrl(settings);
+        TableName table = TableName.parse(s.table());
+        String target = SinkFactory.canonical(s.url()) + ", table " + table;
+        return new JdbcJobStore(new SinkConnection(s, dialect, target), dialect, table, s, target);
+    }
+
+    private static Dialect dialect(SinkSettings settings) {
+        return switch (((dev.kbackfill.core.sink.SinkUrl.Jdbc) settings.sinkUrl()).driver()) {
+            case "postgresql" -> new PostgresDialect();
+            case "mariadb", "mysql" -> new MariaDbDialect();
+            case "sqlite" -> new SqliteDialect();
+            default -> new MergeDialect(c -> "VARCHAR");
+        };
+    }
+
+    /** The settings with the URL the driver takes: the MariaDB driver speaks to MySQL when told it may. */
+    private static SinkSettings withDriverUrl(SinkSettings settings) {
         String url = settings.url();
-        Dialect dialect;
-        switch (((dev.kbackfill.core.sink.SinkUrl.Jdbc) settings.sinkUrl()).driver()) {
-            case "postgresql" -> dialect = new PostgresDialect();
-            case "mariadb" -> dialect = new MariaDbDialect();
-            case "mysql" -> {
-                // the MariaDB driver speaks to MySQL too when told it may take a jdbc:mysql URL
-                url = url + (url.contains("?") ? "&" : "?") + "permitMysqlScheme";
-                dialect = new MariaDbDialect();
-            }
-            case "sqlite" -> dialect = new SqliteDialect();
-            default -> dialect = new MergeDialect(c -> "VARCHAR");
+        if (!"mysql".equals(((dev.kbackfill.core.sink.SinkUrl.Jdbc) settings.sinkUrl()).driver())) {
+            return settings;
         }
-        SinkSettings s = url.equals(settings.url()) ? settings : settings.withUrl(url);
-        return new JdbcSink(s, dialect);
+        return settings.withUrl(url + (url.contains("?") ? "&" : "?") + "permitMysqlScheme");
     }
 }

@@ -46,13 +46,17 @@ abstract class JdbcSinkContract extends SinkContract {
     final String table = "t" + TABLES.incrementAndGet() + "_" + getClass().getSimpleName().toLowerCase();
 
     @Override
-    protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
-        return newSink(conflict, tombstone, create, false);
+    protected SinkSettings settings(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+        return settings(conflict, tombstone, create, false);
+    }
+
+    private SinkSettings settings(ConflictMode conflict, TombstoneMode tombstone, boolean create, boolean ignoreUnknown) {
+        return new SinkSettings(url(), table, Optional.empty(), Optional.empty(), conflict, tombstone, create,
+                ignoreUnknown, SinkSettings.MetadataColumns.DEFAULT).withVersionField(versionField);
     }
 
     Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create, boolean ignoreUnknown) {
-        return SinkFactory.forSettings(new SinkSettings(url(), table, Optional.empty(), Optional.empty(), conflict,
-                tombstone, create, ignoreUnknown, SinkSettings.MetadataColumns.DEFAULT).withVersionField(versionField));
+        return SinkFactory.forSettings(settings(conflict, tombstone, create, ignoreUnknown));
     }
 
     @Override

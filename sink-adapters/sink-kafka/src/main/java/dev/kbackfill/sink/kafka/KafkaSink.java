@@ -15,8 +15,6 @@ import dev.kbackfill.core.read.BoundedReader;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.JobState;
-import dev.kbackfill.core.sink.JobStateJson;
 import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
@@ -26,26 +24,15 @@ import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.core.version.Version;
-import dev.kbackfill.resolver.ClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * Copies the final state of each key into a topic, exactly once: one Kafka transaction per batch holds the records,
@@ -58,33 +45,32 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * and timestamp. {@code newer-wins} and {@code insert-only} compare against an index of the target built by
  * reading it once before the run.
  */
-final class KafkaSink implements Sink, JobStore {
+final class KafkaSink implements Sink {
 
     static final String JOB_TOPIC = JobTopic.NAME;
-    /** Where the jobs' states are, read back. */
-    private final JobTopic jobTopic;
-    private static final Duration TIMEOUT = Duration.ofSeconds(60);
-    /** How long a transaction that failed for no stated reason waits to see whether another run took the job over. */
-    private static final Duration TAKE_OVER_WAIT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Topics.TIMEOUT;
+    /** The store of its jobs: the job topic, and the job's transactional producer a batch's records are sent with. */
+    private final JobTopic jobs;
 
     private final SinkSettings settings;
     private final String topic;
     private final Map<String, Object> config;
     private final List<String> warnings = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
-    private Admin admin;
-    private boolean sameCluster;
     private TargetIndex index;
     /** The partitions of a target topic to create before the first record is written; 0 when it exists. */
     private int toCreate;
-    private KafkaProducer<byte[], byte[]> producer;
-    private JobState current;
 
     KafkaSink(SinkSettings settings, String topic) {
         this.settings = settings;
         this.topic = topic;
-        this.config = settings.clientConfig().isEmpty() ? settings.source().clientConfig() : settings.clientConfig();
-        this.jobTopic = new JobTopic(config, this::ranges, TIMEOUT);
+        this.config = clusterConfig(settings);
+        this.jobs = new JobTopic(settings, topic, config);
+    }
+
+    /** The client settings of the sink's cluster: its own ({@code --sink-bootstrap-server}), else the source's. */
+    static Map<String, Object> clusterConfig(SinkSettings settings) {
+        return settings.clientConfig().isEmpty() ? settings.source().clientConfig() : settings.clientConfig();
     }
 
     /** Records are copied as they are: key, value, headers and timestamp of the raw record. */
@@ -93,26 +79,15 @@ final class KafkaSink implements Sink, JobStore {
         return true;
     }
 
-    /** Its jobs are looked for where its rows go. */
-    @Override
-    public String store() {
-        return target();
-    }
-
-    /** This sink keeps its jobs' state itself, beside its data. */
+    /** Its jobs' state, in the job topic of its cluster, committed in the transactions of its batches. */
     @Override
     public JobStore jobStore() {
-        return this;
+        return jobs;
     }
 
     @Override
     public String target() {
         return "kafka:" + topic + " at " + config.get("bootstrap.servers");
-    }
-
-    @Override
-    public String destination() {
-        return "topic " + topic;
     }
 
     @Override
@@ -131,9 +106,10 @@ final class KafkaSink implements Sink, JobStore {
             throw new SinkConfigException("--on-tombstone soft-delete has no meaning for a topic: use delete (tombstones "
                     + "pass through) or ignore");
         }
-        openForJobs();
+        jobs.openForJobs();
+        Admin admin = jobs.admin();
         try {
-            TopicDescription target = describe(admin, topic);
+            TopicDescription target = Topics.describe(admin, topic);
             int sourcePartitions = sourcePartitions();
             if (target == null) {
                 if (!settings.createTable()) {
@@ -185,7 +161,7 @@ final class KafkaSink implements Sink, JobStore {
     /** Creates the target topic ({@code --create-topic}) before its first record, and indexes it (empty). */
     private void createTarget() {
         try {
-            admin.createTopics(List.of(new NewTopic(topic, Optional.of(toCreate), Optional.empty())
+            jobs.admin().createTopics(List.of(new NewTopic(topic, Optional.of(toCreate), Optional.empty())
                     .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT))))
                     .all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         } catch (ExecutionException e) {
@@ -198,7 +174,7 @@ final class KafkaSink implements Sink, JobStore {
                     + e, e);
         }
         try {
-            TopicDescription target = awaitTopic(topic);
+            TopicDescription target = Topics.await(jobs.admin(), topic);
             if (settings.conflictMode() != ConflictMode.OVERWRITE) {
                 index = buildIndex(target);
             }
@@ -221,7 +197,7 @@ final class KafkaSink implements Sink, JobStore {
     public dev.kbackfill.core.verify.TargetLookup verifier() {
         TargetIndex idx;
         try {
-            TopicDescription target = describe(admin, topic);
+            TopicDescription target = Topics.describe(jobs.admin(), topic);
             if (target == null) {
                 throw new SinkConfigException("topic " + topic + " does not exist at " + config.get("bootstrap.servers")
                         + ": nothing to verify");
@@ -307,89 +283,14 @@ final class KafkaSink implements Sink, JobStore {
     /** An admin client only: the job topic is not created. */
     @Override
     public void openForVerify() {
-        admin = dev.kbackfill.resolver.ClientConfigs.creating("--sink-bootstrap-server", config,
-                () -> Admin.create(adminOnly(config)));
-    }
-
-    @Override
-    public void openForJobs() {
-        admin = dev.kbackfill.resolver.ClientConfigs.creating("--sink-bootstrap-server", config,
-                () -> Admin.create(adminOnly(config)));
-        try {
-            if (describe(admin, JOB_TOPIC) == null) {
-                try {
-                    admin.createTopics(List.of(new NewTopic(JOB_TOPIC, Optional.of(1), Optional.empty())
-                            .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT))))
-                            .all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-                } catch (ExecutionException e) {
-                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
-                        throw e;
-                    }
-                }
-                awaitTopic(JOB_TOPIC);
-            }
-            String targetCluster = admin.describeCluster().clusterId().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            sameCluster = settings.clientConfig().isEmpty() || sourceClusterId().equals(targetCluster);
-        } catch (ExecutionException e) {
-            throw new SinkException("cannot reach the sink's cluster: " + ClientConfigs.why(config, e.getCause()),
-                    e.getCause());
-        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
-            throw new SinkException("cannot reach " + config.get("bootstrap.servers") + ": " + e, e);
-        }
-    }
-
-    private String sourceClusterId() throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
-        if (settings.source().clientConfig().isEmpty()) {
-            return "";
-        }
-        try (Admin source = Admin.create(adminOnly(settings.source().clientConfig()))) {
-            return source.describeCluster().clusterId().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        }
+        jobs.admin();
     }
 
     private int sourcePartitions() throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
-        try (Admin source = Admin.create(adminOnly(settings.source().clientConfig().isEmpty() ? config
+        try (Admin source = Admin.create(Topics.adminOnly(settings.source().clientConfig().isEmpty() ? config
                 : settings.source().clientConfig()))) {
-            TopicDescription d = describe(source, settings.source().topic());
+            TopicDescription d = Topics.describe(source, settings.source().topic());
             return d == null ? 1 : d.partitions().size();
-        }
-    }
-
-    private static Map<String, Object> adminOnly(Map<String, Object> c) {
-        return ClientConfigs.only(c, AdminClientConfig.configNames());
-    }
-
-    private static TopicDescription describe(Admin admin, String name)
-            throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
-        try {
-            return admin.describeTopics(List.of(name)).allTopicNames().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).get(name);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                return null;
-            }
-            throw e;
-        }
-    }
-
-    /** Waits until every partition of a new topic answers ListOffsets (producing earlier can wedge: KAFKA-15591). */
-    private TopicDescription awaitTopic(String name) throws InterruptedException, ExecutionException,
-            java.util.concurrent.TimeoutException {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (true) {
-            try {
-                TopicDescription d = describe(admin, name);
-                if (d != null) {
-                    Map<TopicPartition, OffsetSpec> q = new HashMap<>();
-                    d.partitions().forEach(p -> q.put(new TopicPartition(name, p.partition()), OffsetSpec.latest()));
-                    admin.listOffsets(q).all().get(5, TimeUnit.SECONDS);
-                    return d;
-                }
-            } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
-            }
-            Thread.sleep(100);
         }
     }
 
@@ -411,7 +312,8 @@ final class KafkaSink implements Sink, JobStore {
     private TargetIndex buildIndex(TopicDescription target, boolean digests) throws InterruptedException,
             ExecutionException, java.util.concurrent.TimeoutException {
         TargetIndex idx = new TargetIndex(indexMemoryKeys(), Path.of(System.getProperty("java.io.tmpdir")));
-        List<BoundedReader.Range> ranges = ranges(target.partitions().stream().map(p -> p.partition()).toList(), topic);
+        List<BoundedReader.Range> ranges = Topics.ranges(jobs.admin(), target.partitions().stream().map(p -> p.partition())
+                .toList(), topic);
         try (BoundedReader reader = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
                 Duration.ofMinutes(2))) {
             reader.read((records, positions, lost) -> {
@@ -428,110 +330,6 @@ final class KafkaSink implements Sink, JobStore {
         return idx;
     }
 
-    private List<BoundedReader.Range> ranges(List<Integer> partitions, String name) throws InterruptedException,
-            ExecutionException, java.util.concurrent.TimeoutException {
-        Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        partitions.forEach(p -> {
-            earliest.put(new TopicPartition(name, p), OffsetSpec.earliest());
-            latest.put(new TopicPartition(name, p), OffsetSpec.latest());
-        });
-        var starts = admin.listOffsets(earliest).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        var ends = admin.listOffsets(latest, new org.apache.kafka.clients.admin.ListOffsetsOptions(
-                IsolationLevel.READ_COMMITTED)).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        List<BoundedReader.Range> ranges = new ArrayList<>();
-        for (int p : partitions) {
-            TopicPartition tp = new TopicPartition(name, p);
-            ranges.add(new BoundedReader.Range(p, starts.get(tp).offset(), ends.get(tp).offset()));
-        }
-        return ranges;
-    }
-
-    /**
-     * Starts the job's transactional producer: {@code initTransactions} fences any other run of the job and aborts
-     * what it left open, so that {@link #load} then reads a settled state.
-     */
-    @Override
-    public AutoCloseable lock(String job) {
-        Map<String, Object> p = ClientConfigs.only(config, ProducerConfig.configNames());
-        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "kbackfill-" + job);
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 10);
-        p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
-        p.put(ProducerConfig.CLIENT_ID_CONFIG, "kbackfill-" + job);
-        producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
-        try {
-            producer.initTransactions();
-        } catch (KafkaException e) {
-            producer.close(Duration.ZERO);
-            producer = null;
-            throw new SinkException("cannot start the transactions of job " + job + " at " + config.get("bootstrap.servers")
-                    + ": " + e.getMessage(), e);
-        }
-        return () -> {
-            if (producer != null) {
-                producer.close(Duration.ofSeconds(10));
-                producer = null;
-            }
-        };
-    }
-
-    /** The job's transactional id, taken over from the launch (whose producer it fences; the launch writes nothing). */
-    @Override
-    public AutoCloseable joinLock(String job) {
-        return lock(job);
-    }
-
-    @Override
-    public Optional<JobState> load(String job) {
-        String latest = jobTopic.latest(java.util.Set.of(job), "read the state of job " + job).get(job);
-        current = latest != null ? JobStateJson.read(latest) : null;
-        return Optional.ofNullable(current);
-    }
-
-    @Override
-    public Map<String, JobState> loadAll(java.util.Collection<String> jobs) {
-        Map<String, JobState> states = new java.util.HashMap<>();
-        jobTopic.latest(new java.util.HashSet<>(jobs), "read the state of " + jobs.size() + " jobs")
-                .forEach((name, json) -> states.put(name, JobStateJson.read(json)));
-        return states;
-    }
-
-    @Override
-    public boolean sharesJobStore() {
-        return true; // one job topic per cluster
-    }
-
-    @Override
-    public List<String> jobs() {
-        return jobTopic.latest(null, "list the jobs").keySet().stream().sorted().toList();
-    }
-
-    @Override
-    public void begin(JobState state) {
-        transaction(state.job(), () -> sendJob(JobTopic.record(state.job(), JobStateJson.write(state))));
-        current = state;
-    }
-
-    @Override
-    public boolean reset(String job) {
-        boolean existed = load(job).isPresent();
-        if (producer == null) {
-            throw new IllegalStateException("reset needs the job's lock");
-        }
-        transaction(job, () -> sendJob(JobTopic.record(job, null)));
-        if (sameCluster) {
-            try {
-                admin.deleteConsumerGroups(List.of("kbackfill-" + job)).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            } catch (ExecutionException | java.util.concurrent.TimeoutException | InterruptedException e) {
-                // no offsets committed yet: nothing to delete
-            }
-        }
-        current = null;
-        return existed;
-    }
-
     /** Whether the target topic holds a record without kbackfill's headers (another writer's), as indexed at open. */
     @Override
     public boolean holdsForeignRows() {
@@ -542,12 +340,11 @@ final class KafkaSink implements Sink, JobStore {
     public WriteResult write(WriteBatch batch) {
         long[] counts = {0, 0, 0};
         Map<Integer, Long> keptOut = new java.util.TreeMap<>();
-        JobState after = current.advancedTo(batch.nextOffsets());
         if (toCreate > 0 && !batch.changes().isEmpty()) {
             createTarget();
         }
         List<Change> written = new ArrayList<>();
-        transaction(batch.job(), () -> {
+        jobs.transaction(batch.job(), () -> {
             for (Change c : batch.changes()) {
                 SourceRecord r = c.source();
                 if (r == null) {
@@ -575,22 +372,15 @@ final class KafkaSink implements Sink, JobStore {
                 if (c.versionField() != null) {
                     headers.add(TargetIndex.SOURCE_VERSION, TargetIndex.versionHeader(c.versionField()));
                 }
-                producer.send(new ProducerRecord<>(topic, null, r.timestamp(), r.key(), r.value(), headers));
+                jobs.producer().send(new ProducerRecord<>(topic, null, r.timestamp(), r.key(), r.value(), headers));
                 written.add(c);
                 counts[tombstone ? 1 : 0]++;
             }
             // the records are appended: a live writer's record appended before them was consumed from a source
             // record the log holds now; one appended after them is later in the topic, and compaction keeps it
             batch.recheckBeforeCommit();
-            sendJob(JobTopic.record(batch.job(), JobStateJson.write(after)));
-            if (sameCluster && !batch.nextOffsets().isEmpty()) {
-                Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-                batch.nextOffsets().forEach((p, o) -> offsets.put(new TopicPartition(settings.source().topic(), p),
-                        new OffsetAndMetadata(o, "kbackfill run " + current.run())));
-                producer.sendOffsetsToTransaction(offsets, new ConsumerGroupMetadata("kbackfill-" + batch.job()));
-            }
+            jobs.advance(batch.job(), batch.nextOffsets());
         });
-        current = after;
         if (index != null) {
             for (Change c : written) {
                 SourceRecord r = c.source();
@@ -613,52 +403,12 @@ final class KafkaSink implements Sink, JobStore {
         };
     }
 
-    /** The job record of the transaction under way; its offset is known once the transaction committed. */
-    private java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> jobWrite;
-
-    private void sendJob(ProducerRecord<byte[], byte[]> record) {
-        jobWrite = producer.send(record);
-    }
-
-    private void transaction(String job, Runnable body) {
-        try {
-            jobWrite = null;
-            Transactions.run(producer, job, topic, body, () -> takenOver(job, TAKE_OVER_WAIT));
-            if (jobWrite != null) {
-                jobTopic.committed(jobWrite.get().offset());
-            }
-        } catch (ExecutionException e) {
-            throw new SinkException("the job record of job " + job + " was committed but its offset is unknown: "
-                    + e.getCause().getMessage(), e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SinkException("interrupted after committing job " + job, e);
-        } catch (Transactions.CommitOutcomeUnknownException e) {
-            // never abort a commit whose outcome is unknown; this producer is done
-            producer.close(Duration.ZERO);
-            producer = null;
-            throw e;
-        }
-    }
-
-    /** Whether another run of {@code job} committed its record since this sink last read or wrote it. */
-    boolean takenOver(String job, Duration wait) {
-        return jobTopic.writtenSince(job, wait);
-    }
-
     @Override
     public void close() {
         if (index != null) {
             index.close();
             index = null;
         }
-        if (producer != null) {
-            producer.close(Duration.ofSeconds(10));
-            producer = null;
-        }
-        if (admin != null) {
-            admin.close(Duration.ofSeconds(10));
-            admin = null;
-        }
+        jobs.close();
     }
 }

@@ -2,6 +2,7 @@ package dev.kbackfill.sink.kafka;
 
 import java.util.List;
 
+import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkFactory;
@@ -22,6 +23,16 @@ public final class KafkaSinkFactory implements SinkFactory {
 
     @Override
     public Sink create(SinkSettings settings) {
+        return new KafkaSink(settings, topic(settings));
+    }
+
+    /** Only the job topic of the sink's cluster: the target topic is not read. */
+    @Override
+    public JobStore createJobStore(SinkSettings settings) {
+        return new JobTopic(settings, topic(settings), KafkaSink.clusterConfig(settings));
+    }
+
+    private static String topic(SinkSettings settings) {
         String topic = ((dev.kbackfill.core.sink.SinkUrl.Kafka) settings.sinkUrl()).topic();
         if (!topic.matches("[a-zA-Z0-9._-]{1,249}")) {
             throw new SinkConfigException("invalid --sink '" + settings.url() + "': expected kafka:TOPIC with a topic name "
@@ -31,6 +42,6 @@ public final class KafkaSinkFactory implements SinkFactory {
             throw new SinkConfigException("invalid --sink '" + settings.url() + "': it is the source topic; a backfill "
                     + "into the topic it reads would read its own writes");
         }
-        return new KafkaSink(settings, topic);
+        return topic;
     }
 }

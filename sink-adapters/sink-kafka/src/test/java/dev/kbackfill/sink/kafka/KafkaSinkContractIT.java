@@ -19,9 +19,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.sink.ConflictMode;
-import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkContract;
-import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.embedded.EmbeddedKafka;
@@ -61,10 +59,10 @@ class KafkaSinkContractIT extends SinkContract {
     }
 
     @Override
-    protected Sink newSink(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
-        return SinkFactory.forSettings(new SinkSettings("kafka:" + target, target, Optional.empty(), Optional.empty(),
+    protected SinkSettings settings(ConflictMode conflict, TombstoneMode tombstone, boolean create) {
+        return new SinkSettings("kafka:" + target, target, Optional.empty(), Optional.empty(),
                 conflict, tombstone, create, false, SinkSettings.MetadataColumns.DEFAULT, Map.of(),
-                new SinkSettings.Source(TOPIC, kafka.clientConfig())));
+                new SinkSettings.Source(TOPIC, kafka.clientConfig()));
     }
 
     @Override
@@ -200,7 +198,7 @@ class KafkaSinkContractIT extends SinkContract {
     @org.junit.jupiter.api.Test
     void aTakeOverIsAnotherRunsCommittedRecordNeitherThisOnesNorAFenceAlone() throws Exception {
         try (Opened first = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
-            KafkaSink mine = (KafkaSink) first.sink;
+            JobTopic mine = (JobTopic) first.sink.jobStore();
             assertThat(mine.takenOver(job, Duration.ZERO)).as("its own record").isFalse();
             try (Opened second = open(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) { // fences the first
                 assertThat(second.sink.jobStore().load(job)).isPresent();

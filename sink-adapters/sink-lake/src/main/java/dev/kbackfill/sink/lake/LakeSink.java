@@ -23,7 +23,7 @@ import dev.kbackfill.core.verify.TargetLookup;
  * format ({@link Table}: Delta, Iceberg) writes a batch's files and commits them with the job's state, the shape of
  * Iceberg's own Kafka Connect sink, where workers write files and one committer commits files and offsets together.
  */
-public final class LakeSink implements Sink, JobStore, Maintenance {
+public final class LakeSink implements Sink {
 
     /** A lake table format, as the lake sink drives it. */
     public interface Table extends AutoCloseable {
@@ -111,45 +111,31 @@ public final class LakeSink implements Sink, JobStore, Maintenance {
     private final Table table;
     /** Batches held back until the table can be created from one ({@link HeldBatches}). */
     private final HeldBatches held = new HeldBatches();
-    /**
-     * A job begun before its table exists, stored with the table's first commit; or begun where this process cannot
-     * commit to the table, stored by the engine that writes it.
-     */
-    private JobState pending;
+    /** The store of its jobs: in the table's own commits. */
+    private final LakeJobStore jobs;
     private final List<String> warnings = new ArrayList<>();
 
     public LakeSink(SinkSettings settings, Table table) {
         this.settings = settings;
         this.table = table;
+        this.jobs = new LakeJobStore(table);
     }
 
-    /** Its jobs are looked for where its rows go. */
-    @Override
-    public String store() {
-        return target();
-    }
-
-    /** Its ledger is pruned here. */
+    /** Its ledger's upkeep, a commit of the table. */
     @Override
     public Maintenance maintenance() {
-        return this;
+        return before -> table.exists() ? table.forgetDeletesBefore(before.toEpochMilli()) : 0;
     }
 
-    /** This sink keeps its jobs' state itself, beside its data. */
+    /** Its jobs' state, in the table's commits: a batch's state goes in the commit of its rows. */
     @Override
     public JobStore jobStore() {
-        return this;
+        return jobs;
     }
 
     @Override
     public String target() {
         return table.target();
-    }
-
-    /** The job's state lives in the table itself: another table holds no state of the job. */
-    @Override
-    public String destination() {
-        return table.destination();
     }
 
     @Override
@@ -172,63 +158,6 @@ public final class LakeSink implements Sink, JobStore, Maintenance {
     }
 
     @Override
-    public void openForJobs() {
-        table.connect();
-    }
-
-    @Override
-    public AutoCloseable lock(String job) {
-        table.connect();
-        return table.lock(job);
-    }
-
-    @Override
-    public Optional<JobState> load(String job) {
-        Optional<JobState> stored = table.exists() ? table.stored(job) : Optional.empty();
-        if (pending != null && pending.job().equals(job)
-                && (stored.isEmpty() || stored.get().run() < pending.run())) {
-            return Optional.of(pending); // begun here, not stored yet (by this sink's first commit, or an engine's)
-        }
-        return stored;
-    }
-
-    @Override
-    public List<String> jobs() {
-        return table.exists() ? table.jobs() : List.of();
-    }
-
-    @Override
-    public void begin(JobState state) {
-        if (!table.exists() || !table.commitsStatesHere()) {
-            pending = state; // stored with the table's first commit, or by the engine that writes the table
-            return;
-        }
-        table.commitStates(Map.of(state.job(), state));
-        pending = null;
-    }
-
-    @Override
-    public boolean reset(String job) {
-        boolean wasPending = pending != null && pending.job().equals(job);
-        if (wasPending) {
-            pending = null;
-            held.clear();
-        }
-        if (!table.exists() || table.stored(job).isEmpty()) {
-            return wasPending;
-        }
-        Map<String, JobState> forget = new java.util.HashMap<>();
-        forget.put(job, null);
-        table.commitStates(forget);
-        return true;
-    }
-
-    @Override
-    public long forgetDeletesBefore(java.time.Instant before) {
-        return table.exists() ? table.forgetDeletesBefore(before.toEpochMilli()) : 0;
-    }
-
-    @Override
     public boolean destinationExists() {
         return table.exists();
     }
@@ -237,11 +166,6 @@ public final class LakeSink implements Sink, JobStore, Maintenance {
     public boolean holdsForeignRows() {
         return settings.conflictMode() == dev.kbackfill.core.sink.ConflictMode.NEWER_WINS && table.exists()
                 && table.holdsForeignRows();
-    }
-
-    @Override
-    public boolean storesStatesHere() {
-        return table.exists() && table.commitsStatesHere();
     }
 
     @Override
@@ -275,12 +199,11 @@ public final class LakeSink implements Sink, JobStore, Maintenance {
     }
 
     private WriteResult writeOnce(WriteBatch batch) {
-        JobState state = (table.exists() ? table.stored(batch.job()) : Optional.<JobState>empty())
-                .or(() -> Optional.ofNullable(pending))
+        JobState state = jobs.current(batch.job())
                 .orElseThrow(() -> new SinkException("job " + batch.job() + " has no stored state in " + table.shown()
                         + " (reset by another process?)"));
         WriteResult result = table.write(batch, state.advancedTo(batch.nextOffsets()));
-        pending = null; // the state is in the table now
+        jobs.stored(); // the state is in the table now
         return result;
     }
 
@@ -296,8 +219,9 @@ public final class LakeSink implements Sink, JobStore, Maintenance {
     @Override
     public List<String> warnings() {
         List<String> all = new ArrayList<>(warnings);
-        if (pending != null && !table.exists()) {
-            all.add(held.waiting(pending.job(), table.shown(), settings).orElse("job " + pending.job() + " wrote "
+        Optional<JobState> pending = jobs.pending();
+        if (pending.isPresent() && !table.exists()) {
+            all.add(held.waiting(pending.get().job(), table.shown(), settings).orElse("job " + pending.get().job() + " wrote "
                     + "nothing to " + table.shown() + " (no record in its range), so the table was not created and "
                     + "nothing records the job"));
         }
@@ -307,6 +231,6 @@ public final class LakeSink implements Sink, JobStore, Maintenance {
 
     @Override
     public void close() {
-        table.close();
+        jobs.close();
     }
 }

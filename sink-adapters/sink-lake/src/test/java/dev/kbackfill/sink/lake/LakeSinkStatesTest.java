@@ -99,30 +99,30 @@ class LakeSinkStatesTest {
         JobState first = JobState.begin("j", "f", 1, plan());
         table.states.put("j", first.advancedTo(Map.of(0, 100L))); // run 1, done
         LakeSink sink = sink(table);
-        assertThat(sink.storesStatesHere()).isFalse();
+        assertThat(sink.jobStore().storesStatesHere()).isFalse();
         JobState next = JobState.begin("j", "f", 2, plan());
-        sink.begin(next);
+        sink.jobStore().begin(next);
         assertThat(table.stateCommits).isZero();
-        assertThat(sink.load("j")).contains(next); // the run this process began, newer than the table's
+        assertThat(sink.jobStore().load("j")).contains(next); // the run this process began, newer than the table's
         // the engine stores run 2 and moves it on: the table's state wins over the held one
         JobState moved = next.advancedTo(Map.of(0, 40L));
         table.states.put("j", moved);
-        assertThat(sink.load("j")).contains(moved);
+        assertThat(sink.jobStore().load("j")).contains(moved);
     }
 
     @Test
     void aStateBegunBeforeTheTableExistsGivesWayToTheTablesOnceItHoldsTheRun() {
         MemoryTable table = new MemoryTable();
         LakeSink sink = sink(table);
-        assertThat(sink.storesStatesHere()).isFalse();
+        assertThat(sink.jobStore().storesStatesHere()).isFalse();
         JobState begun = JobState.begin("j", "f", 1, plan());
-        sink.begin(begun);
-        assertThat(sink.load("j")).contains(begun);
+        sink.jobStore().begin(begun);
+        assertThat(sink.jobStore().load("j")).contains(begun);
         // another process (an engine's driver) creates the table and commits progress past the first wave
         table.exists = true;
         JobState moved = begun.advancedTo(Map.of(0, 60L));
         table.states.put("j", moved);
-        assertThat(sink.load("j")).contains(moved);
-        assertThat(sink.storesStatesHere()).isTrue();
+        assertThat(sink.jobStore().load("j")).contains(moved);
+        assertThat(sink.jobStore().storesStatesHere()).isTrue();
     }
 }

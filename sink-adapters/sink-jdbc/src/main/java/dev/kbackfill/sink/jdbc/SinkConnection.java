@@ -1,0 +1,180 @@
+package dev.kbackfill.sink.jdbc;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Optional;
+import java.util.Properties;
+
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkException;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkSettings;
+
+/**
+ * The one connection a JDBC destination's roles share: the writer ({@link JdbcSink}) stages and commits its rows on
+ * it, the job store ({@link JdbcJobStore}) reads and moves job state in the same transaction, the ledger's upkeep
+ * and the verifier's reads use it. Connected on demand: a SQLite file is created only when a run begins. Connections
+ * of their own (a job's lock) are made here too, set up alike.
+ */
+final class SinkConnection implements AutoCloseable {
+
+    private final SinkSettings settings;
+    private final String url;
+    private final Dialect dialect;
+    private final String target;
+    private Connection connection;
+
+    /**
+     * @param dialect the database's dialect (its session setup, what it learns once connected)
+     * @param target  the destination, for messages
+     */
+    SinkConnection(SinkSettings settings, Dialect dialect, String target) {
+        this.settings = settings;
+        this.url = dialect.tuneUrl(settings.url());
+        this.dialect = dialect;
+        this.target = target;
+    }
+
+    /** The connection, or null before one was made (or after {@link #close()}). */
+    Connection current() {
+        return connection;
+    }
+
+    /** The connection, made now if there is none (a SQLite file is created then). */
+    Connection currentOrConnect() throws SQLException {
+        if (connection == null) {
+            connection = connect();
+        }
+        return connection;
+    }
+
+    /** Makes the connection: the database must be reachable (a SQLite file is created if missing). */
+    Connection open() throws SQLException {
+        close();
+        connection = connect();
+        return connection;
+    }
+
+    /**
+     * Makes the connection to a database that must exist (a SQLite file is not created); {@code missing} ends the
+     * message when it does not.
+     */
+    void openExisting(String missing) {
+        checkSqliteFile();
+        if (sqliteFileMissing()) {
+            throw new SinkConfigException("no such database: " + sqliteFile(settings.url()).orElseThrow() + missing);
+        }
+        try {
+            open();
+        } catch (SQLException e) {
+            close();
+            throw new SinkException("cannot open " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** A connection of its own, set up as the shared one is (in a transaction, the dialect's session settings). */
+    Connection connect() throws SQLException {
+        Properties props = new Properties();
+        settings.user().ifPresent(u -> props.setProperty("user", u));
+        settings.password().ifPresent(p -> props.setProperty("password", p));
+        Connection c;
+        try {
+            c = DriverManager.getConnection(url, props);
+        } catch (SQLException e) {
+            if ("08001".equals(e.getSQLState()) && e.getMessage() != null && e.getMessage().startsWith("No suitable driver")) {
+                throw new SinkConfigException("invalid --sink '" + SinkFactory.redact(settings.url())
+                        + "': no JDBC driver for it; expected " + String.join(", ", JdbcSinkFactory.FORMS));
+            }
+            throw new SinkException("cannot connect to " + SinkFactory.redact(settings.url()) + ": " + e.getMessage(), e);
+        }
+        try (Statement s = c.createStatement()) {
+            for (String setup : dialect.sessionSetup()) {
+                s.execute(setup);
+            }
+        }
+        dialect.connected(c);
+        c.setAutoCommit(false);
+        return c;
+    }
+
+    /** Rolls the open transaction back, if there is a connection; a failure to do so is left to the caller's error. */
+    void rollbackQuietly() {
+        try {
+            if (connection != null) {
+                connection.rollback();
+            }
+        } catch (SQLException ignored) {
+            // the original failure is what matters
+        }
+    }
+
+    /**
+     * A SQLite sink must be a file that outlives the run, in a folder that exists: an in-memory database forgets
+     * everything (rows and progress) when the run ends, and a missing folder would be created by the job's lock file.
+     * Refused before anything is created.
+     */
+    void checkSqliteFile() {
+        if (!(dialect instanceof SqliteDialect)) {
+            return;
+        }
+        String shown = SinkFactory.redact(settings.url());
+        Optional<Path> file = sqliteFile(settings.url());
+        if (file.isEmpty()) {
+            throw new SinkConfigException("invalid --sink '" + shown + "': an in-memory SQLite database keeps nothing "
+                    + "(rows, progress) when the run ends; expected jdbc:sqlite:FILE, e.g. jdbc:sqlite:orders.db");
+        }
+        Path f = file.get();
+        if (Files.isDirectory(f)) {
+            throw new SinkConfigException("invalid --sink '" + shown + "': " + f + " is a directory, not a database file; "
+                    + "expected jdbc:sqlite:FILE, e.g. jdbc:sqlite:" + f.resolve("kbackfill.db"));
+        }
+        Path folder = f.getParent();
+        if (folder != null && !Files.isDirectory(folder)) {
+            throw new SinkConfigException("invalid --sink '" + shown + "': folder " + folder + " does not exist; create "
+                    + "it first (kbackfill creates the database file, not its folder)");
+        }
+    }
+
+    /** Whether the database is a SQLite file not created yet. */
+    boolean sqliteFileMissing() {
+        return dialect instanceof SqliteDialect && sqliteFile(settings.url()).map(f -> !Files.exists(f)).orElse(false);
+    }
+
+    /** The SQLite file, if the database is one. */
+    Optional<Path> sqliteFile() {
+        return dialect instanceof SqliteDialect ? sqliteFile(settings.url()) : Optional.empty();
+    }
+
+    static Optional<Path> sqliteFile(String url) {
+        String rest = url.substring("jdbc:sqlite:".length());
+        int q = rest.indexOf('?');
+        if (q >= 0) {
+            rest = rest.substring(0, q);
+        }
+        if (rest.startsWith("file:")) {
+            rest = rest.substring("file:".length());
+        }
+        if (rest.isEmpty() || rest.equals(":memory:") || rest.contains("mode=memory")) {
+            return Optional.empty();
+        }
+        return Optional.of(Path.of(rest).toAbsolutePath());
+    }
+
+    /** Rolls back what is open and closes the connection; connected again on demand. */
+    @Override
+    public void close() {
+        if (connection != null) {
+            try {
+                connection.rollback();
+                connection.close();
+            } catch (SQLException ignored) {
+                // closing after a failure
+            }
+            connection = null;
+        }
+    }
+}
