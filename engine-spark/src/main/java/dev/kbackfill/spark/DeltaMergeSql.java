@@ -7,7 +7,6 @@ import java.util.stream.Collectors;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
-import dev.kbackfill.sink.jdbc.GuardSql;
 
 /**
  * The SQL a wave runs against a Delta table, as text: the {@code MERGE} of its changes under the conflict and
@@ -25,7 +24,7 @@ import dev.kbackfill.sink.jdbc.GuardSql;
 record DeltaMergeSql(String path, List<String> columns, boolean versionText, List<String> keys,
                      SinkSettings.MetadataColumns meta, ConflictMode conflict, TombstoneMode tombstones,
                      dev.kbackfill.core.version.Version.ForeignRows foreignRows,
-                     java.util.Optional<java.util.Map.Entry<String, GuardSql.OwnField>> ownField) {
+                     java.util.Optional<java.util.Map.Entry<String, dev.kbackfill.core.version.Guard.FieldForm>> ownField) {
 
     /** The column of a wave's view that marks a tombstone. */
     static final String TOMBSTONE = "__kbackfill_tombstone";
@@ -49,7 +48,7 @@ record DeltaMergeSql(String path, List<String> columns, boolean versionText, Lis
         String guard = conflict == ConflictMode.NEWER_WINS
                 ? " AND " + GuardSql.sparkSql(meta, topicColumn, versionColumn, versionColumn && versionText,
                 foreignRows, ownField.map(java.util.Map.Entry::getKey),
-                ownField.map(java.util.Map.Entry::getValue).orElse(GuardSql.OwnField.NUMBER), "t.", "s.")
+                ownField.map(java.util.Map.Entry::getValue).orElse(dev.kbackfill.core.version.Guard.FieldForm.NUMBER), "t.", "s.")
                 : "";
         String set = columns.stream().filter(c -> !keys.contains(c)).map(c -> "t." + q(c) + " = s." + q(c))
                 .collect(Collectors.joining(", "));

@@ -44,7 +44,7 @@ import scala.Tuple2;
  * A Delta table on Spark: wave by wave, Spark's Kafka source reads the wave's ranges (a large partition by several
  * tasks), executors decode with kbackfill's decoders, the changes are reduced to one per key by the one version
  * rule ({@link Version#RULE}: the same winner whatever the order), and one {@code MERGE} writes the wave under the
- * conflict and tombstone modes, the newer-wins guard being {@link dev.kbackfill.sink.jdbc.GuardSql}'s rendering of the same rule.
+ * conflict and tombstone modes, the newer-wins guard being {@link GuardSql}'s rendering of the same rule.
  *
  * <p>Exactly once: each MERGE runs with the session settings {@code txnAppId = kbackfill-spark-JOB-runN} and
  * {@code txnVersion = wave number} (set before, cleared after), so Delta skips a wave it already committed; a wave
@@ -533,10 +533,10 @@ final class DeltaWaves {
 
     /**
      * The table's column that holds the version field in every row, another writer's too, and how its values compare
-     * with the field's (as {@link dev.kbackfill.sink.jdbc.GuardSql} compares them): a top-level field's column of a
+     * with the field's (as {@link GuardSql} compares them): a top-level field's column of a
      * type its values fit; empty otherwise.
      */
-    static java.util.Optional<Map.Entry<String, dev.kbackfill.sink.jdbc.GuardSql.OwnField>> ownField(StructType table,
+    static java.util.Optional<Map.Entry<String, dev.kbackfill.core.version.Guard.FieldForm>> ownField(StructType table,
                                                                                                   SinkSettings settings) {
         if (settings.versionField().isEmpty() || settings.versionField().get().path().contains(".")) {
             return java.util.Optional.empty();
@@ -547,11 +547,11 @@ final class DeltaWaves {
         }
         org.apache.spark.sql.types.DataType t = table.apply(column).dataType();
         boolean integer = t == DataTypes.LongType || t == DataTypes.IntegerType || t == DataTypes.ShortType;
-        dev.kbackfill.sink.jdbc.GuardSql.OwnField form = switch (settings.versionField().get().type()) {
-            case INTEGER -> integer ? dev.kbackfill.sink.jdbc.GuardSql.OwnField.NUMBER : null;
-            case STRING -> t == DataTypes.StringType ? dev.kbackfill.sink.jdbc.GuardSql.OwnField.TEXT : null;
-            case TIMESTAMP -> integer ? dev.kbackfill.sink.jdbc.GuardSql.OwnField.EPOCH_MILLIS
-                    : t == DataTypes.TimestampType ? dev.kbackfill.sink.jdbc.GuardSql.OwnField.TIMESTAMP : null;
+        dev.kbackfill.core.version.Guard.FieldForm form = switch (settings.versionField().get().type()) {
+            case INTEGER -> integer ? dev.kbackfill.core.version.Guard.FieldForm.NUMBER : null;
+            case STRING -> t == DataTypes.StringType ? dev.kbackfill.core.version.Guard.FieldForm.TEXT : null;
+            case TIMESTAMP -> integer ? dev.kbackfill.core.version.Guard.FieldForm.EPOCH_MILLIS
+                    : t == DataTypes.TimestampType ? dev.kbackfill.core.version.Guard.FieldForm.TIMESTAMP : null;
         };
         return form == null ? java.util.Optional.empty() : java.util.Optional.of(Map.entry(column, form));
     }

@@ -62,7 +62,7 @@ class DeltaMergeSqlTest {
                 "updated_at", "kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_log_time", "kafka_version"),
                 false, List.of("id"), META, ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
                 dev.kbackfill.core.version.Version.ForeignRows.NEWEST_IN_LOG, java.util.Optional.of(java.util.Map.entry(
-                        "updated_at", dev.kbackfill.sink.jdbc.GuardSql.OwnField.TIMESTAMP))).merge("kbackfill_wave_1")));
+                        "updated_at", dev.kbackfill.core.version.Guard.FieldForm.TIMESTAMP))).merge("kbackfill_wave_1")));
         return all.stream();
     }
 

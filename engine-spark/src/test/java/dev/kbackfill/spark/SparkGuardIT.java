@@ -11,7 +11,6 @@ import java.util.Random;
 
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.version.Version;
-import dev.kbackfill.sink.jdbc.GuardSql;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;

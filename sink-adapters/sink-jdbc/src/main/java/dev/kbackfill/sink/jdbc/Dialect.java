@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 
+import dev.kbackfill.core.version.Guard;
 import dev.kbackfill.core.record.ColumnType;
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.NarrowNumber;
@@ -13,7 +14,7 @@ import dev.kbackfill.core.sink.NarrowNumber;
  * transaction, progress tables, binding) is shared in {@link JdbcSink}. Each dialect is a small class whose SQL is
  * pinned in {@code src/test/resources/sql/<dialect>/}.
  */
-interface Dialect {
+interface Dialect extends Guard.Syntax {
 
     /** A short name: {@code postgresql}, {@code mariadb}, {@code sqlite}, {@code merge}. */
     String name();

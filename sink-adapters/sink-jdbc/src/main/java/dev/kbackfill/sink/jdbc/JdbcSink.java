@@ -25,6 +25,7 @@ import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.core.version.Guard;
 import dev.kbackfill.core.version.Held;
 import dev.kbackfill.core.version.Version;
 

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 
+import dev.kbackfill.core.version.Guard;
 import dev.kbackfill.core.record.ColumnType;
 import dev.kbackfill.core.sink.ConflictMode;
 

@@ -2,6 +2,7 @@ package dev.kbackfill.sink.jdbc;
 
 import java.util.List;
 
+import dev.kbackfill.core.version.Guard;
 import dev.kbackfill.core.sink.ConflictMode;
 
 /** {@code INSERT ... ON CONFLICT (keys) DO UPDATE SET ... WHERE guard}, shared by PostgreSQL and SQLite. */

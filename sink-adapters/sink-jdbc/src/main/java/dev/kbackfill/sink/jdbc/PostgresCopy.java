@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 
+import dev.kbackfill.core.version.Guard;
 import dev.kbackfill.core.sink.ConflictMode;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;

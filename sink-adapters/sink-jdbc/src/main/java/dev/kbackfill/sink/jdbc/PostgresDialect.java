@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 
+import dev.kbackfill.core.version.Guard;
 import dev.kbackfill.core.record.ColumnType;
 import dev.kbackfill.core.sink.ConflictMode;
 

@@ -3,6 +3,7 @@ package dev.kbackfill.sink.jdbc;
 import java.sql.Connection;
 import java.util.List;
 
+import dev.kbackfill.core.version.Guard;
 import dev.kbackfill.core.record.ColumnType;
 import dev.kbackfill.core.sink.ConflictMode;
 

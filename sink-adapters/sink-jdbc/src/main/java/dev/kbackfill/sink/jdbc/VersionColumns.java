@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
+import dev.kbackfill.core.version.Guard;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.WriteBatch;

@@ -1,4 +1,4 @@
-package dev.kbackfill.sink.jdbc;
+package dev.kbackfill.core.version;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -18,8 +18,9 @@ import java.util.Optional;
  * without topic (or a table without the topic column) as the incoming topic's. The same version is not newer: a
  * replay of what the row holds leaves it alone. A stored row without kbackfill's version (its offset NULL: another
  * writer's) is met as {@link #foreign()} says ({@link dev.kbackfill.core.version.Version#replaces}): by its own
- * column of the version field where it holds one, else replaced or kept as the batch says. {@code GuardSqlTest}
- * checks that this SQL and the Java rule agree on every database.
+ * column of the version field where it holds one, else replaced or kept as the batch says. the JDBC sink's
+ * {@code DialectSqlTest} and the Spark engine's {@code SparkGuardIT} check that this SQL and the Java rule agree on
+ * every database and on Spark SQL.
  *
  * @param topic     the topic column, if the table has one
  * @param partition the partition column
@@ -30,8 +31,26 @@ import java.util.Optional;
  *                  first, a NULL (none) older than any value, two NULLs equal
  * @param versionText whether the version column holds text (compared by code point), else whole numbers
  */
-record Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime,
+public record Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime,
              Optional<String> version, boolean versionText, Foreign foreign) {
+
+    /**
+     * What a guard asks of the SQL it is rendered in: how identifiers are quoted and text compared. A JDBC database's
+     * dialect is one; Spark SQL is another.
+     */
+    public interface Syntax {
+        /** The identifier, quoted. */
+        String quote(String identifier);
+
+        /** An expression of text that compares byte for byte (a collation that neither folds nor pads). */
+        String exactText(String expression);
+
+        /** An expression of text that compares by code point, as Java's version rule compares text. */
+        String codePointText(String expression);
+
+        /** An expression of microseconds since the epoch from a timestamp expression, where the SQL has one. */
+        java.util.Optional<String> epochMicros(String expression);
+    }
 
     /**
      * How the guard meets a stored row without kbackfill's version.
@@ -40,9 +59,9 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
      * @param field the row's own column of the version field, and how its values compare with the field's; empty
      *              where the table has none the guard can compare
      */
-    record Foreign(dev.kbackfill.core.version.Version.ForeignRows rows, Optional<FieldColumn> field) {
+    public record Foreign(Version.ForeignRows rows, Optional<FieldColumn> field) {
         /** Replaced, as the guard did before rows of other writers were told apart. */
-        static final Foreign REPLACED = new Foreign(dev.kbackfill.core.version.Version.ForeignRows.REPLACED,
+        public static final Foreign REPLACED = new Foreign(Version.ForeignRows.REPLACED,
                 Optional.empty());
     }
 
@@ -52,51 +71,51 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
      * @param column the column
      * @param form   how its values compare with the field's ({@code kafka_version}'s) values
      */
-    record FieldColumn(String column, FieldForm form) {
+    public record FieldColumn(String column, FieldForm form) {
     }
 
     /** How a column's values become the version field's: as they are, as text, or from epoch milliseconds or a timestamp to microseconds. */
-    enum FieldForm { NUMBER, TEXT, EPOCH_MILLIS, TIMESTAMP }
+    public enum FieldForm { NUMBER, TEXT, EPOCH_MILLIS, TIMESTAMP }
 
     /** A guard that replaces rows of other writers. */
-    Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime,
+    public Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime,
           Optional<String> version, boolean versionText) {
         this(topic, partition, offset, timestamp, logTime, version, versionText, Foreign.REPLACED);
     }
 
     /** The same guard, meeting rows of other writers as {@code f} says. */
-    Guard meeting(Foreign f) {
+    public Guard meeting(Foreign f) {
         return new Guard(topic, partition, offset, timestamp, logTime, version, versionText, f);
     }
 
     /** A guard without a version field. */
-    Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime) {
+    public Guard(Optional<String> topic, String partition, String offset, String timestamp, String logTime) {
         this(topic, partition, offset, timestamp, logTime, Optional.empty(), false);
     }
 
     /** A guard of a table without a topic column. */
-    Guard(String partition, String offset, String timestamp, String logTime) {
+    public Guard(String partition, String offset, String timestamp, String logTime) {
         this(Optional.empty(), partition, offset, timestamp, logTime);
     }
 
     /** What a parameter of {@link #againstParameters} takes. */
-    enum Parameter { TOPIC, PARTITION, OFFSET, LOG_TIME, VERSION }
+    public enum Parameter { TOPIC, PARTITION, OFFSET, LOG_TIME, VERSION }
 
     /**
      * The guard as SQL, comparing the stored row (columns qualified by {@code stored}, may be empty) with the
      * incoming one (qualified by {@code incoming}, e.g. {@code EXCLUDED.}, or wrapped as {@code VALUES(%s)}).
      */
-    String sql(Dialect d, String stored, String incomingFormat) {
+    public String sql(Guard.Syntax d, String stored, String incomingFormat) {
         return render(d, c -> stored + d.quote(c), c -> String.format(incomingFormat, d.quote(c)), null);
     }
 
     /** The same, each incoming column's expression given by {@code incoming}. */
-    String sql(Dialect d, String stored, java.util.function.Function<String, String> incoming) {
+    public String sql(Guard.Syntax d, String stored, java.util.function.Function<String, String> incoming) {
         return render(d, c -> stored + d.quote(c), incoming, null);
     }
 
     /** The guard against bound parameters, in the order {@link #parameters()} lists them. */
-    String againstParameters(Dialect d) {
+    public String againstParameters(Guard.Syntax d) {
         return render(d, d::quote, c -> "?", null);
     }
 
@@ -105,7 +124,7 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
      * stages): a row sorts before another exactly when {@link #sql} would let it replace the other, so that
      * {@code DISTINCT ON (key) .. ORDER BY key, newestFirst} keeps each key's newest row ({@code NULLS LAST}: PostgreSQL).
      */
-    String newestFirst(Dialect d) {
+    public String newestFirst(Guard.Syntax d) {
         List<String> order = new ArrayList<>();
         version.ifPresent(v -> order.add((versionText ? d.codePointText(d.quote(v)) : d.quote(v)) + " DESC NULLS LAST"));
         order.add("COALESCE(" + d.quote(logTime) + ", " + d.quote(timestamp) + ") DESC");
@@ -116,13 +135,13 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
     }
 
     /** What each {@code ?} of {@link #againstParameters} takes, in order. */
-    List<Parameter> parameters() {
+    public List<Parameter> parameters() {
         List<Parameter> order = new ArrayList<>();
         render(null, c -> c, c -> "?", order);
         return order;
     }
 
-    private String render(Dialect d, java.util.function.Function<String, String> s,
+    private String render(Guard.Syntax d, java.util.function.Function<String, String> s,
                           java.util.function.Function<String, String> i, List<Parameter> order) {
         java.util.function.Function<Parameter, String> in = p -> {
             if (order != null) {
@@ -165,7 +184,7 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
     }
 
     /** A stored column of the version field as the field's values compare (see {@link FieldForm}). */
-    private static String fieldForm(Dialect d, FieldColumn f, String raw) {
+    private static String fieldForm(Guard.Syntax d, FieldColumn f, String raw) {
         return switch (f.form()) {
             case NUMBER -> raw;
             case TEXT -> d == null ? raw : d.codePointText(raw);
@@ -175,7 +194,7 @@ record Guard(Optional<String> topic, String partition, String offset, String tim
     }
 
     /** The rule between two rows a backfill wrote, appended to {@code sql}. */
-    private void rule(Dialect d, java.util.function.Function<String, String> s,
+    private void rule(Guard.Syntax d, java.util.function.Function<String, String> s,
                       java.util.function.Function<Parameter, String> in, StringBuilder sql) {
         String so = s.apply(offset);
         String sp = s.apply(partition);

@@ -1,16 +1,13 @@
-package dev.kbackfill.sink.jdbc;
+package dev.kbackfill.spark;
 
-import java.sql.Connection;
-import java.util.List;
 import java.util.Optional;
 
-import dev.kbackfill.core.record.ColumnType;
-import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.version.Guard;
 
 /**
- * The newer-wins guard ({@link Guard}: the one version rule, clause for clause) for SQL engines outside JDBC: Spark
- * SQL's MERGE of the Spark engine. Identifiers are quoted with backticks; strings compare byte for byte there.
+ * The newer-wins guard ({@link Guard}: the one version rule, clause for clause, as the JDBC sink renders it too) in
+ * Spark SQL, for the Spark engine's MERGE. Identifiers are quoted with backticks; strings compare byte for byte there.
  */
 public final class GuardSql {
 
@@ -44,68 +41,39 @@ public final class GuardSql {
     }
 
     /**
-     * How a value column holds the version field in rows of another writer, for {@link #sparkSql(SinkSettings.MetadataColumns,
-     * boolean, boolean, boolean, dev.kbackfill.core.version.Version.ForeignRows, java.util.Optional, OwnField, String, String)}:
-     * whole numbers or text as the field's values are, epoch milliseconds, or a timestamp.
-     */
-    public enum OwnField { NUMBER, TEXT, EPOCH_MILLIS, TIMESTAMP }
-
-    /**
      * The condition, meeting a stored row without kbackfill's version (its offset NULL: another writer's) as
      * {@code rows} says, by its own column of the version field first where {@code ownColumn} names one.
      */
     public static String sparkSql(SinkSettings.MetadataColumns meta, boolean topicColumn, boolean versionColumn,
                                   boolean versionText, dev.kbackfill.core.version.Version.ForeignRows rows,
-                                  Optional<String> ownColumn, OwnField form, String stored, String incoming) {
+                                  Optional<String> ownColumn, Guard.FieldForm form, String stored, String incoming) {
         Guard guard = new Guard(topicColumn ? Optional.of(meta.topic()) : Optional.empty(), meta.partition(),
                 meta.offset(), meta.timestamp(), meta.logTime(),
                 versionColumn ? Optional.of(meta.version()) : Optional.empty(), versionText)
-                .meeting(new Guard.Foreign(rows, ownColumn.map(c -> new Guard.FieldColumn(c,
-                        Guard.FieldForm.valueOf(form.name())))));
+                .meeting(new Guard.Foreign(rows, ownColumn.map(c -> new Guard.FieldColumn(c, form))));
         return guard.sql(SPARK, stored, incoming + "%s");
     }
 
-    /** Only quoting matters to a guard. */
-    private static final Dialect SPARK = new Dialect() {
-        @Override
-        public String name() {
-            return "spark";
-        }
-
+    /** Spark SQL as a guard writes it: backticks; strings compare by their UTF-8 bytes, which is code point order. */
+    private static final Guard.Syntax SPARK = new Guard.Syntax() {
         @Override
         public String quote(String identifier) {
             return "`" + identifier.replace("`", "``") + "`";
         }
 
         @Override
-        public java.util.Optional<String> epochMicros(String expression) {
-            return java.util.Optional.of("unix_micros(" + expression + ")");
+        public String exactText(String expression) {
+            return expression;
         }
 
         @Override
-        public String columnType(ColumnType type, boolean key) {
-            throw new UnsupportedOperationException();
+        public String codePointText(String expression) {
+            return expression;
         }
 
         @Override
-        public String textType() {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public String upsert(String table, List<String> keys, List<String> columns, Guard guard, ConflictMode mode,
-                             int rows) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public boolean tryLock(Connection connection, String job) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void unlock(Connection connection, String job) {
-            throw new UnsupportedOperationException();
+        public Optional<String> epochMicros(String expression) {
+            return Optional.of("unix_micros(" + expression + ")");
         }
     };
 }
