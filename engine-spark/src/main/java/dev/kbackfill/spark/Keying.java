@@ -32,7 +32,7 @@ final class Keying implements Iterator<Tuple2<String, Raw>> {
     private final WaveCounters counters;
     private final dev.kbackfill.core.version.LogClock clock;
     /** The version field's clock for tombstones (records arrive in offset order per partition), or null. */
-    private dev.kbackfill.core.version.FieldClock fields;
+    private dev.kbackfill.core.record.FieldClock fields;
     private dev.kbackfill.core.read.FieldSeeds seeds;
     private Tuple2<String, Raw> next;
     private boolean done;
@@ -52,7 +52,7 @@ final class Keying implements Iterator<Tuple2<String, Raw>> {
         if (decoder.versionField().isPresent()) {
             this.seeds = new dev.kbackfill.core.read.FieldSeeds(args.kafkaConfig(),
                     args.request().isolationLevel(), args.request().topic(), decoder);
-            this.fields = new dev.kbackfill.core.version.FieldClock(seeds);
+            this.fields = new dev.kbackfill.core.record.FieldClock(seeds);
         }
         this.filters = filters;
         this.counters = counters;

@@ -9,7 +9,7 @@ import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.DecodeException;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.record.SourceRecord;
-import dev.kbackfill.core.version.FieldClock;
+import dev.kbackfill.core.record.FieldClock;
 import dev.kbackfill.core.version.VersionField;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

@@ -321,7 +321,7 @@ public final class BackfillRun {
         // a tombstone's version field: the nearest record before it with one (read back in the log where needed)
         dev.kbackfill.core.read.FieldSeeds seeds = decoder.versionField().isEmpty() ? null
                 : new dev.kbackfill.core.read.FieldSeeds(kafkaConfig, plan.request().isolationLevel(), plan.topic(), decoder);
-        dev.kbackfill.core.version.FieldClock fields = seeds == null ? null : new dev.kbackfill.core.version.FieldClock(seeds);
+        dev.kbackfill.core.record.FieldClock fields = seeds == null ? null : new dev.kbackfill.core.record.FieldClock(seeds);
         Thread readerThread = new Thread(() -> {
             try {
                 RunLimits.Throttle throttle = options.limits().throttle();
@@ -373,7 +373,7 @@ public final class BackfillRun {
     /** @param bytes the records' key and value bytes */
     /** @param fields the version field's clock (records in offset order per partition), or null for none */
     private Chunk decode(List<SourceRecord> records, Map<Integer, Long> positions, Map<Integer, Long> lost, long bytes,
-                         Instant from, Instant to, dev.kbackfill.core.version.FieldClock fields) {
+                         Instant from, Instant to, dev.kbackfill.core.record.FieldClock fields) {
         List<Change> changes = new ArrayList<>(records.size());
         Map<Integer, Long> read = new HashMap<>();
         Map<Integer, Long> filtered = new HashMap<>();

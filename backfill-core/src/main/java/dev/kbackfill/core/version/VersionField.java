@@ -12,7 +12,6 @@ import java.util.Objects;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.kbackfill.core.record.JsonText;
 import dev.kbackfill.resolver.RequestException;
 
 /**
@@ -29,13 +28,19 @@ import dev.kbackfill.resolver.RequestException;
  * </ul>
  * A record whose value lacks the field, or holds another type, is a poison record (under {@code --on-error}). A
  * tombstone carries no value: it takes the field of the nearest record before it in its partition, at most
- * {@value #TOMBSTONE_REACH} offsets back, that carries one ({@link FieldClock}); with none there, it has no field and
+ * {@value #TOMBSTONE_REACH} offsets back, that carries one ({@code FieldClock}, where records are read); with none there, it has no field and
  * is older than every version that has one.
  *
  * @param path the field's name, dots between nested names
  * @param type how its values compare
  */
 public record VersionField(String path, Type type) {
+
+    /** A nested value (object, array) of a record, carried as JSON text: a dotted path looks inside it. */
+    public interface Nested {
+        /** The value as JSON text. */
+        String json();
+    }
 
     /** How far back a tombstone looks for the field it takes (see the class comment). */
     public static final int TOMBSTONE_REACH = 1000;
@@ -122,7 +127,7 @@ public record VersionField(String path, Type type) {
             return v;
         }
         JsonNode node;
-        if (v instanceof JsonText text) {
+        if (v instanceof Nested text) {
             try {
                 node = JSON.readTree(text.json());
             } catch (java.io.IOException e) {

@@ -265,7 +265,7 @@ public abstract class SinkContract {
      * The same property with versions ordered by a value field first ({@code --version-field}): whole numbers that
      * often disagree with the logs' order, some changes without the field (older than any with it: the SPI takes them
      * from a library caller, though the command line makes such records poison), tombstones taking
-     * the field of the nearest record before them in their partition ({@link dev.kbackfill.core.version.FieldClock},
+     * the field of the nearest record before them in their partition ({@link dev.kbackfill.core.record.FieldClock},
      * as every run stamps them).
      */
     @Test
@@ -289,8 +289,8 @@ public abstract class SinkContract {
                 for (String topic : List.of(TOPIC, TOPIC + "-corrections")) {
                     for (int p = 0; p < 2; p++) {
                         List<Change> log = new java.util.ArrayList<>();
-                        dev.kbackfill.core.version.FieldClock fields = new dev.kbackfill.core.version.FieldClock(
-                                dev.kbackfill.core.version.FieldClock.Seeds.NONE);
+                        dev.kbackfill.core.record.FieldClock fields = new dev.kbackfill.core.record.FieldClock(
+                                dev.kbackfill.core.record.FieldClock.Seeds.NONE);
                         long ts = T0.toEpochMilli() + random.nextInt(50);
                         long logTime = Long.MIN_VALUE;
                         int size = 1 + random.nextInt(7);

@@ -14,6 +14,7 @@ import java.util.Random;
 
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.DecodeException;
+import dev.kbackfill.core.record.FieldClock;
 import dev.kbackfill.core.record.Format;
 import dev.kbackfill.core.record.JsonText;
 import dev.kbackfill.core.record.RecordDecoder;

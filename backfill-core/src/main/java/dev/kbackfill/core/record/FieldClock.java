@@ -1,4 +1,4 @@
-package dev.kbackfill.core.version;
+package dev.kbackfill.core.record;
 
 import java.util.HashMap;
 import java.util.HashSet;
@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
-import dev.kbackfill.core.record.Change;
+import dev.kbackfill.core.version.VersionField;
 
 /**
  * The version field of a run's tombstones, per partition: a tombstone carries no value, so it takes the field of the
@@ -55,13 +55,13 @@ public final class FieldClock {
      * A record the run filters out (outside the time window) in offset order: the field belongs to the log, so it
      * moves the clock as any record does; one that cannot be decoded carries no field.
      */
-    public void passed(dev.kbackfill.core.record.SourceRecord r, dev.kbackfill.core.record.RecordDecoder decoder) {
+    public void passed(SourceRecord r, RecordDecoder decoder) {
         if (r.value() == null) {
             return;
         }
         try {
             stamp(decoder.decode(r));
-        } catch (dev.kbackfill.core.record.DecodeException e) {
+        } catch (DecodeException e) {
             // a poison record carries no field
         }
     }
