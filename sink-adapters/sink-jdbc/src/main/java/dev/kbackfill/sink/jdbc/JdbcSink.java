@@ -36,7 +36,6 @@ import dev.kbackfill.core.version.Version;
 public final class JdbcSink implements Sink {
 
     private final SinkSettings settings;
-    private final String url;
     private final TableName tableName;
     private final Dialect baseDialect;
     private final Binder binder;
@@ -85,7 +84,6 @@ public final class JdbcSink implements Sink {
     JdbcSink(SinkSettings settings, Dialect dialect) {
         this.settings = settings;
         this.baseDialect = dialect;
-        this.url = dialect.tuneUrl(settings.url());
         this.tableName = TableName.parse(settings.table());
         this.schema = new TableSchema(settings, tableName, dialect);
         this.db = new SinkConnection(settings, dialect, target());
