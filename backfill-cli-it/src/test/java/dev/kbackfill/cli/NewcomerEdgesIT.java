@@ -112,6 +112,26 @@ class NewcomerEdgesIT {
     }
 
     @Test
+    void compactSaysWhatItDoesForEachKindOfSink() {
+        String db = "jdbc:sqlite:" + dir.resolve("compact.db");
+        CliRun jdbc = CliRun.of("compact", "--sink", db);
+        assertThat(jdbc.exitCode()).as(jdbc.out() + jdbc.err()).isEqualTo(2);
+        assertThat(jdbc.errLines()).hasSize(1);
+        assertThat(jdbc.err()).contains("a database table has no files to compact")
+                .contains("prunes the table's tombstone ledger: pass --forget-deletes-before TIME --table TABLE");
+        CliRun noTable = CliRun.of("compact", "--sink", db, "--forget-deletes-before", "2024-01-01");
+        assertThat(noTable.exitCode()).as(noTable.out() + noTable.err()).isEqualTo(2);
+        assertThat(noTable.err()).contains("needs --table: the ledger is the table's own");
+        CliRun topic = CliRun.of("compact", "--sink", "kafka:orders");
+        assertThat(topic.exitCode()).as(topic.out() + topic.err()).isEqualTo(2);
+        assertThat(topic.err()).contains("a topic is compacted by its brokers (cleanup.policy=compact)");
+        CliRun topicLedger = CliRun.of("compact", "--sink", "kafka:orders", "--forget-deletes-before", "2024-01-01");
+        assertThat(topicLedger.exitCode()).as(topicLedger.out() + topicLedger.err()).isEqualTo(2);
+        assertThat(topicLedger.err()).contains("prunes a tombstone ledger, which kafka: sinks do not keep");
+        assertThat(dir.resolve("compact.db")).doesNotExist();
+    }
+
+    @Test
     void optionsOfATopicSinkAreRefusedWithADatabaseSinkNotIgnored() {
         String url = "jdbc:sqlite:" + dir.resolve("options.db");
         for (String[] extra : List.of(new String[] {"--sink-bootstrap-server", "127.0.0.1:1"},
@@ -120,7 +140,8 @@ class NewcomerEdgesIT {
             args.addAll(List.of(extra));
             CliRun r = run(args.toArray(String[]::new));
             assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(2);
-            assertThat(r.err()).contains(extra[0] + " is for --sink kafka:TOPIC").contains("only, not jdbc:sqlite:");
+            assertThat(r.err()).contains(extra[0] + " is for --sink ").contains("kafka:TOPIC")
+                    .contains("only, not jdbc:sqlite:");
         }
         assertThat(dir.resolve("options.db")).doesNotExist();
     }

@@ -207,6 +207,6 @@ class SchemaEvolutionIT {
                 "kafka:evo-out", "--evolve-schema");
         assertThat(topic.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(topic.errLines()).hasSize(1);
-        assertThat(topic.err()).contains("--evolve-schema is for tables: a topic (--sink kafka:TOPIC) has no columns");
+        assertThat(topic.err()).contains("--evolve-schema is for tables: a sink that keeps records whole (--sink kafka:TOPIC) has no columns");
     }
 }

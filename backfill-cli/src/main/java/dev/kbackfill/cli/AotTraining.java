@@ -32,8 +32,7 @@ final class AotTraining {
                     "--bootstrap-server", servers);
             execute("plan", range);
             for (String sink : List.of("jdbc:sqlite:" + dir.resolve("training.db"), "delta:" + dir.resolve("delta"))) {
-                List<String> target = dev.kbackfill.core.sink.SinkUrl.is(sink, dev.kbackfill.core.sink.SinkUrl.Jdbc.class) ? List.of("--sink", sink, "--table", "orders")
-                        : List.of("--sink", sink);
+                List<String> target = List.of("--sink", sink, "--table", "orders");
                 for (String job : List.of("first", "again")) {
                     List<String> run = new ArrayList<>(range);
                     run.addAll(target);

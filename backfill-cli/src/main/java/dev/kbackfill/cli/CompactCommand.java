@@ -5,9 +5,8 @@ import java.io.PrintWriter;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
+import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.resolver.RequestException;
-import dev.kbackfill.sink.delta.DeltaCompaction;
-import dev.kbackfill.core.sink.SinkUrl;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -68,47 +67,15 @@ final class CompactCommand implements Callable<Integer> {
         if (forgetBefore != null) {
             return forget();
         }
-        java.util.Optional<SinkUrl> url = SinkUrl.parse(sink);
-        if (url.orElse(null) instanceof SinkUrl.Iceberg) {
-            return compactIceberg();
-        }
-        if (!(url.orElse(null) instanceof SinkUrl.Delta delta)) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --sink '" + sink
-                    + "': compact works on lake tables: delta:PATH, iceberg:...");
-        }
         if (rowsPerFile < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --rows-per-file '" + rowsPerFile
                     + "': expected a whole number >= 1");
         }
+        SinkFactory kind = SinkFactory.factoryFor(sink);
+        String done = kind.compact(settings(), new SinkFactory.Compaction(
+                Optional.ofNullable(keyColumns).map(SinkOptions::split), rowsPerFile));
         PrintWriter out = spec.commandLine().getOut();
-        DeltaCompaction.Result r = DeltaCompaction.compact(delta.location(), settings().clientConfig(),
-                Optional.ofNullable(keyColumns).map(SinkOptions::split), rowsPerFile);
-        if (r.filesRewritten() == 0) {
-            out.printf("%s: %d data file(s), nothing to compact%n", sink, r.filesBefore());
-        } else {
-            out.printf("%s: rewrote %d files (%d rows) into %d key-sorted file(s), version %d, dataChange=false%n",
-                    sink, r.filesRewritten(), r.rows(), r.filesWritten(), r.version());
-        }
-        out.flush();
-        return ExitCodes.OK;
-    }
-
-    private int compactIceberg() {
-        if (keyColumns != null) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--key-columns is for Delta tables: an "
-                    + "Iceberg table's key is its identifier fields");
-        }
-        PrintWriter out = spec.commandLine().getOut();
-        dev.kbackfill.sink.iceberg.IcebergCompaction.Result r = dev.kbackfill.sink.iceberg.IcebergCompaction.compact(
-                settings());
-        if (r.dataFilesRewritten() == 0) {
-            out.printf("%s: %d data file(s), none with deletes or small enough to pack, nothing to compact%n", sink,
-                    r.dataFilesBefore());
-        } else {
-            out.printf("%s: rewrote %d data files and dropped %d delete files (%d live rows) into %d file(s), "
-                    + "snapshot %d (replace: no new data)%n", sink, r.dataFilesRewritten(), r.deleteFilesRemoved(),
-                    r.rows(), r.filesWritten(), r.snapshotId());
-        }
+        out.println(done);
         out.flush();
         return ExitCodes.OK;
     }
@@ -120,9 +87,16 @@ final class CompactCommand implements Callable<Integer> {
 
     private int forget() {
         java.time.Instant before = forgetTime();
-        if (SinkUrl.is(sink, SinkUrl.Jdbc.class) && table == null) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--forget-deletes-before with a JDBC --sink "
-                    + "needs --table: the ledger is the table's own (TABLE_kbackfill_deletes)");
+        SinkFactory kind = SinkFactory.factoryFor(sink);
+        if (!kind.capabilities().contains(SinkFactory.Capability.KEEPS_LEDGER)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --sink '" + SinkFactory.redact(sink)
+                    + "': --forget-deletes-before prunes a tombstone ledger, which " + kind.scheme() + ": sinks do not "
+                    + "keep (those that do: " + String.join(", ", SinkFactory.formsWith(
+                    SinkFactory.Capability.KEEPS_LEDGER)) + ")");
+        }
+        if (kind.capabilities().contains(SinkFactory.Capability.NAMED_TABLES) && table == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--forget-deletes-before with a "
+                    + kind.scheme() + ": --sink needs --table: the ledger is the table's own (TABLE_kbackfill_deletes)");
         }
         dev.kbackfill.core.sink.SinkSettings settings = settings();
         try (dev.kbackfill.core.sink.Sink target = dev.kbackfill.core.sink.SinkFactory.forSettings(settings)) {

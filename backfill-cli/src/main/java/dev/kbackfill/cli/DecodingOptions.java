@@ -85,12 +85,12 @@ final class DecodingOptions {
     Path registryTrustStore;
 
     /** How records become rows, as the options say. */
-    JobDefinition.Decoding decoding(CommandLine cli, boolean kafkaSink) {
+    JobDefinition.Decoding decoding(CommandLine cli, boolean copiesRecords) {
         // a topic sink copies records as they are: read bytes unless a format is asked for
         CommandLine.ParseResult parsed = cli.getParseResult();
-        Format key = kafkaSink && !parsed.hasMatchedOption("--key-format") ? Format.BYTES
+        Format key = copiesRecords && !parsed.hasMatchedOption("--key-format") ? Format.BYTES
                 : Format.parse("--key-format", keyFormat);
-        Format value = kafkaSink && !parsed.hasMatchedOption("--value-format") ? Format.BYTES
+        Format value = copiesRecords && !parsed.hasMatchedOption("--value-format") ? Format.BYTES
                 : Format.parse("--value-format", valueFormat);
         Optional<JobDefinition.Registry> registry = Optional.empty();
         if ((key.needsRegistry() || value.needsRegistry()) && registryUrl == null) {
@@ -134,8 +134,8 @@ final class DecodingOptions {
         } catch (RequestException e) {
             throw new CommandLine.ParameterException(cli, e.getMessage());
         }
-        if (kafkaSink && !mapping.isNone()) {
-            throw new CommandLine.ParameterException(cli, "a topic sink copies records as they are: --columns, "
+        if (copiesRecords && !mapping.isNone()) {
+            throw new CommandLine.ParameterException(cli, "this sink copies records as they are: --columns, "
                     + "--rename and --header-columns do not apply to it");
         }
         if (!value.hasFields() && !mapping.columns().isEmpty()) {

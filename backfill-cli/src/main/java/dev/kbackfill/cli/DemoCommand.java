@@ -168,7 +168,7 @@ final class DemoCommand implements Callable<Integer> {
         out.println();
         if (sink == null) {
             showRows("jdbc:sqlite:" + db, null, null, out);
-        } else if (dev.kbackfill.core.sink.SinkUrl.is(sink, dev.kbackfill.core.sink.SinkUrl.Jdbc.class)) {
+        } else if (aDriverReads(sink)) {
             showRows(sink, sinkUser, System.getenv("KBACKFILL_SINK_PASSWORD"), out);
         } else {
             out.printf("the rows are in %s%n", sink);
@@ -201,6 +201,16 @@ final class DemoCommand implements Callable<Integer> {
         }
         if (code == ExitCodes.OK) {
             err.println("(forgot job " + JOB + (defaultSink ? " and table " + TABLE : "") + " of an earlier demo)");
+        }
+    }
+
+    /** Whether a JDBC driver on the classpath reads {@code url}: then the demo shows a few of its rows. */
+    private static boolean aDriverReads(String url) {
+        try {
+            DriverManager.getDriver(url);
+            return true;
+        } catch (SQLException e) {
+            return false;
         }
     }
 

@@ -489,7 +489,7 @@ final class RunCommand implements Callable<Integer> {
 
     /** How records become rows, as the options say. */
     JobDefinition.Decoding decoding() {
-        return decodingOptions.decoding(spec.commandLine(), sink.isKafka());
+        return decodingOptions.decoding(spec.commandLine(), sink.copiesRecords());
     }
 
     /** What a record that cannot be decoded does, as the options say. */

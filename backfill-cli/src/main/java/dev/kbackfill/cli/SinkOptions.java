@@ -5,6 +5,8 @@ import java.util.Optional;
 
 import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkFactory.Capability;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import picocli.CommandLine.Option;
@@ -118,8 +120,14 @@ final class SinkOptions {
         return w;
     }
 
-    boolean isKafka() {
-        return dev.kbackfill.core.sink.SinkUrl.is(url(), dev.kbackfill.core.sink.SinkUrl.Kafka.class);
+    /** Whether the sink's kind can do {@code capability}. */
+    boolean can(Capability capability) {
+        return SinkFactory.can(url(), capability);
+    }
+
+    /** Whether the sink keeps records whole (a topic): their values are not decoded into columns. */
+    boolean copiesRecords() {
+        return can(Capability.COPIES_RECORDS);
     }
 
     boolean isDefault() {
@@ -150,22 +158,20 @@ final class SinkOptions {
         if (!properties.isEmpty()) {
             requireLake(url(), "--table-property", properties.keySet().iterator().next(), "");
         }
-        if (!isKafka()) {
-            // options of a topic sink are refused elsewhere rather than ignored (--create-topic is not --create-table)
-            for (Object[] o : new Object[][] {{"--sink-bootstrap-server", sinkBootstrap},
-                    {"--sink-command-config", dev.kbackfill.core.sink.SinkUrl.isLake(url()) ? null : sinkCommandConfig},
-                    {"--create-topic", createTopic ? "" : null}}) {
-                if (o[1] != null) {
-                    throw new dev.kbackfill.resolver.RequestException(o[0] + " is for --sink kafka:TOPIC"
-                            + (o[0].equals("--sink-command-config") ? ", delta:... and iceberg:..." : "") + " only, not "
-                            + scheme(url()) + (o[0].equals("--create-topic")
-                            ? " (to create a table, pass --create-table)" : ""));
-                }
+        // options of other kinds are refused rather than ignored (--create-topic is not --create-table)
+        for (Object[] o : new Object[][] {{"--sink-bootstrap-server", sinkBootstrap, Capability.OWN_CLUSTER},
+                {"--sink-command-config", sinkCommandConfig, Capability.CLIENT_FILE},
+                {"--create-topic", createTopic ? "" : null, Capability.OWN_CLUSTER}}) {
+            if (o[1] != null && !can((Capability) o[2])) {
+                throw new dev.kbackfill.resolver.RequestException(o[0] + " is for --sink "
+                        + SinkFactory.listed(SinkFactory.formsWith((Capability) o[2])) + " only, not " + scheme(url())
+                        + (o[0].equals("--create-topic") ? " (to create a table, pass --create-table)" : ""));
             }
         }
-        if (evolveSchema && isKafka()) {
-            throw new dev.kbackfill.resolver.RequestException("--evolve-schema is for tables: a topic (--sink "
-                    + "kafka:TOPIC) has no columns");
+        if (evolveSchema && copiesRecords()) {
+            throw new dev.kbackfill.resolver.RequestException("--evolve-schema is for tables: a sink that keeps "
+                    + "records whole (--sink " + SinkFactory.listed(SinkFactory.formsWith(Capability.COPIES_RECORDS))
+                    + ") has no columns");
         }
         if (evolveSchema && ignoreUnknownFields) {
             throw new dev.kbackfill.resolver.RequestException("--evolve-schema and --ignore-unknown-fields exclude each "
@@ -188,9 +194,10 @@ final class SinkOptions {
 
     /** Refuses an option of lake tables given with another sink: one line naming the option, its value and the sink. */
     static void requireLake(String url, String option, String value, String hint) {
-        if (!dev.kbackfill.core.sink.SinkUrl.isLake(url)) {
+        if (!SinkFactory.can(url, Capability.STORAGE_SETTINGS)) {
             throw new dev.kbackfill.resolver.RequestException("invalid " + option + " '" + value + "': it is for --sink "
-                    + "delta:... and iceberg:... only, not " + scheme(url) + hint);
+                    + SinkFactory.listed(SinkFactory.formsWith(Capability.STORAGE_SETTINGS)) + " only, not "
+                    + scheme(url) + hint);
         }
     }
 

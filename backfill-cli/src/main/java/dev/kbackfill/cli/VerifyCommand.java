@@ -195,7 +195,7 @@ final class VerifyCommand implements Callable<Integer> {
 
     private JobDefinition definition(Plan plan) {
         return new JobDefinition(Optional.ofNullable(job), plan.request(), Optional.of(plan), kafka.client(),
-                sink.target(plan.topic()), decodingOptions.decoding(spec.commandLine(), sink.isKafka()),
+                sink.target(plan.topic()), decodingOptions.decoding(spec.commandLine(), sink.copiesRecords()),
                 JobDefinition.Poison.FAIL, strictTime, RunLimits.NONE, java.util.OptionalInt.empty(),
                 java.time.Duration.ZERO, JobSpec.LOCAL, sink.liveWriter());
     }
@@ -209,7 +209,7 @@ final class VerifyCommand implements Callable<Integer> {
         CommandLine cli = spec.commandLine();
         JobDefinition.KafkaClient client = given("--bootstrap-server", "--command-config", "-X", "--connect-timeout")
                 ? kafka.client() : runs.kafka();
-        JobDefinition.Decoding mine = decodingOptions.decoding(cli, sink.isKafka());
+        JobDefinition.Decoding mine = decodingOptions.decoding(cli, sink.copiesRecords());
         JobDefinition.Decoding theirs = runs.decoding();
         JobDefinition.Decoding decoding = new JobDefinition.Decoding(
                 given("--key-format") ? mine.keyFormat() : theirs.keyFormat(),

@@ -67,17 +67,19 @@ final class DeltaWaves {
     private final SparkSession spark;
     private final SparkJobSpec spec;
     private final String specJson;
+    private final String path;
 
-    DeltaWaves(SparkSession spark, SparkJobSpec spec) {
+    /** Waves of the spec into the Delta table at {@code path}. */
+    DeltaWaves(SparkSession spark, SparkJobSpec spec, String path) {
         this.spark = spark;
         this.spec = spec;
         this.specJson = spec.toJson();
+        this.path = path;
     }
 
     RunSummary run(BackfillJob.Settings settings, Sink sink, JobState state, RunOptions options, RunListener listener) {
         Plan plan = state.plan();
         SinkSettings sinkSettings = TaskContextCache.job(specJson).sinkSettings();
-        String path = ((dev.kbackfill.core.sink.SinkUrl.Delta) sinkSettings.sinkUrl()).location();
         // one incarnation's run: a reset gives the job a new incarnation, so a rerun never meets the txn versions
         // the table holds for an earlier one (Delta would skip every wave as committed)
         String appId = "kbackfill-spark-" + state.job() + "-" + state.runId();

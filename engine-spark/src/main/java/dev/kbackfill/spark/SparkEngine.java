@@ -2,6 +2,7 @@ package dev.kbackfill.spark;
 
 import dev.kbackfill.core.engine.SparkJobSpec;
 import dev.kbackfill.core.run.BackfillJob;
+import dev.kbackfill.core.sink.SinkFactory;
 import org.apache.spark.sql.SparkSession;
 
 /** The Spark engine's runner: the spec's waves, one MERGE each into Delta, else per-partition sub-jobs. */
@@ -11,9 +12,12 @@ final class SparkEngine {
     }
 
     static BackfillJob.Runner runner(SparkSession spark, SparkJobSpec spec) {
-        boolean delta = dev.kbackfill.core.sink.SinkUrl.is(spec.job().sink().url(), dev.kbackfill.core.sink.SinkUrl.Delta.class);
-        return (settings, sink, state, options, listener) -> delta
-                ? new DeltaWaves(spark, spec).run(settings, sink, state, options, listener)
+        SinkFactory.OnSpark how = SinkFactory.factoryFor(spec.job().sink().url()).onSpark(spec.job().sink());
+        if (how instanceof SinkFactory.OnSpark.Refused refused) {
+            throw new dev.kbackfill.resolver.RequestException(refused.reason());
+        }
+        return (settings, sink, state, options, listener) -> how instanceof SinkFactory.OnSpark.DeltaMerge merge
+                ? new DeltaWaves(spark, spec, merge.location()).run(settings, sink, state, options, listener)
                 : new PartitionWaves(spark, spec).run(settings, sink, state, options, listener);
     }
 }

@@ -1,20 +1,64 @@
 package dev.kbackfill.core.sink;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Creates sinks for {@code --sink} URLs of one kind; found with {@link ServiceLoader}, so a sink module on the
- * classpath is all it takes.
+ * One kind of sink: creates sinks for the {@code --sink} URLs of its scheme and says what the kind can do. Found with
+ * {@link ServiceLoader} ({@code META-INF/services/dev.kbackfill.core.sink.SinkFactory}), so a sink module on the
+ * classpath is all a new kind takes: the command line, the job and the engines ask a kind's {@link #capabilities}
+ * and its {@link #onSpark} answer, never its name.
  */
 public interface SinkFactory {
 
-    /** Whether this factory handles the URL, e.g. every {@code jdbc:} URL. */
-    boolean accepts(String url);
+    /** The URL scheme of the kind, without its colon: {@code jdbc}, {@code delta}. */
+    String scheme();
+
+    /** Whether this factory handles the URL: by default every URL of its {@link #scheme}. */
+    default boolean accepts(String url) {
+        return url != null && url.startsWith(scheme() + ":");
+    }
+
+    /**
+     * What a sink of this kind can do or takes, beyond writing rows and storing its jobs: what the command line
+     * checks options against, and what it offers.
+     */
+    enum Capability {
+        /** The URL names a database; {@code --table} names the table, whose tombstone ledger is its own. */
+        NAMED_TABLES,
+        /**
+         * A lake table: its filesystem or catalog takes settings ({@code --sink-property}), a table it creates
+         * takes properties ({@code --table-property}) and a partitioning ({@code --partition-by}).
+         */
+        STORAGE_SETTINGS,
+        /** Reads a client settings file where it opens ({@code --sink-command-config}). */
+        CLIENT_FILE,
+        /**
+         * Writes to a cluster of its own, the source's unless told ({@code --sink-bootstrap-server}); creates its
+         * destination with {@code --create-topic}.
+         */
+        OWN_CLUSTER,
+        /** Keeps records whole (key, value, headers): no columns to evolve, values not decoded. */
+        COPIES_RECORDS,
+        /** Records the deletes it applied in a tombstone ledger, which {@code compact --forget-deletes-before} prunes. */
+        KEEPS_LEDGER,
+        /** Rewrites its files without a data change ({@link #compact}). */
+        COMPACTS
+    }
+
+    /** What sinks of this kind can do. */
+    Set<Capability> capabilities();
 
     /** The URL forms, for error messages, e.g. {@code jdbc:postgresql://HOST/DB}. */
     List<String> forms();
+
+    /** The kind's URLs in one short form, for messages that list kinds: {@code delta:...}, {@code kafka:TOPIC}. */
+    default String shortForm() {
+        return scheme() + ":...";
+    }
 
     /**
      * @throws SinkConfigException for a URL or settings this kind of sink cannot use
@@ -30,21 +74,100 @@ public interface SinkFactory {
      */
     JobStore createJobStore(SinkSettings settings);
 
-    /** The sink for the settings' URL among the factories on the classpath. */
-    static Sink forSettings(SinkSettings settings) {
-        return factoryFor(settings).create(settings);
+    /**
+     * How the Spark engine writes a target of this kind, or why it cannot: the engine asks this, and never looks at
+     * the kind.
+     */
+    default OnSpark onSpark(SinkTarget target) {
+        return new OnSpark.Refused("--engine spark does not write " + scheme() + ": sinks yet: run it with "
+                + "--engine local");
     }
 
-    /** The factory on the classpath that accepts the settings' URL. */
-    private static SinkFactory factoryFor(SinkSettings settings) {
-        List<SinkFactory> factories = ServiceLoader.load(SinkFactory.class).stream()
-                .map(ServiceLoader.Provider::get).toList();
+    /** How the Spark engine writes a target ({@link #onSpark}). */
+    sealed interface OnSpark {
+        /**
+         * Per-partition sub-jobs in the executors, each a local run of its partitions committing their progress with
+         * their rows.
+         *
+         * @param defaultConnections the most writers at once unless {@code --spark-max-connections} says
+         */
+        record PartitionTasks(int defaultConnections) implements OnSpark {
+        }
+
+        /** One Delta MERGE per wave by Spark's own Delta support, into the table at {@code location}. */
+        record DeltaMerge(String location) implements OnSpark {
+        }
+
+        /** Not on Spark: {@code reason} says why and what to run instead (one line, exit 2). */
+        record Refused(String reason) implements OnSpark {
+        }
+    }
+
+    /** What {@code kbackfill compact} is asked: the key columns a Delta table sorts by, rows per written file. */
+    record Compaction(Optional<List<String>> keyColumns, int rowsPerFile) {
+    }
+
+    /**
+     * Compacts the destination ({@link Capability#COMPACTS}) and says what it did, in one line.
+     *
+     * @throws SinkConfigException where the kind has nothing to compact: the message says what compact does for it
+     */
+    default String compact(SinkSettings settings, Compaction compaction) {
+        throw new SinkConfigException("invalid --sink '" + redact(settings.url()) + "': compact rewrites the files of "
+                + "lake tables (" + String.join(", ", formsWith(Capability.COMPACTS)) + "); a " + scheme()
+                + ": sink has none");
+    }
+
+    /** The sink for the settings' URL among the factories on the classpath. */
+    static Sink forSettings(SinkSettings settings) {
+        return factoryFor(settings.url()).create(settings);
+    }
+
+    /** Every kind of sink on the classpath. */
+    static List<SinkFactory> all() {
+        return ServiceLoader.load(SinkFactory.class).stream().map(ServiceLoader.Provider::get).toList();
+    }
+
+    /** The kind of sink that accepts {@code url}, if any on the classpath does. */
+    static Optional<SinkFactory> of(String url) {
+        return all().stream().filter(f -> f.accepts(url)).findFirst();
+    }
+
+    /** Whether sinks at {@code url} can do {@code capability} (false for a URL no kind accepts). */
+    static boolean can(String url, Capability capability) {
+        return of(url).map(f -> f.capabilities().contains(capability)).orElse(false);
+    }
+
+    /**
+     * The short forms of the kinds that can do {@code capability}, by scheme, for messages: {@code delta:...},
+     * {@code iceberg:...}.
+     */
+    static List<String> formsWith(Capability capability) {
+        return all().stream().filter(f -> f.capabilities().contains(capability))
+                .sorted(java.util.Comparator.comparing(SinkFactory::scheme)).map(SinkFactory::shortForm).toList();
+    }
+
+    /** Forms in a sentence: {@code a}, {@code a and b}, {@code a, b and c}. */
+    static String listed(List<String> forms) {
+        if (forms.size() < 2) {
+            return String.join("", forms);
+        }
+        return String.join(", ", forms.subList(0, forms.size() - 1)) + " and " + forms.get(forms.size() - 1);
+    }
+
+    /**
+     * The factory on the classpath that accepts {@code url}.
+     *
+     * @throws SinkConfigException for a URL no kind accepts, naming the forms that are
+     */
+    static SinkFactory factoryFor(String url) {
+        List<SinkFactory> factories = all();
         for (SinkFactory f : factories) {
-            if (f.accepts(settings.url())) {
+            if (f.accepts(url)) {
                 return f;
             }
         }
-        throw new SinkConfigException("invalid --sink '" + redact(settings.url()) + "': expected "
+        throw new SinkConfigException("invalid --sink '" + (url == null ? "" : redact(url)) + "': expected "
                 + factories.stream().flatMap(f -> f.forms().stream()).collect(Collectors.joining(", ")));
     }
 
@@ -53,7 +176,7 @@ public interface SinkFactory {
      * {@code reset}, {@code jobs}): open it with {@link JobStore#openForJobs()}.
      */
     static JobStore jobStore(SinkSettings settings) {
-        return factoryFor(settings).createJobStore(settings);
+        return factoryFor(settings.url()).createJobStore(settings);
     }
 
     /**

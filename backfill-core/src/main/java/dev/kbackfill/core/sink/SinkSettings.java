@@ -332,8 +332,4 @@ public record SinkSettings(SinkTarget target, Optional<String> password, Metadat
     }
 
     /** The URL by its kind; a URL of no kind is refused in one line naming it. */
-    public SinkUrl sinkUrl() {
-        return SinkUrl.parse(url()).orElseThrow(() -> new SinkConfigException("invalid --sink '"
-                + SinkFactory.redact(url()) + "': expected jdbc:..., delta:..., iceberg:... or kafka:..."));
-    }
 }

@@ -95,34 +95,19 @@ public record SinkTarget(String url, String table, Optional<String> user, Confli
         }
     }
 
-    /** Whether the destination is a topic. */
-    public boolean isKafka() {
-        return SinkUrl.is(url, SinkUrl.Kafka.class);
-    }
-
-    /** Whether the destination is a lake table (Delta or Iceberg), whose filesystem or catalog takes settings. */
-    public boolean isLake() {
-        return SinkUrl.isLake(url);
+    /** Whether the destination's kind can do {@code capability}. */
+    public boolean can(SinkFactory.Capability capability) {
+        return SinkFactory.can(url, capability);
     }
 
     /**
      * The sink's settings for a source {@code topic} whose client settings are {@code sourceConfig}, with the
-     * password from {@value #PASSWORD_ENV}: a topic sink's client settings are its file's, then its own,
-     * then the source's bootstrap servers unless given.
+     * password from {@value #PASSWORD_ENV}: the sink's client settings are its file's, then its own.
      */
     public SinkSettings settings(String topic, Map<String, Object> sourceConfig) {
         Map<String, Object> sinkClient = new HashMap<>();
         clientFile.ifPresent(f -> sinkClient.putAll(dev.kbackfill.resolver.ClientConfigs.fromFile("--sink-command-config", f)));
         sinkClient.putAll(client);
-        if (isKafka() && !sinkClient.isEmpty()) {
-            sinkClient.putIfAbsent("bootstrap.servers", sourceConfig.get("bootstrap.servers"));
-            // --connect-timeout holds for the sink's cluster too: an unreachable one fails in seconds, not a minute
-            for (String timeout : List.of("default.api.timeout.ms", "request.timeout.ms")) {
-                if (sourceConfig.containsKey(timeout)) {
-                    sinkClient.putIfAbsent(timeout, sourceConfig.get(timeout));
-                }
-            }
-        }
         return new SinkSettings(this, Optional.ofNullable(System.getenv(PASSWORD_ENV)),
                 SinkSettings.MetadataColumns.DEFAULT, sinkClient, new SinkSettings.Source(topic, sourceConfig),
                 Optional.empty(), dev.kbackfill.core.record.ColumnMapping.none(), false);

@@ -30,10 +30,8 @@ import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.core.run.RunSummary;
 import dev.kbackfill.core.run.Transient;
-import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
-import dev.kbackfill.core.sink.SinkUrl;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.RequestException;
 
@@ -159,16 +157,8 @@ public final class SparkLaunch {
 
     /** Refuses what the engine cannot run, before anything is opened (exit 2). */
     public static void check(JobDefinition job) {
-        if (job.sink().isKafka() && job.sink().conflict() != ConflictMode.OVERWRITE) {
-            throw new RequestException("--engine spark with a topic sink needs --on-conflict overwrite: newer-wins and "
-                    + "insert-only consult an index of the whole target topic, which every per-partition task would "
-                    + "have to build; run them with --engine local");
-        }
-        if (SinkUrl.is(job.sink().url(), SinkUrl.Iceberg.class)) {
-            // per-partition tasks would be concurrent committers to one table, each refused by the others' commits;
-            // a MERGE per wave needs Iceberg's Spark runtime in the engine, which it does not ship
-            throw new RequestException("--engine spark does not write Iceberg tables yet: run it with --engine local "
-                    + "(one process reads every partition and commits one snapshot per batch)");
+        if (onSpark(job) instanceof SinkFactory.OnSpark.Refused refused) {
+            throw new RequestException(refused.reason());
         }
         if (!job.limits().isNone()) {
             throw new RequestException("--max-records, --max-duration and the rate limits are not supported with "
@@ -187,11 +177,15 @@ public final class SparkLaunch {
         return jar;
     }
 
-    /** The most database writers at once: as asked, else one for SQLite (one writer per file) and 8 otherwise. */
+    /** How the engine writes the job's sink, as its kind says. */
+    private static SinkFactory.OnSpark onSpark(JobDefinition job) {
+        return SinkFactory.factoryFor(job.sink().url()).onSpark(job.sink());
+    }
+
+    /** The most writers at once: as asked, else as the sink's kind says (one for a SQLite file). */
     private int connections(JobDefinition job) {
-        boolean sqlite = SinkUrl.parse(job.sink().url()).filter(u -> u instanceof SinkUrl.Jdbc j
-                && j.driver().equals("sqlite")).isPresent();
-        return options.maxConnections().orElse(sqlite ? 1 : 8);
+        return options.maxConnections().orElse(onSpark(job) instanceof SinkFactory.OnSpark.PartitionTasks t
+                ? t.defaultConnections() : 8);
     }
 
     /** What {@link #writeSpec} did: nothing (the job is done), or the spec written and the command that runs it. */

@@ -1,18 +1,56 @@
 package dev.kbackfill.sink.delta;
 
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.SinkTarget;
 
 /** {@code --sink delta:PATH}: a Delta table at a local path or any Hadoop filesystem URI. */
 public final class DeltaSinkFactory implements SinkFactory {
 
     @Override
-    public boolean accepts(String url) {
-        return dev.kbackfill.core.sink.SinkUrl.is(url, dev.kbackfill.core.sink.SinkUrl.Delta.class);
+    public String scheme() {
+        return "delta";
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return EnumSet.of(Capability.STORAGE_SETTINGS, Capability.CLIENT_FILE, Capability.KEEPS_LEDGER,
+                Capability.COMPACTS);
+    }
+
+    /** One Delta MERGE per wave by Spark's Delta support: the table takes one committer per wave. */
+    @Override
+    public OnSpark onSpark(SinkTarget target) {
+        return new OnSpark.DeltaMerge(location(target.url()));
+    }
+
+    /** Rewrites the table's files into key-sorted ones, in one commit marked {@code dataChange=false}. */
+    @Override
+    public String compact(SinkSettings settings, Compaction compaction) {
+        DeltaCompaction.Result r;
+        try {
+            r = DeltaCompaction.compact(location(settings.url()), settings.clientConfig(), compaction.keyColumns(),
+                    compaction.rowsPerFile());
+        } catch (java.io.IOException e) {
+            throw new dev.kbackfill.core.sink.SinkException("cannot compact " + settings.url() + ": " + e.getMessage(),
+                    e);
+        }
+        if (r.filesRewritten() == 0) {
+            return String.format("%s: %d data file(s), nothing to compact", settings.url(), r.filesBefore());
+        }
+        return String.format("%s: rewrote %d files (%d rows) into %d key-sorted file(s), version %d, dataChange=false",
+                settings.url(), r.filesRewritten(), r.rows(), r.filesWritten(), r.version());
+    }
+
+    /** The table's location: what follows {@code delta:}, a path or a filesystem URI. */
+    public static String location(String url) {
+        return url.substring("delta:".length());
     }
 
     @Override
@@ -32,7 +70,7 @@ public final class DeltaSinkFactory implements SinkFactory {
     }
 
     private DeltaTable table(SinkSettings settings) {
-        String path = ((dev.kbackfill.core.sink.SinkUrl.Delta) settings.sinkUrl()).location();
+        String path = location(settings.url());
         if (path.isBlank()) {
             throw new SinkConfigException("invalid --sink '" + settings.url() + "': expected delta:PATH");
         }

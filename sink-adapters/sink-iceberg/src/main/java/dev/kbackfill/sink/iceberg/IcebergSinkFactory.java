@@ -1,10 +1,13 @@
 package dev.kbackfill.sink.iceberg;
 
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.SinkTarget;
 
 /**
  * {@code --sink iceberg:PATH} (a path table), {@code iceberg:jdbc:JDBC-URL#NAMESPACE.TABLE},
@@ -13,8 +16,41 @@ import dev.kbackfill.core.sink.SinkSettings;
 public final class IcebergSinkFactory implements SinkFactory {
 
     @Override
-    public boolean accepts(String url) {
-        return dev.kbackfill.core.sink.SinkUrl.is(url, dev.kbackfill.core.sink.SinkUrl.Iceberg.class);
+    public String scheme() {
+        return "iceberg";
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return EnumSet.of(Capability.STORAGE_SETTINGS, Capability.CLIENT_FILE, Capability.KEEPS_LEDGER,
+                Capability.COMPACTS);
+    }
+
+    /**
+     * Not on Spark: per-partition tasks would be concurrent committers to one table, each refused by the others'
+     * commits; a MERGE per wave needs Iceberg's Spark runtime in the engine, which it does not ship.
+     */
+    @Override
+    public OnSpark onSpark(SinkTarget target) {
+        return new OnSpark.Refused("--engine spark does not write Iceberg tables yet: run it with --engine local "
+                + "(one process reads every partition and commits one snapshot per batch)");
+    }
+
+    /** Rewrites the data files with deletes without their deleted rows, small files packed, in one replace snapshot. */
+    @Override
+    public String compact(SinkSettings settings, Compaction compaction) {
+        if (compaction.keyColumns().isPresent()) {
+            throw new dev.kbackfill.core.sink.SinkConfigException("--key-columns is for Delta tables: an Iceberg "
+                    + "table's key is its identifier fields");
+        }
+        IcebergCompaction.Result r = IcebergCompaction.compact(settings);
+        if (r.dataFilesRewritten() == 0) {
+            return String.format("%s: %d data file(s), none with deletes or small enough to pack, nothing to compact",
+                    settings.url(), r.dataFilesBefore());
+        }
+        return String.format("%s: rewrote %d data files and dropped %d delete files (%d live rows) into %d file(s), "
+                + "snapshot %d (replace: no new data)", settings.url(), r.dataFilesRewritten(), r.deleteFilesRemoved(),
+                r.rows(), r.filesWritten(), r.snapshotId());
     }
 
     @Override

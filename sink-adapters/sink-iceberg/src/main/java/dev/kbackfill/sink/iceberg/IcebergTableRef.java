@@ -27,8 +27,7 @@ record IcebergTableRef(Optional<Catalog> catalog, String location, List<String> 
 
     /** The reference {@code url} spells; {@code defaultTable} is {@code --table}. */
     static IcebergTableRef parse(String url, String defaultTable) {
-        String rest = ((dev.kbackfill.core.sink.SinkUrl.Iceberg) dev.kbackfill.core.sink.SinkUrl.parse(url).orElseThrow())
-                .reference();
+        String rest = url.substring("iceberg:".length());
         for (Catalog c : Catalog.values()) {
             String prefix = c.name().toLowerCase(java.util.Locale.ROOT) + ":";
             if (rest.startsWith(prefix)) {

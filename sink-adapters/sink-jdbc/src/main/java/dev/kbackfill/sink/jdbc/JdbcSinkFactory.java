@@ -1,11 +1,14 @@
 package dev.kbackfill.sink.jdbc;
 
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 import dev.kbackfill.core.sink.JobStore;
 import dev.kbackfill.core.sink.Sink;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.SinkTarget;
 
 /** {@code --sink jdbc:...}: PostgreSQL, MySQL/MariaDB, SQLite, and databases with standard MERGE (H2). */
 public final class JdbcSinkFactory implements SinkFactory {
@@ -14,8 +17,34 @@ public final class JdbcSinkFactory implements SinkFactory {
             "jdbc:mysql://HOST[:PORT]/DB", "jdbc:sqlite:FILE", "jdbc:h2:...");
 
     @Override
-    public boolean accepts(String url) {
-        return dev.kbackfill.core.sink.SinkUrl.is(url, dev.kbackfill.core.sink.SinkUrl.Jdbc.class);
+    public String scheme() {
+        return "jdbc";
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return EnumSet.of(Capability.NAMED_TABLES, Capability.KEEPS_LEDGER);
+    }
+
+    /** Per-partition sub-jobs, each a transaction of its own: one writer for SQLite (one per file), else 8. */
+    @Override
+    public OnSpark onSpark(SinkTarget target) {
+        return new OnSpark.PartitionTasks(driver(target.url()).equals("sqlite") ? 1 : 8);
+    }
+
+    /** A database's rows have no files to rewrite: compact prunes a table's tombstone ledger only. */
+    @Override
+    public String compact(SinkSettings settings, Compaction compaction) {
+        throw new dev.kbackfill.core.sink.SinkConfigException("invalid --sink '" + SinkFactory.redact(settings.url())
+                + "': a database table has no files to compact; for a JDBC sink compact prunes the table's tombstone "
+                + "ledger: pass --forget-deletes-before TIME --table TABLE");
+    }
+
+    /** The driver's kind: {@code postgresql}, {@code mariadb}, {@code sqlite}, ... (what follows {@code jdbc:}). */
+    static String driver(String url) {
+        String rest = url.substring("jdbc:".length());
+        int colon = rest.indexOf(':');
+        return colon < 0 ? rest : rest.substring(0, colon);
     }
 
     @Override
@@ -40,7 +69,7 @@ public final class JdbcSinkFactory implements SinkFactory {
     }
 
     private static Dialect dialect(SinkSettings settings) {
-        return switch (((dev.kbackfill.core.sink.SinkUrl.Jdbc) settings.sinkUrl()).driver()) {
+        return switch (driver(settings.url())) {
             case "postgresql" -> new PostgresDialect();
             case "mariadb", "mysql" -> new MariaDbDialect();
             case "sqlite" -> new SqliteDialect();
@@ -51,7 +80,7 @@ public final class JdbcSinkFactory implements SinkFactory {
     /** The settings with the URL the driver takes: the MariaDB driver speaks to MySQL when told it may. */
     private static SinkSettings withDriverUrl(SinkSettings settings) {
         String url = settings.url();
-        if (!"mysql".equals(((dev.kbackfill.core.sink.SinkUrl.Jdbc) settings.sinkUrl()).driver())) {
+        if (!"mysql".equals(driver(url))) {
             return settings;
         }
         return settings.withUrl(url + (url.contains("?") ? "&" : "?") + "permitMysqlScheme");

@@ -70,7 +70,19 @@ final class KafkaSink implements Sink {
 
     /** The client settings of the sink's cluster: its own ({@code --sink-bootstrap-server}), else the source's. */
     static Map<String, Object> clusterConfig(SinkSettings settings) {
-        return settings.clientConfig().isEmpty() ? settings.source().clientConfig() : settings.clientConfig();
+        if (settings.clientConfig().isEmpty()) {
+            return settings.source().clientConfig();
+        }
+        // settings of its own: the source's bootstrap servers unless given, and --connect-timeout holds for the
+        // sink's cluster too (an unreachable one fails in seconds, not a minute)
+        Map<String, Object> config = new java.util.HashMap<>(settings.clientConfig());
+        Map<String, Object> source = settings.source().clientConfig();
+        for (String inherited : List.of("bootstrap.servers", "default.api.timeout.ms", "request.timeout.ms")) {
+            if (source.containsKey(inherited)) {
+                config.putIfAbsent(inherited, source.get(inherited));
+            }
+        }
+        return Map.copyOf(config);
     }
 
     /** Records are copied as they are: key, value, headers and timestamp of the raw record. */

@@ -1,0 +1,74 @@
+package dev.kbackfill.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+
+import dev.kbackfill.core.sink.ConflictMode;
+import dev.kbackfill.core.sink.SinkConfigException;
+import dev.kbackfill.core.sink.SinkFactory;
+import dev.kbackfill.core.sink.SinkFactory.Capability;
+import dev.kbackfill.core.sink.SinkFactory.OnSpark;
+import dev.kbackfill.core.sink.SinkTarget;
+import org.junit.jupiter.api.Test;
+
+/** The shipped sink kinds as the command line finds them: by their factories on the classpath, never by name. */
+class SinkKindsTest {
+
+    @Test
+    void aUrlFindsTheKindOfItsSchemeAndNoOther() {
+        assertThat(SinkFactory.of("jdbc:postgresql://db/app?user=a")).map(SinkFactory::scheme).contains("jdbc");
+        assertThat(SinkFactory.of("jdbc:sqlite:/data/k.db")).map(SinkFactory::scheme).contains("jdbc");
+        assertThat(SinkFactory.of("delta:s3a://bucket/orders")).map(SinkFactory::scheme).contains("delta");
+        assertThat(SinkFactory.of("iceberg:rest:http://cat#db.orders")).map(SinkFactory::scheme).contains("iceberg");
+        assertThat(SinkFactory.of("kafka:orders_latest")).map(SinkFactory::scheme).contains("kafka");
+        assertThat(SinkFactory.of("postgresql://db/app")).isEmpty();
+        assertThat(SinkFactory.of("DELTA:/t")).isEmpty(); // schemes are lower case, as the factories take them
+        assertThat(SinkFactory.of("")).isEmpty();
+        assertThat(SinkFactory.of(null)).isEmpty();
+        assertThat(SinkFactory.of("topic:orders")).isEmpty();
+        assertThatThrownBy(() -> SinkFactory.factoryFor("topic:orders")).isInstanceOf(SinkConfigException.class)
+                .hasMessageStartingWith("invalid --sink 'topic:orders': expected ").hasMessageContaining("kafka:TOPIC")
+                .hasMessageContaining("jdbc:sqlite:FILE").hasMessageContaining("delta:PATH");
+    }
+
+    @Test
+    void lakeTablesTakeStorageSettingsAndOnlyThey() {
+        assertThat(SinkFactory.can("delta:/t", Capability.STORAGE_SETTINGS)).isTrue();
+        assertThat(SinkFactory.can("iceberg:/t", Capability.STORAGE_SETTINGS)).isTrue();
+        assertThat(SinkFactory.can("jdbc:sqlite:/t", Capability.STORAGE_SETTINGS)).isFalse();
+        assertThat(SinkFactory.can("kafka:t", Capability.STORAGE_SETTINGS)).isFalse();
+        assertThat(SinkFactory.can("nosuch:t", Capability.STORAGE_SETTINGS)).isFalse();
+        assertThat(SinkFactory.formsWith(Capability.STORAGE_SETTINGS)).containsExactly("delta:...", "iceberg:...");
+        assertThat(SinkFactory.listed(SinkFactory.formsWith(Capability.STORAGE_SETTINGS)))
+                .isEqualTo("delta:... and iceberg:...");
+        assertThat(SinkFactory.formsWith(Capability.OWN_CLUSTER)).containsExactly("kafka:TOPIC");
+        assertThat(SinkFactory.formsWith(Capability.COMPACTS)).containsExactly("delta:...", "iceberg:...");
+        assertThat(SinkFactory.formsWith(Capability.KEEPS_LEDGER)).containsExactly("delta:...", "iceberg:...",
+                "jdbc:...");
+    }
+
+    @Test
+    void eachKindSaysHowTheSparkEngineWritesIt() {
+        assertThat(onSpark("delta:/data/orders", ConflictMode.NEWER_WINS)).isEqualTo(
+                new OnSpark.DeltaMerge("/data/orders"));
+        assertThat(onSpark("jdbc:sqlite:/data/k.db", ConflictMode.NEWER_WINS)).isEqualTo(new OnSpark.PartitionTasks(1));
+        assertThat(onSpark("jdbc:postgresql://db/app", ConflictMode.NEWER_WINS)).isEqualTo(
+                new OnSpark.PartitionTasks(8));
+        assertThat(onSpark("kafka:t", ConflictMode.OVERWRITE)).isEqualTo(new OnSpark.PartitionTasks(8));
+        assertThat(onSpark("kafka:t", ConflictMode.NEWER_WINS)).isInstanceOf(OnSpark.Refused.class);
+        assertThat(onSpark("iceberg:/t", ConflictMode.NEWER_WINS)).isInstanceOf(OnSpark.Refused.class);
+    }
+
+    private static OnSpark onSpark(String url, ConflictMode conflict) {
+        return SinkFactory.factoryFor(url).onSpark(SinkTarget.of(url, "orders", conflict, false));
+    }
+
+    @Test
+    void listedFormsReadAsASentence() {
+        assertThat(SinkFactory.listed(List.of())).isEmpty();
+        assertThat(SinkFactory.listed(List.of("a"))).isEqualTo("a");
+        assertThat(SinkFactory.listed(List.of("a", "b", "c"))).isEqualTo("a, b and c");
+    }
+}
