@@ -204,7 +204,7 @@ final class DeltaWaves {
                     shape = EntryRows.shapeOf(json, survivors);
                     WriteBatch creating = new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(),
                             plan.topic());
-                    if (dev.kbackfill.sink.lake.HeldBatches.missingToCreate(creating, sinkSettings).isEmpty()) {
+                    if (DeltaEngineSupport.missingToCreate(creating, sinkSettings).isEmpty()) {
                         sink.write(creating); // deletes only: the key columns, values added later
                     }
                     phase("create the table");
@@ -291,7 +291,7 @@ final class DeltaWaves {
                 String view = "kbackfill_wave_" + wave;
                 src.createOrReplaceTempView(view);
                 List<String> written = List.of(table.fieldNames());
-                dev.kbackfill.sink.lake.KeyedBatch.requireWritten(written.stream().filter(c -> !keys.contains(c)
+                DeltaEngineSupport.requireWritten(written.stream().filter(c -> !keys.contains(c)
                         && !meta.contains(c) && !sinkSettings.writesValueColumn(c)).toList());
                 DeltaMergeSql sql = new DeltaMergeSql(path, written, has(table, meta.version())
                         && table.apply(meta.version()).dataType() == DataTypes.StringType, keys, meta,

@@ -7,7 +7,7 @@ import java.util.Optional;
 import java.util.Set;
 
 import dev.kbackfill.sink.delta.DeltaStateCommits;
-import dev.kbackfill.sink.lake.LakeSink;
+import dev.kbackfill.sink.delta.DeltaEngineSupport;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.delta.DeltaLog;
 import org.apache.spark.sql.delta.DeltaOperations;
@@ -44,8 +44,8 @@ public final class SparkDeltaStateCommits implements DeltaStateCommits {
         SparkSession spark = session().orElseThrow(() -> new IllegalStateException("no Spark session"));
         OptimisticTransaction txn = DeltaLog.forTable(spark, path).startTransaction();
         if (txn.readVersion() != readVersion) {
-            throw new LakeSink.Stale("another writer committed to " + path + " (version " + txn.readVersion()
-                    + ") since kbackfill read its version " + readVersion, null);
+            throw DeltaEngineSupport.anotherWriterCommitted("another writer committed to " + path + " (version "
+                    + txn.readVersion() + ") since kbackfill read its version " + readVersion, null);
         }
         List<Action> actions = new ArrayList<>();
         domains.forEach((domain, configuration) -> actions.add(new DomainMetadata(domain, configuration, false)));
@@ -56,7 +56,7 @@ public final class SparkDeltaStateCommits implements DeltaStateCommits {
             txn.commit(scala.jdk.javaapi.CollectionConverters.asScala(actions).toList(),
                     DeltaOperations.ManualUpdate$.MODULE$);
         } catch (io.delta.exceptions.DeltaConcurrentModificationException e) {
-            throw new LakeSink.Stale("another writer committed to " + path + " while kbackfill committed a job's "
+            throw DeltaEngineSupport.anotherWriterCommitted("another writer committed to " + path + " while kbackfill committed a job's "
                     + "state: " + e.getMessage(), e);
         }
     }

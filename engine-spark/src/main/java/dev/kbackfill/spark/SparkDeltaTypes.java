@@ -29,7 +29,7 @@ final class SparkDeltaTypes {
 
     /** The Spark type of the column a lake table kbackfill creates gives values of {@code type}. */
     static DataType sparkType(dev.kbackfill.core.record.ColumnType type) {
-        dev.kbackfill.sink.lake.LakeType lake = dev.kbackfill.sink.lake.LakeType.forColumn(type);
+        var lake = dev.kbackfill.sink.delta.DeltaEngineSupport.columnType(type);
         return switch (lake.kind()) {
             case STRING -> DataTypes.StringType;
             case LONG -> DataTypes.LongType;

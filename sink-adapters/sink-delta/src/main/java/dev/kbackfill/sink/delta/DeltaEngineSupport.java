@@ -32,6 +32,37 @@ public final class DeltaEngineSupport {
     private DeltaEngineSupport() {
     }
 
+    /**
+     * What a table created from {@code batch}'s columns would lack (the key, a value column): empty where the batch
+     * can create it, as the single-machine sink decides.
+     */
+    public static List<String> missingToCreate(dev.kbackfill.core.sink.WriteBatch batch,
+                                               dev.kbackfill.core.sink.SinkSettings settings) {
+        return dev.kbackfill.sink.lake.HeldBatches.missingToCreate(batch, settings);
+    }
+
+    /**
+     * Refuses a write that leaves {@code left} of the table's columns out: a lake table's row is written whole.
+     *
+     * @throws dev.kbackfill.core.sink.SinkConfigException naming the columns
+     */
+    public static void requireWritten(List<String> left) {
+        dev.kbackfill.sink.lake.KeyedBatch.requireWritten(left);
+    }
+
+    /** The lake type a table kbackfill creates gives a column of {@code type}, for an engine's own schema. */
+    public static dev.kbackfill.sink.lake.LakeType columnType(dev.kbackfill.core.record.ColumnType type) {
+        return dev.kbackfill.sink.lake.LakeType.forColumn(type);
+    }
+
+    /**
+     * What an engine's commit throws when another writer committed since it read the table: the sink reads the table
+     * again and retries, as after its own commits.
+     */
+    public static RuntimeException anotherWriterCommitted(String message, Throwable cause) {
+        return new dev.kbackfill.sink.lake.LakeSink.Stale(message, cause);
+    }
+
     private static Optional<Snapshot> snapshot(Engine engine, String path) {
         try {
             return Optional.of(TableManager.loadSnapshot(path).build(engine));
