@@ -11,27 +11,22 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.run.Rejects;
 import dev.kbackfill.core.record.RecordDecoder;
 import dev.kbackfill.core.run.BackfillJob;
+import dev.kbackfill.core.run.JobRun;
 import dev.kbackfill.core.run.JobDecision;
 import dev.kbackfill.core.run.PartitionStats;
 import dev.kbackfill.core.run.RunListener;
-import dev.kbackfill.core.run.RunOptions;
 import dev.kbackfill.core.run.RunSummary;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
-import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.resolver.BackfillRequest;
-import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.resolver.Plan;
 import dev.kbackfill.resolver.RequestException;
-import dev.kbackfill.resolver.TopicInfo;
 import dev.kbackfill.spark.launch.SparkLaunch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -253,11 +248,9 @@ final class RunCommand implements Callable<Integer> {
             err.println("no --sink given: writing to the embedded default, SQLite file "
                     + Path.of("kbackfill.db").toAbsolutePath() + ", table " + settings.table());
         }
-        // the Kafka client starts and fetches the topic's metadata while the sink opens: both are most of a short
-        // run's first second, and neither needs the other (a sink error still comes first)
-        CompletableFuture<KafkaSide> kafkaSide = CompletableFuture.supplyAsync(() -> KafkaSide.start(config, backfill.topic()));
-        try (Sink target = SinkFactory.forSettings(settings); Rejects rejects = definition.rejects(config)) {
-            BackfillJob.Builder builder = definition.settings(decoder, rejects);
+        try (JobRun wired = JobRun.open(definition, decoder)) {
+            Sink target = wired.sink();
+            Rejects rejects = wired.rejects();
             RunProgress[] display = {null}; // made once the sink is open: it names the job
             JobState[] started = {null}; // the run's state, whose plan --verify checks
             BackfillJob.Events events = new BackfillJob.Events() {
@@ -316,8 +309,8 @@ final class RunCommand implements Callable<Integer> {
                 }
             };
             if (launch != null && engineOptions.specOut != null) {
-                SparkLaunch.Written written = launch.writeSpec(new BackfillJob(target, builder.build(), events,
-                        listener), target, definition, engineOptions.specOut, () -> join(kafkaSide));
+                SparkLaunch.Written written = launch.writeSpec(wired.protocol(events, listener,
+                        BackfillJob.Runner.LOCAL), target, definition, engineOptions.specOut, wired.cluster());
                 if (written instanceof SparkLaunch.Written.AlreadyDone done) {
                     printNothingToDo(done.state().job(), done.state(), backfill, target.target(), out);
                 } else if (written instanceof SparkLaunch.Written.Spec ready) {
@@ -327,9 +320,9 @@ final class RunCommand implements Callable<Integer> {
                 }
                 return ExitCodes.OK;
             }
-            BackfillJob protocol = new BackfillJob(target, builder.build(), events, listener,
+            BackfillJob protocol = wired.protocol(events, listener,
                     launch != null ? launch.runner(definition) : BackfillJob.Runner.LOCAL);
-            BackfillJob.Outcome outcome = root.runs.during(() -> protocol.run(() -> join(kafkaSide)));
+            BackfillJob.Outcome outcome = root.runs.during(() -> wired.run(protocol));
             if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
                 if (report != null) {
                     report.nothingToDo(nothing.state());
@@ -374,9 +367,6 @@ final class RunCommand implements Callable<Integer> {
                 return verify(definition, decoder, started[0], target, out, err);
             }
             return ExitCodes.OK;
-        } finally {
-            // stopped before the run took it (a sink error, a held lock): closing twice is harmless
-            kafkaSide.thenAccept(KafkaSide::close);
         }
     }
 
@@ -444,47 +434,6 @@ final class RunCommand implements Callable<Integer> {
 
     java.time.Duration retryDuration() {
         return Durations.parse(spec.commandLine(), "--retry-for", retryFor, "to fail at once");
-    }
-
-    /**
-     * The Kafka client of a run, started in the background: connected, and the topic described once (a failure to
-     * describe it is kept and thrown when the run asks, after the sink's own checks).
-     */
-    private record KafkaSide(KafkaOffsetSource source, TopicInfo described, RuntimeException describeFailure)
-            implements AutoCloseable, BackfillJob.Cluster {
-
-        static KafkaSide start(Map<String, Object> config, String topic) {
-            KafkaOffsetSource source = KafkaOffsetSource.create(config);
-            try {
-                return new KafkaSide(source, source.describe(topic), null);
-            } catch (RuntimeException e) {
-                return new KafkaSide(source, null, e);
-            }
-        }
-
-        @Override
-        public TopicInfo topic() {
-            if (describeFailure != null) {
-                throw describeFailure;
-            }
-            return described;
-        }
-
-        @Override
-        public void close() {
-            source.close();
-        }
-    }
-
-    private static BackfillJob.Cluster join(CompletableFuture<KafkaSide> kafkaSide) {
-        try {
-            return kafkaSide.join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            throw e;
-        }
     }
 
     /** How records become rows, as the options say. */

@@ -3,14 +3,13 @@ package dev.kbackfill.spark;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 
 import dev.kbackfill.core.engine.EngineEvents;
 import dev.kbackfill.core.engine.SparkJobSpec;
 import dev.kbackfill.core.run.BackfillJob;
+import dev.kbackfill.core.run.JobRun;
 import dev.kbackfill.core.run.JobDecision;
 import dev.kbackfill.core.run.JobDefinition;
-import dev.kbackfill.core.run.Rejects;
 import dev.kbackfill.core.run.RunFailure;
 import dev.kbackfill.core.run.RunListener;
 import dev.kbackfill.core.run.RunSummary;
@@ -18,8 +17,6 @@ import dev.kbackfill.core.run.RunText;
 import dev.kbackfill.core.run.Transient;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
-import dev.kbackfill.core.sink.SinkFactory;
-import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.resolver.RequestException;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.SparkSession;
@@ -74,19 +71,16 @@ public final class SparkBackfill {
         JobDefinition job = spec.job();
         boolean launched = spec.launched().isPresent();
         try {
-            Map<String, Object> config = job.kafkaConfig();
-            try (Sink sink = SinkFactory.forSettings(job.sinkSettings(config)); Rejects rejects = job.rejects(config)) {
-                BackfillJob protocol = new BackfillJob(sink, job.settings(job.decoder(), rejects).build(),
-                        launched ? BackfillJob.Events.NONE : events(err, sink), listener(out),
-                        SparkEngine.runner(spark, spec));
+            try (JobRun wired = launched ? JobRun.openDecided(job, job.decoder()) : JobRun.open(job, job.decoder())) {
+                Sink sink = wired.sink();
+                BackfillJob protocol = wired.protocol(launched ? BackfillJob.Events.NONE : events(err, sink),
+                        listener(out), SparkEngine.runner(spark, spec));
                 BackfillJob.Outcome outcome;
                 if (launched) {
                     SparkJobSpec.Launched l = spec.launched().get();
                     outcome = protocol.runLaunched(spec.name(), l.run(), l.incarnation(), l.stored());
                 } else {
-                    try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
-                        outcome = protocol.run(() -> BackfillJob.Cluster.of(source, job.request().topic()));
-                    }
+                    outcome = wired.run(protocol);
                 }
                 if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
                     out.println(RunText.nothingToDo(nothing.job(), nothing.state(), job.request(), sink.target()));

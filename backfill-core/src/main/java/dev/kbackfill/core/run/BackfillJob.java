@@ -248,13 +248,34 @@ public final class BackfillJob {
     public interface Runner {
         RunSummary run(Settings settings, Sink sink, JobState state, RunOptions options, RunListener listener);
 
+        /**
+         * The run, given the offset source the job already holds (its cluster side): a runner that looks offsets up
+         * itself (the log time below each start) takes it instead of opening a client of its own.
+         */
+        default RunSummary run(Settings settings, Sink sink, JobState state, RunOptions options, RunListener listener,
+                               dev.kbackfill.resolver.OffsetSource offsets) {
+            return run(settings, sink, state, options, listener);
+        }
+
         /** {@link BackfillRun} in this process, reading Kafka itself. */
         Runner LOCAL = reading(dev.kbackfill.core.read.RecordSource.Factory.KAFKA);
 
         /** {@link BackfillRun} in this process, reading the records {@code source} hands over. */
         static Runner reading(dev.kbackfill.core.read.RecordSource.Factory source) {
-            return (s, sink, state, options, listener) -> new BackfillRun(s.kafkaConfig(), s.decoder(), sink,
-                    s.tombstones(), options, listener, s.rejects(), source).execute(state);
+            return new Runner() {
+                @Override
+                public RunSummary run(Settings s, Sink sink, JobState state, RunOptions options, RunListener listener) {
+                    return new BackfillRun(s.kafkaConfig(), s.decoder(), sink, s.tombstones(), options, listener,
+                            s.rejects(), source).execute(state);
+                }
+
+                @Override
+                public RunSummary run(Settings s, Sink sink, JobState state, RunOptions options, RunListener listener,
+                                      dev.kbackfill.resolver.OffsetSource offsets) {
+                    return new BackfillRun(s.kafkaConfig(), s.decoder(), sink, s.tombstones(), options, listener,
+                            s.rejects(), source).lookingUpIn(offsets).execute(state);
+                }
+            };
         }
     }
 
@@ -376,7 +397,7 @@ public final class BackfillJob {
         List<String> opened = sink.warnings();
         RunSummary summary;
         try {
-            summary = runner.run(settings, sink, state, options(limits), listener);
+            summary = runner.run(settings, sink, state, options(limits), listener, cluster.source());
         } catch (RuntimeException e) {
             if (!(decision instanceof JobDecision.Resume) && !Transient.is(e)) {
                 forgetUnstarted(decision, state, e);

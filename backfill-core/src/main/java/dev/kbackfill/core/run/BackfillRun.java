@@ -226,10 +226,8 @@ public final class BackfillRun {
         dev.kbackfill.core.live.NewestInLog log = null;
         try {
             if (!finished.isEmpty()) {
-                try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(kafkaConfig)) {
-                    before.putAll(dev.kbackfill.resolver.LogTimes.lookUp(offsets, plan.topic(), finished,
-                            plan.request().isolationLevel()).times());
-                }
+                before.putAll(withOffsets(offsets -> dev.kbackfill.resolver.LogTimes.lookUp(offsets, plan.topic(),
+                        finished, plan.request().isolationLevel())).times());
                 from.putAll(finished);
             }
             log = new dev.kbackfill.core.live.NewestInLog(BoundedReader.withJobClientId(kafkaConfig, state.job()),
@@ -253,6 +251,24 @@ public final class BackfillRun {
         return log;
     }
 
+    /** The offset source of the job's cluster side, where the run was given one; else each lookup opens its own. */
+    private dev.kbackfill.resolver.OffsetSource offsets;
+
+    /** This run looking offsets up in {@code source}, the job's own, rather than opening a client for each lookup. */
+    public BackfillRun lookingUpIn(dev.kbackfill.resolver.OffsetSource source) {
+        this.offsets = java.util.Objects.requireNonNull(source, "source");
+        return this;
+    }
+
+    private <T> T withOffsets(java.util.function.Function<dev.kbackfill.resolver.OffsetSource, T> lookup) {
+        if (offsets != null) {
+            return lookup.apply(offsets);
+        }
+        try (dev.kbackfill.resolver.KafkaOffsetSource own = dev.kbackfill.resolver.KafkaOffsetSource.create(kafkaConfig)) {
+            return lookup.apply(own);
+        }
+    }
+
     /**
      * Each key's newest record in the log, for a run beside a live writer; null otherwise. Touched by the writer
      * thread only, once read.
@@ -265,9 +281,9 @@ public final class BackfillRun {
      */
     private List<BoundedReader.Range> ranges(Plan plan, Map<Integer, Long> starts) {
         Map<Integer, Long> before;
-        try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(kafkaConfig)) {
-            dev.kbackfill.resolver.LogTimes.Result found = dev.kbackfill.resolver.LogTimes.lookUp(offsets, plan.topic(),
-                    starts, plan.request().isolationLevel());
+        try {
+            dev.kbackfill.resolver.LogTimes.Result found = withOffsets(offsets -> dev.kbackfill.resolver.LogTimes.lookUp(
+                    offsets, plan.topic(), starts, plan.request().isolationLevel()));
             before = found.times();
             if (!found.bounded().isEmpty()) {
                 listener.onNote("the log time below the start of partition(s) " + found.bounded() + " of " + plan.topic()

@@ -174,6 +174,50 @@ class BackfillJobIT {
         }
     }
 
+    /**
+     * The local run looks offsets up (the log time below each partition's start) in the job's own offset source, the
+     * cluster side the protocol was given, instead of opening a client of its own.
+     */
+    @Test
+    void theRunLooksOffsetsUpInTheJobsOwnOffsetSource() throws Exception {
+        load("job-own-source", 40);
+        BackfillRequest request = BackfillRequest.builder("job-own-source").from("earliest").to("latest").build();
+        RecordDecoder decoder = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of());
+        BackfillJob.Settings settings = new BackfillJob.Settings(Optional.of("own"), request, Optional.empty(),
+                d -> JobSpec.of(request, d, "string", "json", List.of(), ConflictMode.NEWER_WINS, TombstoneMode.DELETE,
+                        false), kafka.clientConfig(), decoder, Rejects.fail(), TombstoneMode.DELETE,
+                RunOptions.DEFAULTS, OptionalInt.of(50), Duration.ZERO);
+        java.util.concurrent.atomic.AtomicInteger lookups = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger atStart = new java.util.concurrent.atomic.AtomicInteger(-1);
+        MemorySink sink = new MemorySink();
+        try (KafkaOffsetSource real = KafkaOffsetSource.create(kafka.clientConfig())) {
+            dev.kbackfill.resolver.OffsetSource counting = (dev.kbackfill.resolver.OffsetSource)
+                    java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                            new Class<?>[] {dev.kbackfill.resolver.OffsetSource.class}, (proxy, method, args) -> {
+                                if (method.getName().equals("logStartOffsets")) {
+                                    lookups.incrementAndGet();
+                                }
+                                try {
+                                    return method.invoke(real, args);
+                                } catch (java.lang.reflect.InvocationTargetException e) {
+                                    throw e.getCause();
+                                }
+                            });
+            BackfillJob.Events events = new BackfillJob.Events() {
+                @Override
+                public void starting(JobDecision decision, JobState state) {
+                    atStart.set(lookups.get());
+                }
+            };
+            BackfillJob.Outcome outcome = new BackfillJob(sink, settings, events, RunListener.NONE)
+                    .run(() -> BackfillJob.Cluster.of(counting, "job-own-source"));
+            assertThat(outcome).isInstanceOf(BackfillJob.Outcome.Completed.class);
+        }
+        assertThat(sink.rows).hasSize(40);
+        assertThat(lookups.get()).as("log starts asked of the job's source by the run itself, after the protocol's")
+                .isGreaterThan(atStart.get());
+    }
+
     @Test
     void aTransientFailureIsRetriedFromTheSinksProgressAndTheRunCompletes() throws Exception {
         load("job-transient", 300);

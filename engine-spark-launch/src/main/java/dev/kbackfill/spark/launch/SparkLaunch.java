@@ -10,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -19,15 +18,14 @@ import java.util.function.Supplier;
 import dev.kbackfill.core.engine.EngineEvents;
 import dev.kbackfill.core.engine.SparkJobSpec;
 import dev.kbackfill.core.run.BackfillJob;
+import dev.kbackfill.core.run.JobRun;
 import dev.kbackfill.core.run.JobDecision;
 import dev.kbackfill.core.run.JobDefinition;
 import dev.kbackfill.core.run.PartitionStats;
 import dev.kbackfill.core.run.RunFailure;
 import dev.kbackfill.core.run.RunHandle;
 import dev.kbackfill.core.run.RunListener;
-import dev.kbackfill.core.run.Rejects;
 import dev.kbackfill.core.sink.SinkFactory;
-import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.core.run.RunSummary;
 import dev.kbackfill.core.run.Transient;
 import dev.kbackfill.core.sink.JobState;
@@ -146,12 +144,9 @@ public final class SparkLaunch {
     public BackfillJob.Outcome run(JobDefinition job, BackfillJob.Events events, RunListener listener) {
         JobDefinition onSpark = job.withEngine(options.engineName());
         check(onSpark);
-        Map<String, Object> config = onSpark.kafkaConfig();
-        try (Sink sink = SinkFactory.forSettings(onSpark.sinkSettings(config)); Rejects rejects = onSpark.rejects(config);
-             KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
-            BackfillJob protocol = new BackfillJob(sink, onSpark.settings(onSpark.decoder(), rejects).build(), events,
-                    listener, runner(onSpark));
-            return runs.during(() -> protocol.run(() -> BackfillJob.Cluster.of(source, onSpark.request().topic())));
+        try (JobRun wired = JobRun.open(onSpark, onSpark.decoder())) {
+            BackfillJob protocol = wired.protocol(events, listener, runner(onSpark));
+            return runs.during(() -> wired.run(protocol));
         }
     }
 
