@@ -123,9 +123,10 @@ public interface SinkFactory {
         return factoryFor(settings.url()).create(settings);
     }
 
-    /** Every kind of sink on the classpath. */
+    /** Every kind of sink on the classpath, by scheme (whatever the order of the classpath). */
     static List<SinkFactory> all() {
-        return ServiceLoader.load(SinkFactory.class).stream().map(ServiceLoader.Provider::get).toList();
+        return ServiceLoader.load(SinkFactory.class).stream().map(ServiceLoader.Provider::get)
+                .sorted(java.util.Comparator.comparing(SinkFactory::scheme)).toList();
     }
 
     /** The kind of sink that accepts {@code url}, if any on the classpath does. */
@@ -143,8 +144,7 @@ public interface SinkFactory {
      * {@code iceberg:...}.
      */
     static List<String> formsWith(Capability capability) {
-        return all().stream().filter(f -> f.capabilities().contains(capability))
-                .sorted(java.util.Comparator.comparing(SinkFactory::scheme)).map(SinkFactory::shortForm).toList();
+        return all().stream().filter(f -> f.capabilities().contains(capability)).map(SinkFactory::shortForm).toList();
     }
 
     /** Forms in a sentence: {@code a}, {@code a and b}, {@code a, b and c}. */
