@@ -23,7 +23,6 @@ import dev.kbackfill.core.run.RunListener;
 import dev.kbackfill.core.run.RunSummary;
 import dev.kbackfill.core.sink.JobState;
 import dev.kbackfill.core.sink.Sink;
-import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.Plan;
 import dev.kbackfill.resolver.RequestException;
@@ -213,9 +212,13 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private Integer runJob() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+    /** A run as the options ask for it, checked: nothing is opened yet. */
+    private record Prepared(JobDefinition definition, RecordDecoder decoder, BackfillRequest backfill,
+                            SparkLaunch launch) {
+    }
+
+    /** Parses and checks the options into the job, refusing bad input (exit 2) before anything is opened. */
+    private Prepared prepare(PrintWriter out, PrintWriter err) {
         Optional<SparkLaunch.Options> onSpark = engineOptions.check();
         Optional<Plan> filePlan = readPlanFile();
         if (filePlan.isEmpty()) {
@@ -238,7 +241,6 @@ final class RunCommand implements Callable<Integer> {
             dev.kbackfill.core.verify.Verification.of(definition, decoder,
                     dev.kbackfill.core.verify.Verification.Options.DEFAULTS);
         }
-        SinkSettings settings = definition.sinkSettings(config);
         SparkLaunch launch = null;
         if (onSpark.isPresent()) {
             SparkLaunch.check(definition);
@@ -246,127 +248,168 @@ final class RunCommand implements Callable<Integer> {
         }
         if (sink.isDefault()) {
             err.println("no --sink given: writing to the embedded default, SQLite file "
-                    + Path.of("kbackfill.db").toAbsolutePath() + ", table " + settings.table());
+                    + Path.of("kbackfill.db").toAbsolutePath() + ", table " + definition.sinkSettings(config).table());
         }
-        try (JobRun wired = JobRun.open(definition, decoder)) {
+        return new Prepared(definition, decoder, backfill, launch);
+    }
+
+    /** Parses and checks the options, runs the job (or writes its Spark spec), prints how it ended. */
+    private Integer runJob() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Prepared prepared = prepare(out, err);
+        JobDefinition definition = prepared.definition();
+        try (JobRun wired = JobRun.open(definition, prepared.decoder())) {
             Sink target = wired.sink();
-            Rejects rejects = wired.rejects();
             RunProgress[] display = {null}; // made once the sink is open: it names the job
             JobState[] started = {null}; // the run's state, whose plan --verify checks
-            BackfillJob.Events events = new BackfillJob.Events() {
-                @Override
-                public void opened(String name, List<String> warnings) {
-                    if (report != null) {
-                        report.job(name);
-                    }
-                    warnings.forEach(w -> err.println("warning: " + w));
-                    if (display[0] == null) {
-                        display[0] = new RunProgress(err, progress, name);
-                    }
-                }
-
-                @Override
-                public void noted(String name, List<String> notes) {
-                    notes.forEach(n -> err.println("note: " + n));
-                }
-
-                @Override
-                public void retrying(int attempt, java.time.Duration delay, RuntimeException cause) {
-                    err.println("retrying in " + Math.max(1, delay.toSeconds()) + " s (attempt " + (attempt + 1)
-                            + ", --retry-for " + retryFor + "): " + cause.getMessage());
-                    err.flush();
-                }
-
-                @Override
-                public void starting(JobDecision decision, JobState state) {
-                    started[0] = state;
-                    if (report != null) {
-                        report.starting(state);
-                    }
-                    if (decision instanceof JobDecision.Resume) {
-                        err.println("resuming job " + state.job() + " run " + state.run() + ": " + state.remaining()
-                                + " offsets left of " + state.plan().totalSpan());
-                    } else {
-                        err.println("starting job " + state.job() + " (run " + state.run()
-                                + (decision instanceof JobDecision.NextRun ? ", the previous run being complete" : "")
-                                + "): " + state.plan().totalSpan() + " offsets of " + backfill.topic() + " into "
-                                + target.target());
-                        PlanTable.printNotes(state.plan(), err);
-                    }
-                    err.flush();
-                }
-            };
-            RunListener listener = new RunListener() {
-                @Override
-                public void onProgress(long done, long total, long records, long bytes) {
-                    display[0].onProgress(done, total, records, bytes);
-                }
-
-                @Override
-                public void onNote(String note) {
-                    err.println("note: " + note);
-                    err.flush();
-                }
-            };
-            if (launch != null && engineOptions.specOut != null) {
-                SparkLaunch.Written written = launch.writeSpec(wired.protocol(events, listener,
-                        BackfillJob.Runner.LOCAL), target, definition, engineOptions.specOut, wired.cluster());
-                if (written instanceof SparkLaunch.Written.AlreadyDone done) {
-                    printNothingToDo(done.state().job(), done.state(), backfill, target.target(), out);
-                } else if (written instanceof SparkLaunch.Written.Spec ready) {
-                    out.println("wrote the Spark job spec of job " + ready.job() + " to " + engineOptions.specOut
-                            + "; run it with:");
-                    out.println(String.join(" ", ready.command()));
-                }
-                return ExitCodes.OK;
+            BackfillJob.Events events = events(err, target, prepared.backfill(), display, started);
+            RunListener listener = listener(err, display);
+            if (prepared.launch() != null && engineOptions.specOut != null) {
+                return writeSpec(prepared, wired, wired.protocol(events, listener, BackfillJob.Runner.LOCAL), out);
             }
-            BackfillJob protocol = wired.protocol(events, listener,
-                    launch != null ? launch.runner(definition) : BackfillJob.Runner.LOCAL);
+            BackfillJob protocol = wired.protocol(events, listener, prepared.launch() != null
+                    ? prepared.launch().runner(definition) : BackfillJob.Runner.LOCAL);
             BackfillJob.Outcome outcome = root.runs.during(() -> wired.run(protocol));
-            if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
+            return printOutcome(outcome, prepared, wired, started[0], out, err);
+        }
+    }
+
+    /** {@code --spark-spec-out}: the run decided as the protocol would, its spec written for a Spark driver. */
+    private int writeSpec(Prepared prepared, JobRun wired, BackfillJob protocol, PrintWriter out) {
+        Sink target = wired.sink();
+        SparkLaunch.Written written = prepared.launch().writeSpec(protocol, target, prepared.definition(),
+                engineOptions.specOut, wired.cluster());
+        if (written instanceof SparkLaunch.Written.AlreadyDone done) {
+            printNothingToDo(done.state().job(), done.state(), prepared.backfill(), target.target(), out);
+        } else if (written instanceof SparkLaunch.Written.Spec ready) {
+            out.println("wrote the Spark job spec of job " + ready.job() + " to " + engineOptions.specOut
+                    + "; run it with:");
+            out.println(String.join(" ", ready.command()));
+        }
+        return ExitCodes.OK;
+    }
+
+    /** What the command line prints as the protocol decides: warnings, notes, retries, the run it starts. */
+    private BackfillJob.Events events(PrintWriter err, Sink target, BackfillRequest backfill, RunProgress[] display,
+                                      JobState[] started) {
+        return new BackfillJob.Events() {
+            @Override
+            public void opened(String name, List<String> warnings) {
                 if (report != null) {
-                    report.nothingToDo(nothing.state());
+                    report.job(name);
                 }
-                printNothingToDo(nothing.job(), nothing.state(), backfill, target.target(), out);
-                return verifyAfter ? verify(definition, decoder, nothing.state(), target, out, err) : ExitCodes.OK;
+                warnings.forEach(w -> err.println("warning: " + w));
+                if (display[0] == null) {
+                    display[0] = new RunProgress(err, progress, name);
+                }
             }
-            RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
-            if (report != null) {
-                report.completed(summary);
+
+            @Override
+            public void noted(String name, List<String> notes) {
+                notes.forEach(n -> err.println("note: " + n));
             }
-            printSummary(summary, target.target(), out);
-            summary.warnings().forEach(w -> err.println("warning: " + w));
-            long left = summary.left();
-            String signal = dev.kbackfill.core.run.StopRequest.reason();
-            if (left > 0 && signal != null) {
-                err.println("stopped on " + signal + " with " + left + " offsets left, every partition committed up to "
-                        + "its NEXT above; rerun the same command to resume job " + summary.job());
+
+            @Override
+            public void retrying(int attempt, java.time.Duration delay, RuntimeException cause) {
+                err.println("retrying in " + Math.max(1, delay.toSeconds()) + " s (attempt " + (attempt + 1)
+                        + ", --retry-for " + retryFor + "): " + cause.getMessage());
                 err.flush();
-                return signal.equals("SIGINT") ? 130 : 143;
             }
-            if (left > 0) {
-                err.println("stopped at this run's limit (" + String.join(", ", limitOptions()) + ") with " + left
-                        + " offsets left; the next run of job " + summary.job() + " continues where this one stopped");
-            }
-            String aside = rejects.destination().isEmpty() ? "skipped (--on-error skip)"
-                    : "written to " + rejects.destination();
-            if (summary.rejected() > summary.refused()) {
-                err.println((summary.rejected() - summary.refused()) + " record(s) could not be decoded and were "
-                        + aside);
-            }
-            if (summary.refused() > 0) {
-                err.println(summary.refused() + " record(s) held a value the target cannot hold and were " + aside
-                        + "; their keys keep their last record the target took");
-            }
-            if (verifyAfter) {
-                if (left > 0) {
-                    err.println("not verified: this run stopped with " + left + " offsets left (--verify checks a "
-                            + "finished run; the next run verifies when it finishes)");
-                    return ExitCodes.OK;
+
+            @Override
+            public void starting(JobDecision decision, JobState state) {
+                started[0] = state;
+                if (report != null) {
+                    report.starting(state);
                 }
-                return verify(definition, decoder, started[0], target, out, err);
+                if (decision instanceof JobDecision.Resume) {
+                    err.println("resuming job " + state.job() + " run " + state.run() + ": " + state.remaining()
+                            + " offsets left of " + state.plan().totalSpan());
+                } else {
+                    err.println("starting job " + state.job() + " (run " + state.run()
+                            + (decision instanceof JobDecision.NextRun ? ", the previous run being complete" : "")
+                            + "): " + state.plan().totalSpan() + " offsets of " + backfill.topic() + " into "
+                            + target.target());
+                    PlanTable.printNotes(state.plan(), err);
+                }
+                err.flush();
             }
+        };
+    }
+
+    /** The run's progress on the display, its notes on stderr. */
+    private static RunListener listener(PrintWriter err, RunProgress[] display) {
+        return new RunListener() {
+            @Override
+            public void onProgress(long done, long total, long records, long bytes) {
+                display[0].onProgress(done, total, records, bytes);
+            }
+
+            @Override
+            public void onNote(String note) {
+                err.println("note: " + note);
+                err.flush();
+            }
+        };
+    }
+
+    /**
+     * Prints how the run ended: nothing to do, or its summary, why it stopped short, what it set aside; then
+     * {@code --verify}. Returns the exit code.
+     */
+    private int printOutcome(BackfillJob.Outcome outcome, Prepared prepared, JobRun wired, JobState started,
+                             PrintWriter out, PrintWriter err) {
+        Sink target = wired.sink();
+        if (outcome instanceof BackfillJob.Outcome.NothingToDo nothing) {
+            if (report != null) {
+                report.nothingToDo(nothing.state());
+            }
+            printNothingToDo(nothing.job(), nothing.state(), prepared.backfill(), target.target(), out);
+            return verifyAfter ? verify(prepared.definition(), prepared.decoder(), nothing.state(), target, out, err)
+                    : ExitCodes.OK;
+        }
+        RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
+        if (report != null) {
+            report.completed(summary);
+        }
+        printSummary(summary, target.target(), out);
+        summary.warnings().forEach(w -> err.println("warning: " + w));
+        long left = summary.left();
+        String signal = dev.kbackfill.core.run.StopRequest.reason();
+        if (left > 0 && signal != null) {
+            err.println("stopped on " + signal + " with " + left + " offsets left, every partition committed up to "
+                    + "its NEXT above; rerun the same command to resume job " + summary.job());
+            err.flush();
+            return signal.equals("SIGINT") ? 130 : 143;
+        }
+        if (left > 0) {
+            err.println("stopped at this run's limit (" + String.join(", ", limitOptions()) + ") with " + left
+                    + " offsets left; the next run of job " + summary.job() + " continues where this one stopped");
+        }
+        printSetAside(summary, wired.rejects(), err);
+        if (!verifyAfter) {
             return ExitCodes.OK;
+        }
+        if (left > 0) {
+            err.println("not verified: this run stopped with " + left + " offsets left (--verify checks a "
+                    + "finished run; the next run verifies when it finishes)");
+            return ExitCodes.OK;
+        }
+        return verify(prepared.definition(), prepared.decoder(), started, target, out, err);
+    }
+
+    /** Records that could not be decoded, or held a value the target cannot hold: where they went. */
+    private static void printSetAside(RunSummary summary, Rejects rejects, PrintWriter err) {
+        String aside = rejects.destination().isEmpty() ? "skipped (--on-error skip)"
+                : "written to " + rejects.destination();
+        if (summary.rejected() > summary.refused()) {
+            err.println((summary.rejected() - summary.refused()) + " record(s) could not be decoded and were "
+                    + aside);
+        }
+        if (summary.refused() > 0) {
+            err.println(summary.refused() + " record(s) held a value the target cannot hold and were " + aside
+                    + "; their keys keep their last record the target took");
         }
     }
 

@@ -184,7 +184,7 @@ public final class BackfillRun {
                 total += r.end() - next;
             }
         }
-        long[] totals = {0, 0, 0}; // bytes, batches, records
+        Totals totals = new Totals();
         if (!starts.isEmpty()) {
             try {
                 List<BoundedReader.Range> ranges = ranges(plan, starts);
@@ -308,7 +308,7 @@ public final class BackfillRun {
         return ranges;
     }
 
-    private RunSummary summary(JobState state, Map<Integer, Counters> counters, long[] totals, long startedNanos) {
+    private RunSummary summary(JobState state, Map<Integer, Counters> counters, Totals totals, long startedNanos) {
         List<PartitionStats> stats = new ArrayList<>();
         counters.forEach((p, c) -> stats.add(new PartitionStats(p, c.read, c.superseded, c.filtered, c.rejected,
                 c.written, c.keptOut, c.lost, c.next, c.end, c.late, c.refused, c.supersededInLog)));
@@ -321,12 +321,12 @@ public final class BackfillRun {
                         + "', which no record this run wrote carries: check its spelling");
             }
         }
-        return new RunSummary(state.job(), state.run(), stats, totals[0], totals[1],
+        return new RunSummary(state.job(), state.run(), stats, totals.bytes, totals.batches,
                 Duration.ofNanos(System.nanoTime() - startedNanos), warnings);
     }
 
     private void readAndWrite(JobState state, Plan plan, List<BoundedReader.Range> ranges,
-                              Map<Integer, Counters> counters, long total, long[] totals) {
+                              Map<Integer, Counters> counters, long total, Totals totals) {
         BlockingQueue<Item> queue = new ArrayBlockingQueue<>(options.queueChunks());
         Instant from = options.strictTime() ? plan.fromTime().orElse(null) : null;
         Instant to = options.strictTime() ? plan.toTime().orElse(null) : null;
@@ -457,6 +457,12 @@ public final class BackfillRun {
                             Map<Integer, Long> next, Tally tally) {
     }
 
+    /** What a run read and committed in all: the bytes of the records read, and the batches committed. */
+    private static final class Totals {
+        long bytes;
+        long batches;
+    }
+
     /**
      * Reduces chunks into batches on this thread while the previous batch is written on a writer thread: the
      * database (or Delta's Parquet writer) works while the next batch fills, and while that batch's values are
@@ -464,57 +470,68 @@ public final class BackfillRun {
      * message, count committed batches only, but for reads: those count per attempt (--max-records limits them).
      */
     private void writeLoop(JobState state, BlockingQueue<Item> queue, Map<Integer, Counters> counters, long total,
-                           long[] totals) {
-        Reduction.Pending pending = new Reduction.Pending(keepEarlier);
-        Map<Integer, Long> pendingPositions = new HashMap<>();
-        Tally tally = new Tally();
-        Map<Integer, Long> submitted = new HashMap<>();
-        counters.forEach((p, c) -> submitted.put(p, c.next));
-        long sequence = 0;
-        long records = 0;
-        long startedNanos = System.nanoTime();
-        boolean limited = false;
-        long batchRecords = 0;
-        long stagedRows = 0; // changes of the batches handed over uncommitted since the last that commits
-        window.clear();
-        InFlight inFlight = null;
+                           Totals totals) {
         ExecutorService writer = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "kbackfill-writer");
             t.setDaemon(true);
             return t;
         });
+        WriteLoop loop = new WriteLoop(state, counters, total, totals, writer);
         try {
+            loop.run(queue);
+        } finally {
+            loop.finishQuietly(); // failing for another reason: the write in flight ends before the sink is closed
+            writer.shutdownNow();
+        }
+    }
+
+    /** The state of {@link #writeLoop}: the batch being filled, the one in flight, and what the run has read. */
+    private final class WriteLoop {
+        private final JobState state;
+        private final Map<Integer, Counters> counters;
+        private final long total;
+        private final Totals totals;
+        private final ExecutorService writer;
+        /** Per partition, the position the last batch handed over reaches. */
+        private final Map<Integer, Long> submitted = new HashMap<>();
+        private final long startedNanos = System.nanoTime();
+        /**
+         * Batches handed over uncommitted since the last that commits; beside a live writer each batch commits on its
+         * own (the sink looks at the log once more just before a commit, and a window would be undone whole).
+         */
+        private final dev.kbackfill.core.sink.StagingWindow staging;
+        private Reduction.Pending pending = new Reduction.Pending(keepEarlier);
+        private Map<Integer, Long> positions = new HashMap<>();
+        private Tally tally = new Tally();
+        private long batchRecords;
+        private long records;
+        private long sequence;
+        private boolean limited;
+        private InFlight inFlight;
+
+        WriteLoop(JobState state, Map<Integer, Counters> counters, long total, Totals totals, ExecutorService writer) {
+            this.state = state;
+            this.counters = counters;
+            this.total = total;
+            this.totals = totals;
+            this.writer = writer;
+            this.staging = new dev.kbackfill.core.sink.StagingWindow(newest != null ? 0 : sink.stagingRows());
+            counters.forEach((p, c) -> submitted.put(p, c.next));
+            window.clear();
+        }
+
+        void run(BlockingQueue<Item> queue) {
             while (true) {
-                Item item;
-                try {
-                    item = queue.poll(options.flushAfter().toMillis(), TimeUnit.MILLISECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new RunFailure("interrupted; " + where(counters), e);
-                }
+                Item item = poll(queue);
                 if (item instanceof Failed f) {
-                    // a write failure, if any, is the first cause
-                    complete(inFlight, counters, total, records, totals);
-                    inFlight = null;
+                    completeInFlight(); // a write failure, if any, is the first cause
                     Throwable error = f.error();
-                    if (error instanceof RuntimeException re) {
-                        throw new RunFailure(describeFailure(re, counters), re);
-                    }
                     throw new RunFailure(describeFailure(error, counters), error);
                 }
                 // --max-records, --max-duration: the batch that reaches a limit is the run's last
                 boolean end = item instanceof End || limited;
                 if (item instanceof Chunk c) {
-                    // reduce as records arrive: a batch holds one change per key, however many records it spans
-                    c.changes().forEach(pending::add);
-                    c.poison().forEach(e -> reject(e.getKey(), e.getValue())); // flushed before the batch is written
-                    pendingPositions.putAll(c.positions());
-                    c.read().forEach((p, n) -> counters.get(p).read += n);
-                    tally.add(c);
-                    long read = c.read().values().stream().mapToLong(Long::longValue).sum();
-                    records += read;
-                    batchRecords += read;
-                    totals[0] += c.bytes();
+                    take(c);
                 }
                 if (!limited && (options.limits().reached(records, System.nanoTime() - startedNanos)
                         || StopRequest.requested())) {
@@ -523,54 +540,83 @@ public final class BackfillRun {
                 }
                 boolean full = pending.size() >= options.batchRows() || batchRecords >= options.batchRecordLimit();
                 boolean idle = item == null;
-                boolean progress = hasProgress(pendingPositions, submitted);
+                boolean progress = hasProgress(positions, submitted);
                 // a window of staged batches closes at the end, a limit, a stop or a pause, with an empty batch
                 // where no records are left to carry the commit
-                if ((full && progress) || ((idle || end) && (progress || stagedRows > 0))) {
-                    // decoded while the batch in flight is still being written, not after it (the two added up:
-                    // a third of a Delta batch's time with every key once)
-                    Decoded next;
-                    try {
-                        next = decode(pending);
-                    } catch (RuntimeException e) {
-                        complete(inFlight, counters, total, records, totals); // a failed write is the first cause
-                        inFlight = null;
-                        throw e;
-                    }
-                    pending = new Reduction.Pending(keepEarlier); // its raw records are garbage while the batch in flight ends
-                    complete(inFlight, counters, total, records, totals);
-                    inFlight = null; // counted once, even if the next batch cannot be handed over
-                    sequence++;
-                    // beside a live writer each batch commits on its own: the sink looks at the log once more just
-                    // before a commit, and a window of staged batches would be undone whole
-                    long staging = newest != null ? 0 : sink.stagingRows();
-                    boolean commits = staging <= 0 || idle || end || stagedRows + next.changes().size() >= staging;
-                    stagedRows = commits ? 0 : stagedRows + next.changes().size();
-                    inFlight = submit(writer, state, sequence, next, pendingPositions, submitted, tally, commits);
-                    pendingPositions = new HashMap<>();
-                    tally = new Tally();
-                    batchRecords = 0;
+                if ((full && progress) || ((idle || end) && (progress || staging.holdsStaged()))) {
+                    handOver(idle || end);
                 } else if (inFlight != null && inFlight.done().isDone()) {
-                    complete(inFlight, counters, total, records, totals);
-                    inFlight = null;
+                    completeInFlight();
                 }
                 if (end) {
-                    complete(inFlight, counters, total, records, totals);
-                    inFlight = null;
+                    completeInFlight();
                     tally.applyTo(counters); // records of no batch: none moved past what is committed
                     return;
                 }
             }
-        } finally {
+        }
+
+        private Item poll(BlockingQueue<Item> queue) {
+            try {
+                return queue.poll(options.flushAfter().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RunFailure("interrupted; " + where(counters), e);
+            }
+        }
+
+        /** Reduces a chunk into the batch being filled, as its records arrive: one change per key. */
+        private void take(Chunk c) {
+            c.changes().forEach(pending::add);
+            c.poison().forEach(e -> reject(e.getKey(), e.getValue())); // flushed before the batch is written
+            positions.putAll(c.positions());
+            c.read().forEach((p, n) -> counters.get(p).read += n);
+            tally.add(c);
+            long read = c.read().values().stream().mapToLong(Long::longValue).sum();
+            records += read;
+            batchRecords += read;
+            totals.bytes += c.bytes();
+        }
+
+        /**
+         * Decodes the batch being filled (while the batch in flight is still being written, not after it: the two
+         * added up to a third of a Delta batch's time with every key once), counts the batch in flight, and hands the
+         * new one to the writer.
+         *
+         * @param closing a pause, a limit, a stop or the end: the batch closes the window of staged batches
+         */
+        private void handOver(boolean closing) {
+            Decoded next;
+            try {
+                next = decode(pending);
+            } catch (RuntimeException e) {
+                completeInFlight(); // a failed write is the first cause
+                throw e;
+            }
+            pending = new Reduction.Pending(keepEarlier); // its raw records are garbage while the batch in flight ends
+            completeInFlight(); // counted once, even if the next batch cannot be handed over
+            sequence++;
+            boolean commits = staging.closesWith(next.changes().size(), closing);
+            inFlight = submit(writer, state, sequence, next, positions, submitted, tally, commits);
+            positions = new HashMap<>();
+            tally = new Tally();
+            batchRecords = 0;
+        }
+
+        private void completeInFlight() {
+            InFlight done = inFlight;
+            inFlight = null; // counted once, whatever its write says
+            complete(done, counters, total, records, totals);
+        }
+
+        void finishQuietly() {
             if (inFlight != null) {
-                // failing for another reason: let the write in flight finish before the sink is closed
                 try {
-                    complete(inFlight, counters, total, records, totals);
+                    completeInFlight();
                 } catch (RunFailure ignored) {
                     // the failure being thrown already says where the run stopped
                 }
             }
-            writer.shutdownNow();
         }
     }
 
@@ -772,7 +818,7 @@ public final class BackfillRun {
      *
      * @throws RunFailure when its write failed (nothing of it, or of the batches staged before it, was committed)
      */
-    private void complete(InFlight inFlight, Map<Integer, Counters> counters, long total, long records, long[] totals) {
+    private void complete(InFlight inFlight, Map<Integer, Counters> counters, long total, long records, Totals totals) {
         if (inFlight == null) {
             return;
         }
@@ -813,7 +859,7 @@ public final class BackfillRun {
                 c.supersededInLog += n;
             });
             batch.next().forEach((p, pos) -> counters.get(p).next = pos);
-            totals[1]++;
+            totals.batches++;
         }
         window.clear();
         // what the target kept out (it holds a newer version) is not written, nor what a later batch of the same
@@ -828,7 +874,7 @@ public final class BackfillRun {
             c.written -= n;
             c.superseded += n;
         });
-        listener.onProgress(done(counters, total), total, records, totals[0]);
+        listener.onProgress(done(counters, total), total, records, totals.bytes);
     }
 
     private static boolean hasProgress(Map<Integer, Long> positions, Map<Integer, Long> submitted) {

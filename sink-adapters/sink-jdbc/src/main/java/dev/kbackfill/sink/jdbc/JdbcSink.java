@@ -22,6 +22,7 @@ import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkException;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkSettings;
+import dev.kbackfill.core.sink.StagingWindow;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
@@ -52,7 +53,7 @@ public final class JdbcSink implements Sink {
     /** PostgreSQL's COPY path, when chosen; null for batched statements. */
     private final PostgresCopy copy;
     /** Batches staged uncommitted in the open transaction, what they did so far; null when none. */
-    private Window window;
+    private StagingWindow window;
 
     /**
      * How many changes batches may stage in one transaction on PostgreSQL's COPY path under newer-wins, so that the
@@ -62,17 +63,6 @@ public final class JdbcSink implements Sink {
     private static final long STAGING_ROWS = Long.getLong("kbackfill.pg.stagingRows", 1_000_000L);
 
     /** What the batches staged in the open transaction did, returned with the batch that commits them. */
-    private static final class Window {
-        long upserts;
-        long deleted;
-        long ignored;
-        final Map<Integer, Long> keptOut = new java.util.TreeMap<>();
-        final Map<Integer, Long> superseded = new java.util.TreeMap<>();
-        /** Whether the batches counted so far were committed before the batch being written (see mayCommitBefore). */
-        boolean committed;
-        /** Savepoints taken in the open transaction, one per batch staged after the first (and per retry). */
-        int savepoints;
-    }
 
     /**
      * The savepoints a window may take: each is a subtransaction, and a transaction of more than 64 that wrote makes
@@ -233,109 +223,164 @@ public final class JdbcSink implements Sink {
         return copy != null && settings.conflictMode() == ConflictMode.NEWER_WINS ? STAGING_ROWS : 0;
     }
 
+    /**
+     * Writes a batch in phases, its rows and its progress in one transaction: {@link #prepare} (the window, the
+     * table's columns, the tombstone ledger), {@link #decide} (which changes replace what is stored), {@link #apply}
+     * (upserts, deletes, the ledger), {@link #advance} (the job's progress) and {@link #commit} (or the batch stays
+     * staged in the window). A failure rolls back to where the batch began: the batches staged before it stay where a
+     * record the table cannot hold is refused, everything else is rolled back.
+     */
     @Override
     public WriteResult write(WriteBatch batch) {
-        String where = coordinates(batch);
-        java.sql.Savepoint savepoint = null;
-        PostgresCopy.Snapshot staged = null;
+        began = Staged.NONE;
         try {
-            if (window != null && mayCommitBefore(batch)) {
-                commitWindowEarly();
-            } else if (window != null) {
-                // a record of this batch the table cannot hold rolls back to here: the batches staged before it stay
-                savepoint = connection().setSavepoint();
-                staged = copy.snapshot();
-                window.savepoints++;
-            }
-            schema.prepare(connection(), batch, savepoint != null);
-            checkKeyLengths(batch);
-            if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
-                // another job writing this table may have created it since (one of an earlier version, that needs
-                // its columns added in a commit of their own, waits for a batch that stages nothing before it)
-                ledger.read(connection(), dialect(), savepoint == null);
-                if (savepoint != null && mayCommitBefore(batch)) {
-                    commitWindowEarly(); // a ledger another job made meanwhile, without this job's version column
-                    savepoint = null;
-                    staged = null;
-                }
-            }
-            ensureLedger(batch);
-            ensureLedgerVersionColumn(batch);
-            Window w = window == null ? new Window() : window;
-            List<Change> upserts = new ArrayList<>();
-            List<Change> tombstones = new ArrayList<>();
-            for (Change c : batch.changes()) {
-                (c.isTombstone() ? tombstones : upserts).add(c);
-            }
-            Map<Integer, Long> keptOut = new java.util.TreeMap<>();
-            Map<Integer, Long> superseded = new java.util.TreeMap<>();
-            if (!tombstones.isEmpty() || (copy == null && !upserts.isEmpty())) {
-                // before deciding against what is stored: the COPY path writes its upserts at the flush, which locks
-                lockWriters();
-            }
-            if (copy == null) {
-                upserts = decide(batch, upserts, keptOut);
-            } // else PostgreSQL decides the staged rows itself, in one statement per table (PostgresCopy)
-            tombstones = decide(batch, tombstones, keptOut);
-            long deleted = 0;
-            long ignored = 0;
-            long upserted = upserts.size() - writeUpserts(batch, upserts, keptOut, superseded);
-            if (!tombstones.isEmpty()) {
-                if (settings.conflictMode() == ConflictMode.INSERT_ONLY || settings.tombstoneMode() == TombstoneMode.IGNORE) {
-                    ignored = tombstones.size();
-                } else if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE) {
-                    writeSoftDeletes(batch, tombstones);
-                    deleted = tombstones.size();
-                } else {
-                    writeDeletes(batch, tombstones);
-                    if (ledger.table().isPresent() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
-                        ledger.record(connection(), dialect(), batch, tombstones);
-                    }
-                    deleted = tombstones.size();
-                }
-            }
-            jobStore.advance(connection(), batch.job(), batch.run(), batch.nextOffsets());
-            w.upserts += upserted;
-            w.deleted += deleted;
-            w.ignored += ignored;
-            keptOut.forEach((p, n) -> w.keptOut.merge(p, n, Long::sum));
-            superseded.forEach((p, n) -> w.superseded.merge(p, n, Long::sum));
-            // a batch that deleted holds the table's writer lock (lockWriters): it commits, not to keep other writers
-            // waiting for the rest of the window
-            if (!batch.commits() && stagingRows() > 0 && copy.holdsRows() && w.savepoints < MAX_SAVEPOINTS
-                    && deleted == 0) {
-                window = w; // committed, or rolled back, with a later batch
-                return WriteResult.STAGED;
-            }
+            prepare(batch);
+            Decided decided = decide(batch);
+            Applied applied = apply(batch, decided);
+            advance(batch);
+            StagingWindow w = window == null ? new StagingWindow(stagingRows()) : window;
+            w.add(applied.upserted(), applied.deleted(), applied.ignored(), decided.keptOut(), applied.superseded());
             window = w;
-            flushWindow();
-            // the rows are written and locked (or the database's writer lock held): what the live writer applied
-            // before now is in the log already, and what it applies after waits for this commit
-            batch.recheckBeforeCommit();
-            connection().commit();
-            schema.committed();
-            window = null;
-            return new WriteResult(w.upserts, w.deleted, w.ignored, w.keptOut, w.superseded, false);
+            return commit(batch, w, applied.deleted());
         } catch (RecordRejectedException e) {
-            if (savepoint != null && rollbackTo(savepoint, staged)) {
+            if (began.savepoint() != null && rollbackTo(began.savepoint(), began.snapshot())) {
                 throw e; // the batch is written again without the record: what was staged before it stays
             }
             rollback();
             throw e;
         } catch (Binder.Mismatch e) {
             rollback();
-            throw new SinkException("type mismatch writing " + where + " into table " + tableName + ": "
-                    + e.getMessage() + "; nothing of this batch" + (savepoint == null ? "" : " or of the batches staged "
-                    + "before it") + " was written", e);
+            throw new SinkException("type mismatch writing " + coordinates(batch) + " into table " + tableName + ": "
+                    + e.getMessage() + "; nothing of this batch" + began.andBefore() + " was written", e);
         } catch (SQLException e) {
             rollback();
-            throw new SinkException("writing " + where + " into " + target() + " failed: " + e.getMessage()
-                    + " (SQL state " + e.getSQLState() + "); nothing of this batch" + (savepoint == null ? ""
-                    : " or of the batches staged before it") + " was written", e);
+            throw new SinkException("writing " + coordinates(batch) + " into " + target() + " failed: "
+                    + e.getMessage() + " (SQL state " + e.getSQLState() + "); nothing of this batch"
+                    + began.andBefore() + " was written", e);
         } catch (RuntimeException e) {
             rollback();
             throw e;
         }
+    }
+
+    /**
+     * Where the batch being written began, in a transaction that holds staged batches: a savepoint and what the COPY
+     * path held then; none where the batch began a transaction (or the staged batches were committed before it).
+     */
+    private Staged began = Staged.NONE;
+
+    /** A place in the open transaction to roll back to: a savepoint and what the COPY path held there. */
+    private record Staged(java.sql.Savepoint savepoint, PostgresCopy.Snapshot snapshot) {
+        static final Staged NONE = new Staged(null, null);
+
+        String andBefore() {
+            return savepoint == null ? "" : " or of the batches staged before it";
+        }
+    }
+
+    /**
+     * The transaction the batch is written in: the window's staged batches committed first where the batch needs a
+     * commit of its own before its rows, else a savepoint where it joins them; the table's columns and the tombstone
+     * ledger as the batch needs them.
+     */
+    private void prepare(WriteBatch batch) throws SQLException, Binder.Mismatch {
+        if (window != null && mayCommitBefore(batch)) {
+            commitWindowEarly();
+        } else if (window != null) {
+            // a record of this batch the table cannot hold rolls back to here: the batches staged before it stay
+            began = new Staged(connection().setSavepoint(), copy.snapshot());
+            window.savepoint();
+        }
+        schema.prepare(connection(), batch, began.savepoint() != null);
+        checkKeyLengths(batch);
+        if (ledger.table().isEmpty() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
+            // another job writing this table may have created it since (one of an earlier version, that needs
+            // its columns added in a commit of their own, waits for a batch that stages nothing before it)
+            ledger.read(connection(), dialect(), began.savepoint() == null);
+            if (began.savepoint() != null && mayCommitBefore(batch)) {
+                commitWindowEarly(); // a ledger another job made meanwhile, without this job's version column
+                began = Staged.NONE;
+            }
+        }
+        ensureLedger(batch);
+        ensureLedgerVersionColumn(batch);
+    }
+
+    /** The batch's upserts and deletes that replace what is stored, and per partition those kept out. */
+    private record Decided(List<Change> upserts, List<Change> tombstones, Map<Integer, Long> keptOut) {
+    }
+
+    /**
+     * Which of the batch's changes replace what the table holds (the version rule, in the database's own statements
+     * where it can): PostgreSQL's COPY path decides its staged upserts at the flush instead, in one statement.
+     */
+    private Decided decide(WriteBatch batch) throws SQLException, Binder.Mismatch {
+        List<Change> upserts = new ArrayList<>();
+        List<Change> tombstones = new ArrayList<>();
+        for (Change c : batch.changes()) {
+            (c.isTombstone() ? tombstones : upserts).add(c);
+        }
+        Map<Integer, Long> keptOut = new java.util.TreeMap<>();
+        if (!tombstones.isEmpty() || (copy == null && !upserts.isEmpty())) {
+            // before deciding against what is stored: the COPY path writes its upserts at the flush, which locks
+            lockWriters();
+        }
+        if (copy == null) {
+            upserts = decide(batch, upserts, keptOut);
+        }
+        tombstones = decide(batch, tombstones, keptOut);
+        return new Decided(upserts, tombstones, keptOut);
+    }
+
+    /** What applying a batch did: rows upserted, deleted, ignored, and per partition those superseded. */
+    private record Applied(long upserted, long deleted, long ignored, Map<Integer, Long> superseded) {
+    }
+
+    /** Upserts the decided rows and applies the tombstones as the mode says, recording deletes in the ledger. */
+    private Applied apply(WriteBatch batch, Decided decided) throws SQLException, Binder.Mismatch {
+        Map<Integer, Long> superseded = new java.util.TreeMap<>();
+        long upserted = decided.upserts().size() - writeUpserts(batch, decided.upserts(), decided.keptOut(),
+                superseded);
+        List<Change> tombstones = decided.tombstones();
+        if (tombstones.isEmpty()) {
+            return new Applied(upserted, 0, 0, superseded);
+        }
+        if (settings.conflictMode() == ConflictMode.INSERT_ONLY || settings.tombstoneMode() == TombstoneMode.IGNORE) {
+            return new Applied(upserted, 0, tombstones.size(), superseded);
+        }
+        if (settings.tombstoneMode() == TombstoneMode.SOFT_DELETE) {
+            writeSoftDeletes(batch, tombstones);
+        } else {
+            writeDeletes(batch, tombstones);
+            if (ledger.table().isPresent() && settings.conflictMode() == ConflictMode.NEWER_WINS) {
+                ledger.record(connection(), dialect(), batch, tombstones);
+            }
+        }
+        return new Applied(upserted, tombstones.size(), 0, superseded);
+    }
+
+    /** The job's progress, in the batch's transaction. */
+    private void advance(WriteBatch batch) throws SQLException {
+        jobStore.advance(connection(), batch.job(), batch.run(), batch.nextOffsets());
+    }
+
+    /**
+     * Commits the window with the batch, or leaves the batch staged where the window stays open; a batch that
+     * deleted holds the table's writer lock ({@link #lockWriters}) and commits, not to keep other writers waiting for
+     * the rest of the window.
+     */
+    private WriteResult commit(WriteBatch batch, StagingWindow w, long deleted) throws SQLException, Binder.Mismatch {
+        if (w.staysOpenAfter(batch, copy != null && copy.holdsRows(), MAX_SAVEPOINTS, deleted)) {
+            return WriteResult.STAGED; // committed, or rolled back, with a later batch
+        }
+        flushWindow();
+        // the rows are written and locked (or the database's writer lock held): what the live writer applied
+        // before now is in the log already, and what it applies after waits for this commit
+        batch.recheckBeforeCommit();
+        connection().commit();
+        schema.committed();
+        window = null;
+        return w.result();
     }
 
     /**
@@ -362,8 +407,7 @@ public final class JdbcSink implements Sink {
         flushWindow();
         connection().commit();
         schema.committed();
-        window.committed = true;
-        window.savepoints = 0;
+        window.committedEarly();
     }
 
     /** Upserts what the open transaction staged, its counts into the window's. */
@@ -372,8 +416,7 @@ public final class JdbcSink implements Sink {
             if (copy.holdsRows()) {
                 lockWriters();
             }
-            long out = copy.flush(connection(), this::currentKeepOut, window.keptOut, window.superseded);
-            window.upserts -= out;
+            window.unstaged(copy.flush(connection(), this::currentKeepOut, window.keptOut(), window.superseded()));
         }
     }
 
@@ -797,7 +840,7 @@ public final class JdbcSink implements Sink {
 
     private void rollback() {
         // what the open transaction staged is gone with it; counts of batches committed early stay
-        window = window != null && window.committed ? window : null;
+        window = window != null && window.holdsCommittedCounts() ? window : null;
         if (copy != null) {
             copy.rolledBack(null);
         }
