@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 import dev.kbackfill.core.engine.SparkJobSpec;
@@ -165,26 +166,70 @@ final class DeltaWaves {
             this.jsc = jsc;
         }
 
+        /** Per source partition, the changes left after reduction (and after the log left out what it supersedes). */
+        private Map<Integer, Long> perPartition;
+        /** Per source partition, the changes kept out: the table or its ledger holds a newer version of their keys. */
+        private final Map<Integer, Long> keptOut = new HashMap<>();
+
+        /**
+         * The wave's steps: read and reduce, create the table if absent, decode the values against the table, honour
+         * the ledger, leave out what the table's rules or the log refuse, MERGE (or append), count.
+         */
         void write(String appId, int wave, Sink sink, JobState state) {
-            String jobName = state.job();
-            SinkSettings.MetadataColumns meta = sinkSettings.metadata();
             WaveCounters counters = new WaveCounters(jsc, ranges.keySet());
+            HashMap<Integer, Long> before = Keying.logTimesBefore(settings.kafkaConfig(), plan, ranges);
+            Newest newest = options.besideLiveWriter() ? new Newest(before) : null;
+            org.apache.spark.api.java.JavaPairRDD<String, Raw> survivorsByKey = readAndReduce(state, counters, before,
+                    newest);
+            JavaRDD<Raw> survivors = survivorsByKey.values().persist(StorageLevel.MEMORY_AND_DISK());
+            JavaRDD<Entry> decoded = null;
+            try {
+                perPartition = survivors.map(e -> e.partition).countByValue();
+                phase("read, decode keys and reduce");
+                Optional<RowShape> created = createIfAbsent(sink, state, survivors);
+                if (!sink.destinationExists()) {
+                    // every record of the wave was left out (filtered, rejected), or none carries a column the table
+                    // is partitioned by: no table yet, so it waits for a later wave, which reads this one again
+                    nothingWritten(counters);
+                    noTable = true;
+                    return;
+                }
+                Target target = target(created.orElse(null), survivors);
+                if (target.keys().isEmpty()) {
+                    // no change survived (all filtered or rejected) and the table names no key columns: nothing to
+                    // write, the wave's progress moves past its ranges
+                    nothingWritten(counters);
+                    return;
+                }
+                decoded = decode(target, counters, survivors);
+                Values values = values(decoded, target, survivors, survivorsByKey, newest);
+                merge(appId, wave, target, values.source());
+                count(counters, values, newest);
+                bytes = counters.bytes.value();
+            } finally {
+                survivors.unpersist(false);
+                if (decoded != null) {
+                    decoded.unpersist(false);
+                }
+            }
+        }
+
+        /**
+         * Reads the wave's ranges, decodes keys (values too where a poison value must be seen even if superseded) and
+         * reduces by key: one Spark partition per source partition (no split), each read in offset order from its
+         * range's start, where its log clock starts ({@code before}), so every record gets the log time any run gives
+         * it. Beside a live writer only a key's newest record in the log is kept.
+         */
+        private org.apache.spark.api.java.JavaPairRDD<String, Raw> readAndReduce(JobState state, WaveCounters counters,
+                HashMap<Integer, Long> before, Newest newest) {
             String json = specJson;
             Shapes.Filters f = filters;
-            boolean soft = sinkSettings.tombstoneMode() == TombstoneMode.SOFT_DELETE;
-            boolean ignoreUnknown = sinkSettings.ignoreUnknownFields();
-            String p = path;
-            // read, decode keys (values too where a poison value must be seen even if superseded), reduce by key
-            // one Spark partition per source partition (no split): each is read in offset order from its range's start,
-            // where its log clock starts (looked up here, once), so every record gets the log time any run gives it
-            HashMap<Integer, Long> before = Keying.logTimesBefore(settings.kafkaConfig(), plan, ranges);
             JavaRDD<Row> rows = KafkaRanges.read(spark, plan, ranges,
-                    dev.kbackfill.core.read.BoundedReader.withJobClientId(settings.kafkaConfig(), jobName), options.allowDataLoss(),
-                    0).javaRDD();
+                    dev.kbackfill.core.read.BoundedReader.withJobClientId(settings.kafkaConfig(), state.job()),
+                    options.allowDataLoss(), 0).javaRDD();
             int shuffle = Math.max(rows.getNumPartitions(), jsc.defaultParallelism());
             org.apache.spark.api.java.JavaPairRDD<String, Raw> reducedByKey = rows.mapPartitionsToPair(it -> new Keying(
                     json, f, counters, before, it)).reduceByKey(Raw::newer, shuffle);
-            Newest newest = options.besideLiveWriter() ? new Newest(before) : null;
             if (newest != null) {
                 // beside a live writer only a key's newest record in the log is written: the others go now
                 reducedByKey = reducedByKey.persist(StorageLevel.MEMORY_AND_DISK());
@@ -192,164 +237,200 @@ final class DeltaWaves {
                 reducedByKey = newest.kept(reducedByKey).persist(StorageLevel.MEMORY_AND_DISK());
                 phase("the log after the range");
             }
-            org.apache.spark.api.java.JavaPairRDD<String, Raw> survivorsByKey = reducedByKey;
-            JavaRDD<Raw> survivors = survivorsByKey.values().persist(StorageLevel.MEMORY_AND_DISK());
-            JavaRDD<Entry> decoded = null;
-            try {
-                Map<Integer, Long> perPartition = survivors.map(e -> e.partition).countByValue();
-                phase("read, decode keys and reduce");
-                RowShape shape = null; // the wave's columns, decoded once where they are needed
-                if (!sink.destinationExists()) {
-                    // the table, from the columns of the wave's changes (as the single-machine sink takes its first batch's)
-                    shape = EntryRows.shapeOf(json, survivors);
-                    WriteBatch creating = new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(),
-                            plan.topic());
-                    if (DeltaEngineSupport.missingToCreate(creating, sinkSettings).isEmpty()) {
-                        sink.write(creating); // deletes only: the key columns, values added later
-                    }
-                    phase("create the table");
-                    if (!sink.destinationExists()) {
-                        // every record of the wave was left out (filtered, rejected), or none carries a column the
-                        // table is partitioned by: no table yet, so it waits for a later wave, which reads this one
-                        // again
-                        nothingWritten(counters);
-                        noTable = true;
-                        return;
-                    }
+            return reducedByKey;
+        }
+
+        /**
+         * Creates the table from the columns of the wave's changes where it does not exist (as the single-machine sink
+         * takes its first batch's): the shape it was created from, else empty.
+         */
+        private Optional<RowShape> createIfAbsent(Sink sink, JobState state, JavaRDD<Raw> survivors) {
+            if (sink.destinationExists()) {
+                return Optional.empty();
+            }
+            RowShape shape = EntryRows.shapeOf(specJson, survivors);
+            WriteBatch creating = new WriteBatch(state.job(), state.run(), 0, List.of(), shape, Map.of(),
+                    plan.topic());
+            if (DeltaEngineSupport.missingToCreate(creating, sinkSettings).isEmpty()) {
+                sink.write(creating); // deletes only: the key columns, values added later
+            }
+            phase("create the table");
+            return Optional.of(shape);
+        }
+
+        /** The table as the wave writes it: its writable columns, its rules, its key columns, whether it was empty. */
+        private record Target(StructType table, DeltaTableRules rules, List<String> keys, boolean emptyBefore) {
+        }
+
+        private Target target(RowShape created, JavaRDD<Raw> survivors) {
+            RowShape shape = created;
+            StructType table = spark.read().format("delta").load(path).schema();
+            if (sinkSettings.addsColumns()) { // a table created from this wave's shape lacks none of it
+                shape = shape != null ? shape : EntryRows.shapeOf(specJson, survivors);
+                table = withColumnsFor(shape, table);
+            }
+            // the columns Delta computes (generated, identity) are left to it; its CHECK constraints are seen first
+            DeltaTableRules rules = DeltaTableRules.of(path);
+            table = rules.writable(table);
+            // a table with no rows before the MERGE keeps nothing out: no need to count
+            boolean emptyBefore = !DeltaEngineSupport.hasData(path);
+            // the table's key columns as kbackfill created it; a table made by others: the records' key fields, as
+            // the single-machine sink takes them
+            RowShape keyed = shape;
+            List<String> keys = DeltaEngineSupport.keyColumns(path).orElseGet(() -> (keyed != null ? keyed
+                    : EntryRows.shapeOf(specJson, survivors)).keyColumns().stream()
+                    .map(dev.kbackfill.core.record.Column::name).toList());
+            return new Target(table, rules, keys, emptyBefore);
+        }
+
+        /** The survivors' values decoded into the table's columns, as entries. */
+        private JavaRDD<Entry> decode(Target target, WaveCounters counters, JavaRDD<Raw> survivors) {
+            String json = specJson;
+            String p = path;
+            StructType columns = target.table();
+            List<String> keys = target.keys();
+            SinkSettings.MetadataColumns meta = sinkSettings.metadata();
+            boolean soft = sinkSettings.tombstoneMode() == TombstoneMode.SOFT_DELETE;
+            boolean ignoreUnknown = sinkSettings.ignoreUnknownFields();
+            java.util.HashSet<String> computed = new java.util.HashSet<>(target.rules().computed());
+            return survivors.mapPartitions(raws -> new EntryRows(json, columns, keys, meta, soft, ignoreUnknown,
+                    computed, p, counters, raws)).persist(StorageLevel.MEMORY_AND_DISK());
+        }
+
+        /**
+         * What the wave MERGEs ({@code source}) and what it counts: per partition the values the table refused (a
+         * value it cannot hold, a row that breaks its CHECK constraints) and those that decoded.
+         */
+        private record Values(JavaRDD<Entry> source, Map<Integer, Long> refusedByTable, Map<Integer, Long> decoded,
+                              Map<Integer, Long> broken) {
+        }
+
+        private Values values(JavaRDD<Entry> decoded, Target target, JavaRDD<Raw> survivors,
+                              org.apache.spark.api.java.JavaPairRDD<String, Raw> survivorsByKey, Newest newest) {
+            // counted from the entries, not by accumulators, which a retried task would add to twice
+            Map<Integer, Long> refusedByTable = decoded.filter(Entry::isRefusedByTable).map(e -> e.partition)
+                    .countByValue();
+            JavaRDD<Entry> reduced = decoded.filter(e -> !e.isRefusedByTable());
+            Map<Integer, Long> decodedCounts = reduced.map(e -> e.partition).countByValue();
+            phase("decode values");
+            JavaRDD<Entry> source = honourLedger(reduced);
+            StructType sourceSchema = target.table().add(TOMBSTONE, DataTypes.BooleanType, false);
+            Map<String, String> broken = target.rules().broken(spark, source, sourceSchema, TOMBSTONE);
+            if (!broken.isEmpty()) {
+                rejectBroken(survivors, broken); // throws at the first when poison records fail the run
+                java.util.HashSet<String> out = new java.util.HashSet<>(broken.keySet());
+                source = source.filter(e -> !out.contains(e.partition + ":" + e.offset));
+                phase("CHECK constraints");
+            }
+            if (newest != null) {
+                // what the live writer applied while the wave was decoded: read on to the log's end, last thing
+                java.util.HashSet<String> later = newest.caughtUp(survivorsByKey, inLog);
+                if (!later.isEmpty()) {
+                    Broadcast<java.util.HashSet<String>> out = jsc.broadcast(later);
+                    source = source.filter(e -> !out.value().contains(e.partition + ":" + e.offset));
                 }
-                StructType table = spark.read().format("delta").load(path).schema();
-                if (sinkSettings.addsColumns()) { // a table created from this wave's shape lacks none of it
-                    shape = shape != null ? shape : EntryRows.shapeOf(json, survivors);
-                    table = withColumnsFor(shape, table);
-                }
-                // the columns Delta computes (generated, identity) are left to it; its CHECK constraints are seen first
-                DeltaTableRules rules = DeltaTableRules.of(path);
-                table = rules.writable(table);
-                StructType columns = table;
-                java.util.HashSet<String> computed = new java.util.HashSet<>(rules.computed());
-                // a table with no rows before the MERGE keeps nothing out: no need to count
-                boolean emptyBefore = !DeltaEngineSupport.hasData(path);
-                // the table's key columns as kbackfill created it; a table made by others: the records' key fields,
-                // as the single-machine sink takes them
-                RowShape keyed = shape;
-                List<String> keys = DeltaEngineSupport.keyColumns(path).orElseGet(() -> (keyed != null ? keyed
-                        : EntryRows.shapeOf(json, survivors)).keyColumns().stream().map(dev.kbackfill.core.record.Column::name)
-                        .toList());
-                if (keys.isEmpty()) {
-                    // no change survived (all filtered or rejected) and the table names no key columns: nothing to
-                    // write, the wave's progress moves past its ranges
-                    nothingWritten(counters);
-                    return;
-                }
-                decoded = survivors.mapPartitions(raws -> new EntryRows(json, columns, keys, meta, soft, ignoreUnknown,
-                        computed, p, counters, raws)).persist(StorageLevel.MEMORY_AND_DISK());
-                // counted from the entries, not by accumulators, which a retried task would add to twice
-                Map<Integer, Long> refusedByTable = decoded.filter(Entry::isRefusedByTable).map(e -> e.partition)
-                        .countByValue();
-                JavaRDD<Entry> reduced = decoded.filter(e -> !e.isRefusedByTable());
-                Map<Integer, Long> refused = reduced.map(e -> e.partition).countByValue();
-                phase("decode values");
-                Map<Integer, Long> keptOut = new HashMap<>();
-                JavaRDD<Entry> source = reduced;
+                phase("the log's end");
+            }
+            return new Values(source, refusedByTable, decodedCounts, DeltaTableRules.perPartition(broken));
+        }
+
+        /**
+         * Under newer-wins: leaves out (counted as kept out) the changes the tombstone ledger holds a newer delete
+         * of, and records the wave's deletes in it before the MERGE (a rerun records them again).
+         */
+        private JavaRDD<Entry> honourLedger(JavaRDD<Entry> reduced) {
+            if (sinkSettings.conflictMode() != ConflictMode.NEWER_WINS) {
+                return reduced;
+            }
+            JavaRDD<Entry> source = reduced;
+            Map<String, Version> held = DeltaEngineSupport.read(path);
+            if (!held.isEmpty()) {
+                HashMap<String, Deleted> ledger = new HashMap<>();
+                held.forEach((k, v) -> ledger.put(k, Deleted.of(v)));
+                Broadcast<HashMap<String, Deleted>> b = jsc.broadcast(ledger);
+                reduced.filter(e -> Entry.blocked(b.value(), e)).map(e -> e.partition).countByValue()
+                        .forEach((part, n) -> keptOut.merge(part, n, Long::sum));
+                source = reduced.filter(e -> !Entry.blocked(b.value(), e));
+            }
+            if (sinkSettings.tombstoneMode() == TombstoneMode.DELETE) {
+                Map<String, Version> deletes = new HashMap<>();
+                source.filter(e -> e.tombstone).map(e -> new Tuple2<>(e.key, Deleted.of(e.version())))
+                        .collect().forEach(t -> deletes.put(t._1(), t._2().version()));
+                DeltaEngineSupport.record(path, deletes);
+            }
+            phase("ledger");
+            return source;
+        }
+
+        /**
+         * MERGEs the source into the table, idempotent by the wave's transaction id (an empty table: appended, by the
+         * same ids), counting what the table kept out.
+         */
+        private void merge(String appId, int wave, Target target, JavaRDD<Entry> source) {
+            SinkSettings.MetadataColumns meta = sinkSettings.metadata();
+            StructType table = target.table();
+            List<String> keys = target.keys();
+            StructType sourceSchema = table.add(TOMBSTONE, DataTypes.BooleanType, false);
+            Dataset<Row> src = spark.createDataFrame(source.mapPartitions(Entry::rowsOf), sourceSchema);
+            String view = "kbackfill_wave_" + wave;
+            src.createOrReplaceTempView(view);
+            List<String> written = List.of(table.fieldNames());
+            DeltaEngineSupport.requireWritten(written.stream().filter(c -> !keys.contains(c)
+                    && !meta.contains(c) && !sinkSettings.writesValueColumn(c)).toList());
+            DeltaMergeSql sql = new DeltaMergeSql(path, written, has(table, meta.version())
+                    && table.apply(meta.version()).dataType() == DataTypes.StringType, keys, meta,
+                    sinkSettings.conflictMode(), sinkSettings.tombstoneMode(), options.foreignRows(),
+                    ownField(table, sinkSettings));
+            String against = "kbackfill_table_" + view;
+            if (target.emptyBefore()) {
+                // nothing to merge with: what a MERGE would insert, appended, idempotent by the same txn ids
+                src.where(sql.appended()).drop(TOMBSTONE).write().format("delta").mode("append")
+                        .option("txnAppId", appId).option("txnVersion", String.valueOf(wave)).save(path);
+                phase("append (empty table)");
+            } else {
                 if (sinkSettings.conflictMode() == ConflictMode.NEWER_WINS) {
-                    Map<String, Version> held = DeltaEngineSupport.read(path);
-                    if (!held.isEmpty()) {
-                        HashMap<String, Deleted> ledger = new HashMap<>();
-                        held.forEach((k, v) -> ledger.put(k, Deleted.of(v)));
-                        Broadcast<HashMap<String, Deleted>> b = jsc.broadcast(ledger);
-                        reduced.filter(e -> Entry.blocked(b.value(), e)).map(e -> e.partition).countByValue()
-                                .forEach((part, n) -> keptOut.merge(part, n, Long::sum));
-                        source = reduced.filter(e -> !Entry.blocked(b.value(), e));
-                    }
-                    if (sinkSettings.tombstoneMode() == TombstoneMode.DELETE) {
-                        Map<String, Version> deletes = new HashMap<>();
-                        source.filter(e -> e.tombstone).map(e -> new Tuple2<>(e.key, Deleted.of(e.version())))
-                                .collect().forEach(t -> deletes.put(t._1(), t._2().version()));
-                        DeltaEngineSupport.record(path, deletes); // before the MERGE: a rerun records them again
-                    }
-                    phase("ledger");
-                }
-                StructType sourceSchema = table.add(TOMBSTONE, DataTypes.BooleanType, false);
-                Map<String, String> broken = rules.broken(spark, source, sourceSchema, TOMBSTONE);
-                Map<Integer, Long> brokenPerPartition = DeltaTableRules.perPartition(broken);
-                if (!broken.isEmpty()) {
-                    rejectBroken(survivors, broken); // throws at the first when poison records fail the run
-                    java.util.HashSet<String> out = new java.util.HashSet<>(broken.keySet());
-                    source = source.filter(e -> !out.contains(e.partition + ":" + e.offset));
-                    phase("CHECK constraints");
-                }
-                if (newest != null) {
-                    // what the live writer applied while the wave was decoded: read on to the log's end, last thing
-                    java.util.HashSet<String> later = newest.caughtUp(survivorsByKey, inLog);
-                    if (!later.isEmpty()) {
-                        Broadcast<java.util.HashSet<String>> out = jsc.broadcast(later);
-                        source = source.filter(e -> !out.value().contains(e.partition + ":" + e.offset));
-                    }
-                    phase("the log's end");
-                }
-                Dataset<Row> src = spark.createDataFrame(source.mapPartitions(Entry::rowsOf), sourceSchema);
-                String view = "kbackfill_wave_" + wave;
-                src.createOrReplaceTempView(view);
-                List<String> written = List.of(table.fieldNames());
-                DeltaEngineSupport.requireWritten(written.stream().filter(c -> !keys.contains(c)
-                        && !meta.contains(c) && !sinkSettings.writesValueColumn(c)).toList());
-                DeltaMergeSql sql = new DeltaMergeSql(path, written, has(table, meta.version())
-                        && table.apply(meta.version()).dataType() == DataTypes.StringType, keys, meta,
-                        sinkSettings.conflictMode(), sinkSettings.tombstoneMode(), options.foreignRows(),
-                        ownField(table, sinkSettings));
-                String target = "kbackfill_table_" + view;
-                if (emptyBefore) {
-                    // nothing to merge with: what a MERGE would insert, appended, idempotent by the same txn ids
-                    src.where(sql.appended()).drop(TOMBSTONE).write().format("delta").mode("append")
-                            .option("txnAppId", appId).option("txnVersion", String.valueOf(wave)).save(path);
-                    phase("append (empty table)");
-                } else {
-                    if (sinkSettings.conflictMode() == ConflictMode.NEWER_WINS) {
-                        // the versions the table already holds: the MERGE leaves them alone, and they are kept out
-                        countAgainstTable(target, sql.heldAlready(view, target))
-                                .forEach((part, n) -> keptOut.merge(part, n, Long::sum));
-                    }
-                    spark.conf().set(TXN_APP_ID, appId);
-                    spark.conf().set(TXN_VERSION, String.valueOf(wave));
-                    try {
-                        spark.sql(sql.merge(view));
-                        phase("MERGE");
-                    } finally {
-                        spark.conf().unset(TXN_APP_ID);
-                        spark.conf().unset(TXN_VERSION);
-                    }
-                }
-                if (sinkSettings.conflictMode() != ConflictMode.OVERWRITE && !emptyBefore) {
-                    countAgainstTable(target, sql.keptOut(view, target))
+                    // the versions the table already holds: the MERGE leaves them alone, and they are kept out
+                    countAgainstTable(against, sql.heldAlready(view, against))
                             .forEach((part, n) -> keptOut.merge(part, n, Long::sum));
-                    phase("kept-out count");
                 }
-                spark.catalog().dropTempView(view);
-                for (Map.Entry<Integer, PartitionSplit> r : ranges.entrySet()) {
-                    int part = r.getKey();
-                    long changes = counters.changes.get(part).value();
-                    long survived = perPartition.getOrDefault(part, 0L);
-                    // values rejected after reduction: undecodable, a value the table cannot hold, or a row that
-                    // breaks a CHECK constraint of the table; the last two the table refused
-                    long rejectedLate = survived - refused.getOrDefault(part, 0L)
-                            + brokenPerPartition.getOrDefault(part, 0L);
-                    long refusedHere = refusedByTable.getOrDefault(part, 0L) + brokenPerPartition.getOrDefault(part, 0L);
-                    long kept = keptOut.getOrDefault(part, 0L);
-                    // survivors are counted after the log left out what it supersedes
-                    long later = inLog.getOrDefault(part, 0L);
-                    long laterEarly = later - (newest == null ? 0 : newest.lateCount(part));
-                    stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
-                            changes - survived - laterEarly, counters.filtered.get(part).value(),
-                            counters.rejected.get(part).value() + rejectedLate,
-                            survived - rejectedLate - kept - (later - laterEarly), kept, 0, r.getValue().end(),
-                            r.getValue().end(), counters.late.get(part).value(), refusedHere, later));
+                spark.conf().set(TXN_APP_ID, appId);
+                spark.conf().set(TXN_VERSION, String.valueOf(wave));
+                try {
+                    spark.sql(sql.merge(view));
+                    phase("MERGE");
+                } finally {
+                    spark.conf().unset(TXN_APP_ID);
+                    spark.conf().unset(TXN_VERSION);
                 }
-                bytes = counters.bytes.value();
-            } finally {
-                survivors.unpersist(false);
-                if (decoded != null) {
-                    decoded.unpersist(false);
-                }
+            }
+            if (sinkSettings.conflictMode() != ConflictMode.OVERWRITE && !target.emptyBefore()) {
+                countAgainstTable(against, sql.keptOut(view, against))
+                        .forEach((part, n) -> keptOut.merge(part, n, Long::sum));
+                phase("kept-out count");
+            }
+            spark.catalog().dropTempView(view);
+        }
+
+        /** Each partition's counts: every record read is written, kept out, superseded, filtered or rejected. */
+        private void count(WaveCounters counters, Values values, Newest newest) {
+            for (Map.Entry<Integer, PartitionSplit> r : ranges.entrySet()) {
+                int part = r.getKey();
+                long changes = counters.changes.get(part).value();
+                long survived = perPartition.getOrDefault(part, 0L);
+                long broken = values.broken().getOrDefault(part, 0L);
+                // values rejected after reduction: undecodable, a value the table cannot hold, or a row that
+                // breaks a CHECK constraint of the table; the last two the table refused
+                long rejectedLate = survived - values.decoded().getOrDefault(part, 0L) + broken;
+                long refusedHere = values.refusedByTable().getOrDefault(part, 0L) + broken;
+                long kept = keptOut.getOrDefault(part, 0L);
+                // survivors are counted after the log left out what it supersedes
+                long later = inLog.getOrDefault(part, 0L);
+                long laterEarly = later - (newest == null ? 0 : newest.lateCount(part));
+                stats.put(part, new PartitionStats(part, counters.read.get(part).value(),
+                        changes - survived - laterEarly, counters.filtered.get(part).value(),
+                        counters.rejected.get(part).value() + rejectedLate,
+                        survived - rejectedLate - kept - (later - laterEarly), kept, 0, r.getValue().end(),
+                        r.getValue().end(), counters.late.get(part).value(), refusedHere, later));
             }
         }
 
