@@ -103,60 +103,11 @@ final class VerifyCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --samples '" + samples
                     + "': expected a whole number >= 0");
         }
-        if (job == null && planFile == null) {
-            // bad bounds first: before any cluster (the default one included) is named
-            request.toRequest(org.apache.kafka.common.IsolationLevel.READ_COMMITTED);
-        }
-        Map<String, Object> config = kafka.clientConfig();
-        Optional<JobState> stored = Optional.empty();
-        Plan plan;
-        JobDefinition definition = null;
-        if (job != null) {
-            if (request.given() || planFile != null) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--job verifies the plan its latest run "
-                        + "stored: drop --topic, --from, --to, --partitions and --plan, or drop --job to verify a range");
-            }
-            stored = Optional.of(loadJob(config));
-            plan = stored.get().plan();
-            Optional<String> runs = stored.get().spec().definition();
-            if (runs.isPresent()) {
-                definition = asTheJobRan(JobDefinition.fromStored(runs.get(), plan), plan);
-                config = definition.kafkaConfig();
-            }
-            // a job of several runs: every run's range where they can be told (a continue: job's are contiguous)
-            JobState state = stored.get();
-            if (state.run() > 1) {
-                Optional<Plan> every;
-                try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(config)) {
-                    every = dev.kbackfill.core.run.JobPlanner.everyRun(new dev.kbackfill.resolver.RangeResolver(offsets),
-                            state);
-                }
-                if (every.isPresent()) {
-                    plan = every.get();
-                    err.println("job " + state.job() + " has run " + state.run() + " times from "
-                            + state.plan().request().fromText() + ": verifying what runs 1 to " + state.run()
-                            + " covered, from its first bound to where run " + state.run() + " ends");
-                } else {
-                    err.println("job " + state.job() + " has run " + state.run() + " times; verifying run "
-                            + state.run() + "'s range only (the ranges of earlier runs of a request such as '"
-                            + state.plan().request().fromText() + "' are not kept; verify them as a range)");
-                }
-            }
-        } else if (planFile != null) {
-            if (request.given()) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--plan cannot be combined with --topic, --from, --to or --partitions: the plan file holds them");
-            }
-            plan = readPlan();
-        } else {
-            BackfillRequest backfill = request.toRequest(kafka.isolationLevel(config));
-            try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(config)) {
-                plan = new dev.kbackfill.resolver.RangeResolver(offsets).resolve(backfill);
-            }
-        }
-        if (definition == null) {
-            definition = definition(plan);
-        }
+        What what = what(err);
+        Plan plan = what.plan();
+        Optional<JobState> stored = what.stored();
+        JobDefinition definition = what.definition();
+        Map<String, Object> config = what.config();
         dev.kbackfill.core.record.RecordDecoder decoder = definition.decoder(); // one registry client, one schema cache
         Verification verification = Verification.of(definition, decoder, Verification.Options.DEFAULTS.withSamples(samples));
         try (Sink target = SinkFactory.forSettings(definition.sinkSettings(config))) {
@@ -191,6 +142,71 @@ final class VerifyCommand implements Callable<Integer> {
             out.flush();
             return report.agrees() ? ExitCodes.OK : ExitCodes.DISAGREES;
         }
+    }
+
+    /** What to verify: a job's stored run (or runs), a plan file's range, or a range resolved now; and how. */
+    private record What(Optional<JobState> stored, Plan plan, JobDefinition definition, Map<String, Object> config) {
+    }
+
+    private What what(PrintWriter err) {
+        if (job == null && planFile == null) {
+            // bad bounds first: before any cluster (the default one included) is named
+            request.toRequest(org.apache.kafka.common.IsolationLevel.READ_COMMITTED);
+        }
+        Map<String, Object> config = kafka.clientConfig();
+        if (job != null) {
+            if (request.given() || planFile != null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--job verifies the plan its latest run "
+                        + "stored: drop --topic, --from, --to, --partitions and --plan, or drop --job to verify a range");
+            }
+            JobState state = loadJob(config);
+            Plan plan = state.plan();
+            JobDefinition definition = null;
+            Optional<String> runs = state.spec().definition();
+            if (runs.isPresent()) {
+                definition = asTheJobRan(JobDefinition.fromStored(runs.get(), plan), plan);
+                config = definition.kafkaConfig();
+            }
+            if (state.run() > 1) {
+                plan = everyRun(state, config, err);
+            }
+            return new What(Optional.of(state), plan, definition == null ? definition(plan) : definition, config);
+        }
+        Plan plan;
+        if (planFile != null) {
+            if (request.given()) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--plan cannot be combined with --topic, --from, --to or --partitions: the plan file holds them");
+            }
+            plan = readPlan();
+        } else {
+            BackfillRequest backfill = request.toRequest(kafka.isolationLevel(config));
+            try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(config)) {
+                plan = new dev.kbackfill.resolver.RangeResolver(offsets).resolve(backfill);
+            }
+        }
+        return new What(Optional.empty(), plan, definition(plan), config);
+    }
+
+    /**
+     * A job of several runs: every run's range where they can be told (a {@code continue:} job's are contiguous),
+     * else its latest run's.
+     */
+    private Plan everyRun(JobState state, Map<String, Object> config, PrintWriter err) {
+        Optional<Plan> every;
+        try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(config)) {
+            every = dev.kbackfill.core.run.JobPlanner.everyRun(new dev.kbackfill.resolver.RangeResolver(offsets), state);
+        }
+        if (every.isPresent()) {
+            err.println("job " + state.job() + " has run " + state.run() + " times from "
+                    + state.plan().request().fromText() + ": verifying what runs 1 to " + state.run()
+                    + " covered, from its first bound to where run " + state.run() + " ends");
+            return every.get();
+        }
+        err.println("job " + state.job() + " has run " + state.run() + " times; verifying run "
+                + state.run() + "'s range only (the ranges of earlier runs of a request such as '"
+                + state.plan().request().fromText() + "' are not kept; verify them as a range)");
+        return state.plan();
     }
 
     private JobDefinition definition(Plan plan) {

@@ -521,38 +521,7 @@ public final class Benchmark {
         }
         Path dir = Files.createTempDirectory("kbackfill-bench-connect");
         String name = "dbz-bench-" + System.nanoTime();
-        Files.writeString(dir.resolve("worker.properties"), String.join("\n",
-                "bootstrap.servers=" + bootstrap,
-                "key.converter=org.apache.kafka.connect.storage.StringConverter",
-                "value.converter=org.apache.kafka.connect.json.JsonConverter",
-                "value.converter.schemas.enable=true",
-                "offset.storage.file.filename=" + dir.resolve("offsets"),
-                "offset.flush.interval.ms=1000",
-                "consumer.max.poll.records=10000",
-                "listeners=http://127.0.0.1:0",
-                "plugin.discovery=only_scan", ""));
-        Files.writeString(dir.resolve("connector.properties"), String.join("\n",
-                "name=" + name,
-                "connector.class=io.debezium.connector.jdbc.JdbcSinkConnector",
-                "tasks.max=1",
-                "topics=" + CONNECT_TOPIC,
-                "connection.url=" + url.substring(0, url.indexOf('?')),
-                "connection.username=postgres",
-                "connection.password=postgres",
-                "insert.mode=upsert",
-                "primary.key.mode=record_key",
-                "primary.key.fields=kafka_key",
-                "schema.evolution=none",
-                "table.name.format=dbz_orders",
-                "batch.size=10000",
-                "use.reduction.buffer=true",
-                "transforms=key,meta",
-                "transforms.key.type=org.apache.kafka.connect.transforms.HoistField$Key",
-                "transforms.key.field=kafka_key",
-                "transforms.meta.type=org.apache.kafka.connect.transforms.InsertField$Value",
-                "transforms.meta.partition.field=kafka_partition",
-                "transforms.meta.offset.field=kafka_offset",
-                "transforms.meta.timestamp.field=kafka_timestamp", ""));
+        writeDebeziumConfig(dir, name, url);
         ProcessBuilder pb = new ProcessBuilder("java", "-Xms256m",
                 "-Xmx2g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath,
                 "org.apache.kafka.connect.cli.ConnectStandalone", dir.resolve("worker.properties").toString(),
@@ -600,6 +569,42 @@ public final class Benchmark {
         checkTable(url, "dbz_orders", "Debezium");
         exec(List.of("rm", "-rf", dir.toString()), Map.of());
         return new Measured(seconds, kb, "");
+    }
+
+    /** The standalone worker's and the Debezium JDBC sink connector's settings, into {@code dir}. */
+    private void writeDebeziumConfig(Path dir, String name, String url) throws IOException {
+        Files.writeString(dir.resolve("worker.properties"), String.join("\n",
+                "bootstrap.servers=" + bootstrap,
+                "key.converter=org.apache.kafka.connect.storage.StringConverter",
+                "value.converter=org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable=true",
+                "offset.storage.file.filename=" + dir.resolve("offsets"),
+                "offset.flush.interval.ms=1000",
+                "consumer.max.poll.records=10000",
+                "listeners=http://127.0.0.1:0",
+                "plugin.discovery=only_scan", ""));
+        Files.writeString(dir.resolve("connector.properties"), String.join("\n",
+                "name=" + name,
+                "connector.class=io.debezium.connector.jdbc.JdbcSinkConnector",
+                "tasks.max=1",
+                "topics=" + CONNECT_TOPIC,
+                "connection.url=" + url.substring(0, url.indexOf('?')),
+                "connection.username=postgres",
+                "connection.password=postgres",
+                "insert.mode=upsert",
+                "primary.key.mode=record_key",
+                "primary.key.fields=kafka_key",
+                "schema.evolution=none",
+                "table.name.format=dbz_orders",
+                "batch.size=10000",
+                "use.reduction.buffer=true",
+                "transforms=key,meta",
+                "transforms.key.type=org.apache.kafka.connect.transforms.HoistField$Key",
+                "transforms.key.field=kafka_key",
+                "transforms.meta.type=org.apache.kafka.connect.transforms.InsertField$Value",
+                "transforms.meta.partition.field=kafka_partition",
+                "transforms.meta.offset.field=kafka_offset",
+                "transforms.meta.timestamp.field=kafka_timestamp", ""));
     }
 
     /**

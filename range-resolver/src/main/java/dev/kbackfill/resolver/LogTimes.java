@@ -74,33 +74,7 @@ public final class LogTimes {
         if (pending.isEmpty()) {
             return new Result(found, bounded);
         }
-        // a first answer: the record just below the start (or, past markers, the first one the log holds)
-        Map<Integer, Long> justBelow = new HashMap<>();
-        pending.forEach((p, s) -> justBelow.put(p, s - 1));
-        Map<Integer, OffsetSource.TimestampedOffset> first =
-                source.firstVisibleAtOrAfter(topic, justBelow, pending, ANY_TIME, isolationLevel);
-        Map<Integer, Long> fromLogStart = new HashMap<>();
-        pending.forEach((p, s) -> {
-            if (!first.containsKey(p)) {
-                fromLogStart.put(p, logStarts.getOrDefault(p, 0L));
-            }
-        });
-        Map<Integer, Long> firstUntil = new HashMap<>();
-        fromLogStart.forEach((p, from) -> firstUntil.put(p, Math.min(pending.get(p), from + budget)));
-        Map<Integer, OffsetSource.TimestampedOffset> firstRetained = fromLogStart.isEmpty() ? Map.of()
-                : source.firstVisibleAtOrAfter(topic, fromLogStart, firstUntil, ANY_TIME, isolationLevel);
-        fromLogStart.forEach((p, from) -> {
-            if (!firstRetained.containsKey(p) && firstUntil.get(p) < pending.get(p)) {
-                bounded.add(p); // no visible record within the budget of the log start: nothing known below the start
-            }
-        });
-        Map<Integer, long[]> search = new HashMap<>(); // per partition: {known lower bound, step, upper bound or MAX}
-        pending.forEach((p, s) -> {
-            OffsetSource.TimestampedOffset f = first.containsKey(p) ? first.get(p) : firstRetained.get(p);
-            if (f != null) {
-                search.put(p, new long[] {f.timestamp().toEpochMilli(), 1, Long.MAX_VALUE});
-            }
-        });
+        Map<Integer, long[]> search = firstAnswers(source, topic, pending, logStarts, isolationLevel, budget, bounded);
         while (!search.isEmpty()) {
             // every partition at its own time, all in one request (and one check pass) per step
             Map<Integer, Instant> probes = new HashMap<>();
@@ -142,6 +116,44 @@ public final class LogTimes {
             }
         }
         return new Result(found, bounded);
+    }
+
+    /**
+     * Per partition, the search's start: the record just below the start (or, past markers, the first one the log
+     * holds), as {known lower bound, step, upper bound or MAX}; a partition with no visible record within the budget
+     * of the log start is {@code bounded} (nothing known below its start).
+     */
+    private static Map<Integer, long[]> firstAnswers(OffsetSource source, String topic, Map<Integer, Long> pending,
+                                                     Map<Integer, Long> logStarts, IsolationLevel isolationLevel,
+                                                     int budget, java.util.Set<Integer> bounded) {
+        // a first answer: the record just below the start (or, past markers, the first one the log holds)
+        Map<Integer, Long> justBelow = new HashMap<>();
+        pending.forEach((p, s) -> justBelow.put(p, s - 1));
+        Map<Integer, OffsetSource.TimestampedOffset> first =
+                source.firstVisibleAtOrAfter(topic, justBelow, pending, ANY_TIME, isolationLevel);
+        Map<Integer, Long> fromLogStart = new HashMap<>();
+        pending.forEach((p, s) -> {
+            if (!first.containsKey(p)) {
+                fromLogStart.put(p, logStarts.getOrDefault(p, 0L));
+            }
+        });
+        Map<Integer, Long> firstUntil = new HashMap<>();
+        fromLogStart.forEach((p, from) -> firstUntil.put(p, Math.min(pending.get(p), from + budget)));
+        Map<Integer, OffsetSource.TimestampedOffset> firstRetained = fromLogStart.isEmpty() ? Map.of()
+                : source.firstVisibleAtOrAfter(topic, fromLogStart, firstUntil, ANY_TIME, isolationLevel);
+        fromLogStart.forEach((p, from) -> {
+            if (!firstRetained.containsKey(p) && firstUntil.get(p) < pending.get(p)) {
+                bounded.add(p); // no visible record within the budget of the log start: nothing known below the start
+            }
+        });
+        Map<Integer, long[]> search = new HashMap<>();
+        pending.forEach((p, s) -> {
+            OffsetSource.TimestampedOffset f = first.containsKey(p) ? first.get(p) : firstRetained.get(p);
+            if (f != null) {
+                search.put(p, new long[] {f.timestamp().toEpochMilli(), 1, Long.MAX_VALUE});
+            }
+        });
+        return search;
     }
 
     /** The next time to probe: above the lower bound by the step while no upper bound is known, else halfway. */

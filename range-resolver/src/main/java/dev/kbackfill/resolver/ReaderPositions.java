@@ -33,14 +33,13 @@ public final class ReaderPositions {
         return resolve(option, b, topic, source, java.util.Map.of());
     }
 
-    /**
-     * As {@link #resolve(String, Bound.External, TopicInfo, OffsetSource)}, reaching the reader with {@code settings}
-     * (a request's {@link BackfillRequest#readers()}): a checkpoint's filesystem settings, a Kafka Connect worker's
-     * REST address ({@value BackfillRequest#CONNECT_URL}).
-     */
-    public static Materialized resolve(String option, Bound.External b, TopicInfo topic, OffsetSource source,
+    /** What a reader's positions are read as: offsets per partition, where they come from, what was said of them. */
+    private record Positions(SortedMap<Integer, Long> offsets, String origin, List<String> said) {
+    }
+
+    /** Reads the reader's positions: a Spark checkpoint's, a Connect sink's (from its worker or group), a group's. */
+    private static Positions positions(String option, Bound.External b, String name, OffsetSource source,
                                        Map<String, String> settings) {
-        String name = topic.topic();
         SortedMap<Integer, Long> offsets;
         List<String> said = new ArrayList<>();
         String origin;
@@ -87,6 +86,21 @@ public final class ReaderPositions {
             }
             default -> throw new IllegalStateException(b.kind().toString());
         }
+        return new Positions(offsets, origin, said);
+    }
+
+    /**
+     * As {@link #resolve(String, Bound.External, TopicInfo, OffsetSource)}, reaching the reader with {@code settings}
+     * (a request's {@link BackfillRequest#readers()}): a checkpoint's filesystem settings, a Kafka Connect worker's
+     * REST address ({@value BackfillRequest#CONNECT_URL}).
+     */
+    public static Materialized resolve(String option, Bound.External b, TopicInfo topic, OffsetSource source,
+                                       Map<String, String> settings) {
+        String name = topic.topic();
+        Positions read = positions(option, b, name, source, settings);
+        SortedMap<Integer, Long> offsets = read.offsets();
+        List<String> said = read.said();
+        String origin = read.origin();
         SortedMap<Integer, Bound> positions = new TreeMap<>();
         Map<Integer, List<Note>> partitionNotes = new HashMap<>();
         List<Integer> missing = new ArrayList<>();

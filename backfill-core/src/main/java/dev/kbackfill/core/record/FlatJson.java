@@ -60,65 +60,10 @@ final class FlatJson {
                 return giveUp(builder);
             }
             // its value
-            byte b = bytes[i];
-            Object value;
-            if (b == '"') {
-                int stringEnd = stringEnd(bytes, i + 1, end);
-                if (stringEnd < 0) {
-                    return giveUp(builder);
-                }
-                value = builder.string(field, bytes, i + 1, stringEnd);
-                i = stringEnd + 1;
-            } else if (b == '-' || (b >= '0' && b <= '9')) {
-                // -?(0|[1-9][0-9]*)(.[0-9]+)? of at most 18 digits: a long, or an exact decimal with its scale
-                boolean negative = b == '-';
-                if (negative && ++i >= end) {
-                    return giveUp(builder);
-                }
-                long unscaled = 0;
-                int digits = 0;
-                int scale = 0;
-                if (bytes[i] == '0') {
-                    i++;
-                    digits++;
-                } else {
-                    while (i < end && bytes[i] >= '0' && bytes[i] <= '9') {
-                        unscaled = unscaled * 10 + (bytes[i++] - '0');
-                        digits++;
-                    }
-                    if (digits == 0) {
-                        return giveUp(builder);
-                    }
-                }
-                if (i < end && bytes[i] == '.') {
-                    i++;
-                    while (i < end && bytes[i] >= '0' && bytes[i] <= '9') {
-                        unscaled = unscaled * 10 + (bytes[i++] - '0');
-                        digits++;
-                        scale++;
-                    }
-                    if (scale == 0) {
-                        return giveUp(builder);
-                    }
-                }
-                if (digits > 18 || (i < end && (bytes[i] == 'e' || bytes[i] == 'E'))) {
-                    return giveUp(builder);
-                }
-                long signed = negative ? -unscaled : unscaled;
-                value = scale == 0 ? (Object) signed : BigDecimal.valueOf(signed, scale);
-            } else if (matches(bytes, i, end, TRUE)) {
-                value = Boolean.TRUE;
-                i += 4;
-            } else if (matches(bytes, i, end, FALSE)) {
-                value = Boolean.FALSE;
-                i += 5;
-            } else if (matches(bytes, i, end, NULL)) {
-                value = null;
-                i += 4;
-            } else {
-                return giveUp(builder); // a nested object or array, or not JSON
+            i = value(bytes, i, end, name, field, builder);
+            if (i < 0) {
+                return giveUp(builder);
             }
-            builder.put(name, value);
             field++;
             // a literal or number must end here: true1 or 12x is not JSON
             i = skipSpace(bytes, i, end);
@@ -133,6 +78,82 @@ final class FlatJson {
             }
             i = skipSpace(bytes, i + 1, end);
         }
+    }
+
+    /**
+     * Reads the value at {@code bytes[i]} into {@code builder} as field {@code field}, {@code name}; returns the index
+     * after it, or -1 where this reader does not read it (a nested object or array, a number it cannot hold exactly,
+     * not JSON).
+     */
+    private static int value(byte[] bytes, int i, int end, String name, int field, Columns.Builder builder) {
+        byte b = bytes[i];
+        if (b == '"') {
+            int stringEnd = stringEnd(bytes, i + 1, end);
+            if (stringEnd < 0) {
+                return -1;
+            }
+            builder.put(name, builder.string(field, bytes, i + 1, stringEnd));
+            return stringEnd + 1;
+        }
+        if (b == '-' || (b >= '0' && b <= '9')) {
+            return number(bytes, i, end, name, builder);
+        }
+        if (matches(bytes, i, end, TRUE)) {
+            builder.put(name, Boolean.TRUE);
+            return i + 4;
+        }
+        if (matches(bytes, i, end, FALSE)) {
+            builder.put(name, Boolean.FALSE);
+            return i + 5;
+        }
+        if (matches(bytes, i, end, NULL)) {
+            builder.put(name, null);
+            return i + 4;
+        }
+        return -1;
+    }
+
+    /**
+     * -?(0|[1-9][0-9]*)(.[0-9]+)? of at most 18 digits: a long, or an exact decimal with its scale, into
+     * {@code builder}; returns the index after it, or -1.
+     */
+    private static int number(byte[] bytes, int i, int end, String name, Columns.Builder builder) {
+        boolean negative = bytes[i] == '-';
+        if (negative && ++i >= end) {
+            return -1;
+        }
+        long unscaled = 0;
+        int digits = 0;
+        int scale = 0;
+        if (bytes[i] == '0') {
+            i++;
+            digits++;
+        } else {
+            while (i < end && bytes[i] >= '0' && bytes[i] <= '9') {
+                unscaled = unscaled * 10 + (bytes[i++] - '0');
+                digits++;
+            }
+            if (digits == 0) {
+                return -1;
+            }
+        }
+        if (i < end && bytes[i] == '.') {
+            i++;
+            while (i < end && bytes[i] >= '0' && bytes[i] <= '9') {
+                unscaled = unscaled * 10 + (bytes[i++] - '0');
+                digits++;
+                scale++;
+            }
+            if (scale == 0) {
+                return -1;
+            }
+        }
+        if (digits > 18 || (i < end && (bytes[i] == 'e' || bytes[i] == 'E'))) {
+            return -1;
+        }
+        long signed = negative ? -unscaled : unscaled;
+        builder.put(name, scale == 0 ? (Object) signed : BigDecimal.valueOf(signed, scale));
+        return i;
     }
 
     private static final byte[] TRUE = {'t', 'r', 'u', 'e'};

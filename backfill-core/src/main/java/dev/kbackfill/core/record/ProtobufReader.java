@@ -116,23 +116,7 @@ final class ProtobufReader {
                 if (lists[i] == null) {
                     lists[i] = new ArrayList<>();
                 }
-                if (wire == WireFormat.WIRETYPE_LENGTH_DELIMITED && f.isPackable()) {
-                    int limit = in.pushLimit(in.readRawVarint32());
-                    while (in.getBytesUntilLimit() > 0) {
-                        Object v = scalar(in, f);
-                        if (v != SKIP) {
-                            lists[i].add(v);
-                        }
-                    }
-                    in.popLimit(limit);
-                } else if (wire == expected) {
-                    Object v = f.getJavaType() == FieldDescriptor.JavaType.MESSAGE ? in.readBytes() : scalar(in, f);
-                    if (v != SKIP) {
-                        lists[i].add(v);
-                    }
-                } else {
-                    in.skipField(tag);
-                }
+                readRepeated(in, f, tag, lists[i]);
                 continue;
             }
             if (wire != expected) {
@@ -164,6 +148,35 @@ final class ProtobufReader {
                 }
             }
         }
+        columns(values, set, messages, lists, out);
+    }
+
+    /** One element, or a packed run of them, of a repeated field into {@code list}; a wire type it is not, skipped. */
+    private void readRepeated(CodedInputStream in, FieldDescriptor f, int tag, List<Object> list) throws IOException {
+        int wire = WireFormat.getTagWireType(tag);
+        if (wire == WireFormat.WIRETYPE_LENGTH_DELIMITED && f.isPackable()) {
+            int limit = in.pushLimit(in.readRawVarint32());
+            while (in.getBytesUntilLimit() > 0) {
+                Object v = scalar(in, f);
+                if (v != SKIP) {
+                    list.add(v);
+                }
+            }
+            in.popLimit(limit);
+        } else if (wire == f.getLiteType().getWireType()) {
+            Object v = f.getJavaType() == FieldDescriptor.JavaType.MESSAGE ? in.readBytes() : scalar(in, f);
+            if (v != SKIP) {
+                list.add(v);
+            }
+        } else {
+            in.skipField(tag);
+        }
+    }
+
+    /** The fields read into {@code out}, a column each in declaration order: a required one missing is an error. */
+    private void columns(Object[] values, boolean[] set, ByteString[] messages, List<Object>[] lists,
+                         Columns.Builder out) throws IOException {
+        int n = fields.length;
         for (int i = 0; i < n; i++) {
             if (fields[i].isRequired() && !set[i]) {
                 throw new InvalidProtocolBufferException("Message missing required fields: " + fields[i].getName());

@@ -197,12 +197,7 @@ public final class Verification {
     private VerifyReport verify(Plan plan, TargetLookup target, RunListener listener,
                                 dev.kbackfill.core.live.NewestInLog after) {
         long started = System.nanoTime();
-        decoder.keyColumns().ifPresent(columns -> columns.stream().filter(c -> !target.hasColumn(c)).findFirst()
-                .ifPresent(c -> {
-                    throw new dev.kbackfill.core.sink.SinkConfigException("the target has no column '" + c + "' for "
-                            + "the key, so no row of it can be judged; nothing was read (name the job's table with "
-                            + "--table, or the key with --key-fields or --key-column as the run did)");
-                }));
+        requireKeyColumns(target);
         long records = plan.partitions().stream().mapToLong(r -> r.end() - r.start()).sum();
         RunOptions run = RunOptions.DEFAULTS.withBatchRows(5_000).withStrictTime(strictTime).withAllowDataLoss(true);
         try (RangeFold fold = new RangeFold(decoder, options.memoryKeys(), options.memoryBytes(), records,
@@ -219,89 +214,145 @@ public final class Verification {
                     Rejects.skip()).execute(state);
             listener.onNote("read " + summary.read() + " records of " + plan.topic() + (fold.spilled()
                     ? " (their keys folded on disk)" : "") + "; judging their keys against the target");
-            Map<Verdict, Long> counts = new EnumMap<>(Verdict.class);
-            Map<Verdict, List<VerifyReport.Sample>> samples = new EnumMap<>(Verdict.class);
-            String topic = plan.topic();
-            long[] undecodable = {0};
-            // the raw changes whose values the target's lookup decoded: a key is decoded once, not again to judge it
-            java.util.Set<Change> decodable = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-            java.util.function.Function<Change, Map<String, Object>> values = c -> {
+            long streamed = 0;
+            if (fold.joined()) {
+                listener.onNote("reading the target once for the keys that went to disk");
+                streamed = fold.streamTarget(scan.get());
+            }
+            try (Judging judging = new Judging(plan, target, fold, after)) {
+                fold.forEachChunk(target.keysPerLookup(), (bucket, chunk) -> judging.chunk(chunk,
+                        bucket >= 0 && fold.joined() ? scan.get() : null, bucket));
+                judging.settle();
+                long refusedKeys = judging.refusedInstead(listener);
+                return new VerifyReport(plan.topic(), judging.counts, judging.samples, summary.read(),
+                        summary.filtered(), summary.rejected() + judging.undecodable + refusedKeys, summary.lost(),
+                        target.rowsRead() + streamed, fold.spilled(), Duration.ofNanos(System.nanoTime() - started));
+            }
+        }
+    }
+
+    /** Refuses a target without a column for the key: no row of it could be judged (nothing is read). */
+    private void requireKeyColumns(TargetLookup target) {
+        decoder.keyColumns().ifPresent(columns -> columns.stream().filter(c -> !target.hasColumn(c)).findFirst()
+                .ifPresent(c -> {
+                    throw new dev.kbackfill.core.sink.SinkConfigException("the target has no column '" + c + "' for "
+                            + "the key, so no row of it can be judged; nothing was read (name the job's table with "
+                            + "--table, or the key with --key-fields or --key-column as the run did)");
+                }));
+    }
+
+    /**
+     * Judges the range's final changes, chunk by chunk, against what the target holds: counts and samples per class,
+     * the keys whose value does not decode, the newer claims the log is asked to bear out, and the keys whose last
+     * record the target refuses (judged by the record a run writes in its place).
+     */
+    private final class Judging implements AutoCloseable {
+        final Map<Verdict, Long> counts = new EnumMap<>(Verdict.class);
+        final Map<Verdict, List<VerifyReport.Sample>> samples = new EnumMap<>(Verdict.class);
+        long undecodable;
+        private final Plan plan;
+        private final String topic;
+        private final TargetLookup target;
+        private final RangeFold fold;
+        private final dev.kbackfill.core.live.NewestInLog after;
+        private final boolean unordered = decoder.versionField().isEmpty();
+        private final NewerClaims claims;
+        private final RefusedRecords refused = new RefusedRecords();
+        /** The raw changes whose values the target's lookup decoded: a key is decoded once, not again to judge it. */
+        private final java.util.Set<Change> decodable = java.util.Collections.newSetFromMap(
+                new java.util.IdentityHashMap<>());
+        private final java.util.function.Function<Change, Map<String, Object>> values;
+
+        Judging(Plan plan, TargetLookup target, RangeFold fold, dev.kbackfill.core.live.NewestInLog after) {
+            this.plan = plan;
+            this.topic = plan.topic();
+            this.target = target;
+            this.fold = fold;
+            this.after = after;
+            this.claims = new NewerClaims(kafkaConfig, plan.request().isolationLevel(), decoder, topic);
+            this.values = c -> {
                 Change d = fold.decoded(c);
                 if (d != null) {
                     decodable.add(c);
                 }
                 return d == null ? null : d.values();
             };
-            long streamed = 0;
-            boolean unordered = decoder.versionField().isEmpty();
-            if (fold.joined()) {
-                listener.onNote("reading the target once for the keys that went to disk");
-                streamed = fold.streamTarget(scan.get());
-            }
-            NewerClaims claims = new NewerClaims(kafkaConfig, plan.request().isolationLevel(), decoder, topic);
-            RefusedRecords refused = new RefusedRecords();
-            java.util.function.Consumer<List<NewerClaims.Outcome>> settle = outcomes -> outcomes.forEach(o ->
-                    count(counts, samples, o.verdict(), o.shown(), o.row()));
-            fold.forEachChunk(target.keysPerLookup(), (bucket, chunk) -> {
-                decodable.clear();
-                Map<KeyIdentity, TargetRow> held = bucket >= 0 && fold.joined()
-                        ? scan.get().judge(chunk, fold.targetRows(bucket), topic, values)
-                        : target.lookup(chunk, topic, values);
-                for (Change c : chunk) {
-                    // a chunk holds raw records: a value the lookup did not decode is decoded here, one key at a
-                    // time, to know that it can be (its key's state cannot be told otherwise)
-                    if (!c.isDecoded() && !decodable.contains(c) && fold.decoded(c) == null) {
-                        undecodable[0]++; // its value cannot be decoded: counted, not judged
-                        continue;
-                    }
-                    TargetRow row = held.get(KeyIdentity.of(c.key()));
-                    if (unordered && row != null) {
-                        requireNoField(row.version(), c);
-                        requireNoField(row.deletedAt(), c);
-                    }
-                    // beside a live writer, a key the log shows newer after the range is the live writer's
-                    boolean liveWriters = after != null && after.superseded(c);
-                    Verdict v = liveWriters ? Verdict.NEWER : Verdict.judge(c, version(c, topic), row);
-                    if (v != Verdict.MATCHING && !c.isTombstone() && target.refusal(fold.decoded(c)).isPresent()) {
-                        refused.add(fold.decoded(c)); // judged by the record a run writes in its place
-                        continue;
-                    }
-                    if (v == Verdict.NEWER && !liveWriters && NewerClaims.checkable(row)) {
-                        claims.add(fold.decoded(c), row); // judged once the log bears its version out
-                        if (claims.full()) {
-                            settle.accept(claims.check(target));
-                        }
-                        continue;
-                    }
-                    count(counts, samples, v, fold.decoded(c), row);
+        }
+
+        /** Judges one chunk of keys, looked up in the target (or in its rows streamed for the chunk's bucket). */
+        void chunk(List<Change> chunk, TargetLookup.Scan scan, int bucket) {
+            decodable.clear();
+            Map<KeyIdentity, TargetRow> held = scan != null ? scan.judge(chunk, fold.targetRows(bucket), topic, values)
+                    : target.lookup(chunk, topic, values);
+            for (Change c : chunk) {
+                // a chunk holds raw records: a value the lookup did not decode is decoded here, one key at a time, to
+                // know that it can be (its key's state cannot be told otherwise)
+                if (!c.isDecoded() && !decodable.contains(c) && fold.decoded(c) == null) {
+                    undecodable++; // its value cannot be decoded: counted, not judged
+                    continue;
                 }
-            });
-            settle.accept(claims.check(target));
-            claims.close();
+                judge(c, held.get(KeyIdentity.of(c.key())));
+            }
+        }
+
+        private void judge(Change c, TargetRow row) {
+            if (unordered && row != null) {
+                requireNoField(row.version(), c);
+                requireNoField(row.deletedAt(), c);
+            }
+            // beside a live writer, a key the log shows newer after the range is the live writer's
+            boolean liveWriters = after != null && after.superseded(c);
+            Verdict v = liveWriters ? Verdict.NEWER : Verdict.judge(c, version(c, topic), row);
+            if (v != Verdict.MATCHING && !c.isTombstone() && target.refusal(fold.decoded(c)).isPresent()) {
+                refused.add(fold.decoded(c)); // judged by the record a run writes in its place
+                return;
+            }
+            if (v == Verdict.NEWER && !liveWriters && NewerClaims.checkable(row)) {
+                claims.add(fold.decoded(c), row); // judged once the log bears its version out
+                if (claims.full()) {
+                    settle();
+                }
+                return;
+            }
+            count(counts, samples, v, fold.decoded(c), row);
+        }
+
+        /** Judges the newer claims gathered so far, as the log bears them out or not. */
+        void settle() {
+            claims.check(target).forEach(o -> count(counts, samples, o.verdict(), o.shown(), o.row()));
+        }
+
+        /**
+         * Judges the keys whose last record the target refuses by the records a run writes in their place; returns
+         * how many keys had none (each counted as not judged).
+         */
+        long refusedInstead(RunListener listener) {
             long refusedKeys = refused.size();
-            if (!refused.isEmpty()) {
-                listener.onNote("the target refuses the last record of " + refusedKeys + " key(s), as a run would: "
-                        + "reading the range again for the records a run writes in their place");
-                List<Change> instead = refused.acceptedBefore(plan, kafkaConfig, decoder, target);
-                refusedKeys -= instead.size();
-                Map<KeyIdentity, TargetRow> rows = instead.isEmpty() ? Map.of()
-                        : target.lookup(instead, topic, Change::values);
-                for (Change c : instead) {
-                    TargetRow row = rows.get(KeyIdentity.of(c.key()));
-                    Verdict v = Verdict.judge(c, version(c, topic), row);
-                    if (v == Verdict.NEWER && NewerClaims.checkable(row)) {
-                        claims.add(c, row);
-                    } else {
-                        count(counts, samples, v, c, row);
-                    }
-                }
-                settle.accept(claims.check(target));
-                claims.close();
+            if (refused.isEmpty()) {
+                return refusedKeys;
             }
-            return new VerifyReport(topic, counts, samples, summary.read(), summary.filtered(),
-                    summary.rejected() + undecodable[0] + refusedKeys,
-                    summary.lost(), target.rowsRead() + streamed, fold.spilled(),
-                    Duration.ofNanos(System.nanoTime() - started));
+            listener.onNote("the target refuses the last record of " + refusedKeys + " key(s), as a run would: "
+                    + "reading the range again for the records a run writes in their place");
+            List<Change> instead = refused.acceptedBefore(plan, kafkaConfig, decoder, target);
+            refusedKeys -= instead.size();
+            Map<KeyIdentity, TargetRow> rows = instead.isEmpty() ? Map.of()
+                    : target.lookup(instead, topic, Change::values);
+            for (Change c : instead) {
+                TargetRow row = rows.get(KeyIdentity.of(c.key()));
+                Verdict v = Verdict.judge(c, version(c, topic), row);
+                if (v == Verdict.NEWER && NewerClaims.checkable(row)) {
+                    claims.add(c, row);
+                } else {
+                    count(counts, samples, v, c, row);
+                }
+            }
+            settle();
+            return refusedKeys;
+        }
+
+        @Override
+        public void close() {
+            claims.close();
         }
     }
 

@@ -417,32 +417,8 @@ final class DeltaTable implements LakeSink.Table {
         DeltaTombstones ledger = new DeltaTombstones(snapshot);
         KeyedBatch<int[]> decisions = new KeyedBatch<>(settings, ord, ledger, lakeRows, this::refused);
         Map<List<Object>, Change> incoming = decisions.byKey(batch, collided);
-        // candidate files, probed, and where each incoming key currently lives
         Scan scan = snapshot.getScanBuilder().build();
-        // the key, the version columns, and the column of the version field where a row of another writer holds it
-        int[] read = java.util.stream.IntStream.concat(java.util.Arrays.stream(ord.present()),
-                java.util.stream.IntStream.of(lakeRows.ownVersionFieldOrdinal(settings.versionField(),
-                        settings.mapping()))).toArray();
-        Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, read))
-                .build().getScanState(engine);
-        // one file per core at a time: probing is most of a small batch's work on a large table
-        List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();
-        dev.kbackfill.sink.lake.KeyFilter wanted = dev.kbackfill.sink.lake.KeyFilter.of(incoming.keySet());
-        List<Row> candidateFiles = DeltaPruning.candidateFiles(engine, scan, schema, keyOrdinals,
-                snapshot.getPartitionColumnNames(), incoming.keySet());
-        probedFiles = candidateFiles.size();
-        for (Row scanFile : candidateFiles) {
-            probes.add(() -> {
-                Candidate file = new Candidate(scanFile);
-                file.rows = DeltaFiles.scan(engine, probeState, scanFile, schema, keyOrdinals, wanted::wants,
-                        (position, row) -> {
-                            file.hits.add(row);
-                            file.positions.add(position);
-                        });
-                return file;
-            });
-        }
-        List<Candidate> candidates = dev.kbackfill.sink.lake.ParallelFiles.each(probes, Runtime.getRuntime().availableProcessors());
+        List<Candidate> candidates = probe(snapshot, scan, schema, keyOrdinals, lakeRows, ord, incoming.keySet());
         Map<List<Object>, int[]> located = new HashMap<>();
         for (int f = 0; f < candidates.size(); f++) {
             List<Object[]> hits = candidates.get(f).hits;
@@ -467,7 +443,54 @@ final class DeltaTable implements LakeSink.Table {
                         candidates.get(at[0]).softDeleted.put(at[1], c); // marked once the stored values are read
                     }
                 }, newRows);
-        // the files the batch changes: marked in deletion vectors, or copied without the rows it takes out
+        Changed changed = changedFiles(snapshot, scan, candidates, schema, batch, ord, newRows);
+        KeyOrder.sortByKey(newRows, keyOrdinals);
+        commit(snapshot, batch.job(), after, newRows, changed.actions(), changed.copied(), changed.scanState(),
+                changed.vectors(), schema, ledger);
+        return result;
+    }
+
+    /**
+     * The candidate files for the batch's keys (pruned by their statistics and partitions), each probed for where
+     * those keys live: the key, the version columns, and the column of the version field where a row of another
+     * writer holds it. One file per core at a time: probing is most of a small batch's work on a large table.
+     */
+    private List<Candidate> probe(Snapshot snapshot, Scan scan, StructType schema, int[] keyOrdinals, LakeRows lakeRows,
+                                  MetadataOrdinals ord, Set<List<Object>> keys) throws IOException {
+        int[] read = java.util.stream.IntStream.concat(java.util.Arrays.stream(ord.present()),
+                java.util.stream.IntStream.of(lakeRows.ownVersionFieldOrdinal(settings.versionField(),
+                        settings.mapping()))).toArray();
+        Row probeState = snapshot.getScanBuilder().withReadSchema(probeSchema(schema, keyOrdinals, read))
+                .build().getScanState(engine);
+        List<java.util.concurrent.Callable<Candidate>> probes = new ArrayList<>();
+        dev.kbackfill.sink.lake.KeyFilter wanted = dev.kbackfill.sink.lake.KeyFilter.of(keys);
+        List<Row> candidateFiles = DeltaPruning.candidateFiles(engine, scan, schema, keyOrdinals,
+                snapshot.getPartitionColumnNames(), keys);
+        probedFiles = candidateFiles.size();
+        for (Row scanFile : candidateFiles) {
+            probes.add(() -> {
+                Candidate file = new Candidate(scanFile);
+                file.rows = DeltaFiles.scan(engine, probeState, scanFile, schema, keyOrdinals, wanted::wants,
+                        (position, row) -> {
+                            file.hits.add(row);
+                            file.positions.add(position);
+                        });
+                return file;
+            });
+        }
+        return dev.kbackfill.sink.lake.ParallelFiles.each(probes, Runtime.getRuntime().availableProcessors());
+    }
+
+    /** The commit's actions for the files a batch changes, those to copy, and what marking them needed. */
+    private record Changed(List<Row> actions, List<Candidate> copied, Row scanState, DeletionVectors vectors) {
+    }
+
+    /**
+     * The files the batch changes: removed, then marked in deletion vectors where the table has them, or copied
+     * without the rows it takes out; the rows it soft-deletes read and added to {@code newRows} marked deleted.
+     */
+    private Changed changedFiles(Snapshot snapshot, Scan scan, List<Candidate> candidates, StructType schema,
+                                 WriteBatch batch, MetadataOrdinals ord, List<Object[]> newRows) throws IOException {
         boolean vectors = DeletionVectors.enabled(snapshot);
         Row scanState = null;
         List<Row> actions = new ArrayList<>();
@@ -499,9 +522,7 @@ final class DeltaTable implements LakeSink.Table {
                 copied.add(f);
             }
         }
-        KeyOrder.sortByKey(newRows, keyOrdinals);
-        commit(snapshot, batch.job(), after, newRows, actions, copied, scanState, dvs, schema, ledger);
-        return result;
+        return new Changed(actions, copied, scanState, dvs);
     }
 
     /** Reads the stored values of the file's rows the batch soft-deletes, marks them deleted and stamps them. */

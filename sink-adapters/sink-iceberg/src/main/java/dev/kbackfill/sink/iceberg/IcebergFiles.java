@@ -89,6 +89,47 @@ final class IcebergFiles {
     }
 
     /**
+     * The rows of one data file whose key is one of {@code filter}'s, live (deletes applied), each with the probed
+     * columns ({@code targets}, read as {@code probed}) in a row as wide as the table: by the columnar reader where
+     * it reads the file, else by Iceberg's generic reader.
+     */
+    private List<Hit> probeFile(FileScanTask task, List<Types.NestedField> probed, Schema projection, int[] targets,
+                                int[] keyAt, dev.kbackfill.sink.lake.KeyFilter filter) {
+        int width = schema.columns().size();
+        List<Hit> hits = new ArrayList<>();
+        try {
+            if (probeReader == ProbeReader.COLUMNAR && ColumnarProbe.probe(table, task, probed, keyAt, filter,
+                    (position, values) -> {
+                        Object[] row = new Object[width];
+                        for (int i = 0; i < targets.length; i++) {
+                            row[targets[i]] = values[i];
+                        }
+                        hits.add(new Hit(task, position, row));
+                    })) {
+                return hits;
+            }
+        } catch (IOException | RuntimeException e) {
+            throw failedRead(task, e);
+        }
+        List<Object> key = new ArrayList<>(keyAt.length);
+        liveRows(task, projection, probeReader != ProbeReader.GENERIC, r -> {
+            key.clear();
+            for (int at : keyAt) {
+                key.add(LakeValues.keyValue(IcebergTypes.physical(r.get(at))));
+            }
+            if (!filter.wants(key)) {
+                return;
+            }
+            Object[] row = new Object[width];
+            for (int i = 0; i < targets.length; i++) {
+                row[targets[i]] = IcebergTypes.physical(r.get(i));
+            }
+            hits.add(new Hit(task, (Long) r.get(targets.length), row));
+        });
+        return hits;
+    }
+
+    /**
      * The live rows of {@code base} holding one of {@code keys}, read with the key and metadata columns only, from
      * the files whose bounds for the first key column admit some key; one file per core at a time.
      */
@@ -125,39 +166,7 @@ final class IcebergFiles {
                 if (!partitions.mayHold(task) || firstKeys != null && !mayHold(task.file(), first, firstKeys)) {
                     continue;
                 }
-                reads.add(() -> {
-                    List<Hit> hits = new ArrayList<>();
-                    try {
-                        if (probeReader == ProbeReader.COLUMNAR && ColumnarProbe.probe(table, task, probed, keyAt,
-                                filter, (position, values) -> {
-                                    Object[] row = new Object[columns.size()];
-                                    for (int i = 0; i < targets.length; i++) {
-                                        row[targets[i]] = values[i];
-                                    }
-                                    hits.add(new Hit(task, position, row));
-                                })) {
-                            return hits;
-                        }
-                    } catch (IOException | RuntimeException e) {
-                        throw failedRead(task, e);
-                    }
-                    List<Object> key = new ArrayList<>(keyAt.length);
-                    liveRows(task, projection, probeReader != ProbeReader.GENERIC, r -> {
-                        key.clear();
-                        for (int at : keyAt) {
-                            key.add(LakeValues.keyValue(IcebergTypes.physical(r.get(at))));
-                        }
-                        if (!filter.wants(key)) {
-                            return;
-                        }
-                        Object[] row = new Object[columns.size()];
-                        for (int i = 0; i < targets.length; i++) {
-                            row[targets[i]] = IcebergTypes.physical(r.get(i));
-                        }
-                        hits.add(new Hit(task, (Long) r.get(targets.length), row));
-                    });
-                    return hits;
-                });
+                reads.add(() -> probeFile(task, probed, projection, targets, keyAt, filter));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

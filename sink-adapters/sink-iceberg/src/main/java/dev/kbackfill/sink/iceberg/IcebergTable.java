@@ -319,16 +319,38 @@ final class IcebergTable implements LakeSink.Table {
         }
     }
 
-    private WriteResult writeOnce(WriteBatch batch, JobState after) {
+    /**
+     * The table as the batch writes it: created from the batch where absent, else read again (another engine may
+     * have changed its schema or partition spec since the last batch; a commit of rows in between would fail this
+     * batch's validation anyway), evolved and checked against the batch.
+     */
+    private Table tableFor(WriteBatch batch) {
         Table t = table().orElse(null);
         if (t == null) {
             t = table = tableSchema.create(tables, batch);
         } else {
-            // the table as it is now: another engine may have changed its schema or partition spec since the last
-            // batch (a commit of rows in between would fail this batch's validation anyway)
             t.refresh();
         }
         tableSchema.evolve(t, batch);
+        return t;
+    }
+
+    /** The table's rows as the lake seam reads and writes them: names, types, key ordinals, required columns. */
+    private static LakeRows lakeRows(List<Types.NestedField> columns, int[] keyOrdinals) {
+        LakeType[] types = new LakeType[columns.size()];
+        for (int i = 0; i < types.length; i++) {
+            types[i] = IcebergTypes.lakeType(columns.get(i).type()).orElse(null);
+        }
+        boolean[] required = new boolean[columns.size()];
+        for (int i = 0; i < required.length; i++) {
+            required[i] = columns.get(i).isRequired();
+        }
+        return new LakeRows(columns.stream().map(Types.NestedField::name).toList(), types,
+                columns.stream().map(Types.NestedField::type).toArray(), keyOrdinals, required);
+    }
+
+    private WriteResult writeOnce(WriteBatch batch, JobState after) {
+        Table t = tableFor(batch);
         Schema schema = t.schema();
         List<Types.NestedField> columns = schema.columns();
         tableSchema.check(schema, batch);
@@ -339,16 +361,7 @@ final class IcebergTable implements LakeSink.Table {
             return new WriteResult(0, 0, 0, Map.of());
         }
         int[] keyOrdinals = batch.shape().keyColumns().stream().mapToInt(k -> ordinal(columns, k.name())).toArray();
-        LakeType[] types = new LakeType[columns.size()];
-        for (int i = 0; i < types.length; i++) {
-            types[i] = IcebergTypes.lakeType(columns.get(i).type()).orElse(null);
-        }
-        boolean[] required = new boolean[columns.size()];
-        for (int i = 0; i < required.length; i++) {
-            required[i] = columns.get(i).isRequired();
-        }
-        LakeRows lakeRows = new LakeRows(columns.stream().map(Types.NestedField::name).toList(), types,
-                columns.stream().map(Types.NestedField::type).toArray(), keyOrdinals, required);
+        LakeRows lakeRows = lakeRows(columns, keyOrdinals);
         MetadataOrdinals ord = MetadataOrdinals.of(name -> ordinal(columns, name), meta);
         Map<Integer, Long> collided = new TreeMap<>();
         TableState tableState = new TableState(t);
@@ -393,6 +406,18 @@ final class IcebergTable implements LakeSink.Table {
         }
         tableState.writeLedger(ledger).ifPresent(index -> summary.put(TableState.DELETES, index));
         KeyOrder.sortByKey(newRows, keyOrdinals);
+        commit(batch, t, base, files, newRows, takenOut, summary, incoming.keySet());
+        return result;
+    }
+
+    /**
+     * Commits the batch's rows, its deletes and the job's state in one snapshot, validated against {@code base}: the
+     * rows this batch decided on are the rows of {@code base}, so a commit in between that adds rows or deletes fails
+     * validation, and the batch is planned again.
+     */
+    private void commit(WriteBatch batch, Table t, Snapshot base, IcebergFiles files, List<Object[]> newRows,
+                        List<IcebergFiles.Hit> takenOut, Map<String, String> summary,
+                        java.util.Set<List<Object>> keys) {
         try {
             List<DataFile> data = files.writeRows(newRows);
             IcebergFiles.Deletes deletes = files.writeDeletes(takenOut);
@@ -402,8 +427,6 @@ final class IcebergTable implements LakeSink.Table {
             deletes.added().forEach(delta::addDeletes);
             deletes.removed().forEach(delta::removeDeletes);
             if (base != null) {
-                // the rows this batch decided on are the rows of `base`: a commit in between that adds rows or deletes
-                // fails validation, and the batch is planned again
                 delta.validateFromSnapshot(base.snapshotId());
                 delta.validateNoConflictingDataFiles();
                 delta.validateNoConflictingDeleteFiles();
@@ -418,7 +441,7 @@ final class IcebergTable implements LakeSink.Table {
             props.commit();
             checkLease();
             txn.commitTransaction();
-            committed(t, base == null ? null : base.snapshotId(), incoming.keySet());
+            committed(t, base == null ? null : base.snapshotId(), keys);
         } catch (IOException e) {
             throw new SinkException("writing batch " + batch.sequence() + " into " + ref.shown() + " failed: "
                     + e.getMessage() + "; nothing of this batch was committed", e);
@@ -426,7 +449,6 @@ final class IcebergTable implements LakeSink.Table {
             throw new SinkException("writing batch " + batch.sequence() + " into " + ref.shown() + " failed: "
                     + e.getCause().getMessage() + "; nothing of this batch was committed", e);
         }
-        return result;
     }
 
     private static int ordinal(List<Types.NestedField> columns, String name) {

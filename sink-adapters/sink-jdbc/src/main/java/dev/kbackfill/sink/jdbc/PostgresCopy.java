@@ -190,29 +190,8 @@ final class PostgresCopy {
             long out = 0;
             String source = STAGING;
             if (w.batches() > 1) {
-                // a key staged by several batches: its newest row by the version rule, as a batch reduces its records
-                // (a sort: a third of the time of deleting the older rows by a join of the staging table with itself)
-                String keyList = Sql.join(w.keys(), d::quote);
-                s.execute("INSERT INTO pg_temp." + d.quote(NEWEST) + " (" + columnList + ") SELECT DISTINCT ON ("
-                        + keyList + ") " + columnList + " FROM pg_temp." + d.quote(STAGING) + " ORDER BY " + keyList
-                        + ", " + w.guard().newestFirst(d));
+                out += newestOfKeys(s, w, columnList, left, superseded);
                 source = NEWEST;
-                if (w.partition() != null) {
-                    java.util.Map<Integer, Long> older = new java.util.HashMap<>(w.rows());
-                    try (java.sql.ResultSet rs = s.executeQuery("SELECT " + d.quote(w.partition()) + ", count(*) FROM pg_temp."
-                            + d.quote(NEWEST) + " GROUP BY 1")) {
-                        while (rs.next()) {
-                            older.merge(rs.getInt(1), -rs.getLong(2), Long::sum);
-                        }
-                    }
-                    for (java.util.Map.Entry<Integer, Long> e : older.entrySet()) {
-                        if (e.getValue() > 0) {
-                            superseded.merge(e.getKey(), e.getValue(), Long::sum);
-                            left.merge(e.getKey(), -e.getValue(), Long::sum);
-                            out += e.getValue();
-                        }
-                    }
-                }
             }
             // the tombstone tables as they stand now (another writer of the table may have made the ledger since
             // the batches were staged), and again after the upsert for what committed meanwhile
@@ -236,31 +215,10 @@ final class PostgresCopy {
                     }
                 }
             }
-            // A delete another job had not committed when the ledger was consulted: the upsert waited for it (its
-            // row was gone, the insert met the deleted row's index entry) and then brought the key back. This
-            // statement reads what committed since, the delete's ledger entry with it, and takes out the rows this
-            // batch wrote that the entry is newer than (without locking every staged key's row beforehand)
-            for (KeepOut k : keepOut.get()) {
-                if (partition == null) {
-                    break;
-                }
-                // the target rows that hold what this batch staged: the same key and version coordinates
-                StringBuilder ours = new StringBuilder(String.join(" AND ", w.keys().stream()
-                        .map(key -> "w." + d.quote(key) + " = s." + d.quote(key)).toList()));
-                Guard guard = w.guard();
-                for (String column : java.util.List.of(guard.partition(), guard.offset())) {
-                    ours.append(" AND w.").append(d.quote(column)).append(" = s.").append(d.quote(column));
-                }
-                guard.topic().ifPresent(column -> ours.append(" AND w.").append(d.quote(column))
-                        .append(" IS NOT DISTINCT FROM s.").append(d.quote(column)));
-                try (java.sql.ResultSet rs = s.executeQuery("WITH undone AS (DELETE FROM " + w.table() + " w USING pg_temp."
-                        + d.quote(source) + " s, " + k.table() + " t WHERE " + ours + " AND " + match + " AND "
-                        + notNewer(k.guard(), w.columns()) + " RETURNING w." + d.quote(partition) + ") SELECT "
-                        + d.quote(partition) + ", count(*) FROM undone GROUP BY 1")) {
-                    while (rs.next()) {
-                        left.merge(rs.getInt(1), rs.getLong(2), Long::sum);
-                    }
-                }
+            // a delete another job committed while the upsert waited for it: its key is taken out again
+            List<KeepOut> after = keepOut.get(); // the ledger read again, whatever the table's columns
+            if (partition != null) {
+                undoDeleted(s, w, source, match, after, left);
             }
             for (java.util.Map.Entry<Integer, Long> e : left.entrySet()) {
                 if (e.getValue() > 0) {
@@ -272,6 +230,68 @@ final class PostgresCopy {
         } catch (SQLException | RuntimeException e) {
             stagingFor = null; // the transaction rolls back, and the staging table's creation with it
             throw e;
+        }
+    }
+
+    /**
+     * Where several batches staged rows: keeps each key's newest staged row by the version rule (as a batch reduces
+     * its records; a sort, a third of the time of deleting the older rows by a join of the staging table with
+     * itself) in the table {@code NEWEST}, counting per partition the rows it superseded. Returns how many.
+     */
+    private long newestOfKeys(Statement s, Staged w, String columnList, java.util.Map<Integer, Long> left,
+                              java.util.Map<Integer, Long> superseded) throws SQLException {
+        String keyList = Sql.join(w.keys(), d::quote);
+        s.execute("INSERT INTO pg_temp." + d.quote(NEWEST) + " (" + columnList + ") SELECT DISTINCT ON ("
+                + keyList + ") " + columnList + " FROM pg_temp." + d.quote(STAGING) + " ORDER BY " + keyList
+                + ", " + w.guard().newestFirst(d));
+        if (w.partition() == null) {
+            return 0;
+        }
+        java.util.Map<Integer, Long> older = new java.util.HashMap<>(w.rows());
+        try (java.sql.ResultSet rs = s.executeQuery("SELECT " + d.quote(w.partition()) + ", count(*) FROM pg_temp."
+                + d.quote(NEWEST) + " GROUP BY 1")) {
+            while (rs.next()) {
+                older.merge(rs.getInt(1), -rs.getLong(2), Long::sum);
+            }
+        }
+        long out = 0;
+        for (java.util.Map.Entry<Integer, Long> e : older.entrySet()) {
+            if (e.getValue() > 0) {
+                superseded.merge(e.getKey(), e.getValue(), Long::sum);
+                left.merge(e.getKey(), -e.getValue(), Long::sum);
+                out += e.getValue();
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A delete another job had not committed when the ledger was consulted: the upsert waited for it (its row was
+     * gone, the insert met the deleted row's index entry) and then brought the key back. This reads what committed
+     * since, the delete's ledger entry with it, and takes out the rows this flush wrote that the entry is newer than
+     * (without locking every staged key's row beforehand), counting them back into {@code left} per partition.
+     */
+    private void undoDeleted(Statement s, Staged w, String source, String match, List<KeepOut> keepOut,
+                             java.util.Map<Integer, Long> left) throws SQLException {
+        String partition = w.partition();
+        for (KeepOut k : keepOut) {
+            // the target rows that hold what this flush staged: the same key and version coordinates
+            StringBuilder ours = new StringBuilder(String.join(" AND ", w.keys().stream()
+                    .map(key -> "w." + d.quote(key) + " = s." + d.quote(key)).toList()));
+            Guard guard = w.guard();
+            for (String column : java.util.List.of(guard.partition(), guard.offset())) {
+                ours.append(" AND w.").append(d.quote(column)).append(" = s.").append(d.quote(column));
+            }
+            guard.topic().ifPresent(column -> ours.append(" AND w.").append(d.quote(column))
+                    .append(" IS NOT DISTINCT FROM s.").append(d.quote(column)));
+            try (java.sql.ResultSet rs = s.executeQuery("WITH undone AS (DELETE FROM " + w.table() + " w USING pg_temp."
+                    + d.quote(source) + " s, " + k.table() + " t WHERE " + ours + " AND " + match + " AND "
+                    + notNewer(k.guard(), w.columns()) + " RETURNING w." + d.quote(partition) + ") SELECT "
+                    + d.quote(partition) + ", count(*) FROM undone GROUP BY 1")) {
+                while (rs.next()) {
+                    left.merge(rs.getInt(1), rs.getLong(2), Long::sum);
+                }
+            }
         }
     }
 

@@ -117,50 +117,59 @@ final class StoredVersions {
                 }
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        Map<String, Object> key = new LinkedHashMap<>();
-                        for (int k = 0; k < fields.size(); k++) {
-                            key.put(fields.get(k), keyValue(rs, k + 1, d));
-                        }
-                        Map<String, Object> stored = new LinkedHashMap<>();
-                        int col = fields.size() + 1;
-                        for (Map.Entry<String, TableColumn> v : values.entrySet()) {
-                            stored.put(v.getKey(), plainValue(rs, col++, v.getValue(), d));
-                        }
-                        String storedTopic = rs.getString(col);
-                        long p = rs.getLong(col + 1);
-                        long o = rs.getLong(col + 2);
-                        boolean noVersion = rs.wasNull(); // a row no backfill wrote: it holds no version
-                        List<String> finer = new java.util.ArrayList<>();
-                        Instant tsAt = noVersion ? null : instant(rs, col + 3, timestamp.get(), d);
-                        long ts = tsAt == null ? noVersion ? 0 : Long.MIN_VALUE : tsAt.toEpochMilli();
-                        if (tsAt != null && tsAt.getNano() % 1_000_000 != 0) {
-                            finer.add(timestamp.get().name());
-                        }
-                        boolean flag = rs.getBoolean(col + 4);
-                        boolean live = liveRows && !flag;
-                        // a row written before rows carried their log time counts with its timestamp (as the guard)
-                        Instant ltAt = noVersion || logTime.isEmpty() ? null : instant(rs, col + 5, logTime.get(), d);
-                        long lt = ltAt == null ? ts : ltAt.toEpochMilli();
-                        if (ltAt != null && ltAt.getNano() % 1_000_000 != 0) {
-                            finer.add(logTime.get().name());
-                        }
-                        Comparable<?> field = null;
-                        if (version.isPresent() && !noVersion) {
-                            if (VersionColumns.isText(version.get())) {
-                                field = rs.getString(col + 6);
-                            } else {
-                                long f = rs.getLong(col + 6);
-                                field = rs.wasNull() ? null : f;
-                            }
-                        }
-                        found.put(KeyIdentity.of(key),
-                                new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts, lt, field), live,
-                                        stored, finer));
+                        readRow(rs, fields, values, d, timestamp, logTime, version, liveRows, found);
                     }
                 }
             }
         }
         return found;
+    }
+
+    /**
+     * One row of a lookup into {@code found}: its key, its values, and its version (none for a row no backfill wrote;
+     * a row written before rows carried their log time counts with its timestamp, as the guard does).
+     */
+    private static void readRow(ResultSet rs, List<String> fields, LinkedHashMap<String, TableColumn> values, Dialect d,
+                                Optional<TableColumn> timestamp, Optional<TableColumn> logTime,
+                                Optional<TableColumn> version, boolean liveRows, Map<KeyIdentity, Stored> found)
+            throws SQLException {
+        Map<String, Object> key = new LinkedHashMap<>();
+        for (int k = 0; k < fields.size(); k++) {
+            key.put(fields.get(k), keyValue(rs, k + 1, d));
+        }
+        Map<String, Object> stored = new LinkedHashMap<>();
+        int col = fields.size() + 1;
+        for (Map.Entry<String, TableColumn> v : values.entrySet()) {
+            stored.put(v.getKey(), plainValue(rs, col++, v.getValue(), d));
+        }
+        String storedTopic = rs.getString(col);
+        long p = rs.getLong(col + 1);
+        long o = rs.getLong(col + 2);
+        boolean noVersion = rs.wasNull(); // a row no backfill wrote: it holds no version
+        List<String> finer = new java.util.ArrayList<>();
+        Instant tsAt = noVersion ? null : instant(rs, col + 3, timestamp.get(), d);
+        long ts = tsAt == null ? noVersion ? 0 : Long.MIN_VALUE : tsAt.toEpochMilli();
+        if (tsAt != null && tsAt.getNano() % 1_000_000 != 0) {
+            finer.add(timestamp.get().name());
+        }
+        boolean flag = rs.getBoolean(col + 4);
+        boolean live = liveRows && !flag;
+        Instant ltAt = noVersion || logTime.isEmpty() ? null : instant(rs, col + 5, logTime.get(), d);
+        long lt = ltAt == null ? ts : ltAt.toEpochMilli();
+        if (ltAt != null && ltAt.getNano() % 1_000_000 != 0) {
+            finer.add(logTime.get().name());
+        }
+        Comparable<?> field = null;
+        if (version.isPresent() && !noVersion) {
+            if (VersionColumns.isText(version.get())) {
+                field = rs.getString(col + 6);
+            } else {
+                long f = rs.getLong(col + 6);
+                field = rs.wasNull() ? null : f;
+            }
+        }
+        found.put(KeyIdentity.of(key), new Stored(noVersion ? null : new Version(storedTopic, (int) p, o, ts, lt, field),
+                live, stored, finer));
     }
 
     /** A stored key value in the form a decoded key value takes ({@link KeyIdentity} normalises the rest). */
