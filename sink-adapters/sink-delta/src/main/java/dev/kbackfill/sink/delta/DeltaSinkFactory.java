@@ -1,6 +1,5 @@
 package dev.kbackfill.sink.delta;
 
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
@@ -20,8 +19,7 @@ public final class DeltaSinkFactory implements SinkFactory {
 
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.STORAGE_SETTINGS, Capability.CLIENT_FILE, Capability.KEEPS_LEDGER,
-                Capability.COMPACTS);
+        return dev.kbackfill.sink.lake.LakeSink.CAPABILITIES;
     }
 
     /** One Delta MERGE per wave by Spark's Delta support: the table takes one committer per wave. */

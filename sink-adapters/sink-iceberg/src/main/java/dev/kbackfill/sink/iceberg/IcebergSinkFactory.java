@@ -1,6 +1,5 @@
 package dev.kbackfill.sink.iceberg;
 
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
@@ -22,8 +21,7 @@ public final class IcebergSinkFactory implements SinkFactory {
 
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.STORAGE_SETTINGS, Capability.CLIENT_FILE, Capability.KEEPS_LEDGER,
-                Capability.COMPACTS);
+        return dev.kbackfill.sink.lake.LakeSink.CAPABILITIES;
     }
 
     /**

@@ -25,6 +25,17 @@ import dev.kbackfill.core.verify.TargetLookup;
  */
 public final class LakeSink implements Sink {
 
+    /**
+     * What a lake table's kind can do: its filesystem or catalog takes settings and a client file, it keeps a
+     * tombstone ledger, and it compacts.
+     */
+    public static final java.util.Set<dev.kbackfill.core.sink.SinkFactory.Capability> CAPABILITIES =
+            java.util.Collections.unmodifiableSet(java.util.EnumSet.of(
+                    dev.kbackfill.core.sink.SinkFactory.Capability.STORAGE_SETTINGS,
+                    dev.kbackfill.core.sink.SinkFactory.Capability.CLIENT_FILE,
+                    dev.kbackfill.core.sink.SinkFactory.Capability.KEEPS_LEDGER,
+                    dev.kbackfill.core.sink.SinkFactory.Capability.COMPACTS));
+
     /** A lake table format, as the lake sink drives it. */
     public interface Table extends AutoCloseable {
         /** Where rows go, for people: {@code delta:PATH}, {@code iceberg:REF}. */
