@@ -215,6 +215,17 @@ class NewcomerEdgesIT {
     void theDefaultBootstrapServerIsSaid() {
         CliRun r = CliRun.of("plan", "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--connect-timeout", "1s");
         assertThat(r.err()).contains("no --bootstrap-server: using localhost:9092");
+        // status and jobs of a database's jobs contact no cluster: nothing to say of one
+        String url = "jdbc:sqlite:" + dir.resolve("quiet.db");
+        assertThat(run("--sink", url, "--create-table", "--job", "quiet").exitCode()).isZero();
+        for (String[] args : new String[][] {{"status", "--job", "quiet", "--sink", url}, {"jobs", "--sink", url}}) {
+            CliRun quiet = CliRun.of(args);
+            assertThat(quiet.exitCode()).as(quiet.out() + quiet.err()).isZero();
+            assertThat(quiet.err()).as(args[0]).doesNotContain("no --bootstrap-server");
+        }
+        CliRun topic = CliRun.of("jobs", "--sink", "kafka:nowhere", "--connect-timeout", "1s");
+        assertThat(topic.err()).as("a topic sink's jobs are in the cluster: it is named")
+                .contains("no --bootstrap-server: using localhost:9092");
     }
 
     @Test

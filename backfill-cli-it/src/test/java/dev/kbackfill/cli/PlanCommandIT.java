@@ -119,6 +119,17 @@ class PlanCommandIT {
     }
 
     @Test
+    void aMisspeltTopicIsAnsweredWithTheClustersNearestTopic() {
+        CliRun run = plan("--topic", "cli-ordres", "--from", "earliest", "--to", "latest");
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(run.errLines()).hasSize(1);
+        assertThat(run.err()).startsWith("kbackfill plan: topic 'cli-ordres' does not exist on cluster ")
+                .endsWith("; did you mean 'cli-orders'?\n");
+        CliRun far = plan("--topic", "cli-no-such-topic", "--from", "earliest", "--to", "latest");
+        assertThat(far.err()).as("no topic near it: no suggestion").doesNotContain("did you mean");
+    }
+
+    @Test
     void anUnknownPartitionIsBadInput() {
         CliRun run = plan("--topic", "cli-orders", "--from", "earliest", "--to", "latest", "--partitions", "1,5-6");
         assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);

@@ -606,9 +606,12 @@ class RunCommandIT {
                         + "on-conflict newer-wins, on-tombstone delete, strict-time false, value-format json");
         CliRun jobs = CliRun.of("jobs", "--sink", url);
         assertThat(jobs.exitCode()).as(jobs.err()).isZero();
-        assertThat(jobs.out()).containsPattern("(?m)^s +1 +complete +0 +run-status$");
+        // each job with the target it writes: the table, in the database of --sink
+        assertThat(jobs.out()).containsPattern("(?m)^s +1 +complete +0 +run-status +table run_status$");
+        assertThat(jobs.err()).as("a database's jobs are read without contacting a cluster")
+                .doesNotContain("no --bootstrap-server");
         assertThat(CliRun.of("jobs", "--sink", url, "--format", "json").out())
-                .contains("{\"job\":\"s\",\"run\":1,\"complete\":true,\"offsetsLeft\":0,\"topic\":\"run-status\",\"engine\":\"local\"}");
+                .contains("{\"job\":\"s\",\"run\":1,\"complete\":true,\"offsetsLeft\":0,\"topic\":\"run-status\",\"engine\":\"local\",\"target\":\"table run_status\"}");
         CliRun json = CliRun.of("status", "--job", "s", "--sink", url, "--format", "json");
         assertThat(json.exitCode()).as(json.err()).isZero();
         var doc = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out());

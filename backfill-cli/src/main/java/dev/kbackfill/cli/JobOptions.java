@@ -16,4 +16,9 @@ final class JobOptions {
     dev.kbackfill.core.sink.SinkSettings settings(java.util.Map<String, Object> kafkaConfig) {
         return store.settings(kafkaConfig);
     }
+
+    /** The settings of the sink whose jobs these are, the cluster's named only where the sink contacts it. */
+    dev.kbackfill.core.sink.SinkSettings settings(KafkaOptions kafka) {
+        return store.settings(store.kafkaConfig(kafka));
+    }
 }

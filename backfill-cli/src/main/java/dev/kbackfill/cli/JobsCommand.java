@@ -49,12 +49,13 @@ final class JobsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        try (JobStore sink = SinkFactory.jobStore(store.settings(kafka.clientConfig()))) {
+        try (JobStore sink = SinkFactory.jobStore(store.settings(store.kafkaConfig(kafka)))) {
             sink.openForJobs();
             List<String> names = sink.jobs().stream().filter(n -> all || !n.contains("/")).toList();
             ArrayNode json = new ObjectMapper().createArrayNode();
             if (format == Format.table) {
-                out.printf("%-40s  %5s  %-11s  %14s  %s%n", "JOB", "RUN", "STATE", "OFFSETS LEFT", "TOPIC");
+                out.printf("%-40s  %5s  %-11s  %14s  %-24s  %s%n", "JOB", "RUN", "STATE", "OFFSETS LEFT", "TOPIC",
+                        "TARGET");
             }
             for (String name : names) {
                 JobState s = sink.load(name).orElse(null);
@@ -68,10 +69,11 @@ final class JobsCommand implements Callable<Integer> {
                 if (format == Format.json) {
                     json.addObject().put("job", name).put("run", s.run()).put("complete", s.complete())
                             .put("offsetsLeft", s.remaining()).put("topic", s.plan().topic())
-                            .put("engine", s.spec().parts().getOrDefault("engine", "local"));
+                            .put("engine", s.spec().parts().getOrDefault("engine", "local"))
+                            .put("target", destination);
                 } else {
-                    out.printf("%-40s  %5d  %-11s  %,14d  %s%n", name, s.run(), s.complete() ? "complete" : "in progress",
-                            s.remaining(), s.plan().topic());
+                    out.printf("%-40s  %5d  %-11s  %,14d  %-24s  %s%n", name, s.run(), s.complete() ? "complete"
+                            : "in progress", s.remaining(), s.plan().topic(), destination == null ? "-" : destination);
                 }
             }
             if (format == Format.json) {

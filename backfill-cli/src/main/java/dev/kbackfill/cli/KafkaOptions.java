@@ -50,6 +50,20 @@ final class KafkaOptions {
         }
     }
 
+    /**
+     * The same, without naming the built-in bootstrap server: for a command that contacts no cluster with them
+     * ({@code status} of a database's job).
+     */
+    Map<String, Object> clientConfigQuietly() {
+        boolean said = saidDefault;
+        saidDefault = true;
+        try {
+            return clientConfig();
+        } finally {
+            saidDefault = said;
+        }
+    }
+
     /** The client settings as a job keeps them: the file by its path (its secrets stay in it), the rest as given. */
     dev.kbackfill.core.run.JobDefinition.KafkaClient client() {
         CommandLine cli = spec.commandLine();

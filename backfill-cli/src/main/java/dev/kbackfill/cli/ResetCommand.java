@@ -43,7 +43,7 @@ final class ResetCommand implements Callable<Integer> {
             throw new RequestException("reset of job '" + options.job + "' needs --yes: it forgets the job's plan and "
                     + "progress, so its next run starts over (rows already written stay)");
         }
-        try (JobStore sink = SinkFactory.jobStore(options.settings(kafka.clientConfig()))) {
+        try (JobStore sink = SinkFactory.jobStore(options.settings(kafka))) {
             sink.openForJobs();
             try (AutoCloseable lock = sink.lock(options.job)) {
                 if (!sink.reset(options.job)) {

@@ -61,16 +61,7 @@ final class SettingsDefaults implements CommandLine.IDefaultValueProvider {
 
     /** The known key within two edits of {@code key}, if one is. */
     static java.util.Optional<String> nearest(String key, java.util.Collection<String> known) {
-        String best = null;
-        int bestDistance = 3;
-        for (String k : known) {
-            int d = dev.kbackfill.core.record.EditDistance.atMost2(key, k);
-            if (d < bestDistance) {
-                best = k;
-                bestDistance = d;
-            }
-        }
-        return java.util.Optional.ofNullable(best);
+        return dev.kbackfill.resolver.EditDistance.nearest(key, known);
     }
 
     private static void collect(CommandLine cli, java.util.Set<String> known) {

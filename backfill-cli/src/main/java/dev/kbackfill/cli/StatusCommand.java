@@ -44,7 +44,7 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        try (JobStore sink = SinkFactory.jobStore(options.settings(kafka.clientConfig()))) {
+        try (JobStore sink = SinkFactory.jobStore(options.settings(kafka))) {
             sink.openForJobs();
             JobState s = sink.load(options.job).orElseThrow(() -> new RequestException("no job named '" + options.job
                     + "' in " + sink.store() + "; 'kbackfill run' prints the job name"));

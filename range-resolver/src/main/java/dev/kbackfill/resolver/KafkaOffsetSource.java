@@ -97,6 +97,19 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
         }
     }
 
+    /** The cluster's topic within two edits of {@code topic}, if one is (and the cluster lists its topics). */
+    private Optional<String> nearestTopic(String topic) {
+        try {
+            // bounded by the client's default.api.timeout.ms, as every other question of this source
+            return EditDistance.nearest(topic, new TreeSet<>(admin.listTopics().names().get()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        } catch (ExecutionException | RuntimeException e) {
+            return Optional.empty(); // a suggestion only: the topic's absence is what is reported
+        }
+    }
+
     @Override
     public TopicInfo describe(String topic) {
         // three questions in flight at once: one round trip, not three (the configs' answer for a topic that does
@@ -111,7 +124,8 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
             description = described.get();
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                throw new RequestException("topic '" + topic + "' does not exist on cluster " + clusterId);
+                throw new RequestException("topic '" + topic + "' does not exist on cluster " + clusterId
+                        + nearestTopic(topic).map(t -> "; did you mean '" + t + "'?").orElse(""));
             }
             throw failure("describe topic " + topic, e.getCause());
         } catch (InterruptedException e) {

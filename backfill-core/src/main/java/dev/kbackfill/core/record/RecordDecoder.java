@@ -334,7 +334,7 @@ public final class RecordDecoder {
                 boolean header = mapping.headerColumns().contains(name);
                 // a header name is a near miss of a header, a field's of a field; one edit, or two in long names
                 for (String carried : new java.util.TreeSet<>(header ? seenHeaders : seen)) {
-                    int d = EditDistance.atMost2(name, carried);
+                    int d = dev.kbackfill.resolver.EditDistance.atMost2(name, carried);
                     int shorter = Math.min(name.length(), carried.length());
                     if (!carried.equals(name) && (d == 1 && shorter >= 4 || d == 2 && shorter >= 6)) {
                         throw new RequestException(mapping.optionsNaming(name) + " name" + (mapping.optionsNaming(name)

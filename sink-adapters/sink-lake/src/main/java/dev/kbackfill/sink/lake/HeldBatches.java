@@ -59,7 +59,7 @@ public final class HeldBatches {
         batch.shape().valueColumns().forEach(c -> carried.add(c.name()));
         for (String source : missingToCreate(batch, settings)) {
             for (String c : carried) {
-                int d = dev.kbackfill.core.record.EditDistance.atMost2(source.toLowerCase(java.util.Locale.ROOT),
+                int d = dev.kbackfill.resolver.EditDistance.atMost2(source.toLowerCase(java.util.Locale.ROOT),
                         c.toLowerCase(java.util.Locale.ROOT));
                 int shorter = Math.min(source.length(), c.length());
                 if (d == 1 && shorter >= 3 || d == 2 && shorter >= 6) {

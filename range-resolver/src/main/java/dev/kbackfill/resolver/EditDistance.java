@@ -1,4 +1,4 @@
-package dev.kbackfill.core.record;
+package dev.kbackfill.resolver;
 
 /**
  * The edit (Levenshtein) distance of two names, for "did you mean" checks, which care only whether it is 1 or 2.
@@ -32,5 +32,19 @@ public final class EditDistance {
             current = t;
         }
         return previous[b.length()];
+    }
+
+    /** The candidate within two edits of {@code name} (the nearest, the first of equals), for "did you mean". */
+    public static java.util.Optional<String> nearest(String name, java.util.Collection<String> candidates) {
+        String best = null;
+        int bestDistance = 3;
+        for (String c : candidates) {
+            int d = atMost2(name, c);
+            if (d < bestDistance) {
+                best = c;
+                bestDistance = d;
+            }
+        }
+        return java.util.Optional.ofNullable(best);
     }
 }
