@@ -210,6 +210,28 @@ class NewcomerEdgesIT {
         assertThat((System.nanoTime() - started) / 1e9).isLessThan(45);
     }
 
+    /**
+     * A cluster that does not answer at all (it takes the connection and never says a word, as a hung broker or a
+     * port behind a silent middlebox) fails within --connect-timeout and a little: the admin client's own wait on
+     * the connection is not waited out.
+     */
+    @Test
+    void aClusterThatNeverAnswersFailsWithinTheConnectTimeout() throws Exception {
+        CliRun r;
+        double seconds;
+        // the kernel completes connections to a listening socket that never accepts: they stay silent
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50,
+                java.net.InetAddress.getLoopbackAddress())) {
+            long started = System.nanoTime();
+            r = CliRun.of("plan", "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--bootstrap-server",
+                    "127.0.0.1:" + silent.getLocalPort(), "--connect-timeout", "2s");
+            seconds = (System.nanoTime() - started) / 1e9;
+        }
+        assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(1);
+        assertThat(r.err()).contains("could not describe the cluster");
+        assertThat(seconds).as("2 s asked").isLessThan(2 + 3);
+    }
+
     /** Without --bootstrap-server (nor its variable, nor the settings file), the default is said on stderr. */
     @Test
     void theDefaultBootstrapServerIsSaid() {

@@ -84,16 +84,13 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
             consumers.clear();
         }
         for (CompletableFuture<KafkaConsumer<Void, Void>> f : made) {
-            KafkaConsumer<Void, Void> c;
-            try {
-                c = f.join(); // a consumer still being made is waited for: its warm-up ends within PREPARE_TIMEOUT
-            } catch (CompletionException e) {
-                continue; // never made: nothing to close (a check that needed it has said why)
-            }
-            c.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+            // a consumer still warming up is closed by its maker once made: a failed command does not wait for a
+            // cluster that does not answer (a consumer never made has nothing to close)
+            f.thenAccept(c -> c.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5))));
         }
         if (ownsAdmin) {
-            admin.close();
+            // a question the cluster never answered is given up, not waited for: a failed command exits at once
+            admin.close(Duration.ofSeconds(1));
         }
     }
 
@@ -121,13 +118,16 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
         String clusterId = get(cluster, "describe the cluster");
         TopicDescription description;
         try {
-            description = described.get();
+            description = described.get(answerWithinMs(), java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                 throw new RequestException("topic '" + topic + "' does not exist on cluster " + clusterId
                         + nearestTopic(topic).map(t -> "; did you mean '" + t + "'?").orElse(""));
             }
             throw failure("describe topic " + topic, e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw failure("describe topic " + topic, new org.apache.kafka.common.errors.TimeoutException(
+                    "no answer within " + answerWithinMs() + " ms", e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw failure("describe topic " + topic, e);
@@ -307,7 +307,8 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
                         return;
                     }
                     try {
-                        c.partitionsFor(topic, PREPARE_TIMEOUT);
+                        c.partitionsFor(topic, Duration.ofMillis(Math.min(PREPARE_TIMEOUT.toMillis(),
+                                answerWithinMs())));
                     } catch (RuntimeException e) {
                         // a warm-up only: an unknown topic, a missing permission or a slow cluster is the Admin
                         // requests' or the check's to report
@@ -434,9 +435,22 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
         return Optional.ofNullable(config.get(name)).map(ConfigEntry::value);
     }
 
+    /**
+     * How long an answer of the admin client is waited for: its own {@code default.api.timeout.ms} (what
+     * {@code --connect-timeout} sets) and half a second. The client does not always keep to it: with a cluster
+     * that does not answer at all, a call waits on the connection's setup (seen at 10 to 30 s for a 5 s timeout).
+     */
+    private long answerWithinMs() {
+        Object timeout = clientConfig.get("default.api.timeout.ms");
+        return (timeout == null ? 60_000 : Long.parseLong(timeout.toString())) + 500;
+    }
+
     private <T> T get(KafkaFuture<T> future, String action) {
         try {
-            return future.get();
+            return future.get(answerWithinMs(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw failure(action, new org.apache.kafka.common.errors.TimeoutException("no answer within "
+                    + answerWithinMs() + " ms", e));
         } catch (ExecutionException e) {
             throw failure(action, e.getCause());
         } catch (InterruptedException e) {
