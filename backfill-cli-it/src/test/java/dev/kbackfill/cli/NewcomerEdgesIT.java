@@ -111,6 +111,30 @@ class NewcomerEdgesIT {
         assertThat(letters).as("no dead letter, no dead-letter file").doesNotExist();
     }
 
+    /**
+     * A nightly job by calendar day: the same command every night is the same job (--to today), and a continue: job
+     * whose --to is a date that moves on is the same job too, never told to reset.
+     */
+    @Test
+    void aNightlyContinueJobIsOneJobWhetherItsLaterBoundIsTodayOrAMovingDate() {
+        String url = "jdbc:sqlite:" + dir.resolve("nightly.db");
+        String[] night = {"--topic", TOPIC, "--from", "continue:2024-01-01", "--to", "today", "--sink", url,
+                "--job", "nightly"};
+        CliRun first = CliRun.run(kafka, CliRun.concat(night, "--create-table"));
+        assertThat(first.exitCode()).as(first.out() + first.err()).isZero();
+        assertThat(first.out()).contains("wrote 20 changes from 20 records");
+        CliRun again = CliRun.run(kafka, night);
+        assertThat(again.exitCode()).as(again.out() + again.err()).isZero();
+        assertThat(again.err()).contains("run 2");
+        assertThat(again.out()).doesNotContain("wrote 20 changes");
+        String tomorrow = java.time.LocalDate.now(java.time.ZoneOffset.UTC).plusDays(1).toString();
+        String[] dated = {"--topic", TOPIC, "--from", "continue:2024-01-01", "--to", tomorrow, "--sink", url,
+                "--job", "nightly"};
+        CliRun moved = CliRun.run(kafka, dated);
+        assertThat(moved.exitCode()).as(moved.out() + moved.err()).isZero();
+        assertThat(moved.err()).contains("run 3").doesNotContain("reset");
+    }
+
     @Test
     void compactSaysWhatItDoesForEachKindOfSink() {
         String db = "jdbc:sqlite:" + dir.resolve("compact.db");

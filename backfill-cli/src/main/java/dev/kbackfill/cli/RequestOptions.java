@@ -18,6 +18,7 @@ final class RequestOptions {
             description = {"Where the range starts (inclusive): earliest or -2, latest or -1, offset:N,",
                     "2024-01-01, 2024-01-01T12:00:00Z,", "2024-01-01T12:00 (in --zone),",
                     "epoch millis (1704067200000), now-1d, -2h, -P1D,",
+                    "today, yesterday, today-7d (a day's start in --zone),",
                     "Spark JSON {\"TOPIC\":{\"0\":23,\"1\":-2}},",
                     "where another reader stands: checkpoint:PATH (a Spark query's last",
                     "committed batch), checkpoint-start:PATH (where that query started),",

@@ -68,6 +68,30 @@ public sealed interface Bound {
     }
 
     /**
+     * The start of a calendar day in {@code zone}, {@code daysAgo} days before the day the plan is resolved on:
+     * {@code today} (0), {@code yesterday} (1), {@code today-7d} (7). It moves with the calendar, so that a nightly
+     * job's command ({@code --from continue:2024-01-01 --to today}) stays the same from night to night.
+     */
+    record CalendarDay(int daysAgo, java.time.ZoneId zone) implements Bound {
+        public CalendarDay {
+            Objects.requireNonNull(zone, "zone");
+            if (daysAgo < 0) {
+                throw new IllegalArgumentException("a calendar day lies in the past: " + daysAgo);
+            }
+        }
+
+        @Override
+        public boolean moving() {
+            return true;
+        }
+
+        @Override
+        public Optional<Instant> instant(Instant now) {
+            return Optional.of(now.atZone(zone).toLocalDate().minusDays(daysAgo).atStartOfDay(zone).toInstant());
+        }
+    }
+
+    /**
      * Spark-style per-partition positions ({@code {"orders":{"0":23,"1":-2}}}); each value is
      * {@link Earliest}, {@link Latest} or {@link AtOffset}.
      */
@@ -77,7 +101,7 @@ public sealed interface Bound {
             positions = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(positions));
             for (Map.Entry<Integer, Bound> e : positions.entrySet()) {
                 if (e.getValue() instanceof PerPartition || e.getValue() instanceof AtTime
-                        || e.getValue() instanceof RelativeTime) {
+                        || e.getValue() instanceof RelativeTime || e.getValue() instanceof CalendarDay) {
                     throw new IllegalArgumentException("partition " + e.getKey() + ": not an offset: " + e.getValue());
                 }
             }

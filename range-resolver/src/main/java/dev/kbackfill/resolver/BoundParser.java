@@ -39,6 +39,7 @@ public final class BoundParser {
             + "an ISO date (2024-01-01), an ISO date-time (2024-01-01T12:00:00Z, 2024-01-01T12:00+02:00, "
             + "or 2024-01-01T12:00 in --zone), epoch millis (1704067200000), "
             + "a relative time (now, now-1d, -2h, -P1D), "
+            + "a calendar day's start in --zone (today, yesterday, today-7d), "
             + "Spark JSON ({\"TOPIC\":{\"0\":23,\"1\":-2}}), "
             + "where another reader stands (checkpoint:PATH, checkpoint-start:PATH of a Spark checkpoint, "
             + "group:NAME[,earliest|latest], connect:NAME[,earliest|latest]), "
@@ -54,6 +55,7 @@ public final class BoundParser {
     private static final Pattern OFFSET = Pattern.compile("offset:(.*)");
     private static final Pattern RELATIVE_UNIT = Pattern.compile("(?:now)?\\s*-\\s*(\\d+)\\s*(ms|s|m|h|d|w)");
     private static final Pattern RELATIVE_ISO = Pattern.compile("(?:now)?\\s*(-\\s*P.*)", Pattern.CASE_INSENSITIVE);
+    private static final Pattern CALENDAR_DAY = Pattern.compile("(today|yesterday)(?:\\s*-\\s*(\\d+)\\s*d)?");
     private static final int EPOCH_MILLIS_DIGITS = 13;
     private static final int EPOCH_SECONDS_DIGITS = 10;
 
@@ -81,6 +83,10 @@ public final class BoundParser {
         }
         if (lower.equals("now")) {
             return new Bound.RelativeTime(Duration.ZERO);
+        }
+        Matcher day = CALENDAR_DAY.matcher(lower);
+        if (day.matches()) {
+            return calendarDay(option, t, day, zone);
         }
         if (lower.equals("continue") || lower.startsWith("continue:")) {
             if (!option.equals("--from")) {
@@ -131,6 +137,18 @@ public final class BoundParser {
             }
         }
         return new Bound.AtTime(parseTime(option, t, zone));
+    }
+
+    /** {@code today}, {@code yesterday}, {@code today-7d}: the start of that day in {@code zone}. */
+    private static Bound calendarDay(String option, String t, Matcher day, ZoneId zone) {
+        long days = day.group(1).equals("yesterday") ? 1 : 0;
+        if (day.group(2) != null) {
+            if (day.group(2).length() > 6) {
+                throw bad(option, t, "too many days back");
+            }
+            days += Long.parseLong(day.group(2));
+        }
+        return new Bound.CalendarDay((int) days, zone);
     }
 
     private static Bound external(String option, String t, Bound.External.Kind kind, ZoneId zone) {

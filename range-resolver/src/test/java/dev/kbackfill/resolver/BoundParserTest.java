@@ -163,7 +163,7 @@ class BoundParserTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"2024-13-01", "yesterday", "2024-01-01T25:00", "offset:abc", "offset:-1", ""})
+    @ValueSource(strings = {"2024-13-01", "tomorrow", "2024-01-01T25:00", "offset:abc", "offset:-1", ""})
     void garbageIsRejectedListingEveryAcceptedForm(String text) {
         assertThatThrownBy(() -> parse(text))
                 .isInstanceOf(RequestException.class)
@@ -184,5 +184,25 @@ class BoundParserTest {
                 .hasMessage("invalid --zone 'Mars/Olympus': expected a region id (Europe/Paris, America/New_York), "
                         + "UTC, or an offset (+02:00)");
         assertThat(BoundParser.parseZone("+02:00")).isEqualTo(ZoneOffset.ofHours(2));
+    }
+
+    @Test
+    void calendarDaysAreTheStartOfADayInTheZoneAndMoveWithTheCalendar() {
+        java.time.ZoneId paris = java.time.ZoneId.of("Europe/Paris");
+        assertThat(BoundParser.parse("--to", "today", paris)).isEqualTo(new Bound.CalendarDay(0, paris));
+        assertThat(BoundParser.parse("--to", "Yesterday", paris)).isEqualTo(new Bound.CalendarDay(1, paris));
+        assertThat(BoundParser.parse("--from", "today-7d", paris)).isEqualTo(new Bound.CalendarDay(7, paris));
+        assertThat(BoundParser.parse("--from", "yesterday - 1d", paris)).isEqualTo(new Bound.CalendarDay(2, paris));
+        // 01:30 UTC on 10 March is 02:30 in Paris: its day began at 23:00 UTC the day before
+        Instant now = Instant.parse("2024-03-10T01:30:00Z");
+        assertThat(new Bound.CalendarDay(0, paris).instant(now)).contains(Instant.parse("2024-03-09T23:00:00Z"));
+        assertThat(new Bound.CalendarDay(1, paris).instant(now)).contains(Instant.parse("2024-03-08T23:00:00Z"));
+        assertThat(new Bound.CalendarDay(0, java.time.ZoneOffset.UTC).instant(now))
+                .contains(Instant.parse("2024-03-10T00:00:00Z"));
+        assertThat(new Bound.CalendarDay(0, paris).moving()).isTrue();
+        assertThatThrownBy(() -> BoundParser.parse("--to", "today-9999999d", paris))
+                .isInstanceOf(RequestException.class).hasMessageContaining("too many days back");
+        assertThatThrownBy(() -> BoundParser.parse("--to", "tomorrow", paris))
+                .isInstanceOf(RequestException.class).hasMessageContaining("today, yesterday, today-7d");
     }
 }

@@ -100,6 +100,12 @@ public final class JobPlanner {
         }
         JobState s = stored.get();
         List<String> differences = new ArrayList<>(s.spec().differences(spec));
+        boolean continuing = request.from() instanceof dev.kbackfill.resolver.Bound.Continue;
+        if (continuing && JobIdentity.describeFrom(s.plan().request()).equals(JobIdentity.describeFrom(request))) {
+            // a continue: job's later bound moves from night to night (--to 2024-01-03, then --to 2024-01-04): the
+            // same job, each run from where the last ended
+            differences.removeIf(d -> d.startsWith(JobSpec.REQUEST + " "));
+        }
         if (!s.spec().parts().containsKey(JobSpec.REQUEST) && !s.fingerprint().equals(JobIdentity.fingerprint(request))) {
             // stored before jobs had a spec: its fingerprint is the request's
             differences.add(0, JobSpec.REQUEST + " " + JobIdentity.describe(s.plan().request()) + ", not "
@@ -108,8 +114,10 @@ public final class JobPlanner {
         if (!differences.isEmpty()) {
             boolean shape = differences.stream().anyMatch(d -> d.startsWith(JobSpec.COLUMNS + " "));
             throw new JobConflictException("job '" + job + "' was created with " + String.join("; ", differences)
-                    + "; choose another name with --job, or clear it with 'kbackfill reset --job " + job
-                    + " --sink ... --yes'" + (shape ? " (rows it wrote keep their columns: the same records replayed "
+                    + (continuing ? "; run it as it was created to go on from where its last run ended (another "
+                    + "--job starts at continue's first bound again)"
+                    : "; choose another name with --job, or clear it with 'kbackfill reset --job " + job
+                    + " --sink ... --yes'") + (shape ? " (rows it wrote keep their columns: the same records replayed "
                     + "are kept out as not newer; to rewrite them, run the range it wrote under another --job with "
                     + "--on-conflict overwrite, which also replaces rows a newer record wrote since)" : ""));
         }

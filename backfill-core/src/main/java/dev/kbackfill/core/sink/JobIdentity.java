@@ -37,6 +37,17 @@ public final class JobIdentity {
         return sb.toString();
     }
 
+    /**
+     * The request without its later bound: what binds a {@code continue:} job, whose {@code --to} moves from run to
+     * run.
+     */
+    public static String describeFrom(BackfillRequest r) {
+        String all = describe(r);
+        String to = " --to " + r.toText();
+        int at = all.indexOf(to);
+        return at < 0 ? all : all.substring(0, at) + all.substring(at + to.length());
+    }
+
     private static String sha256(String text) {
         return JobSpec.sha256(text);
     }

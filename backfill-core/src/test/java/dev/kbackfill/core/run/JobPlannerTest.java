@@ -55,6 +55,34 @@ class JobPlannerTest {
     }
 
     @Test
+    void aContinueJobWhoseLaterBoundMovesOnIsTheSameJobAndIsNeverAdvisedAReset() {
+        BackfillRequest night1 = BackfillRequest.builder("orders").from("continue:2024-01-01").to("2024-01-03").build();
+        BackfillRequest night2 = BackfillRequest.builder("orders").from("continue:2024-01-01").to("2024-01-04").build();
+        JobSpec first = spec(night1, "a");
+        JobState done = new JobState("job", first.fingerprint(), 1, plan(night1, "id-1"), Map.of(0, 20L), first);
+        JobDecision next = JobPlanner.decide("job", night2, spec(night2, "a"), Optional.of(done),
+                () -> plan(night2, "id-1"));
+        assertThat(next).isInstanceOf(JobDecision.NextRun.class);
+        assertThat(next.toRun().orElseThrow().run()).isEqualTo(2);
+        // another first bound is another job; and a continue: job is never advised a reset (it would start over)
+        BackfillRequest other = BackfillRequest.builder("orders").from("continue:2023-01-01").to("2024-01-04").build();
+        assertThatThrownBy(() -> JobPlanner.decide("job", other, spec(other, "a"), Optional.of(done),
+                () -> plan(other, "id-1"))).isInstanceOf(JobConflictException.class)
+                .hasMessageContaining("--from continue:2024-01-01").hasMessageNotContaining("reset")
+                .hasMessageContaining("run it as it was created");
+        assertThatThrownBy(() -> JobPlanner.decide("job", night2, spec(night2, "b"), Optional.of(done),
+                () -> plan(night2, "id-1"))).as("another table: still a conflict").isInstanceOf(
+                JobConflictException.class).hasMessageNotContaining("reset");
+        // a fixed request's later bound still binds its job
+        BackfillRequest fixedLater = BackfillRequest.builder("orders").from("2024-01-01").to("2024-01-03").build();
+        JobState fixedDone = new JobState("job", spec(FIXED, "a").fingerprint(), 1, plan(FIXED, "id-1"),
+                Map.of(0, 20L), spec(FIXED, "a"));
+        assertThatThrownBy(() -> JobPlanner.decide("job", fixedLater, spec(fixedLater, "a"), Optional.of(fixedDone),
+                () -> plan(fixedLater, "id-1"))).isInstanceOf(JobConflictException.class)
+                .hasMessageContaining("clear it with 'kbackfill reset");
+    }
+
+    @Test
     void anUnfinishedRunMustFinishOnTheEngineItStartedOn() {
         JobSpec spark = onEngine(FIXED, "spark, 64 partitions per wave");
         JobState unfinished = new JobState("job", spark.fingerprint(), 1, plan(FIXED, "id-1"), Map.of(0, 15L), spark);
