@@ -55,9 +55,10 @@ class CrashResumeIT {
             default -> SharedPostgres.newDatabase("crash");
         };
         String job = "crash-" + database;
+        java.nio.file.Path report = dir.resolve("report-" + database + ".json");
         String[] args = {"run", "--topic", "crash", "--from", "earliest", "--to", "latest", "--sink", url,
                 "--create-table", "--table", "orders", "--job", job, "--batch-size", "500", "--progress", "none",
-                "--bootstrap-server", kafka.bootstrapServers()};
+                "--bootstrap-server", kafka.bootstrapServers(), "--report", report.toString()};
         long total = (long) KEYS * UPDATES;
 
         Process first = start(args, "first-" + database);
@@ -77,6 +78,12 @@ class CrashResumeIT {
 
         long committed = progress(url, job);
         assertThat(committed).isGreaterThan(0).isLessThan(total);
+        // the report was begun when the run began: a killed run is shown as running, never as an earlier outcome
+        var begun = new com.fasterxml.jackson.databind.ObjectMapper().readTree(Files.readString(report));
+        assertThat(begun.path("outcome").asText()).isEqualTo("running");
+        assertThat(begun.path("job").asText()).isEqualTo(job);
+        assertThat(begun.path("run").asInt()).isEqualTo(1);
+        assertThat(begun.has("exitCode")).isFalse();
         // the data is never ahead of the progress stored with it
         Map<Integer, Long> next = nextOffsets(url, job);
         for (Map.Entry<Integer, Long> max : maxOffsets(url).entrySet()) {
@@ -89,6 +96,8 @@ class CrashResumeIT {
         assertThat(second.exitValue()).as(err).isZero();
         assertThat(err).contains("resuming job " + job + " run 1: " + (total - committed) + " offsets left of " + total);
 
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(Files.readString(report))
+                .path("outcome").asText()).isEqualTo("completed");
         Plan plan = state(url, job).orElseThrow().plan();
         assertThat(table(url)).isEqualTo(Orders.expected(produced, plan)).hasSize(KEYS);
         assertThat(progress(url, job)).isEqualTo(total);

@@ -321,7 +321,7 @@ final class RunCommand implements Callable<Integer> {
             public void starting(JobDecision decision, JobState state) {
                 started[0] = state;
                 if (report != null) {
-                    report.starting(state);
+                    report.starting(state, err);
                 }
                 if (decision instanceof JobDecision.Resume) {
                     err.println("resuming job " + state.job() + " run " + state.run() + ": " + state.remaining()

@@ -50,9 +50,56 @@ final class RunReport {
         this.job = name;
     }
 
-    void starting(JobState s) {
+    /**
+     * The run begins: the report says so at once ({@code "outcome": "running"}), so that a run killed before its end
+     * (SIGKILL, a host lost) is never shown as the outcome of the run before it.
+     */
+    void starting(JobState s, java.io.PrintWriter err) {
         this.state = s;
         this.job = s.job();
+        if (file != null) {
+            ObjectNode root = head("running");
+            plan(root);
+            writeFile(root, err);
+        }
+    }
+
+    private ObjectNode head(String outcomeNow) {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("report", 1);
+        root.put("job", job);
+        if (state != null) {
+            root.put("run", state.run());
+        } else if (summary != null) {
+            root.put("run", summary.run());
+        }
+        root.put("outcome", outcomeNow);
+        return root;
+    }
+
+    private void plan(ObjectNode root) {
+        if (state != null) {
+            ObjectNode plan = root.putObject("plan");
+            plan.put("topic", state.plan().topic());
+            plan.put("topicId", state.plan().topicId());
+            plan.put("resolvedAt", state.plan().resolvedAt().toString());
+            plan.put("offsets", state.plan().totalSpan());
+            ArrayNode ranges = plan.putArray("partitions");
+            for (PartitionRange r : state.plan().partitions()) {
+                ranges.addObject().put("partition", r.partition()).put("start", r.start()).put("end", r.end());
+            }
+        }
+    }
+
+    /** Replaces the report file whole (a temporary file moved into place); failing is a warning. */
+    private void writeFile(ObjectNode root, java.io.PrintWriter err) {
+        try {
+            Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+            Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n");
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            err.println("warning: cannot write the report to " + file + ": " + e.getMessage());
+        }
     }
 
     void nothingToDo(JobState s) {
@@ -91,15 +138,7 @@ final class RunReport {
         if (file == null) {
             return;
         }
-        ObjectNode root = JSON.createObjectNode();
-        root.put("report", 1);
-        root.put("job", job);
-        if (state != null) {
-            root.put("run", state.run());
-        } else if (summary != null) {
-            root.put("run", summary.run());
-        }
-        root.put("outcome", outcome);
+        ObjectNode root = head(outcome);
         root.put("exitCode", exitCode);
         if (error != null) {
             root.put("error", error);
@@ -114,17 +153,7 @@ final class RunReport {
             ObjectNode counts = v.putObject("counts");
             verified.counts().forEach((verdict, n) -> counts.put(verdict.label(), n));
         }
-        if (state != null) {
-            ObjectNode plan = root.putObject("plan");
-            plan.put("topic", state.plan().topic());
-            plan.put("topicId", state.plan().topicId());
-            plan.put("resolvedAt", state.plan().resolvedAt().toString());
-            plan.put("offsets", state.plan().totalSpan());
-            ArrayNode ranges = plan.putArray("partitions");
-            for (PartitionRange r : state.plan().partitions()) {
-                ranges.addObject().put("partition", r.partition()).put("start", r.start()).put("end", r.end());
-            }
-        }
+        plan(root);
         if (summary != null) {
             ObjectNode totals = root.putObject("totals");
             totals.put("read", summary.read()).put("written", summary.written()).put("keptOut", summary.keptOut())
@@ -145,12 +174,6 @@ final class RunReport {
                         .put("end", p.end());
             }
         }
-        try {
-            Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-            Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n");
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            err.println("warning: cannot write the report to " + file + ": " + e.getMessage());
-        }
+        writeFile(root, err);
     }
 }
