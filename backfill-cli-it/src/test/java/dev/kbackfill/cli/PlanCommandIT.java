@@ -227,13 +227,18 @@ class PlanCommandIT {
         assertThat(r.exitCode()).as(r.err()).isZero();
         assertThat(r.out()).containsPattern("(?m)^ +0 +1 +3 +2 +0 +0$").containsPattern("(?m)^ +1 +3 +1 +0 +2 +0$")
                 .containsPattern("(?m)^ +total +2 +2 +0$")
-                .contains("'kbackfill run --topic cli-orders --from group:cli-old --to group:cli-new --sink URL' writes "
-                        + "the 2 records neither read").contains("2 records were read by both");
+                .contains("'kbackfill run --topic cli-orders --from group:cli-old --to group:cli-new --bootstrap-server "
+                        + kafka.bootstrapServers() + " --sink URL' writes the 2 records neither read")
+                .contains("2 records were read by both");
+        assertThat(r.err()).contains("note: --at: ");
         // the same as arguments, the topic taken from the group's offsets: it has them on cli-orders only
         CliRun positional = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "group:cli-old",
                 "group:cli-new");
         assertThat(positional.exitCode()).as(positional.err()).isZero();
         assertThat(positional.out()).isEqualTo(r.out());
+        // notes in the words the user typed: the readers were arguments
+        assertThat(positional.err()).contains("note: READER: ").contains("note: second READER: ")
+                .doesNotContain("--at").doesNotContain("--then");
         try (var admin = kafka.admin()) {
             kafka.createTopic("cli-orders-two", 1, Map.of());
             admin.alterConsumerGroupOffsets("cli-two", Map.of(
@@ -257,5 +262,24 @@ class PlanCommandIT {
             total += p.path("end").asLong() - p.path("start").asLong();
         }
         assertThat(total).isEqualTo(2);
+    }
+
+    /** A bare path to a Spark checkpoint's directory is that checkpoint, as checkpoint:PATH is. */
+    @Test
+    void aBarePathToACheckpointIsThatCheckpoint(@TempDir Path dir) throws Exception {
+        Path c = dir.resolve("query");
+        Files.createDirectories(c.resolve("offsets"));
+        Files.createDirectories(c.resolve("commits"));
+        Files.writeString(c.resolve("metadata"), "{\"id\":\"6f0f3a54-query\"}");
+        Files.writeString(c.resolve("offsets/0"), "v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1704067200000,"
+                + "\"conf\":{}}\n{\"cli-orders\":{\"0\":1,\"1\":2,\"2\":3}}");
+        Files.writeString(c.resolve("commits/0"), "v1\n{\"nextBatchWatermarkMs\":0}");
+        CliRun bare = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), c.toString());
+        assertThat(bare.exitCode()).as(bare.out() + bare.err()).isZero();
+        CliRun prefixed = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "checkpoint:" + c);
+        assertThat(bare.out()).isEqualTo(prefixed.out());
+        CliRun notOne = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), dir.toString());
+        assertThat(notOne.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(notOne.err()).contains("invalid READER '" + dir + "'");
     }
 }

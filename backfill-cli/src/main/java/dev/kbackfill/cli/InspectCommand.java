@@ -92,14 +92,20 @@ final class InspectCommand implements Callable<Integer> {
             }
             at = readers.get(0);
             then = readers.size() > 1 ? readers.get(1) : null;
+            // notes and messages in the words the user typed: the readers were arguments, not options
+            atWords = "READER";
+            thenWords = "second READER";
         }
         if (at == null) {
             throw new RequestException("missing READER: name where a reader stands, e.g. kbackfill inspect "
                     + "checkpoint:PATH, group:NAME or connect:NAME");
         }
-        Bound.External reader = reader("--at", at);
+        // a bare checkpoint path as the bound it is, so that the command printed runs as printed
+        at = bareCheckpoint(at) != null ? "checkpoint:" + bareCheckpoint(at) : at;
+        then = bareCheckpoint(then) != null ? "checkpoint:" + bareCheckpoint(then) : then;
+        Bound.External reader = reader(atWords, at);
         if (then != null) {
-            return handOver(out, err, reader, reader("--then", then));
+            return handOver(out, err, reader, reader(thenWords, then));
         }
         Log log = read(reader);
         ReaderPositions.Materialized m = log.readers().get(0);
@@ -156,6 +162,11 @@ final class InspectCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
+    /** How the first and second readers are named in notes and messages: as options, or as the arguments they were. */
+    private String atWords = "--at";
+    private String thenWords = "--then";
+
+    /** A reader as given (a bare checkpoint path already made {@code checkpoint:PATH}). */
     private static Bound.External reader(String option, String text) {
         Bound bound = BoundParser.parse(option, text, java.time.ZoneOffset.UTC);
         if (!(bound instanceof Bound.External reader)) {
@@ -163,6 +174,24 @@ final class InspectCommand implements Callable<Integer> {
                     + "checkpoint-start:PATH, group:NAME[,earliest|latest] or connect:NAME[,earliest|latest]");
         }
         return reader;
+    }
+
+    /**
+     * The checkpoint directory {@code text} names without a prefix, if it names one on this machine: a directory
+     * holding {@code offsets/} or {@code metadata}, as a Spark query's checkpoint does.
+     */
+    private static java.nio.file.Path bareCheckpoint(String text) {
+        if (text == null || text.isBlank() || text.contains(":") && !text.startsWith("/")) {
+            return null;
+        }
+        try {
+            java.nio.file.Path dir = java.nio.file.Path.of(text);
+            boolean checkpoint = java.nio.file.Files.isDirectory(dir.resolve("offsets"))
+                    || java.nio.file.Files.isRegularFile(dir.resolve("metadata"));
+            return java.nio.file.Files.isDirectory(dir) && checkpoint ? dir : null;
+        } catch (java.nio.file.InvalidPathException e) {
+            return null;
+        }
     }
 
     /** Where {@code before} stopped against where {@code after} started: the gap neither read, the overlap both did. */
@@ -243,7 +272,7 @@ final class InspectCommand implements Callable<Integer> {
                     org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED);
             java.util.List<ReaderPositions.Materialized> positions = new java.util.ArrayList<>();
             for (int i = 0; i < readers.length; i++) {
-                String option = i == 0 ? "--at" : "--then";
+                String option = i == 0 ? atWords : thenWords;
                 ReaderPositions.Materialized m = ReaderPositions.resolve(option, readers[i], info, source, settings);
                 ReaderPositions.requireWithinLog(option, readers[i], m, topic, ends);
                 positions.add(m);
@@ -264,9 +293,19 @@ final class InspectCommand implements Callable<Integer> {
                 : "'" + at + "' has positions on topics " + String.join(", ", topics) + ": name one with --topic TOPIC");
     }
 
-    /** The options that reach the readers, as a command line that uses the same bounds needs them. */
+    /**
+     * The options that reach the cluster and the readers, as a command line that uses the same bounds needs them (the
+     * cluster's where given on this command line).
+     */
     private String readerFlags() {
         StringBuilder flags = new StringBuilder();
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        if (parsed != null && parsed.hasMatchedOption("--bootstrap-server")) {
+            flags.append(" --bootstrap-server ").append(Kbackfill.shellWord(kafka.bootstrapServers));
+        }
+        if (parsed != null && parsed.hasMatchedOption("--command-config")) {
+            flags.append(" --command-config ").append(Kbackfill.shellWord(kafka.commandConfig.toString()));
+        }
         if (readerOptions.connectUrl != null) {
             flags.append(" --connect-url ").append(Kbackfill.shellWord(readerOptions.connectUrl));
         }

@@ -34,7 +34,7 @@ final class PlanTable {
                     r.notes().stream().map(n -> n.kind().label()).distinct().collect(Collectors.joining(","))});
         }
         rows.add(new String[] {"total", "", "", Long.toString(plan.totalSpan()), "", "", "",
-                plan.notes().stream().map(n -> n.kind().label()).collect(Collectors.joining(","))});
+                plan.notes().stream().map(n -> n.kind().label()).distinct().collect(Collectors.joining(","))});
         int[] widths = new int[HEADERS.length];
         for (int i = 0; i < HEADERS.length; i++) {
             widths[i] = HEADERS[i].length();
