@@ -99,7 +99,7 @@ final class KafkaSink implements Sink {
 
     @Override
     public String target() {
-        return "kafka:" + topic + " at " + config.get("bootstrap.servers");
+        return jobs.store(); // the target topic on its cluster, where its jobs are looked for too
     }
 
     @Override
