@@ -72,8 +72,10 @@ class ConnectBoundIT {
             CliRun inspect = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "--topic", TOPIC,
                     "--at", "connect:orders-sink", "--connect-url", url);
             assertThat(inspect.exitCode()).as(inspect.err()).isZero();
+            // the printed command runs as printed: the cluster and the worker as this one was given them
             assertThat(inspect.out()).contains("'kbackfill --topic " + TOPIC + " --from connect:orders-sink "
-                    + "--connect-url " + url + " --to latest' backfills the 10 records behind");
+                    + "--bootstrap-server " + kafka.bootstrapServers() + " --connect-url " + url
+                    + " --to latest' backfills the 10 records behind");
 
             CliRun named = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "connect:orders-sink",
                     "--connect-url", url); // the topic from the connector's offsets

@@ -443,7 +443,8 @@ class SparkInteropIT {
                 "checkpoint-start:" + restarted, "--bootstrap-server", bootstrap));
         assertThat(handOver.exit()).as(handOver.err()).isZero();
         assertThat(handOver.out()).contains("'kbackfill run --topic spark-stream --from checkpoint:" + checkpoint
-                + " --to checkpoint-start:" + restarted + " --sink URL' writes the 50 records neither read");
+                + " --to checkpoint-start:" + restarted + " --bootstrap-server " + bootstrap
+                + " --sink URL' writes the 50 records neither read");
         Path missed = Files.createTempDirectory("kbackfill-missed").resolve("t");
         Ran fill = run(List.of("run", "--topic", "spark-stream", "--from", "checkpoint:" + checkpoint, "--to",
                 "checkpoint-start:" + restarted, "--sink", "delta:" + missed, "--create-table", "--progress", "none",
