@@ -125,8 +125,19 @@ public interface SinkFactory {
 
     /** Every kind of sink on the classpath, by scheme (whatever the order of the classpath). */
     static List<SinkFactory> all() {
-        return ServiceLoader.load(SinkFactory.class).stream().map(ServiceLoader.Provider::get)
-                .sorted(java.util.Comparator.comparing(SinkFactory::scheme)).toList();
+        return Kinds.ALL;
+    }
+
+    /**
+     * The kinds on the classpath, found once: a command asks several questions of its sink's kind (each option's
+     * capability, the factory, the engine), and each used to scan every jar's services files again.
+     */
+    final class Kinds {
+        private static final List<SinkFactory> ALL = ServiceLoader.load(SinkFactory.class).stream()
+                .map(ServiceLoader.Provider::get).sorted(java.util.Comparator.comparing(SinkFactory::scheme)).toList();
+
+        private Kinds() {
+        }
     }
 
     /** The kind of sink that accepts {@code url}, if any on the classpath does. */
