@@ -101,8 +101,8 @@ final class InspectCommand implements Callable<Integer> {
                     + "checkpoint:PATH, group:NAME or connect:NAME");
         }
         // a bare checkpoint path as the bound it is, so that the command printed runs as printed
-        at = bareCheckpoint(at) != null ? "checkpoint:" + bareCheckpoint(at) : at;
-        then = bareCheckpoint(then) != null ? "checkpoint:" + bareCheckpoint(then) : then;
+        at = asBound(at);
+        then = asBound(then);
         Bound.External reader = reader(atWords, at);
         if (then != null) {
             return handOver(out, err, reader, reader(thenWords, then));
@@ -174,6 +174,12 @@ final class InspectCommand implements Callable<Integer> {
                     + "checkpoint-start:PATH, group:NAME[,earliest|latest] or connect:NAME[,earliest|latest]");
         }
         return reader;
+    }
+
+    /** A reader's text as a bound: a bare checkpoint directory as {@code checkpoint:PATH}, else as given. */
+    private static String asBound(String text) {
+        java.nio.file.Path bare = bareCheckpoint(text);
+        return bare != null ? "checkpoint:" + bare : text;
     }
 
     /**

@@ -52,7 +52,7 @@ public final class JobRun implements AutoCloseable {
     public static JobRun open(JobDefinition job, RecordDecoder decoder) {
         Map<String, Object> config = job.kafkaConfig();
         String topic = job.request().topic();
-        return open(job, decoder, CompletableFuture.supplyAsync(() -> ClusterSide.start(config, topic)));
+        return open(job, decoder, config, CompletableFuture.supplyAsync(() -> ClusterSide.start(config, topic)));
     }
 
     /**
@@ -60,11 +60,11 @@ public final class JobRun implements AutoCloseable {
      * ({@link BackfillJob#runLaunched}), which never asks the cluster.
      */
     public static JobRun openDecided(JobDefinition job, RecordDecoder decoder) {
-        return open(job, decoder, null);
+        return open(job, decoder, job.kafkaConfig(), null);
     }
 
-    private static JobRun open(JobDefinition job, RecordDecoder decoder, CompletableFuture<ClusterSide> cluster) {
-        Map<String, Object> config = job.kafkaConfig();
+    private static JobRun open(JobDefinition job, RecordDecoder decoder, Map<String, Object> config,
+                               CompletableFuture<ClusterSide> cluster) {
         Sink sink = null;
         try {
             sink = SinkFactory.forSettings(job.sinkSettings(config));
