@@ -93,12 +93,12 @@ class ReadmeJavaExamplesTest {
         replacements.put("\"localhost:9092\"", "kafka.bootstrapServers()");
         replacements.put("Target.of(\"jdbc:postgresql://db.internal/app\", \"orders\",", "Target.of(url, \"spark_rows\",");
         replacements.put(".withName(\"orders-on-spark\");", ".withName(\"pg-on-spark\").withBatchRows(100);");
-        replacements.put("new SparkLaunch.Options(\"local[2]\", 64, Path.of(\"kbackfill/engine-spark/target\")),",
+        replacements.put("new SparkLaunch.Options(\"local[2]\", 64, Path.of(\"kbackfill/engine-spark-app/target\")),",
                 "options,");
         replacements.put("new PrintWriter(System.out, true), new PrintWriter(System.err, true)",
                 "new PrintWriter(launchOut, true), new PrintWriter(launchErr, true)");
         replacements.put("BackfillJob.Outcome outcome = ", "outcome = ");
-        assertThat(testExample("engine-spark/src/test/java/dev/kbackfill/spark/SparkEngineIT.java"))
+        assertThat(testExample("engine-spark-app/src/test/java/dev/kbackfill/spark/SparkEngineIT.java"))
                 .isEqualTo(replaced(readme, replacements));
     }
 

@@ -83,14 +83,14 @@ final class EngineOptions {
         return spark() ? SparkLaunch.Options.engineName(wavePartitions) : "local";
     }
 
-    /** engine-spark/target of the checkout this command line was built in. */
+    /** engine-spark-app/target of the checkout this command line was built in. */
     private static Path besideThisBuild() {
         try {
             // backfill-cli/target/kbackfill.jar, or backfill-cli/target/classes
             Path here = Path.of(EngineOptions.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            return here.getParent().getParent().getParent().resolve("engine-spark").resolve("target");
+            return here.getParent().getParent().getParent().resolve("engine-spark-app").resolve("target");
         } catch (java.net.URISyntaxException | RuntimeException e) {
-            return Path.of("engine-spark", "target");
+            return Path.of("engine-spark-app", "target");
         }
     }
 }

@@ -36,7 +36,7 @@ import dev.kbackfill.resolver.RequestException;
 /**
  * The Spark engine's launcher: a job's {@link BackfillJob.Runner} whose run is a Spark application in a process of its
  * own (Spark is never on this classpath), started through {@code $SPARK_HOME/bin/spark-submit} when {@code SPARK_HOME}
- * is set, otherwise through the Spark runtime the build assembles ({@code engine-spark/target/spark-runtime}). The job
+ * is set, otherwise through the Spark runtime the build assembles ({@code engine-spark-app/target/spark-runtime}). The job
  * protocol runs in the caller's process, as for a run in it (decide, lock, store the run, check a stored plan against
  * the log); the application is given the job as a value ({@link SparkJobSpec}: the job, its frozen plan, its waves,
  * the run this launch began) and runs exactly that run while the caller holds the job's lock; it reports progress and
@@ -62,7 +62,7 @@ public final class SparkLaunch {
      * @param wavePartitions source partitions per wave (one Delta MERGE, or one stage of per-partition writers)
      * @param maxConnections the most database writers at once (empty: 8, or 1 for SQLite)
      * @param engineDir      where the engine's jar ({@code kbackfill-spark.jar}) and the built runtime
-     *                       ({@code spark-runtime}) are: engine-spark/target of a build, or {@value #DIR_ENV}
+     *                       ({@code spark-runtime}) are: engine-spark-app/target of a build, or {@value #DIR_ENV}
      */
     public record Options(String master, Optional<String> deployMode, List<String> conf, int wavePartitions,
                           OptionalInt maxConnections, Path engineDir) {
