@@ -401,6 +401,36 @@ class ProductionRecordsIT {
     }
 
     /**
+     * A mapping that writes two fields of the job's first records into one column is a wrong command, not a poison
+     * record: exit 2 with one line naming the option and the fix, and the new SQLite file it would have written is not
+     * left behind (no job, no job tables), so the corrected command just runs.
+     */
+    @Test
+    void aRenameCollisionInTheJobsFirstBatchIsBadInputAndLeavesNothingBehind() throws Exception {
+        String topic = "rename-collision-first";
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            records.add(record(topic, "k" + i, "{\"status\":\"s" + i + "\",\"amount\":" + i + "}", i));
+        }
+        send(topic, records);
+        Path db = dir.resolve("collision-first.db");
+        String[] range = {"--topic", topic, "--from", "earliest", "--to", "latest", "--sink", "jdbc:sqlite:" + db,
+                "--table", "t", "--create-table"};
+        CliRun refused = CliRun.run(kafka, CliRun.concat(range, "--rename", "status=amount"));
+        assertThat(refused.exitCode()).as(refused.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        List<String> said = refused.err().lines().filter(l -> l.startsWith("kbackfill")).toList();
+        assertThat(said).as(refused.err()).hasSize(1);
+        assertThat(said.get(0)).contains(topic + "/0@0: --rename status=amount writes field 'status' into column "
+                + "'amount'").contains("nothing was written").doesNotContain("stopped with").doesNotContain("rerun");
+        assertThat(db).as("the database file the refused run created").doesNotExist();
+
+        CliRun fixed = CliRun.run(kafka, CliRun.concat(range, "--rename", "status=state"));
+        assertThat(fixed.exitCode()).as(fixed.err()).isZero();
+        assertThat(rows("jdbc:sqlite:" + db, "t", "state", "amount")).containsEntry("k3", "state=s3, amount=3")
+                .hasSize(4);
+    }
+
+    /**
      * A misspelt name in --columns, --rename or --header-columns, a near miss of a field or header the first batch
      * carries, is refused before anything is written, so the corrected command just runs; a name no record carries
      * and that is no near miss (a field later records may carry) is a warning in the summary.

@@ -101,8 +101,11 @@ public record ColumnMapping(List<String> columns, Map<String, String> renames, L
         return String.join(" and ", options);
     }
 
-    /** Two of a record's fields (or a field and a header) that this mapping would write into one column. */
-    static final class Collision extends RuntimeException {
+    /**
+     * Two of a record's fields (or a field and a header) that this mapping would write into one column: found when
+     * such a record comes, it is a poison record once the job has written, and bad input in a job's first batch.
+     */
+    public static final class Collision extends RuntimeException {
         Collision(String message) {
             super(message);
         }

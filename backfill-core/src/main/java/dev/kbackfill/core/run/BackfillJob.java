@@ -427,7 +427,7 @@ public final class BackfillJob {
             if (decision instanceof JobDecision.NextRun next) {
                 sink.jobStore().begin(next.previous());
             } else {
-                sink.jobStore().reset(begun.job());
+                sink.jobStore().withdraw(begun.job());
             }
         } catch (RuntimeException e) {
             failure.addSuppressed(e);

@@ -191,6 +191,9 @@ public final class BackfillRun {
                 newest = options.besideLiveWriter() ? newestInLog(state, plan, ranges) : null;
                 readAndWrite(state, plan, ranges, counters, total, totals);
             } catch (RunFailure e) {
+                if (state.untouched() && totals.batches == 0) {
+                    refusedFirstBatch(e.getCause()); // the options, not a record: bad input, nothing written
+                }
                 // what the committed batches did, so that a retry or a report can account for it
                 throw new RunFailure(e.getMessage(), e.getCause(), summary(state, counters, totals, startedNanos));
             } finally {
@@ -455,6 +458,21 @@ public final class BackfillRun {
      */
     private record InFlight(Future<Written> done, Map<Integer, Long> superseded, Map<Integer, Long> reduced,
                             Map<Integer, Long> next, Tally tally) {
+    }
+
+    /**
+     * Throws, as bad input, a failure of a job's first batch that says the command is wrong rather than a record:
+     * a misspelt mapped name, or a mapping that writes two fields of the first records into one column. The job
+     * never committed anything, so it is forgotten again, and the corrected command just runs.
+     */
+    private static void refusedFirstBatch(Throwable cause) {
+        if (cause instanceof dev.kbackfill.resolver.RequestException r) {
+            throw r;
+        }
+        if (cause instanceof DecodeException d && d.getCause() instanceof dev.kbackfill.core.record.ColumnMapping.Collision c) {
+            throw new dev.kbackfill.resolver.RequestException(d.record().coordinates() + ": " + c.getMessage()
+                    + " (nothing was written)");
+        }
     }
 
     /** What a run read and committed in all: the bytes of the records read, and the batches committed. */

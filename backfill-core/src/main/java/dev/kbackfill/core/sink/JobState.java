@@ -95,6 +95,12 @@ public record JobState(String job, String fingerprint, int run, Plan plan, Map<I
         return plan.partitions().stream().allMatch(r -> nextOffsets.getOrDefault(r.partition(), r.start()) >= r.end());
     }
 
+    /** Whether nothing of the job was ever committed: its first run, at the start of every partition. */
+    public boolean untouched() {
+        return run <= 1 && plan.partitions().stream()
+                .allMatch(r -> nextOffsets.getOrDefault(r.partition(), r.start()) <= r.start());
+    }
+
     /** Offsets of the plan still to read. */
     public long remaining() {
         return plan.partitions().stream()

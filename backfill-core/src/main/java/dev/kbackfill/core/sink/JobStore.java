@@ -103,6 +103,15 @@ public interface JobStore extends AutoCloseable {
     /** Forgets the job's plan and progress (not the rows written); returns whether there was a job. */
     boolean reset(String job);
 
+    /**
+     * Forgets a job this process began ({@link #begin}) whose first run failed before anything of it committed, and
+     * what that begin created in the destination where the store can tell (job tables, a database file): a refused
+     * first run leaves the destination as it found it. By default {@link #reset}.
+     */
+    default void withdraw(String job) {
+        reset(job);
+    }
+
     @Override
     void close();
 }

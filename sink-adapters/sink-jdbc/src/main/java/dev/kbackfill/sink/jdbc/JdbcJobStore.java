@@ -30,6 +30,8 @@ final class JdbcJobStore implements JobStore {
     private final Dialect dialect;
     private final SinkSettings settings;
     private final String target;
+    /** Whether {@link #begin} created the job tables (none were there): {@link #withdraw} drops them again. */
+    private boolean createdTables;
 
     /**
      * @param db      the destination's connection, shared with its writer
@@ -183,6 +185,7 @@ final class JdbcJobStore implements JobStore {
     public void begin(JobState state) {
         try {
             Connection connection = db.currentOrConnect(); // a SQLite file created now, when the run begins
+            createdTables |= !tables.exists(connection);
             tables.create(connection);
             tables.begin(connection, state, table.toString());
             connection.commit();
@@ -206,6 +209,31 @@ final class JdbcJobStore implements JobStore {
         } catch (SQLException e) {
             db.rollbackQuietly();
             throw new SinkException("cannot reset job " + job + " in " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Forgets the job, and what its begin created in a SQLite file this process created: the file goes, unless
+     * another job has state in it since. In a database server the job tables stay (empty): another job may be
+     * beginning in them this moment.
+     */
+    @Override
+    public void withdraw(String job) {
+        reset(job);
+        Connection connection = db.current();
+        if (!createdTables || !db.createdFile() || connection == null) {
+            return;
+        }
+        try {
+            if (tables.names(connection).isEmpty()) {
+                tables.drop(connection);
+                connection.commit();
+                createdTables = false;
+                db.deleteCreatedFileOnClose();
+            }
+        } catch (SQLException e) {
+            db.rollbackQuietly();
+            throw new SinkException("cannot drop the job tables of " + target + ": " + e.getMessage(), e);
         }
     }
 

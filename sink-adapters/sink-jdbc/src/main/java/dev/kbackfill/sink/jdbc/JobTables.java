@@ -63,6 +63,14 @@ final class JobTables {
         }
     }
 
+    /** Drops the job tables (emptied: a refused first run's begin created them). */
+    void drop(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("DROP TABLE " + progress);
+            s.execute("DROP TABLE " + jobs);
+        }
+    }
+
     /** Every job with state here, sorted. */
     java.util.List<String> names(Connection c) throws SQLException {
         java.util.List<String> names = new java.util.ArrayList<>();

@@ -27,6 +27,9 @@ final class SinkConnection implements AutoCloseable {
     private final Dialect dialect;
     private final String target;
     private Connection connection;
+    /** Whether this process created the SQLite file; and whether to delete it again when the connection closes. */
+    private boolean createdFile;
+    private boolean deleteOnClose;
 
     /**
      * @param dialect the database's dialect (its session setup, what it learns once connected)
@@ -47,6 +50,7 @@ final class SinkConnection implements AutoCloseable {
     /** The connection, made now if there is none (a SQLite file is created then). */
     Connection currentOrConnect() throws SQLException {
         if (connection == null) {
+            createdFile |= sqliteFileMissing();
             connection = connect();
         }
         return connection;
@@ -55,8 +59,22 @@ final class SinkConnection implements AutoCloseable {
     /** Makes the connection: the database must be reachable (a SQLite file is created if missing). */
     Connection open() throws SQLException {
         close();
+        createdFile |= sqliteFileMissing();
         connection = connect();
         return connection;
+    }
+
+    /** Whether this process created the SQLite file it is connected to. */
+    boolean createdFile() {
+        return createdFile;
+    }
+
+    /**
+     * Deletes the SQLite file when the connection closes, if this process created it: what a refused first run
+     * created goes again (the caller made sure that nothing in it is kept).
+     */
+    void deleteCreatedFileOnClose() {
+        deleteOnClose = createdFile;
     }
 
     /**
@@ -175,6 +193,19 @@ final class SinkConnection implements AutoCloseable {
                 // closing after a failure
             }
             connection = null;
+        }
+        if (deleteOnClose) {
+            deleteOnClose = false;
+            createdFile = false;
+            sqliteFile().ifPresent(f -> {
+                for (String suffix : new String[] {"", "-journal", "-wal", "-shm"}) {
+                    try {
+                        Files.deleteIfExists(Path.of(f + suffix));
+                    } catch (java.io.IOException ignored) {
+                        // left as it is: an empty database
+                    }
+                }
+            });
         }
     }
 }
