@@ -98,6 +98,36 @@ class RunCommandIT {
     }
 
     /**
+     * The progress display follows the reader, not only the commits: a run whose one batch commits at its end still
+     * shows how far it has read while it reads, and every line's records are those of the offsets it says were read.
+     */
+    @Test
+    void progressShowsWhatIsReadBeforeTheBatchCommitsAndItsCountsAgree() throws Exception {
+        kafka.createTopic("run-progress", 1, Map.of());
+        Orders.produce(kafka, "run-progress", 600, 5);
+        CliRun r = CliRun.of("run", "--bootstrap-server", kafka.bootstrapServers(), "--progress", "json", "--topic",
+                "run-progress", "--from", "earliest", "--to", "latest", "--sink", sqlite("progress"), "--table", "t",
+                "--create-table", "--batch-size", "100000");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        List<com.fasterxml.jackson.databind.JsonNode> lines = new ArrayList<>();
+        for (String line : r.err().lines().toList()) {
+            com.fasterxml.jackson.databind.JsonNode node = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
+            if (node.has("readPercent")) {
+                lines.add(node);
+            }
+        }
+        assertThat(lines).as(r.err()).anySatisfy(l -> {
+            assertThat(l.get("done").asLong()).isZero();
+            assertThat(l.get("read").asLong()).isPositive();
+        });
+        assertThat(lines).allSatisfy(l -> {
+            assertThat(l.get("records").asLong()).isEqualTo(l.get("read").asLong());
+            assertThat(l.get("done").asLong()).isLessThanOrEqualTo(l.get("read").asLong());
+        });
+        assertThat(lines.get(lines.size() - 1).get("done").asLong()).isEqualTo(3000);
+    }
+
+    /**
      * A database that refuses connections for a while mid-run (PostgreSQL's "database ... is not currently accepting
      * connections", as during maintenance or a restore) is waited out under --retry-for, not the end of the run.
      */

@@ -270,7 +270,14 @@ final class RunCommand implements Callable<Integer> {
             }
             BackfillJob protocol = wired.protocol(events, listener, prepared.launch() != null
                     ? prepared.launch().runner(definition) : BackfillJob.Runner.LOCAL);
-            BackfillJob.Outcome outcome = root.runs.during(() -> wired.run(protocol));
+            BackfillJob.Outcome outcome;
+            try {
+                outcome = root.runs.during(() -> wired.run(protocol));
+            } finally {
+                if (display[0] != null) {
+                    display[0].close();
+                }
+            }
             return printOutcome(outcome, prepared, wired, started[0], out, err);
         }
     }
@@ -344,6 +351,13 @@ final class RunCommand implements Callable<Integer> {
             @Override
             public void onProgress(long done, long total, long records, long bytes) {
                 display[0].onProgress(done, total, records, bytes);
+            }
+
+            @Override
+            public void onRead(long read, long total, long records, long bytes) {
+                if (display[0] != null) {
+                    display[0].onRead(read, total, records, bytes);
+                }
             }
 
             @Override

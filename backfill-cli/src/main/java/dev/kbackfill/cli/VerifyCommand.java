@@ -120,20 +120,10 @@ final class VerifyCommand implements Callable<Integer> {
             err.println("verifying " + plan.totalSpan() + " offsets of " + plan.topic() + " against " + target.target());
             err.flush();
             RunProgress display = new RunProgress(err, progress, stored.map(JobState::job).orElse("verify " + plan.topic()));
-            VerifyReport report = verification.verify(plan, target, new dev.kbackfill.core.run.RunListener() {
-                @Override
-                public void onProgress(long done, long total, long records, long bytes) {
-                    display.onProgress(done, total, records, bytes);
-                }
-
-                @Override
-                public void onNote(String note) {
-                    if (progress != RunProgress.Mode.none) {
-                        err.println("note: " + note);
-                        err.flush();
-                    }
-                }
-            });
+            VerifyReport report;
+            try (display) {
+                report = verification.verify(plan, target, listener(display, err));
+            }
             if (format == Format.json) {
                 out.println(json(report, stored.map(JobState::job).orElse(null), target.target()));
             } else {
@@ -456,5 +446,28 @@ final class VerifyCommand implements Callable<Integer> {
             }
         });
         return o;
+    }
+
+    /** The read's progress on the display, and (unless the display is off) the verification's notes on stderr. */
+    private dev.kbackfill.core.run.RunListener listener(RunProgress display, PrintWriter err) {
+        return new dev.kbackfill.core.run.RunListener() {
+            @Override
+            public void onProgress(long done, long total, long records, long bytes) {
+                display.onProgress(done, total, records, bytes);
+            }
+
+            @Override
+            public void onRead(long read, long total, long records, long bytes) {
+                display.onRead(read, total, records, bytes);
+            }
+
+            @Override
+            public void onNote(String note) {
+                if (progress != RunProgress.Mode.none) {
+                    err.println("note: " + note);
+                    err.flush();
+                }
+            }
+        };
     }
 }

@@ -341,6 +341,7 @@ public final class BackfillRun {
         dev.kbackfill.core.read.FieldSeeds seeds = decoder.versionField().isEmpty() ? null
                 : new dev.kbackfill.core.read.FieldSeeds(kafkaConfig, plan.request().isolationLevel(), plan.topic(), decoder);
         dev.kbackfill.core.record.FieldClock fields = seeds == null ? null : new dev.kbackfill.core.record.FieldClock(seeds);
+        ReadProgress progress = new ReadProgress(counters, total);
         Thread readerThread = new Thread(() -> {
             try {
                 RunLimits.Throttle throttle = options.limits().throttle();
@@ -351,6 +352,7 @@ public final class BackfillRun {
                     }
                     throttle.acquire(records.size(), bytes); // --max-records-per-second, --max-bytes-per-second
                     queue.put(decode(records, positions, lost, bytes, from, to, fields));
+                    progress.read(positions, records.size(), bytes);
                 });
                 queue.put(new End());
             } catch (InterruptedException e) {
@@ -472,6 +474,38 @@ public final class BackfillRun {
         if (cause instanceof DecodeException d && d.getCause() instanceof dev.kbackfill.core.record.ColumnMapping.Collision c) {
             throw new dev.kbackfill.resolver.RequestException(d.record().coordinates() + ": " + c.getMessage()
                     + " (nothing was written)");
+        }
+    }
+
+    /**
+     * The reader's side of the progress, on the reader's thread: per partition how far it is past its start, told to
+     * the listener as records arrive.
+     */
+    private final class ReadProgress {
+        private final Map<Integer, long[]> partitions = new HashMap<>(); // start, end, position
+        private final long total;
+        private long records;
+        private long bytes;
+
+        ReadProgress(Map<Integer, Counters> counters, long total) {
+            counters.forEach((p, c) -> partitions.put(p, new long[] {c.next, c.end, c.next}));
+            this.total = total;
+        }
+
+        void read(Map<Integer, Long> positions, int count, long size) {
+            positions.forEach((p, pos) -> {
+                long[] range = partitions.get(p);
+                if (range != null) {
+                    range[2] = Math.max(range[2], Math.min(pos, range[1]));
+                }
+            });
+            records += count;
+            bytes += size;
+            long read = 0;
+            for (long[] range : partitions.values()) {
+                read += range[2] - range[0];
+            }
+            listener.onRead(read, total, records, bytes);
         }
     }
 
