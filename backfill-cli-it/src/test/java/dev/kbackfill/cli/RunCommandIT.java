@@ -128,6 +128,37 @@ class RunCommandIT {
     }
 
     /**
+     * status says that a run is under way, and how far it has read and committed, while it runs; once it ended, only
+     * what the sink holds.
+     */
+    @Test
+    void statusSaysARunIsUnderWayAndHowFarItHasRead() throws Exception {
+        kafka.createTopic("run-under-way", 1, Map.of());
+        Orders.produce(kafka, "run-under-way", 300, 5);
+        String url = sqlite("under-way");
+        java.util.concurrent.CompletableFuture<CliRun> running = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> run("--topic", "run-under-way", "--from", "earliest", "--to", "latest", "--sink", url, "--table",
+                        "t", "--job", "slow", "--batch-size", "100", "--max-records-per-second", "300"));
+        String seen = "";
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!seen.contains("offsets of this run") && !running.isDone() && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            CliRun status = CliRun.of("status", "--job", "slow", "--sink", url);
+            seen = status.out();
+        }
+        assertThat(seen).contains("job slow run 1: in progress")
+                .containsPattern("run 1 under way: process " + ProcessHandle.current().pid() + " on \\S+ since \\S+, "
+                        + "read [0-9.]+% \\([0-9]+ of 1500 offsets of this run, [0-9]+ records\\), committed [0-9.]+%");
+        CliRun json = CliRun.of("status", "--job", "slow", "--sink", url, "--format", "json");
+        CliRun done = running.get();
+        assertThat(done.exitCode()).as(done.err()).isZero();
+        assertThat(json.out()).satisfiesAnyOf(o -> assertThat(o).contains("\"underWay\":{\"run\":1,"),
+                o -> assertThat(o).contains("\"complete\":true"));
+        CliRun after = CliRun.of("status", "--job", "slow", "--sink", url);
+        assertThat(after.out()).contains("job slow run 1: complete").doesNotContain("under way");
+    }
+
+    /**
      * A database that refuses connections for a while mid-run (PostgreSQL's "database ... is not currently accepting
      * connections", as during maintenance or a restore) is waited out under --retry-for, not the end of the run.
      */

@@ -330,6 +330,9 @@ final class RunCommand implements Callable<Integer> {
                 if (report != null) {
                     report.starting(state, err);
                 }
+                if (display[0] != null) {
+                    display[0].beside(RunBeacon.start(state.job(), target.jobStore().store(), state.run()));
+                }
                 if (decision instanceof JobDecision.Resume) {
                     err.println("resuming job " + state.job() + " run " + state.run() + ": " + state.remaining()
                             + " offsets left of " + state.plan().totalSpan());

@@ -33,6 +33,7 @@ final class RunProgress implements RunListener, AutoCloseable {
     private long done;
     private long records;
     private long bytes;
+    private RunBeacon beacon;
 
     RunProgress(PrintWriter err, Mode mode, String job) {
         this.err = err;
@@ -52,6 +53,14 @@ final class RunProgress implements RunListener, AutoCloseable {
         }
     }
 
+    /** Tells {@code kbackfill status} on this machine how far the run has got, from now on (in place of any before). */
+    synchronized void beside(RunBeacon next) {
+        if (beacon != null) {
+            beacon.close();
+        }
+        beacon = next;
+    }
+
     @Override
     public synchronized void onProgress(long done, long total, long records, long bytes) {
         this.total = total;
@@ -59,6 +68,7 @@ final class RunProgress implements RunListener, AutoCloseable {
         this.read = Math.max(this.read, done);
         this.records = Math.max(this.records, records);
         this.bytes = Math.max(this.bytes, bytes);
+        tell();
         draw(done >= total);
     }
 
@@ -68,7 +78,14 @@ final class RunProgress implements RunListener, AutoCloseable {
         this.read = Math.max(this.read, read);
         this.records = Math.max(this.records, records);
         this.bytes = Math.max(this.bytes, bytes);
+        tell();
         draw(false);
+    }
+
+    private void tell() {
+        if (beacon != null) {
+            beacon.update(read, done, total, records);
+        }
     }
 
     private synchronized void tick() {
@@ -77,9 +94,10 @@ final class RunProgress implements RunListener, AutoCloseable {
         }
     }
 
-    /** Stops the ticker; a run that ended short of its plan leaves its last line as it was. */
+    /** Stops the ticker and the run's beacon; a run that ended short of its plan leaves its last line as it was. */
     @Override
     public synchronized void close() {
+        beside(null);
         if (ticker != null) {
             ticker.shutdownNow();
         }
