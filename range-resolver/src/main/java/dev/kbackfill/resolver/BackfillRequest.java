@@ -218,7 +218,7 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
          */
         public BackfillRequest build() {
             BackfillRequest request = parse();
-            request.validate(Instant.now());
+            request.validate(RangeResolver.systemClock().instant());
             return request;
         }
 

@@ -55,9 +55,27 @@ public final class RangeResolver {
         return new RangeResolver(source, clock, topic);
     }
 
-    /** A resolver that asks {@code source} and measures relative times from the system clock. */
+    /** A resolver that asks {@code source} and measures relative times from {@link #systemClock()}. */
     public RangeResolver(OffsetSource source) {
-        this(source, Clock.systemUTC());
+        this(source, systemClock());
+    }
+
+    /**
+     * The clock requests are resolved by: the system's, or the instant the system property {@code kbackfill.now}
+     * gives (ISO-8601, e.g. {@code 2024-01-03T01:30:00Z}) to resolve as of that moment: what a scheduled job's
+     * calendar and relative bounds would have been then (a rehearsal of a schedule, a plan reproduced).
+     */
+    public static Clock systemClock() {
+        String now = System.getProperty("kbackfill.now");
+        if (now == null || now.isBlank()) {
+            return Clock.systemUTC();
+        }
+        try {
+            return Clock.fixed(java.time.Instant.parse(now.strip()), java.time.ZoneOffset.UTC);
+        } catch (java.time.format.DateTimeParseException e) {
+            throw new RequestException("invalid kbackfill.now '" + now + "': expected an instant, e.g. "
+                    + "2024-01-03T01:30:00Z");
+        }
     }
 
     /**
