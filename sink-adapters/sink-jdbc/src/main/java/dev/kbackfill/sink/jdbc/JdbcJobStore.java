@@ -213,8 +213,8 @@ final class JdbcJobStore implements JobStore {
     }
 
     /**
-     * Forgets the job, and what its begin created in a SQLite file this process created: the file goes, unless
-     * another job has state in it since. In a database server the job tables stay (empty): another job may be
+     * Forgets the job, and what its begin created in a SQLite file this process created: the job tables go, unless
+     * another job has state in them since, and the file with them if nothing else was made in it. In a database server the job tables stay (empty): another job may be
      * beginning in them this moment.
      */
     @Override
@@ -229,11 +229,20 @@ final class JdbcJobStore implements JobStore {
                 tables.drop(connection);
                 connection.commit();
                 createdTables = false;
-                db.deleteCreatedFileOnClose();
+                if (noTablesLeft(connection)) {
+                    db.deleteCreatedFileOnClose(); // nothing else was made in it (a table --create-table made stays)
+                }
             }
         } catch (SQLException e) {
             db.rollbackQuietly();
             throw new SinkException("cannot drop the job tables of " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static boolean noTablesLeft(Connection sqlite) throws SQLException {
+        try (java.sql.Statement s = sqlite.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM sqlite_master WHERE type = 'table'")) {
+            return rs.next() && rs.getLong(1) == 0;
         }
     }
 
