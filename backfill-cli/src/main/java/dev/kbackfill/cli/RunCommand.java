@@ -159,6 +159,17 @@ final class RunCommand implements Callable<Integer> {
                     + "http://collector:4318/v1/metrics; headers from $OTEL_EXPORTER_OTLP_HEADERS).")
     URI metricsOtlp;
 
+    @Option(names = "--lineage", paramLabel = "URL|FILE",
+            description = "Send OpenLineage run events (START, then COMPLETE or FAIL; spec 2-0-2): POSTed to an "
+                    + "http(s) URL (a lineage backend; /api/v1/lineage when the URL has no path), or appended to FILE "
+                    + "as JSON lines. The topic is the input, the target the output; the offset ranges, rows written "
+                    + "and --verify's result go with them.")
+    String lineage;
+
+    @Option(names = "--lineage-namespace", paramLabel = "NAMESPACE", defaultValue = "kbackfill",
+            description = "The namespace of the job in lineage events (default: kbackfill).")
+    String lineageNamespace;
+
     private RunReport report;
 
     @Option(names = "--progress", paramLabel = "PROGRESS", defaultValue = "auto",
@@ -179,12 +190,16 @@ final class RunCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --metrics-otlp '" + metricsOtlp
                     + "': expected an http:// or https:// URL, e.g. http://collector:4318/v1/metrics");
         }
-        if (reportFile == null && metricsFile == null && metricsOtlp == null) {
+        if (lineage != null && !RunLineage.isUrl(lineage)) {
+            checkOutputFile("--lineage", Path.of(lineage));
+        }
+        if (reportFile == null && metricsFile == null && metricsOtlp == null && lineage == null) {
             return runJob();
         }
         report = new RunReport(reportFile == null ? null : reportFile.toAbsolutePath(),
                 metricsFile == null && metricsOtlp == null ? null
-                        : new RunMetrics(metricsFile == null ? null : metricsFile.toAbsolutePath(), metricsOtlp));
+                        : new RunMetrics(metricsFile == null ? null : metricsFile.toAbsolutePath(), metricsOtlp),
+                lineage == null ? null : new RunLineage(lineage, lineageNamespace));
         if (job != null) {
             report.job(job); // named in the report and the metrics even when the run is refused before it starts
         }
@@ -261,6 +276,12 @@ final class RunCommand implements Callable<Integer> {
         JobDefinition definition = prepared.definition();
         try (JobRun wired = JobRun.open(definition, prepared.decoder())) {
             Sink target = wired.sink();
+            if (report != null && report.lineage() != null) {
+                dev.kbackfill.core.sink.SinkSettings settings = definition.sinkSettings();
+                report.lineage().datasets(dev.kbackfill.core.sink.SinkFactory.kafkaTopic(definition.kafkaConfig().get("bootstrap.servers"),
+                        prepared.backfill().topic()), dev.kbackfill.core.sink.SinkFactory.factoryFor(settings.url()).dataset(settings),
+                        target.jobStore().store());
+            }
             RunProgress[] display = {null}; // made once the sink is open: it names the job
             JobState[] started = {null}; // the run's state, whose plan --verify checks
             BackfillJob.Events events = events(err, target, prepared.backfill(), display, started);

@@ -28,6 +28,7 @@ final class RunReport {
 
     private final Path file;
     private final RunMetrics metrics;
+    private final RunLineage lineage;
     private final Instant started = Instant.now();
     private String job;
     private String topic;
@@ -36,10 +37,16 @@ final class RunReport {
     private String outcome = "failed";
     private dev.kbackfill.core.verify.VerifyReport verified;
 
-    /** A report written to {@code file} and/or as {@code metrics} (either may be null). */
-    RunReport(Path file, RunMetrics metrics) {
+    /** A report written to {@code file}, as {@code metrics} and/or as lineage events (any may be null). */
+    RunReport(Path file, RunMetrics metrics, RunLineage lineage) {
         this.file = file;
         this.metrics = metrics;
+        this.lineage = lineage;
+    }
+
+    /** The lineage events this report sends, or null. */
+    RunLineage lineage() {
+        return lineage;
     }
 
     void topic(String name) {
@@ -57,6 +64,9 @@ final class RunReport {
     void starting(JobState s, java.io.PrintWriter err) {
         this.state = s;
         this.job = s.job();
+        if (lineage != null) {
+            lineage.started(s, err);
+        }
         if (file != null) {
             ObjectNode root = head("running");
             plan(root);
@@ -134,6 +144,9 @@ final class RunReport {
             metrics.write(new RunMetrics.Facts(job, state != null ? state.plan().topic() : topic,
                     state != null ? Integer.valueOf(state.run()) : summary != null ? Integer.valueOf(summary.run())
                     : null, outcome, exitCode, started, ended, state, summary), err);
+        }
+        if (lineage != null) {
+            lineage.ended(error != null || outcome.equals("failed"), error, summary, verified, err);
         }
         if (file == null) {
             return;

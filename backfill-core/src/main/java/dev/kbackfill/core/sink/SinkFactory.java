@@ -61,6 +61,52 @@ public interface SinkFactory {
     }
 
     /**
+     * A dataset as OpenLineage names one: where it lives ({@code postgres://host:5432}, {@code file},
+     * {@code s3://bucket}, {@code kafka://host:9092}) and what it is there ({@code db.schema.table}, a path, a topic).
+     */
+    record Dataset(String namespace, String name) {
+    }
+
+    /**
+     * The target as a lineage event names it, by OpenLineage's naming conventions where they cover the kind. By
+     * default the kind's scheme as the namespace and the URL (without credentials) and table as the name.
+     */
+    default Dataset dataset(SinkSettings settings) {
+        return new Dataset(scheme(), canonical(settings.url()) + "#" + settings.table());
+    }
+
+    /**
+     * The dataset of a Kafka topic: the first of {@code bootstrapServers} as {@code kafka://host:port}, the topic as
+     * its name (OpenLineage's convention for Kafka).
+     */
+    static Dataset kafkaTopic(Object bootstrapServers, String topic) {
+        String first = String.valueOf(bootstrapServers).split(",")[0].strip();
+        return new Dataset("kafka://" + first, topic);
+    }
+
+    /**
+     * The dataset of a table at a location (a lake table's folder): {@code file} and the absolute path locally,
+     * {@code s3://BUCKET} and the key prefix in S3, else the location's scheme and authority and its path.
+     */
+    static Dataset atLocation(String location) {
+        java.net.URI uri;
+        try {
+            uri = java.net.URI.create(location);
+        } catch (IllegalArgumentException e) {
+            uri = null;
+        }
+        if (uri == null || uri.getScheme() == null || uri.getScheme().length() == 1) {
+            return new Dataset("file", java.nio.file.Path.of(location).toAbsolutePath().normalize().toString());
+        }
+        String scheme = uri.getScheme().equals("s3a") || uri.getScheme().equals("s3n") ? "s3" : uri.getScheme();
+        if (scheme.equals("file")) {
+            return new Dataset("file", uri.getPath());
+        }
+        String path = uri.getPath() == null ? "" : uri.getPath().replaceFirst("^/", "");
+        return new Dataset(scheme + "://" + uri.getAuthority(), path);
+    }
+
+    /**
      * @throws SinkConfigException for a URL or settings this kind of sink cannot use
      */
     Sink create(SinkSettings settings);

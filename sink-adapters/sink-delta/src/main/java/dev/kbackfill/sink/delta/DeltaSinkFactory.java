@@ -56,6 +56,12 @@ public final class DeltaSinkFactory implements SinkFactory {
         return List.of("delta:PATH", "delta:s3a://BUCKET/PATH");
     }
 
+    /** The table's folder: {@code file} and its path, or {@code s3://BUCKET} and its prefix. */
+    @Override
+    public Dataset dataset(SinkSettings settings) {
+        return SinkFactory.atLocation(location(settings.url()));
+    }
+
     @Override
     public Sink create(SinkSettings settings) {
         return new dev.kbackfill.sink.lake.LakeSink(settings, table(settings));

@@ -56,6 +56,17 @@ public final class IcebergSinkFactory implements SinkFactory {
         return IcebergTableRef.FORMS;
     }
 
+    /**
+     * A path table by its folder ({@code file} and the path, {@code s3://BUCKET} and the prefix); a catalog's table
+     * by the catalog (its URI, JDBC URL or warehouse, without credentials) and {@code NAMESPACE.TABLE}.
+     */
+    @Override
+    public Dataset dataset(SinkSettings settings) {
+        IcebergTableRef ref = IcebergTableRef.parse(settings.url(), settings.table());
+        return ref.isPath() ? SinkFactory.atLocation(ref.location())
+                : new Dataset(SinkFactory.redact(ref.location()), String.join(".", ref.namespace()) + "." + ref.table());
+    }
+
     @Override
     public Sink create(SinkSettings settings) {
         return new dev.kbackfill.sink.lake.LakeSink(settings, table(settings));

@@ -52,6 +52,41 @@ public final class JdbcSinkFactory implements SinkFactory {
         return FORMS;
     }
 
+    /**
+     * OpenLineage's names: {@code postgres://HOST:PORT} and {@code DATABASE.SCHEMA.TABLE} (schema {@code public}
+     * unless the table names one), {@code mysql://HOST:PORT} and {@code DATABASE.TABLE} for MariaDB and MySQL;
+     * {@code sqlite://FILE} and the table for a SQLite file; other databases {@code DRIVER://HOST:PORT} and the table
+     * as given.
+     */
+    @Override
+    public Dataset dataset(SinkSettings settings) {
+        String url = settings.url();
+        String driver = driver(url);
+        if (driver.equals("sqlite")) {
+            return new Dataset("sqlite://" + SinkConnection.sqliteFile(url).map(Object::toString).orElse(":memory:"),
+                    settings.table());
+        }
+        java.net.URI uri;
+        try {
+            uri = java.net.URI.create(url.substring("jdbc:".length()).split("[;?]")[0]);
+        } catch (IllegalArgumentException e) {
+            return SinkFactory.super.dataset(settings);
+        }
+        if (uri.getHost() == null) {
+            return SinkFactory.super.dataset(settings);
+        }
+        String database = uri.getPath() == null ? "" : uri.getPath().replaceFirst("^/", "");
+        List<String> parts = List.of(settings.table().split("\\."));
+        return switch (driver) {
+            case "postgresql" -> new Dataset("postgres://" + uri.getHost() + ":" + (uri.getPort() < 0 ? 5432 : uri.getPort()),
+                    database + "." + (parts.size() > 1 ? settings.table() : "public." + settings.table()));
+            case "mariadb", "mysql" -> new Dataset("mysql://" + uri.getHost() + ":" + (uri.getPort() < 0 ? 3306
+                    : uri.getPort()), (parts.size() > 1 ? "" : database + ".") + settings.table());
+            default -> new Dataset(driver + "://" + uri.getHost() + (uri.getPort() < 0 ? "" : ":" + uri.getPort()),
+                    settings.table());
+        };
+    }
+
     @Override
     public Sink create(SinkSettings settings) {
         Dialect dialect = dialect(settings);

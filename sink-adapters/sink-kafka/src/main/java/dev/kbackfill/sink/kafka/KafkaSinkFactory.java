@@ -56,6 +56,12 @@ public final class KafkaSinkFactory implements SinkFactory {
         return List.of("kafka:TOPIC");
     }
 
+    /** The topic on its cluster: {@code kafka://HOST:PORT} of the sink's cluster, the topic. */
+    @Override
+    public Dataset dataset(SinkSettings settings) {
+        return SinkFactory.kafkaTopic(KafkaSink.clusterConfig(settings).get("bootstrap.servers"), topic(settings));
+    }
+
     @Override
     public Sink create(SinkSettings settings) {
         return new KafkaSink(settings, topic(settings));
