@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
+import java.util.Map;
 
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.SinkConfigException;
 import dev.kbackfill.core.sink.SinkFactory;
 import dev.kbackfill.core.sink.SinkFactory.Capability;
 import dev.kbackfill.core.sink.SinkFactory.OnSpark;
+import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.SinkTarget;
 import org.junit.jupiter.api.Test;
 
@@ -63,6 +65,31 @@ class SinkKindsTest {
 
     private static OnSpark onSpark(String url, ConflictMode conflict) {
         return SinkFactory.factoryFor(url).onSpark(SinkTarget.of(url, "orders", conflict, false));
+    }
+
+    @Test
+    void eachKindNamesItsTargetAsOpenLineageDoes() {
+        assertThat(dataset("jdbc:postgresql://db.internal:6543/app?sslmode=require", "orders"))
+                .isEqualTo(new SinkFactory.Dataset("postgres://db.internal:6543", "app.public.orders"));
+        assertThat(dataset("jdbc:postgresql://db.internal/app", "sales.orders"))
+                .isEqualTo(new SinkFactory.Dataset("postgres://db.internal:5432", "app.sales.orders"));
+        assertThat(dataset("jdbc:mariadb://maria:3307/shop", "orders"))
+                .isEqualTo(new SinkFactory.Dataset("mysql://maria:3307", "shop.orders"));
+        assertThat(dataset("jdbc:sqlite:/var/lib/k/orders.db", "orders"))
+                .isEqualTo(new SinkFactory.Dataset("sqlite:///var/lib/k/orders.db", "orders"));
+        assertThat(dataset("delta:/data/lake/orders", "orders"))
+                .isEqualTo(new SinkFactory.Dataset("file", "/data/lake/orders"));
+        assertThat(dataset("delta:s3a://lake/tables/orders", "orders"))
+                .isEqualTo(new SinkFactory.Dataset("s3://lake", "tables/orders"));
+        assertThat(dataset("iceberg:/data/ice/orders", "orders"))
+                .isEqualTo(new SinkFactory.Dataset("file", "/data/ice/orders"));
+        assertThat(dataset("iceberg:rest:http://catalog:8181#sales.orders", "orders"))
+                .isEqualTo(new SinkFactory.Dataset("http://catalog:8181", "sales.orders"));
+    }
+
+    private static SinkFactory.Dataset dataset(String url, String table) {
+        SinkSettings settings = SinkTarget.of(url, table, ConflictMode.NEWER_WINS, false).settings("orders", Map.of());
+        return SinkFactory.factoryFor(url).dataset(settings);
     }
 
     @Test
