@@ -107,6 +107,7 @@ public final class Kbackfill implements Runnable {
     /** The same, the runs its commands start stopped through {@code runs}. */
     static int execute(java.util.Map<String, String> env, RunHandle runs, PrintWriter out, PrintWriter err,
                        String... args) {
+        OptionWords.speak();
         if (args.length > 0 && args[0].startsWith("-") && !java.util.List.of("-h", "--help", "-V", "--version")
                 .contains(args[0])) {
             String[] withRun = new String[args.length + 1];

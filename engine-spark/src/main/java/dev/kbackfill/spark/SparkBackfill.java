@@ -50,6 +50,7 @@ public final class SparkBackfill {
         SparkJobSpec spec;
         try {
             spec = SparkJobSpec.read(Path.of(args[1]));
+            dev.kbackfill.resolver.Wording.use(spec.wording());
         } catch (RequestException e) {
             out.println(EngineEvents.failed(EngineEvents.Kind.BAD_INPUT, e.getMessage(), false, null));
             err.println("kbackfill-spark: " + e.getMessage());

@@ -1,5 +1,7 @@
 package dev.kbackfill.resolver;
 
+import static dev.kbackfill.resolver.Wording.Term.*;
+
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -85,24 +87,24 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
      * @param now the moment relative times are measured from
      */
     public void validate(Instant now) {
-        checkJsonTopic("--from", from);
-        checkJsonTopic("--to", to);
+        checkJsonTopic(FROM, from);
+        checkJsonTopic(TO, to);
         Optional<Instant> fromTime = from.instant(now);
         Optional<Instant> toTime = to.instant(now);
         if (fromTime.isPresent() && toTime.isPresent() && fromTime.get().isAfter(toTime.get())) {
-            throw new RequestException("--from '" + fromText + "' (" + fromTime.get() + ") is after --to '" + toText
+            throw new RequestException(FROM + " '" + fromText + "' (" + fromTime.get() + ") is after " + TO + " '" + toText
                     + "' (" + toTime.get() + "); the range is [from, to)");
         }
         if (from instanceof Bound.AtOffset f && to instanceof Bound.AtOffset t && f.offset() > t.offset()) {
-            throw new RequestException("--from '" + fromText + "' is after --to '" + toText
+            throw new RequestException(FROM + " '" + fromText + "' is after " + TO + " '" + toText
                     + "'; the range is [from, to)");
         }
         if (from instanceof Bound.Latest && to instanceof Bound.Earliest) {
-            throw new RequestException("--from latest is after --to earliest; the range is [from, to)");
+            throw new RequestException(FROM + " latest is after " + TO + " earliest; the range is [from, to)");
         }
         if (from instanceof Bound.PerPartition f && to instanceof Bound.PerPartition t
                 && !f.positions().keySet().equals(t.positions().keySet())) {
-            throw new RequestException("--from names partitions " + f.positions().keySet() + " but --to names "
+            throw new RequestException(FROM + " names partitions " + f.positions().keySet() + " but " + TO + " names "
                     + t.positions().keySet() + "; Spark JSON on both sides must name the same partitions");
         }
     }
@@ -119,7 +121,7 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
 
     private static void checkReaderSetting(String key, String value) {
         if (ClientConfigs.isCredential(key)) {
-            throw new RequestException("invalid --checkpoint-property '" + key + "': it looks like a credential, which "
+            throw new RequestException("invalid " + READER_SETTING + " '" + key + "': it looks like a credential, which "
                     + "is never stored with a plan or a job; give it in the environment (AWS_ACCESS_KEY_ID, "
                     + "AWS_SECRET_ACCESS_KEY, AWS's default chain)");
         }
@@ -132,20 +134,20 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
             }
             if (uri == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
                     || uri.getHost() == null) {
-                throw new RequestException("invalid --connect-url '" + value + "': expected a Kafka Connect worker's "
+                throw new RequestException("invalid " + Wording.Term.CONNECT_URL + " '" + value + "': expected a Kafka Connect worker's "
                         + "REST address, http://HOST:PORT or https://HOST:PORT");
             }
             if (uri.getUserInfo() != null) {
-                throw new RequestException("invalid --connect-url '" + uri.getScheme() + "://***@" + uri.getHost()
+                throw new RequestException("invalid " + Wording.Term.CONNECT_URL + " '" + uri.getScheme() + "://***@" + uri.getHost()
                         + "': credentials in the URL would be stored with the plan; kbackfill reads Connect's REST "
                         + "API without authentication");
             }
         }
     }
 
-    private void checkJsonTopic(String option, Bound bound) {
+    private void checkJsonTopic(Wording.Term option, Bound bound) {
         if (bound instanceof Bound.PerPartition p && !p.topic().equals(topic)) {
-            throw new RequestException(option + " names topic '" + p.topic() + "' but --topic is '" + topic
+            throw new RequestException(option + " names topic '" + p.topic() + "' but " + TOPIC + " is '" + topic
                     + "'; Spark JSON must be keyed by the topic being backfilled");
         }
     }
@@ -229,21 +231,21 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
 
         private BackfillRequest parse() {
             if (topic == null || !LEGAL_TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals("..")) {
-                throw new RequestException("invalid --topic '" + topic + "': a topic name is 1 to 249 of "
+                throw new RequestException("invalid " + TOPIC + " '" + topic + "': a topic name is 1 to 249 of "
                         + "a-z A-Z 0-9 . _ -");
             }
             if (fromText == null) {
-                throw new RequestException("missing --from: say where the backfill starts (" + BoundParser.ACCEPTED_FORMS
+                throw new RequestException("missing " + FROM + ": say where the backfill starts (" + BoundParser.ACCEPTED_FORMS
                         + ")");
             }
             if (toText == null) {
-                throw new RequestException("missing --to: say where the backfill ends, exclusive ("
+                throw new RequestException("missing " + TO + ": say where the backfill ends, exclusive ("
                         + BoundParser.ACCEPTED_FORMS + ")");
             }
-            Bound from = BoundParser.parse("--from", fromText, zone);
-            Bound to = BoundParser.parse("--to", toText, zone);
+            Bound from = BoundParser.parse(FROM.toString(), fromText, zone);
+            Bound to = BoundParser.parse(TO.toString(), toText, zone);
             if (partitions != null && partitions.isEmpty()) {
-                throw new RequestException("invalid --partitions: the set is empty");
+                throw new RequestException("invalid " + PARTITIONS + ": the set is empty");
             }
             return new BackfillRequest(topic, fromText.strip(), toText.strip(), from, to, zone,
                     Optional.ofNullable(partitions), isolationLevel, allowDataLoss, checkedReaders(readers));

@@ -1,5 +1,7 @@
 package dev.kbackfill.resolver;
 
+import static dev.kbackfill.resolver.Wording.Term.*;
+
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,16 +36,21 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  */
 public final class BoundParser {
 
-    /** The accepted forms, as listed in every error message. */
-    public static final String ACCEPTED_FORMS = "earliest or -2, latest or -1, offset:N, "
+    /** The accepted forms, as listed in every error message: see {@link #acceptedForms()}. */
+    static final String ACCEPTED_FORMS = "earliest or -2, latest or -1, offset:N, "
             + "an ISO date (2024-01-01), an ISO date-time (2024-01-01T12:00:00Z, 2024-01-01T12:00+02:00, "
-            + "or 2024-01-01T12:00 in --zone), epoch millis (1704067200000), "
+            + "or 2024-01-01T12:00 in " + ZONE + "), epoch millis (1704067200000), "
             + "a relative time (now, now-1d, -2h, -P1D), "
-            + "a calendar day's start in --zone (today, yesterday, today-7d), "
+            + "a calendar day's start in " + ZONE + " (today, yesterday, today-7d), "
             + "Spark JSON ({\"TOPIC\":{\"0\":23,\"1\":-2}}), "
             + "where another reader stands (checkpoint:PATH, checkpoint-start:PATH of a Spark checkpoint, "
             + "group:NAME[,earliest|latest], connect:NAME[,earliest|latest]), "
-            + "or for --from continue:BOUND (where the job's previous run ended; BOUND the first time)";
+            + "or for " + FROM + " continue:BOUND (where the job's previous run ended; BOUND the first time)";
+
+    /** The accepted forms, as listed in every error message, in {@link Wording#current()} words. */
+    public static String acceptedForms() {
+        return Wording.current().render(ACCEPTED_FORMS);
+    }
 
     private static final ObjectMapper JSON = JsonMapper.builder()
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
@@ -89,17 +96,17 @@ public final class BoundParser {
             return calendarDay(option, t, day, zone);
         }
         if (lower.equals("continue") || lower.startsWith("continue:")) {
-            if (!option.equals("--from")) {
-                throw new RequestException("invalid " + option + " '" + t + "': continue is a --from only (where the "
+            if (!option.equals(FROM.toString()) && !option.equals(Wording.current().name(FROM))) {
+                throw new RequestException("invalid " + option + " '" + t + "': continue is a " + FROM + " only (where the "
                         + "job's previous run ended)");
             }
             if (lower.equals("continue")) {
-                throw new RequestException("invalid --from '" + t + "': continue needs the first run's start, "
+                throw new RequestException("invalid " + FROM + " '" + t + "': continue needs the first run's start, "
                         + "continue:BOUND, e.g. continue:2024-01-01 or continue:earliest");
             }
             Bound first = parse(option, t.substring("continue:".length()), zone);
             if (first instanceof Bound.Continue) {
-                throw new RequestException("invalid --from '" + t + "': expected continue:BOUND with BOUND one of "
+                throw new RequestException("invalid " + FROM + " '" + t + "': expected continue:BOUND with BOUND one of "
                         + ACCEPTED_FORMS);
             }
             return new Bound.Continue(first);
@@ -180,7 +187,7 @@ public final class BoundParser {
         try {
             return ZoneId.of(text.strip());
         } catch (DateTimeException e) {
-            throw new RequestException("invalid --zone '" + text + "': expected a region id (Europe/Paris, "
+            throw new RequestException("invalid " + ZONE + " '" + text + "': expected a region id (Europe/Paris, "
                     + "America/New_York), UTC, or an offset (+02:00)");
         }
     }

@@ -1,5 +1,7 @@
 package dev.kbackfill.resolver;
 
+import static dev.kbackfill.resolver.Wording.Term.*;
+
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -77,9 +79,9 @@ public final class ConnectOffsets {
         String message = body.path("message").asText("");
         if (response.statusCode() == 404) {
             if (message.isEmpty() || !message.toLowerCase(java.util.Locale.ROOT).contains("connector")) {
-                throw new RequestException("invalid --connect-url '" + url + "': it has no /connectors/NAME/offsets "
+                throw new RequestException("invalid " + CONNECT_URL + " '" + url + "': it has no /connectors/NAME/offsets "
                         + "(HTTP 404): not a Kafka Connect worker, or one older than 3.5 (KIP-875); without "
-                        + "--connect-url, connect:" + connector + " reads the group connect-" + connector);
+                        + CONNECT_URL + ", connect:" + connector + " reads the group connect-" + connector);
             }
             throw new RequestException("invalid connect:" + connector + ": Kafka Connect at " + url + " says: "
                     + message);

@@ -1,5 +1,7 @@
 package dev.kbackfill.resolver;
 
+import static dev.kbackfill.resolver.Wording.Term.*;
+
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
@@ -67,7 +69,7 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
      * would make the checking consumer join or commit to a group are refused.
      */
     public static KafkaOffsetSource create(Map<String, Object> clientConfig) {
-        return new KafkaOffsetSource(ClientConfigs.creating("--bootstrap-server", clientConfig,
+        return new KafkaOffsetSource(ClientConfigs.creating(BOOTSTRAP_SERVERS.toString(), clientConfig,
                 () -> Admin.create(ClientConfigs.only(clientConfig, AdminClientConfig.configNames()))), true, clientConfig);
     }
 

@@ -7,13 +7,41 @@ import java.util.Objects;
  * topic that changes what a time bound means, is recorded as a note. Nothing is applied silently.
  *
  * @param kind    what happened, for programs
- * @param message what happened, for people: the values involved and what it means for the backfill
+ * @param message what happened, for people: the values involved and what it means for the backfill, the request's
+ *                settings named in {@link Wording#current()} words (or others: {@link #message(Wording)})
  */
 public record Note(Kind kind, String message) {
 
     public Note {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(message, "message");
+    }
+
+    /** What happened, in {@link Wording#current()} words. */
+    @Override
+    public String message() {
+        return Wording.current().render(message);
+    }
+
+    /** What happened, the request's settings named in {@code wording}. */
+    public String message(Wording wording) {
+        return wording.render(message);
+    }
+
+    /** Equal notes say the same in {@link Wording#current()} words: a note read back from a plan's JSON is the note written. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Note n && kind == n.kind && message().equals(n.message());
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * kind.hashCode() + message().hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "Note[kind=" + kind + ", message=" + message() + "]";
     }
 
     /** The closed set of adjustments and warnings. */

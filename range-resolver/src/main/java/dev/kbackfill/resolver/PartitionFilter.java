@@ -1,5 +1,7 @@
 package dev.kbackfill.resolver;
 
+import static dev.kbackfill.resolver.Wording.Term.*;
+
 import java.util.Collections;
 import java.util.SortedSet;
 import java.util.TreeSet;
@@ -74,7 +76,7 @@ public final class PartitionFilter {
     }
 
     private static RequestException bad(String text, String why) {
-        return new RequestException("invalid --partitions '" + text + "': " + why
+        return new RequestException("invalid " + PARTITIONS + " '" + text + "': " + why
                 + "; expected partition numbers and ranges, e.g. 0,2-5");
     }
 }

@@ -1,5 +1,7 @@
 package dev.kbackfill.resolver;
 
+import static dev.kbackfill.resolver.Wording.Term.*;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -90,7 +92,7 @@ public final class PlanCheck {
         });
         if (!lost.isEmpty()) {
             throw new DataLossException("records of " + plan.topic() + " still to backfill were deleted (retention or "
-                    + "deleteRecords) since planning: " + String.join("; ", lost) + "; pass --allow-data-loss to write "
+                    + "deleteRecords) since planning: " + String.join("; ", lost) + "; pass " + ALLOW_DATA_LOSS + " to write "
                     + "what is left and count the rest as lost");
         }
     }

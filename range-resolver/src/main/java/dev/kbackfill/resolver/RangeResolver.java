@@ -1,5 +1,7 @@
 package dev.kbackfill.resolver;
 
+import static dev.kbackfill.resolver.Wording.Term.*;
+
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -107,16 +109,16 @@ public final class RangeResolver {
         BackfillRequest r = request;
         Map<Integer, Long> ends = source.endOffsets(request.topic(), topic.partitions(), IsolationLevel.READ_UNCOMMITTED);
         if (request.from() instanceof Bound.External from) {
-            ReaderPositions.Materialized m = ReaderPositions.resolve("--from", from, topic, source,
+            ReaderPositions.Materialized m = ReaderPositions.resolve(FROM.toString(), from, topic, source,
                     request.readers());
-            ReaderPositions.requireWithinLog("--from", from, m, request.topic(), ends);
+            ReaderPositions.requireWithinLog(FROM.toString(), from, m, request.topic(), ends);
             read.add(m);
             r = r.withFrom(m.bound());
         }
         if (request.to() instanceof Bound.External to) {
-            ReaderPositions.Materialized m = ReaderPositions.resolve("--to", to, topic, source,
+            ReaderPositions.Materialized m = ReaderPositions.resolve(TO.toString(), to, topic, source,
                     request.readers());
-            ReaderPositions.requireWithinLog("--to", to, m, request.topic(), ends);
+            ReaderPositions.requireWithinLog(TO.toString(), to, m, request.topic(), ends);
             read.add(m);
             r = r.withTo(m.bound());
         }
@@ -154,7 +156,7 @@ public final class RangeResolver {
         if (!topic.topicId().equals(previous.topicId())) {
             throw new RequestException("topic " + request.topic() + " has topic id " + topic.topicId()
                     + ", not " + previous.topicId() + " as when the job's previous run ended: it was recreated, so "
-                    + "--from continue has nowhere to continue from; reset the job to start again from its first bound");
+                    + "a continue: bound has nowhere to continue from; reset the job to start again from its first bound");
         }
         Map<Integer, Long> ends = new java.util.HashMap<>();
         previous.partitions().forEach(r -> {
@@ -173,7 +175,7 @@ public final class RangeResolver {
         if (!truncated.isEmpty()) {
             throw new RequestException("topic " + request.topic() + " was truncated below where the job's previous run "
                     + "ended (" + String.join("; ", truncated) + "): records it read are gone from the log (an unclean "
-                    + "leader election?), so --from continue has nowhere to continue from; reset the job, or run the "
+                    + "leader election?), so a continue: bound has nowhere to continue from; reset the job, or run the "
                     + "range again with explicit offsets");
         }
         return resolve(request, request.withFrom(new Bound.Earliest()), ends);
@@ -282,12 +284,12 @@ public final class RangeResolver {
     }
 
     private enum Side {
-        FROM("--from"), TO("--to");
+        FROM(Wording.Term.FROM), TO(Wording.Term.TO);
 
         final String option;
 
-        Side(String option) {
-            this.option = option;
+        Side(Wording.Term option) {
+            this.option = option.toString();
         }
     }
 
@@ -304,12 +306,12 @@ public final class RangeResolver {
         if (start > end) {
             boolean readers = original.from() instanceof Bound.External || original.to() instanceof Bound.External;
             if (isOffsetKind(from) && isOffsetKind(to) && !readers) {
-                throw new RequestException("partition " + p + ": --from '" + request.fromText()
-                        + "' resolves to offset " + start + ", after --to '" + request.toText() + "' at offset " + end
+                throw new RequestException("partition " + p + ": " + FROM + " '" + request.fromText()
+                        + "' resolves to offset " + start + ", after " + TO + " '" + request.toText() + "' at offset " + end
                         + "; the range is [from, to)");
             }
-            notes.add(new Note(Note.Kind.FROM_AFTER_TO, "--from '" + request.fromText() + "' resolves to offset "
-                    + start + ", after --to '" + request.toText() + "' at offset " + end
+            notes.add(new Note(Note.Kind.FROM_AFTER_TO, FROM + " '" + request.fromText() + "' resolves to offset "
+                    + start + ", after " + TO + " '" + request.toText() + "' at offset " + end
                     + " on this partition: nothing to read here"));
             end = start;
         }
@@ -322,7 +324,7 @@ public final class RangeResolver {
         }
         if (fromTime.isPresent() && s.logStart() > 0 && s.firstRecord().isPresent()
                 && fromTime.get().isBefore(s.firstRecord().get().timestamp())) {
-            notes.add(new Note(Note.Kind.RANGE_OLDER_THAN_RETAINED, "--from " + fromTime.get()
+            notes.add(new Note(Note.Kind.RANGE_OLDER_THAN_RETAINED, FROM + " " + fromTime.get()
                     + " is older than the first retained record (offset " + s.firstRecord().get().offset() + " at "
                     + s.firstRecord().get().timestamp() + "), and offsets below " + s.logStart()
                     + " were deleted: retention may have removed part of the range"));
@@ -363,7 +365,7 @@ public final class RangeResolver {
                 if (!request.allowDataLoss()) {
                     throw new DataLossException("partition " + p + ": " + side.option + " offset " + offset
                             + " is below the log start offset " + s.logStart() + "; " + what
-                            + "; pass --allow-data-loss to backfill what is left from " + s.logStart());
+                            + "; pass " + ALLOW_DATA_LOSS + " to backfill what is left from " + s.logStart());
                 }
                 notes.add(new Note(side == Side.FROM ? Note.Kind.START_LOST_TO_RETENTION : Note.Kind.END_LOST_TO_RETENTION,
                         side.option + " offset " + offset + " is below the log start offset " + s.logStart() + "; "

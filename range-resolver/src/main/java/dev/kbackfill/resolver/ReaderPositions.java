@@ -1,5 +1,7 @@
 package dev.kbackfill.resolver;
 
+import static dev.kbackfill.resolver.Wording.Term.*;
+
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -67,11 +69,11 @@ public final class ReaderPositions {
                     offsets = new TreeMap<>(source.committedOffsets(group, name));
                     origin = "group " + group + "'s committed offset";
                     said.add("Kafka Connect sink " + b.ref() + " commits in group " + group + " (unless its "
-                            + "consumer.override.group.id names another: then use group:THAT, or --connect-url to "
+                            + "consumer.override.group.id names another: then use group:THAT, or " + CONNECT_URL + " to "
                             + "ask the worker)");
                     requireSome(option, b, offsets, "group " + group + " has no committed offset on topic " + name
                             + " (a misspelt name, a connector whose consumer.override.group.id names another group: "
-                            + "ask its worker with --connect-url, or offsets expired after offsets.retention.minutes)");
+                            + "ask its worker with " + CONNECT_URL + ", or offsets expired after offsets.retention.minutes)");
                     said.add("read from group " + group + " without joining it: its offsets and members are unchanged");
                 }
             }

@@ -8,4 +8,15 @@ public final class ResolutionException extends RuntimeException {
     public ResolutionException(String message, Throwable cause) {
         super(message, cause);
     }
+
+    /** The message in {@link Wording#current()} words. */
+    @Override
+    public String getMessage() {
+        return Wording.current().render(super.getMessage());
+    }
+
+    /** The message with the request's settings named in {@code wording}. */
+    public String getMessage(Wording wording) {
+        return wording.render(super.getMessage());
+    }
 }

@@ -168,7 +168,7 @@ class BoundParserTest {
         assertThatThrownBy(() -> parse(text))
                 .isInstanceOf(RequestException.class)
                 .hasMessageStartingWith("invalid --from '" + text + "'")
-                .hasMessageEndingWith("accepted forms: " + BoundParser.ACCEPTED_FORMS);
+                .hasMessageEndingWith("accepted forms: " + BoundParser.acceptedForms());
     }
 
     @Test
@@ -181,7 +181,7 @@ class BoundParserTest {
     void unknownZoneNamesTheZoneAndTheAcceptedForms() {
         assertThatThrownBy(() -> BoundParser.parseZone("Mars/Olympus"))
                 .isInstanceOf(RequestException.class)
-                .hasMessage("invalid --zone 'Mars/Olympus': expected a region id (Europe/Paris, America/New_York), "
+                .hasMessage("invalid zone 'Mars/Olympus': expected a region id (Europe/Paris, America/New_York), "
                         + "UTC, or an offset (+02:00)");
         assertThat(BoundParser.parseZone("+02:00")).isEqualTo(ZoneOffset.ofHours(2));
     }

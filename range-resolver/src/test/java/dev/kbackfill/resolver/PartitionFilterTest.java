@@ -28,7 +28,7 @@ class PartitionFilterTest {
     void rejectsWhatIsNotAPartitionList(String text) {
         assertThatThrownBy(() -> PartitionFilter.parse(text))
                 .isInstanceOf(RequestException.class)
-                .hasMessageStartingWith("invalid --partitions '" + text + "'")
+                .hasMessageStartingWith("invalid partitions '" + text + "'")
                 .hasMessageEndingWith("expected partition numbers and ranges, e.g. 0,2-5");
     }
 }

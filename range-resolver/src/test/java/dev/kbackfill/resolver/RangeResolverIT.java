@@ -209,7 +209,7 @@ class RangeResolverIT {
 
         assertThatThrownBy(() -> plan("rr-truncated", "offset:1", "latest"))
                 .isInstanceOf(DataLossException.class)
-                .hasMessageContaining("partition 0: --from offset 1 is below the log start offset 4");
+                .hasMessageContaining("partition 0: from bound offset 1 is below the log start offset 4");
         Plan allowed = resolver.resolve(BackfillRequest.builder("rr-truncated").from("offset:1").to("latest")
                 .allowDataLoss(true).build());
         assertThat(allowed.partition(0).orElseThrow().start()).isEqualTo(4);

@@ -74,7 +74,7 @@ class RangeResolverTest {
         assertThatThrownBy(() -> request("continue", "latest").build()).isInstanceOf(RequestException.class)
                 .hasMessageContaining("continue:BOUND");
         assertThatThrownBy(() -> request("earliest", "continue:latest").build()).isInstanceOf(RequestException.class)
-                .hasMessageContaining("--from only");
+                .hasMessageContaining("continue is a from bound only");
     }
 
     @Test
@@ -218,8 +218,8 @@ class RangeResolverTest {
         topic.log(0).append(hour(0), hour(1), hour(2), hour(3)).deleteBelow(2);
         assertThatThrownBy(() -> resolve("offset:0", "latest"))
                 .isInstanceOf(DataLossException.class)
-                .hasMessage("partition 0: --from offset 0 is below the log start offset 2; offsets 0 to 1 were "
-                        + "deleted (retention or deleteRecords); pass --allow-data-loss to backfill what is left from 2");
+                .hasMessage("partition 0: from bound offset 0 is below the log start offset 2; offsets 0 to 1 were "
+                        + "deleted (retention or deleteRecords); pass allowDataLoss(true) to backfill what is left from 2");
 
         Plan plan = resolver.resolve(request("offset:0", "latest").partitions(new TreeSet<>(List.of(0)))
                 .allowDataLoss(true).build());
@@ -234,7 +234,7 @@ class RangeResolverTest {
         topic.log(0).append(hour(0), hour(1), hour(2), hour(3)).deleteBelow(3);
         assertThatThrownBy(() -> resolve("earliest", "offset:2"))
                 .isInstanceOf(DataLossException.class)
-                .hasMessageContaining("--to offset 2 is below the log start offset 3");
+                .hasMessageContaining("to bound offset 2 is below the log start offset 3");
         PartitionRange p0 = resolver.resolve(request("earliest", "offset:2").allowDataLoss(true)
                 .partitions(new TreeSet<>(List.of(0))).build()).partition(0).orElseThrow();
         assertThat(p0.isEmpty()).isTrue();
@@ -278,7 +278,7 @@ class RangeResolverTest {
         assertThat(p0.start()).isEqualTo(4);
         assertThat(p0.end()).isEqualTo(4);
         assertThat(kinds(p0)).containsExactly(Note.Kind.FROM_AFTER_TO);
-        assertThat(p0.notes().get(0).message()).contains("resolves to offset 4, after --to '2024-01-01T02:00Z' at offset 2");
+        assertThat(p0.notes().get(0).message()).contains("resolves to offset 4, after to bound '2024-01-01T02:00Z' at offset 2");
         PartitionRange p1 = plan.partition(1).orElseThrow();
         assertThat(p1.start()).isEqualTo(4);
         assertThat(p1.end()).isEqualTo(6);
@@ -290,7 +290,7 @@ class RangeResolverTest {
         topic.log(0).append(hour(0), hour(1), hour(2));
         assertThatThrownBy(() -> resolve("{\"orders\":{\"0\":2}}", "{\"orders\":{\"0\":1}}"))
                 .isInstanceOf(RequestException.class)
-                .hasMessageContaining("partition 0: --from '{\"orders\":{\"0\":2}}' resolves to offset 2, after --to");
+                .hasMessageContaining("partition 0: from bound '{\"orders\":{\"0\":2}}' resolves to offset 2, after to bound");
     }
 
     @Test
@@ -329,7 +329,7 @@ class RangeResolverTest {
                 new Bound.RelativeTime(java.time.Duration.ofDays(3)), ZoneOffset.UTC, java.util.Optional.empty(),
                 IsolationLevel.READ_COMMITTED, false)))
                 .isInstanceOf(RequestException.class)
-                .hasMessage("--from '2024-01-02' (2024-01-02T00:00:00Z) is after --to '-3d' (2023-12-31T00:00:00Z); "
+                .hasMessage("from bound '2024-01-02' (2024-01-02T00:00:00Z) is after to bound '-3d' (2023-12-31T00:00:00Z); "
                         + "the range is [from, to)");
         assertThat(topic.calls).isEmpty();
     }
@@ -337,13 +337,13 @@ class RangeResolverTest {
     @Test
     void fromAfterToIsRejectedWhenBuildingTheRequest() {
         assertThatThrownBy(() -> request("2024-01-02", "2024-01-01").build())
-                .isInstanceOf(RequestException.class).hasMessageContaining("is after --to");
+                .isInstanceOf(RequestException.class).hasMessageContaining("is after to bound");
         assertThatThrownBy(() -> request("offset:5", "offset:4").build())
-                .isInstanceOf(RequestException.class).hasMessageContaining("is after --to");
+                .isInstanceOf(RequestException.class).hasMessageContaining("is after to bound");
         assertThatThrownBy(() -> request("latest", "earliest").build())
-                .isInstanceOf(RequestException.class).hasMessageContaining("--from latest is after --to earliest");
+                .isInstanceOf(RequestException.class).hasMessageContaining("from bound latest is after to bound earliest");
         assertThatThrownBy(() -> request("{\"other\":{\"0\":1}}", "latest").build())
-                .isInstanceOf(RequestException.class).hasMessageContaining("names topic 'other' but --topic is 'orders'");
+                .isInstanceOf(RequestException.class).hasMessageContaining("names topic 'other' but topic is 'orders'");
     }
 
     @Test

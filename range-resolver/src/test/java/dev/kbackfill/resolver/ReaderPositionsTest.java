@@ -84,7 +84,7 @@ class ReaderPositionsTest {
         assertThat(plan.partitions()).extracting(PartitionRange::start).containsExactly(25L, 33L, 45L);
         assertThat(plan.partitions()).extracting(PartitionRange::end).containsExactly(100L, 100L, 100L);
         assertThat(plan.partitions().get(1).notes()).extracting(Note::message)
-                .anyMatch(m -> m.contains("--from at offset 33: where the checkpoint's query stopped"));
+                .anyMatch(m -> m.contains("from bound at offset 33: where the checkpoint's query stopped"));
         assertThat(plan.notes()).extracting(Note::message)
                 .anyMatch(m -> m.contains("the end of batch 4, the last that query 6f0f3a54-query"))
                 .anyMatch(m -> m.contains("batch 5 was planned (offsets/5) but not committed"))
@@ -105,7 +105,7 @@ class ReaderPositionsTest {
         assertThat(gap.partitions()).extracting(r -> r.start() + ".." + r.end())
                 .containsExactly("25..70", "33..71", "45..72");
         assertThat(gap.partitions().get(0).notes()).extracting(Note::message)
-                .anyMatch(m -> m.contains("--to at offset 70: where the checkpoint's query started"));
+                .anyMatch(m -> m.contains("to bound at offset 70: where the checkpoint's query started"));
         assertThat(plan("checkpoint-start:" + old, "latest").partitions()).extracting(PartitionRange::start)
                 .containsExactly(5L, 0L, 7L);
         // a new query that started before the old one stopped: the overlap was processed twice, nothing is missing
@@ -148,13 +148,13 @@ class ReaderPositionsTest {
         offsets(c, 0, "{\"orders\":{\"0\":108,\"1\":50,\"2\":100}}");
         commit(c, 0);
         assertThatThrownBy(() -> plan("checkpoint:" + c, "latest")).isInstanceOf(RequestException.class)
-                .hasMessage("invalid --from 'checkpoint:" + c + "': the checkpoint's query stands beyond the end of "
+                .hasMessage("invalid from bound 'checkpoint:" + c + "': the checkpoint's query stands beyond the end of "
                         + "topic orders (partition 0 at offset 108, its end 100): the topic was deleted and recreated, "
                         + "or truncated, since it read there, so these positions are not this topic's (the query "
                         + "itself would stop here with a data-loss error); give bounds of the topic as it is now, e.g. "
-                        + "--from earliest");
+                        + "from bound earliest");
         assertThatThrownBy(() -> plan("earliest", "checkpoint:" + c)).isInstanceOf(RequestException.class)
-                .hasMessageStartingWith("invalid --to 'checkpoint:" + c + "'");
+                .hasMessageStartingWith("invalid to bound 'checkpoint:" + c + "'");
         topic.groups.put("old-readers", java.util.Map.of(0, 40L, 1, 101L, 2, 7L));
         assertThatThrownBy(() -> plan("group:old-readers", "latest")).isInstanceOf(RequestException.class)
                 .hasMessageContaining("group old-readers stands beyond the end of topic orders (partition 1 at "
@@ -288,7 +288,7 @@ class ReaderPositionsTest {
         assertThat(Plan.fromJson(plan.toJson()).request().readers()).isEqualTo(request.readers());
         assertThatThrownBy(() -> BackfillRequest.builder("orders").from("earliest").to("latest")
                 .readers(Map.of("fs.s3a.secret.key", "x")).build()).isInstanceOf(RequestException.class)
-                .hasMessageStartingWith("invalid --checkpoint-property 'fs.s3a.secret.key': it looks like a credential");
+                .hasMessageStartingWith("invalid reader setting 'fs.s3a.secret.key': it looks like a credential");
         assertThatThrownBy(() -> BackfillRequest.builder("orders").from("earliest").to("latest")
                 .readers(Map.of("connect.url", "http://admin:pw@connect:8083")).build())
                 .isInstanceOf(RequestException.class).hasMessageNotContaining("pw")

@@ -30,8 +30,11 @@ import dev.kbackfill.resolver.RequestException;
  *                       Spark runs: the driver then runs exactly it, without deciding or locking, and reports to the
  *                       launch through {@link EngineEvents}; empty for a spec written for a {@code spark-submit} of
  *                       one's own ({@code --spark-spec-out}), whose driver runs the job protocol itself
+ * @param wording        the words of the program that wrote the spec, which the driver's messages and notes speak
+ *                       (the command line's option names where it launched the run)
  */
-public record SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int maxConnections, Optional<Launched> launched) {
+public record SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int maxConnections, Optional<Launched> launched,
+                           dev.kbackfill.resolver.Wording wording) {
 
     public static final int FORMAT_VERSION = 2;
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -55,8 +58,14 @@ public record SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int max
         }
     }
 
+    /** A spec in the words of this program ({@link dev.kbackfill.resolver.Wording#current()}). */
+    public SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int maxConnections, Optional<Launched> launched) {
+        this(job, waves, maxConnections, launched, dev.kbackfill.resolver.Wording.current());
+    }
+
     public SparkJobSpec {
         Objects.requireNonNull(job, "job");
+        Objects.requireNonNull(wording, "wording");
         if (job.name().isEmpty() || job.plan().isEmpty()) {
             throw new IllegalArgumentException("a Spark job spec needs the job's name and frozen plan");
         }
@@ -112,6 +121,8 @@ public record SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int max
             n.put("incarnation", l.incarnation());
             n.put("stored", l.stored());
         });
+        ObjectNode words = root.putObject("wording");
+        wording.names().forEach((term, name) -> words.put(term.name(), name));
         return root.toPrettyString();
     }
 
@@ -151,8 +162,17 @@ public record SparkJobSpec(JobDefinition job, List<List<Integer>> waves, int max
                     ? Optional.of(new Launched(l.path("run").asInt(), l.path("incarnation").asText(),
                     l.path("stored").asBoolean(true)))
                     : Optional.empty();
+            java.util.Map<dev.kbackfill.resolver.Wording.Term, String> words = new java.util.EnumMap<>(
+                    dev.kbackfill.resolver.Wording.Term.class);
+            root.path("wording").properties().forEach(e -> {
+                try {
+                    words.put(dev.kbackfill.resolver.Wording.Term.valueOf(e.getKey()), e.getValue().asText());
+                } catch (IllegalArgumentException unknown) {
+                    // a term of a later version: its library words stand
+                }
+            });
             return new SparkJobSpec(JobDefinition.fromNode(root.path("job")), waves,
-                    root.path("maxConnections").asInt(8), launched);
+                    root.path("maxConnections").asInt(8), launched, dev.kbackfill.resolver.Wording.of(words));
         } catch (IOException | RuntimeException e) {
             if (e instanceof RequestException re && re.getMessage().startsWith("invalid " + what)) {
                 throw re;

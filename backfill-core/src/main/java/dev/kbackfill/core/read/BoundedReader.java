@@ -253,7 +253,8 @@ public final class BoundedReader implements RecordSource {
         }
         if (!allowDataLoss) {
             throw new ReadException("records of " + topic + " were deleted (retention or deleteRecords) before they "
-                    + "were read: " + deleted + "; rerun with --allow-data-loss to skip what is gone", e);
+                    + "were read: " + deleted + "; rerun with " + dev.kbackfill.resolver.Wording.current().name(
+                    dev.kbackfill.resolver.Wording.Term.ALLOW_DATA_LOSS) + " to skip what is gone", e);
         }
         for (TopicPartition tp : partitions) {
             long from = out.get(tp);

@@ -83,7 +83,7 @@ class BoundedReaderTest {
                 Duration.ofSeconds(5)).read((records, pos, lost) -> { }))
                 .isInstanceOf(ReadException.class)
                 .hasMessageContaining("partition 0 at offset 1 (log start now 4)")
-                .hasMessageContaining("--allow-data-loss");
+                .hasMessageContaining("rerun with allowDataLoss(true)");
 
         MockConsumer<byte[], byte[]> allowing = consumer(4, 10);
         allowing.schedulePollTask(() -> allowing.setPollException(new OffsetOutOfRangeException("out", Map.of(P0, 1L))));

@@ -1,0 +1,40 @@
+package dev.kbackfill.cli;
+
+import static dev.kbackfill.resolver.Wording.Term.ALLOW_DATA_LOSS;
+import static dev.kbackfill.resolver.Wording.Term.BOOTSTRAP_SERVERS;
+import static dev.kbackfill.resolver.Wording.Term.CONNECT_URL;
+import static dev.kbackfill.resolver.Wording.Term.FROM;
+import static dev.kbackfill.resolver.Wording.Term.PARTITIONS;
+import static dev.kbackfill.resolver.Wording.Term.READER_SETTING;
+import static dev.kbackfill.resolver.Wording.Term.TO;
+import static dev.kbackfill.resolver.Wording.Term.TOPIC;
+import static dev.kbackfill.resolver.Wording.Term.ZONE;
+
+import dev.kbackfill.resolver.Wording;
+import java.util.Map;
+
+/**
+ * The resolver's messages and notes in the command line's words: each setting of a request named by the option that
+ * sets it ({@code invalid --from 'x'} where a library caller reads {@code invalid from bound 'x'}).
+ */
+final class OptionWords {
+
+    static final Wording WORDING = Wording.of(Map.of(
+            TOPIC, "--topic",
+            FROM, "--from",
+            TO, "--to",
+            ZONE, "--zone",
+            PARTITIONS, "--partitions",
+            ALLOW_DATA_LOSS, "--allow-data-loss",
+            READER_SETTING, "--checkpoint-property",
+            CONNECT_URL, "--connect-url",
+            BOOTSTRAP_SERVERS, "--bootstrap-server"));
+
+    private OptionWords() {
+    }
+
+    /** From now on, this process's messages and notes name options. */
+    static void speak() {
+        Wording.use(WORDING);
+    }
+}
