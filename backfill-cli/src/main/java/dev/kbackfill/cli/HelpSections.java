@@ -39,7 +39,7 @@ final class HelpSections {
         s.put("Verification", List.of("--verify", "--samples"));
         s.put("Compaction", List.of("--key-columns", "--rows-per-file", "--forget-deletes-before"));
         s.put("Demo", List.of("--records"));
-        s.put("Output", List.of("--progress", "--format", "--out", "--rate", "--report", "--metrics-file",
+        s.put("Output", List.of("--progress", "--format", "--out", "--chart", "--rate", "--report", "--metrics-file",
                 "--metrics-otlp", "--lineage", "--lineage-namespace"));
         s.put("Kafka client", List.of("--bootstrap-server", "--command-config", "--connect-timeout", "-X"));
         s.put("Help", List.of("--help", "--version"));

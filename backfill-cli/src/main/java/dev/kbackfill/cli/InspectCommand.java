@@ -81,6 +81,14 @@ final class InspectCommand implements Callable<Integer> {
             description = "table (default) or json.")
     Format format;
 
+    @Option(names = "--chart", paramLabel = "FILE",
+            description = "Also draw the positions to FILE (.svg, or .html for a page): per partition the log, what "
+                    + "the reader has not read and what retention took; for two readers the gap and the overlap.")
+    java.nio.file.Path chartFile;
+
+    /** The chart's rows, when {@code --chart} asked for one. */
+    private final java.util.List<Timeline.Row> chartRows = new java.util.ArrayList<>();
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -96,6 +104,7 @@ final class InspectCommand implements Callable<Integer> {
             atWords = "READER";
             thenWords = "second READER";
         }
+        AtomicFile.checkWritable(spec.commandLine(), "--chart", chartFile);
         if (at == null) {
             throw new RequestException("missing READER: name where a reader stands, e.g. kbackfill inspect "
                     + "checkpoint:PATH, group:NAME or connect:NAME");
@@ -127,6 +136,10 @@ final class InspectCommand implements Callable<Integer> {
             long partitionBehind = Math.max(0, last - Math.max(position, start));
             behind += partitionBehind;
             lost += partitionLost;
+            chartRows.add(new Timeline.Row(p, start, last, spans(new Timeline.Span(position, Math.min(start, last),
+                    Timeline.Kind.LOST), new Timeline.Span(Math.max(position, start), last, Timeline.Kind.BEHIND)),
+                    java.util.List.of(new Timeline.Mark(position, "reader")), String.format(java.util.Locale.ROOT,
+                    "behind %,d, lost %,d", partitionBehind, partitionLost)));
             if (format == Format.table) {
                 out.printf("%9d  %,12d  %,12d  %,12d  %,12d  %,12d%n", p, position, start, last, partitionBehind,
                         partitionLost);
@@ -137,6 +150,8 @@ final class InspectCommand implements Callable<Integer> {
                 m.partitionNotes().getOrDefault(p, java.util.List.of()).forEach(x -> notes.add(x.message()));
             }
         }
+        chart("inspect of " + at + " on " + topic + String.format(java.util.Locale.ROOT, ": %,d behind, %,d lost",
+                behind, lost), err);
         if (format == Format.table) {
             out.printf("%9s  %12s  %12s  %12s  %,12d  %,12d%n", "total", "", "", "", behind, lost);
             out.println("'kbackfill --topic " + topic + " --from " + Kbackfill.shellWord(at) + readerFlags()
@@ -226,6 +241,13 @@ final class InspectCommand implements Callable<Integer> {
             gap += partitionGap;
             overlap += partitionOverlap;
             lost += partitionLost;
+            chartRows.add(new Timeline.Row(p, start, last, spans(
+                    new Timeline.Span(stopped, Math.min(start, restarted), Timeline.Kind.LOST),
+                    new Timeline.Span(Math.max(stopped, start), restarted, Timeline.Kind.GAP),
+                    new Timeline.Span(Math.max(restarted, start), stopped, Timeline.Kind.OVERLAP)),
+                    java.util.List.of(new Timeline.Mark(stopped, "stopped"), new Timeline.Mark(restarted, "restarted")),
+                    String.format(java.util.Locale.ROOT, "gap %,d, overlap %,d, lost %,d", partitionGap,
+                            partitionOverlap, partitionLost)));
             if (format == Format.table) {
                 out.printf("%9d  %,12d  %,12d  %,12d  %,12d  %,12d%n", p, stopped, restarted, partitionGap,
                         partitionOverlap, partitionLost);
@@ -234,6 +256,8 @@ final class InspectCommand implements Callable<Integer> {
                         .put("gap", partitionGap).put("overlap", partitionOverlap).put("lost", partitionLost);
             }
         }
+        chart("inspect of " + at + " then " + then + " on " + topic + String.format(java.util.Locale.ROOT,
+                ": gap %,d, overlap %,d, lost %,d", gap, overlap, lost), err);
         String fill = "kbackfill run --topic " + topic + " --from " + Kbackfill.shellWord(at) + " --to "
                 + Kbackfill.shellWord(then) + readerFlags() + " --sink URL";
         if (format == Format.table) {
@@ -258,6 +282,24 @@ final class InspectCommand implements Callable<Integer> {
         }
         err.flush();
         return ExitCodes.OK;
+    }
+
+    /** The spans that hold offsets. */
+    private static java.util.List<Timeline.Span> spans(Timeline.Span... all) {
+        return java.util.Arrays.stream(all).filter(s -> s.to() > s.from()).toList();
+    }
+
+    /** Draws the chart, when asked for one. */
+    private void chart(String title, PrintWriter err) {
+        if (chartFile == null) {
+            return;
+        }
+        try {
+            new Timeline(title, "read by kbackfill inspect at " + java.time.Instant.now(), chartRows).write(chartFile);
+        } catch (java.io.IOException e) {
+            throw new CliFailure("cannot write the chart to " + chartFile + ": " + e, e);
+        }
+        err.println("chart drawn in " + chartFile);
     }
 
     /** Where each reader stands ({@code --at} first, then {@code --then}), and the log's start and end offsets. */

@@ -2,10 +2,7 @@ package dev.kbackfill.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -59,6 +56,11 @@ final class PlanCommand implements Callable<Integer> {
             description = "Also write the plan document (JSON) to FILE, e.g. for 'kbackfill run --plan FILE'.")
     Path outFile;
 
+    @Option(names = "--chart", paramLabel = "FILE",
+            description = "Also draw the plan to FILE (.svg, or .html for a page): per partition the range against the "
+                    + "log, and what retention deleted.")
+    Path chartFile;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -67,7 +69,8 @@ final class PlanCommand implements Callable<Integer> {
         request.toRequest(org.apache.kafka.common.IsolationLevel.READ_COMMITTED);
         Map<String, Object> config = kafka.clientConfig();
         BackfillRequest backfill = request.toRequest(kafka.isolationLevel(config));
-        checkWritable(outFile);
+        AtomicFile.checkWritable(spec.commandLine(), "--out", outFile);
+        AtomicFile.checkWritable(spec.commandLine(), "--chart", chartFile);
         if (rate != null && rate < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --rate '" + rate
                     + "': expected records per second, a whole number >= 1");
@@ -81,6 +84,13 @@ final class PlanCommand implements Callable<Integer> {
         }
         if (outFile != null) {
             writeAtomically(outFile, plan.toJson());
+        }
+        if (chartFile != null) {
+            try {
+                Timeline.of(plan).write(chartFile);
+            } catch (IOException e) {
+                throw new CliFailure("cannot write the chart to " + chartFile + ": " + e, e);
+            }
         }
         switch (format) {
             case table -> {
@@ -96,6 +106,9 @@ final class PlanCommand implements Callable<Integer> {
         if (outFile != null) {
             err.println("plan written to " + outFile);
         }
+        if (chartFile != null) {
+            err.println("chart drawn in " + chartFile);
+        }
         err.flush();
         return ExitCodes.OK;
     }
@@ -107,24 +120,9 @@ final class PlanCommand implements Callable<Integer> {
         }
     }
 
-    private void checkWritable(Path file) {
-        if (file == null) {
-            return;
-        }
-        Path dir = file.toAbsolutePath().getParent();
-        if (Files.isDirectory(file) || !Files.isDirectory(dir) || !Files.isWritable(dir)) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --out '" + file + "': "
-                    + (Files.isDirectory(file) ? "it is a directory" : "directory " + dir + " does not exist or is not writable")
-                    + "; expected a file path in a writable directory");
-        }
-    }
-
     private static void writeAtomically(Path file, String content) {
-        Path target = file.toAbsolutePath();
         try {
-            Path tmp = Files.createTempFile(target.getParent(), "." + target.getFileName(), ".tmp");
-            Files.writeString(tmp, content, StandardCharsets.UTF_8);
-            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            AtomicFile.replace(file, content);
         } catch (IOException e) {
             throw new CliFailure("cannot write the plan to " + file + ": " + e, e);
         }

@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -127,9 +126,7 @@ final class RunMetrics {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         try {
             register(registry, f, lastSuccess);
-            Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp"); // node_exporter reads *.prom only
-            Files.writeString(tmp, registry.scrape(), StandardCharsets.UTF_8);
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            AtomicFile.replace(file, registry.scrape());
         } catch (IOException e) {
             err.println("warning: cannot write the metrics to " + file + ": " + e.getMessage());
         } finally {

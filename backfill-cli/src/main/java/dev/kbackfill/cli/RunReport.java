@@ -1,9 +1,7 @@
 package dev.kbackfill.cli;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -104,9 +102,7 @@ final class RunReport {
     /** Replaces the report file whole (a temporary file moved into place); failing is a warning. */
     private void writeFile(ObjectNode root, java.io.PrintWriter err) {
         try {
-            Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-            Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n");
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            AtomicFile.replace(file, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n");
         } catch (IOException e) {
             err.println("warning: cannot write the report to " + file + ": " + e.getMessage());
         }
