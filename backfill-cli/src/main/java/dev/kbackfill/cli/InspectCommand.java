@@ -116,6 +116,11 @@ final class InspectCommand implements Callable<Integer> {
         if (then != null) {
             return handOver(out, err, reader, reader(thenWords, then));
         }
+        return alone(out, err, reader);
+    }
+
+    /** Where one reader stands: per partition what it has not read, and what retention took before it could. */
+    private int alone(PrintWriter out, PrintWriter err, Bound.External reader) {
         Log log = read(reader);
         ReaderPositions.Materialized m = log.readers().get(0);
         Map<Integer, Long> logStart = log.logStart();
