@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with its mapping options), one cell at a time is changed by hand, in every column in turn (a value, a header or
  * renamed column, a metadata column: versions moved older) of a random row, then a row is deleted and a row
  * of a key the range deleted is added; verify must disagree (exit 4) with each change, and agree again once it is
- * undone.
+ * undone. Last, rows changed and deleted at random are fixed by {@code kbackfill repair}, and verify agrees.
  */
 @Tag("kafka")
 class VerifyMutationIT {
@@ -143,6 +143,26 @@ class VerifyMutationIT {
                 CliRun extra = CliRun.of(verifyArgs);
                 assertThat(extra.exitCode()).isEqualTo(ExitCodes.DISAGREES);
                 assertThat(extra.out()).contains("extra {kafka_key=" + deleted.get(0) + "}");
+                // and by hand again, at random: a cell of each of three rows changed, one row deleted; then repaired
+                List<Map.Entry<String, List<Object>>> now = rows(c);
+                for (int i = 0; i < 3; i++) {
+                    Map.Entry<String, List<Object>> row = now.get(random.nextInt(now.size()));
+                    int col = random.nextInt(columns.size());
+                    if (!columns.get(col).equals("kafka_key")) {
+                        set(c, row.getKey(), columns.get(col), col, changed(columns.get(col), type(c, col),
+                                row.getValue().get(col)));
+                    }
+                }
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM t WHERE kafka_key = ?")) {
+                    ps.setString(1, now.get(random.nextInt(now.size())).getKey());
+                    ps.executeUpdate();
+                }
+                List<String> repair = new ArrayList<>(verify);
+                repair.set(0, "repair");
+                CliRun repaired = CliRun.of(repair.toArray(String[]::new));
+                assertThat(repaired.exitCode()).as(repaired.out() + repaired.err()).isZero();
+                assertThat(repaired.out()).contains("AGREES: the ");
+                assertThat(CliRun.of(verifyArgs).exitCode()).as("repaired").isZero();
             }
         }
     }

@@ -150,7 +150,7 @@ public final class Kbackfill implements Runnable {
      * command builds only that one.
      */
     private static final java.util.List<String> COMMANDS = java.util.List.of("run", "plan", "status", "jobs", "reset",
-            "compact", "verify", "inspect", "demo", "completion", "help");
+            "compact", "verify", "repair", "inspect", "demo", "completion", "help");
 
     // a switch, not a map of constructor references: JDK 25.0.3 crashes making the AOT cache when a static map of
     // lambdas is reached from the training (archiveHeapWriter: "Metadata ... should have been archived")
@@ -163,6 +163,7 @@ public final class Kbackfill implements Runnable {
             case "reset" -> new ResetCommand();
             case "compact" -> new CompactCommand();
             case "verify" -> new VerifyCommand();
+            case "repair" -> new RepairCommand();
             case "inspect" -> new InspectCommand();
             case "demo" -> new DemoCommand();
             case "completion" -> new CompletionCommand();

@@ -50,7 +50,7 @@ import picocli.CommandLine.Option;
         footer = {"  kbackfill verify --job orders-hourly --sink jdbc:postgresql://db.internal/app",
                 "  kbackfill verify --topic orders --from 2024-01-01 --to 2024-01-02 \\",
                 "      --sink delta:/data/lake/orders --format json --samples 100"})
-final class VerifyCommand implements Callable<Integer> {
+class VerifyCommand implements Callable<Integer> {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -120,6 +120,9 @@ final class VerifyCommand implements Callable<Integer> {
             err.println("verifying " + plan.totalSpan() + " offsets of " + plan.topic() + " against " + target.target());
             err.flush();
             RunProgress display = new RunProgress(err, progress, stored.map(JobState::job).orElse("verify " + plan.topic()));
+            if (repairing()) {
+                return repair(plan, stored, definition, verification, config, target, display, out, err);
+            }
             VerifyReport report;
             try (display) {
                 report = verification.verify(plan, target, listener(display, err));
@@ -132,6 +135,43 @@ final class VerifyCommand implements Callable<Integer> {
             out.flush();
             return report.agrees() ? ExitCodes.OK : ExitCodes.DISAGREES;
         }
+    }
+
+    /** Whether this command repairs what it finds ({@code kbackfill repair}). */
+    boolean repairing() {
+        return false;
+    }
+
+    /** Whether a repair only says what it would change. */
+    boolean dryRun() {
+        return false;
+    }
+
+    /**
+     * Repairs what verification finds, as run N of the job's (or range's) repair job, holding the job's lock so that
+     * no run of it writes meanwhile; prints what was found, done and judged again.
+     */
+    private int repair(Plan plan, Optional<JobState> stored, JobDefinition definition, Verification verification,
+                       Map<String, Object> config, Sink target, RunProgress display, PrintWriter out, PrintWriter err) {
+        String repairJob = dev.kbackfill.core.verify.Repair.jobName(stored.map(JobState::job),
+                dev.kbackfill.core.sink.JobIdentity.defaultName(plan.request(), target.target()));
+        dev.kbackfill.core.verify.Repair.Outcome outcome;
+        try (AutoCloseable lock = stored.isPresent() && !dryRun() ? target.jobStore().lock(stored.get().job()) : () -> { };
+             display) {
+            outcome = new dev.kbackfill.core.verify.Repair(verification, Verification.Options.DEFAULTS.withSamples(samples))
+                    .repair(plan, target, definition.sinkSettings(config), repairJob, dryRun(), listener(display, err));
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new CliFailure("cannot release the lock of job " + stored.map(JobState::job).orElse("") + ": " + e, e);
+        }
+        if (format == Format.json) {
+            out.println(RepairOutput.json(outcome, stored.map(JobState::job).orElse(null), target.target()));
+        } else {
+            RepairOutput.print(outcome, target.target(), out);
+        }
+        out.flush();
+        return outcome.agrees() ? ExitCodes.OK : ExitCodes.DISAGREES;
     }
 
     /** What to verify: a job's stored run (or runs), a plan file's range, or a range resolved now; and how. */
@@ -400,6 +440,10 @@ final class VerifyCommand implements Callable<Integer> {
     }
 
     static String json(VerifyReport r, String job, String target) {
+        return tree(r, job, target).toString();
+    }
+
+    static ObjectNode tree(VerifyReport r, String job, String target) {
         ObjectMapper mapper = new ObjectMapper();
         ObjectNode root = mapper.createObjectNode();
         if (job != null) {
@@ -417,8 +461,9 @@ final class VerifyCommand implements Callable<Integer> {
         ArrayNode samples = root.putArray("samples");
         r.samples().forEach((v, list) -> list.forEach(s -> {
             ObjectNode o = samples.addObject();
-            o.put("class", v.label()).put("key", s.key()).put("partition", s.partition()).put("offset", s.offset())
+            o.put("class", v.label()).put("partition", s.partition()).put("offset", s.offset())
                     .put("timestamp", s.timestamp()).put("tombstone", s.tombstone());
+            o.set("key", key(mapper, s.keyFields()));
             o.set("expected", values(mapper, s.expected()));
             if (s.held() != null) {
                 Version h = s.held();
@@ -429,7 +474,31 @@ final class VerifyCommand implements Callable<Integer> {
             ArrayNode differing = o.putArray("differing");
             s.differing().forEach(differing::add);
         }));
-        return root.toString();
+        return root;
+    }
+
+    /**
+     * A key as a JSON object of its fields with their values as typed: text as strings, numbers as numbers, bytes
+     * as {@code {"base64": "..."}} (byte for byte), so that a script can look the key up or repair it.
+     */
+    static ObjectNode key(ObjectMapper mapper, Map<String, Object> fields) {
+        ObjectNode o = mapper.createObjectNode();
+        fields.forEach((k, v) -> {
+            if (v == null) {
+                o.putNull(k);
+            } else if (v instanceof Number || v instanceof Boolean) {
+                o.set(k, mapper.valueToTree(v));
+            } else if (v instanceof byte[] b) {
+                o.putObject(k).put("base64", java.util.Base64.getEncoder().encodeToString(b));
+            } else if (v instanceof java.nio.ByteBuffer buffer) {
+                byte[] b = new byte[buffer.remaining()];
+                buffer.duplicate().get(b);
+                o.putObject(k).put("base64", java.util.Base64.getEncoder().encodeToString(b));
+            } else {
+                o.put(k, v.toString());
+            }
+        });
+        return o;
     }
 
     private static ObjectNode values(ObjectMapper mapper, Map<String, Object> values) {

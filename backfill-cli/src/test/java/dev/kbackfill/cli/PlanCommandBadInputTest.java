@@ -148,7 +148,7 @@ class PlanCommandBadInputTest {
     void noCommandIsBadInput() {
         CliRun run = CliRun.of();
         assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
-        assertThat(run.err()).startsWith("kbackfill: missing command: expected one of run, plan, status, jobs, reset, compact, verify, inspect, demo, completion, help");
+        assertThat(run.err()).startsWith("kbackfill: missing command: expected one of run, plan, status, jobs, reset, compact, verify, repair, inspect, demo, completion, help");
     }
 
     @Test

@@ -201,6 +201,11 @@ public record SinkSettings(SinkTarget target, Optional<String> password, Metadat
         return withTarget(target.withUrl(url));
     }
 
+    /** These settings written under another {@code --on-conflict} mode (a repair overwrites the keys it fixes). */
+    public SinkSettings withConflict(ConflictMode mode) {
+        return withTarget(target.withConflict(mode));
+    }
+
     /** These settings creating a lake table partitioned by {@code partitionBy}. */
     public SinkSettings withPartitionBy(java.util.List<String> partitionBy) {
         return withTarget(target.withPartitionBy(partitionBy));

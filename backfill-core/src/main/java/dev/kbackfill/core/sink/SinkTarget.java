@@ -125,6 +125,12 @@ public record SinkTarget(String url, String table, Optional<String> user, Confli
                 client, tableProperties, evolve, partitionBy, keysDistinctInCollation);
     }
 
+    /** This target written under another {@code --on-conflict} mode. */
+    public SinkTarget withConflict(ConflictMode mode) {
+        return new SinkTarget(url, table, user, mode, tombstones, createTable, ignoreUnknownFields, clientFile,
+                client, tableProperties, evolveSchema, partitionBy, keysDistinctInCollation);
+    }
+
     /** This target creating a lake table partitioned by {@code partitionBy}. */
     public SinkTarget withPartitionBy(List<String> partitionBy) {
         return new SinkTarget(url, table, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile,

@@ -89,6 +89,8 @@ public final class Verification {
     private final boolean strictTime;
     private final Options options;
     private final dev.kbackfill.core.run.LiveWriter liveWriter;
+    /** Told every key that disagrees, with the range's final change of it (decoded); null where none listens. */
+    private java.util.function.BiConsumer<Verdict, Change> findings;
 
     /**
      * @param kafkaConfig the source's client settings
@@ -123,6 +125,20 @@ public final class Verification {
         this.options = options;
     }
 
+    /**
+     * This verification telling {@code findings} every key that disagrees ({@link Verdict#disagrees()}), with the
+     * range's final change of it, decoded: what a repair writes. Samples stay as many as asked.
+     */
+    Verification reporting(java.util.function.BiConsumer<Verdict, Change> findings) {
+        this.findings = findings;
+        return this;
+    }
+
+    /** Whether the target is judged beside a live writer: the log after the range decides whose a key is. */
+    boolean besideLiveWriter(Sink sink) {
+        return liveWriter.foreignRows(sink::holdsForeignRows) == Version.ForeignRows.NEWEST_IN_LOG;
+    }
+
     /** Verification of the job's target, with the job's source, decoding and modes. */
     public static Verification of(JobDefinition job, Options options) {
         return of(job, job.decoder(), options);
@@ -141,7 +157,7 @@ public final class Verification {
 
     /** Verifies {@code plan}'s ranges against what {@code sink} (open) holds, telling {@code listener} how far it is. */
     public VerifyReport verify(Plan plan, Sink sink, RunListener listener) {
-        boolean beside = liveWriter.foreignRows(sink::holdsForeignRows) == Version.ForeignRows.NEWEST_IN_LOG;
+        boolean beside = besideLiveWriter(sink);
         try (TargetLookup target = sink.verifier()) {
             return verify(plan, target, listener, beside);
         }
@@ -165,13 +181,16 @@ public final class Verification {
      *                         whose last record there supersedes the range's is judged {@link Verdict#NEWER}
      */
     public VerifyReport verify(Plan plan, TargetLookup target, RunListener listener, boolean besideLiveWriter) {
-        try (dev.kbackfill.core.live.NewestInLog after = besideLiveWriter ? afterRange(plan, listener) : null) {
+        try (dev.kbackfill.core.live.NewestInLog after = besideLiveWriter ? afterRange(plan, listener, true) : null) {
             return verify(plan, target, listener, after);
         }
     }
 
-    /** Each key's newest record in the log after the plan's range, read to the log's end now. */
-    private dev.kbackfill.core.live.NewestInLog afterRange(Plan plan, RunListener listener) {
+    /**
+     * Each key's newest record in the log after the plan's range, read to the log's end now; sealed (read on no
+     * further, its keys merged for lookups), or left open to read on ({@link dev.kbackfill.core.live.NewestInLog#catchUp}).
+     */
+    dev.kbackfill.core.live.NewestInLog afterRange(Plan plan, RunListener listener, boolean seal) {
         Map<Integer, Long> ends = new java.util.TreeMap<>();
         plan.partitions().forEach(r -> ends.put(r.partition(), r.end()));
         Map<Integer, Long> before;
@@ -184,7 +203,9 @@ public final class Verification {
                 options.spillTo(), Duration.ofMinutes(2));
         try {
             after.catchUp();
-            after.seal();
+            if (seal) {
+                after.seal();
+            }
         } catch (RuntimeException e) {
             after.close();
             throw e;
@@ -360,6 +381,9 @@ public final class Verification {
     private void count(Map<Verdict, Long> counts, Map<Verdict, List<VerifyReport.Sample>> samples, Verdict v,
                        Change c, TargetRow row) {
         counts.merge(v, 1L, Long::sum);
+        if (findings != null && v.disagrees()) {
+            findings.accept(v, c);
+        }
         if (v != Verdict.MATCHING) {
             List<VerifyReport.Sample> list = samples.computeIfAbsent(v, x -> new ArrayList<>());
             if (list.size() < options.samples()) {
@@ -386,7 +410,7 @@ public final class Verification {
         return new Version(topic, c.partition(), c.offset(), c.timestamp(), c.logTime(), c.versionField());
     }
 
-    private static VerifyReport.Sample sample(Change c, Verdict v, TargetRow row) {
+    static VerifyReport.Sample sample(Change c, Verdict v, TargetRow row) {
         Version held = row == null ? null : row.live() ? row.version() : row.deletedAt();
         Map<String, Object> expected = c.values() == null ? Map.of() : c.values();
         if (row != null && row.differing().contains(TargetRow.RECORD_VALUE) && c.source() != null) {
@@ -396,6 +420,6 @@ public final class Verification {
         }
         return new VerifyReport.Sample(KeyIdentity.of(c.key()).toString(), v, c.partition(), c.offset(), c.timestamp(),
                 c.isTombstone(), expected, held, row == null ? Map.of() : row.values(),
-                row == null ? List.of() : row.differing());
+                row == null ? List.of() : row.differing(), c.key());
     }
 }

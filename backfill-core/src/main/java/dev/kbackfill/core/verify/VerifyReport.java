@@ -39,7 +39,8 @@ public record VerifyReport(String topic, Map<Verdict, Long> counts, Map<Verdict,
     /**
      * One judged key.
      *
-     * @param key        the key, as field=value pairs
+     * @param key        the key, as field=value pairs, for people
+     * @param keyFields  the key's fields with their typed values (text, numbers, bytes as they came), for programs
      * @param verdict    its class
      * @param partition  the source partition of the range's final record of the key
      * @param offset     its offset
@@ -52,7 +53,10 @@ public record VerifyReport(String topic, Map<Verdict, Long> counts, Map<Verdict,
      */
     public record Sample(String key, Verdict verdict, int partition, long offset, long timestamp, boolean tombstone,
                          Map<String, Object> expected, Version held, Map<String, Object> target,
-                         List<String> differing) {
+                         List<String> differing, Map<String, Object> keyFields) {
+        public Sample {
+            keyFields = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(keyFields));
+        }
     }
 
     /** Keys judged. */
