@@ -145,6 +145,33 @@ class LiveWriterIT {
         }
     }
 
+    /**
+     * {@code kbackfill repair} of the gap beside the live writer, instead of a run: verify finds k4 and k5 different
+     * (the live writer's older rows) and k1-k3 newer (the log holds their later records); the repair replaces k4 and
+     * k5 only, and never makes k1-k3 older.
+     */
+    @Test
+    void aRepairOfTheGapReplacesOnlyWhatTheLogSaysIsOlderAndLeavesTheLiveWritersNewerRows() throws Exception {
+        String topic = gapTopic("live-repair");
+        String url = "jdbc:sqlite:" + dir.resolve("live-repair.db");
+        liveTable(url, "VARCHAR(10)");
+        List<String> repair = new ArrayList<>(List.of("repair", "--bootstrap-server", kafka.bootstrapServers(),
+                "--progress", "none"));
+        repair.addAll(List.of(gapFill(topic, url, "--create-table")));
+        List<String> dry = new ArrayList<>(repair);
+        dry.add("--dry-run");
+        CliRun said = CliRun.of(dry.toArray(String[]::new));
+        assertThat(said.exitCode()).as(said.out() + said.err()).isEqualTo(ExitCodes.DISAGREES);
+        assertThat(said.out()).contains("would repair 2 key(s): insert 0, replace 2, delete 0")
+                .contains("replace {order_id=k4} (different)").contains("replace {order_id=k5} (different)")
+                .containsPattern("newer +3");
+        assertThat(statuses(url)).as("a dry run writes nothing").containsEntry("k4", "a").containsEntry("k5", "a");
+        CliRun repaired = CliRun.of(repair.toArray(String[]::new));
+        assertThat(repaired.exitCode()).as(repaired.out() + repaired.err()).isZero();
+        assertThat(repaired.out()).contains("AGREES: the 2 repaired key(s) judged again: matching 2");
+        assertThat(statuses(url)).isEqualTo(EXPECTED);
+    }
+
     @Test
     void theGapFillLeavesTheLiveWritersNewerRowsInSqlite() throws Exception {
         gapOnDatabase(gapTopic("live-gap-sqlite"), "jdbc:sqlite:" + dir.resolve("live.db"), "VARCHAR(10)");
