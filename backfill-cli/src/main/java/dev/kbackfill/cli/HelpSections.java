@@ -36,7 +36,7 @@ final class HelpSections {
                 "--max-records-per-second", "--max-bytes-per-second", "--retry-for"));
         s.put("Engine", List.of("--engine", "--master", "--deploy-mode", "--conf", "--spark-wave-partitions",
                 "--spark-max-connections", "--spark-spec-out"));
-        s.put("Verification", List.of("--verify", "--samples", "--dry-run"));
+        s.put("Verification", List.of("--verify", "--publish-after-verify", "--samples", "--dry-run"));
         s.put("Compaction", List.of("--key-columns", "--rows-per-file", "--forget-deletes-before"));
         s.put("Demo", List.of("--records"));
         s.put("Output", List.of("--progress", "--format", "--out", "--chart", "--rate", "--report", "--metrics-file",

@@ -144,6 +144,15 @@ final class RunCommand implements Callable<Integer> {
             + "say what it found; exit 4 if the target disagrees.")
     boolean verifyAfter;
 
+    @Option(names = "--publish-after-verify", description = "Rebuild into a shadow of the --table (TABLE_kbackfill_"
+            + "shadow, created like it), verify the shadow against the range, and only if it agrees put it in the "
+            + "table's place in one atomic step (the table kept as TABLE_kbackfill_previous); if it disagrees, leave "
+            + "the table untouched, keep the shadow and exit 4. JDBC sinks (PostgreSQL, MariaDB/MySQL, SQLite).")
+    boolean publishAfterVerify;
+
+    /** The shadow and its publish, with --publish-after-verify. */
+    private dev.kbackfill.core.sink.Publication publication;
+
     @Option(names = "--report", paramLabel = "FILE",
             description = "Write a JSON report of the run to FILE (job, run, outcome, exit code, plan, per-partition "
                     + "counts, timings), whatever the outcome.")
@@ -250,8 +259,11 @@ final class RunCommand implements Callable<Integer> {
                     + "': expected a whole number >= 1");
         }
         JobDefinition definition = definition(backfill, filePlan);
+        if (publishAfterVerify) {
+            definition = shadowed(definition, onSpark.isPresent(), config);
+        }
         RecordDecoder decoder = definition.decoder();
-        if (verifyAfter) {
+        if (verifyAfter || publishAfterVerify) {
             // what --verify cannot check (an insert-only job) is refused before anything is read or written
             dev.kbackfill.core.verify.Verification.of(definition, decoder,
                     dev.kbackfill.core.verify.Verification.Options.DEFAULTS);
@@ -268,11 +280,46 @@ final class RunCommand implements Callable<Integer> {
         return new Prepared(definition, decoder, backfill, launch);
     }
 
+    /**
+     * {@code --publish-after-verify}: the job writing the shadow of its table; refused, before anything is opened,
+     * where the sink has no atomic publish, beside a live writer (whose writes to the table while the shadow is built
+     * the publish would drop), and on the Spark engine (not built yet).
+     */
+    private JobDefinition shadowed(JobDefinition definition, boolean onSpark, Map<String, Object> config) {
+        if (definition.liveWriter() == dev.kbackfill.core.run.LiveWriter.YES) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--publish-after-verify cannot be combined "
+                    + "with --live-writer yes: the live writer keeps writing the table while the shadow is built, and "
+                    + "the publish would drop what it wrote meanwhile; stop it first (then --live-writer no), or fill "
+                    + "the gap in place with a run or 'kbackfill repair'");
+        }
+        if (onSpark) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--publish-after-verify is not available "
+                    + "with --engine spark yet: run the rebuild locally");
+        }
+        dev.kbackfill.core.sink.SinkSettings settings = definition.sinkSettings(config);
+        publication = dev.kbackfill.core.sink.SinkFactory.factoryFor(settings.url()).publication(settings);
+        return definition.withTable(publication.shadow().table());
+    }
+
     /** Parses and checks the options, runs the job (or writes its Spark spec), prints how it ended. */
     private Integer runJob() {
+        try {
+            return runJobs();
+        } finally {
+            if (publication != null) {
+                publication.close();
+            }
+        }
+    }
+
+    private Integer runJobs() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Prepared prepared = prepare(out, err);
+        if (publication != null) {
+            publication.prepare().forEach(d -> err.println("shadow " + publication.shadow().table() + " made like "
+                    + "the table: " + d));
+        }
         JobDefinition definition = prepared.definition();
         try (JobRun wired = JobRun.open(definition, prepared.decoder())) {
             Sink target = wired.sink();
@@ -404,7 +451,7 @@ final class RunCommand implements Callable<Integer> {
                 report.nothingToDo(nothing.state());
             }
             printNothingToDo(nothing.job(), nothing.state(), prepared.backfill(), target.target(), out);
-            return verifyAfter ? verify(prepared.definition(), prepared.decoder(), nothing.state(), target, out, err)
+            return verifyAfter || publication != null ? verify(prepared.definition(), prepared.decoder(), nothing.state(), target, out, err)
                     : ExitCodes.OK;
         }
         RunSummary summary = ((BackfillJob.Outcome.Completed) outcome).summary();
@@ -426,11 +473,14 @@ final class RunCommand implements Callable<Integer> {
                     + " offsets left; the next run of job " + summary.job() + " continues where this one stopped");
         }
         printSetAside(summary, wired.rejects(), err);
-        if (!verifyAfter) {
+        if (!verifyAfter && publication == null) {
             return ExitCodes.OK;
         }
         if (left > 0) {
-            err.println("not verified: this run stopped with " + left + " offsets left (--verify checks a "
+            err.println(publication != null ? "not verified, not published: this run stopped with " + left
+                    + " offsets left in the shadow " + publication.shadow().table() + "; the next run continues, "
+                    + "verifies and publishes when it finishes"
+                    : "not verified: this run stopped with " + left + " offsets left (--verify checks a "
                     + "finished run; the next run verifies when it finishes)");
             return ExitCodes.OK;
         }
@@ -465,7 +515,19 @@ final class RunCommand implements Callable<Integer> {
         out.print("verify: ");
         VerifyCommand.print(v, target.target(), out);
         out.flush();
-        return v.agrees() ? ExitCodes.OK : ExitCodes.DISAGREES;
+        if (publication == null) {
+            return v.agrees() ? ExitCodes.OK : ExitCodes.DISAGREES;
+        }
+        if (!v.agrees()) {
+            out.println("not published: the shadow " + definition.sink().table() + " disagrees with the range; the "
+                    + "table is untouched and the shadow kept for a look ('kbackfill repair' can fix it, then the same "
+                    + "command publishes)");
+            out.flush();
+            return ExitCodes.DISAGREES;
+        }
+        publication.publish(state.job()).forEach(d -> out.println("publish: " + d));
+        out.flush();
+        return ExitCodes.OK;
     }
 
     /**

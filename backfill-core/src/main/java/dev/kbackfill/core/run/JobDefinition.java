@@ -374,6 +374,12 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
     }
 
     /** This job beside a live writer as {@code writer} says ({@code --live-writer}). */
+    /** The job writing another table of its destination (a shadow of it, {@link dev.kbackfill.core.sink.Publication}). */
+    public JobDefinition withTable(String table) {
+        return new JobDefinition(name, request, plan, kafka, sink.withTable(table), decoding, poison, strictTime, limits,
+                batchRows, retryFor, engine, liveWriter);
+    }
+
     public JobDefinition withLiveWriter(LiveWriter writer) {
         return new JobDefinition(name, request, plan, kafka, sink, decoding, poison, strictTime, limits, batchRows,
                 retryFor, engine, writer);

@@ -154,6 +154,17 @@ public interface SinkFactory {
     }
 
     /**
+     * The shadow and the atomic publish of a rebuild into {@code settings}' target ({@code --publish-after-verify}).
+     * By default a sink kind has none: refused as bad input, before anything is read or written.
+     *
+     * @throws SinkConfigException where the kind cannot publish a shadow atomically, saying why
+     */
+    default Publication publication(SinkSettings settings) {
+        throw new SinkConfigException("--publish-after-verify is not available for --sink " + scheme() + ":...: it "
+                + "has no step that puts a verified shadow in the target's place atomically");
+    }
+
+    /**
      * Compacts the destination ({@link Capability#COMPACTS}) and says what it did, in one line.
      *
      * @throws SinkConfigException where the kind has nothing to compact: the message says what compact does for it

@@ -201,6 +201,11 @@ public record SinkSettings(SinkTarget target, Optional<String> password, Metadat
         return withTarget(target.withUrl(url));
     }
 
+    /** These settings with another table of the same destination (a shadow: {@link Publication}). */
+    public SinkSettings withTable(String table) {
+        return withTarget(target.withTable(table));
+    }
+
     /** These settings written under another {@code --on-conflict} mode (a repair overwrites the keys it fixes). */
     public SinkSettings withConflict(ConflictMode mode) {
         return withTarget(target.withConflict(mode));

@@ -125,6 +125,12 @@ public record SinkTarget(String url, String table, Optional<String> user, Confli
                 client, tableProperties, evolve, partitionBy, keysDistinctInCollation);
     }
 
+    /** This target with another table (a shadow of it: {@link Publication}). */
+    public SinkTarget withTable(String other) {
+        return new SinkTarget(url, other, user, conflict, tombstones, createTable, ignoreUnknownFields, clientFile,
+                client, tableProperties, evolveSchema, partitionBy, keysDistinctInCollation);
+    }
+
     /** This target written under another {@code --on-conflict} mode. */
     public SinkTarget withConflict(ConflictMode mode) {
         return new SinkTarget(url, table, user, mode, tombstones, createTable, ignoreUnknownFields, clientFile,

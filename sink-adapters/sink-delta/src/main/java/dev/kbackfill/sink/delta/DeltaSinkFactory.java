@@ -82,4 +82,12 @@ public final class DeltaSinkFactory implements SinkFactory {
                 settings.url(), forms());
         return new DeltaTable(settings, path);
     }
+
+    /** Not built yet for this kind: refused before anything is read or written. */
+    @Override
+    public dev.kbackfill.core.sink.Publication publication(SinkSettings settings) {
+        throw new dev.kbackfill.core.sink.SinkConfigException("--publish-after-verify is not available for --sink "
+                + "delta:... yet (one commit that replaces the table's files with the shadow's): publish a rebuild into a JDBC table, or backfill into a new table, "
+                + "check it with 'kbackfill verify' and switch readers to it");
+    }
 }

@@ -204,4 +204,28 @@ interface Dialect extends Guard.Syntax {
     default String tuneUrl(String url) {
         return url;
     }
+
+    /**
+     * Creates {@code shadow} like {@code target} (its columns, keys and indexes, and what else the database copies),
+     * for a rebuild published after verification; returns what was carried over, for people. By default the
+     * database has no such step here.
+     *
+     * @throws dev.kbackfill.core.sink.SinkConfigException where it has none
+     */
+    default List<String> createLike(Connection c, TableName shadow, TableName target) throws SQLException {
+        throw new dev.kbackfill.core.sink.SinkConfigException("--publish-after-verify is not available on " + name()
+                + " databases: it is built for PostgreSQL, MariaDB/MySQL and SQLite");
+    }
+
+    /**
+     * Renames tables, each pair {@code [from, to]} in order, atomically with the connection's transaction (or in one
+     * statement where the database's DDL commits by itself).
+     */
+    default void renameAll(Connection c, List<TableName[]> renames) throws SQLException {
+        try (java.sql.Statement s = c.createStatement()) {
+            for (TableName[] r : renames) {
+                s.execute("ALTER TABLE " + r[0].quoted(this) + " RENAME TO " + quote(r[1].name()));
+            }
+        }
+    }
 }

@@ -103,6 +103,17 @@ public final class JdbcSinkFactory implements SinkFactory {
         return new JdbcJobStore(new SinkConnection(s, dialect, target), dialect, table, s, target);
     }
 
+    /** A shadow beside the table, published by renames in one transaction (PostgreSQL, SQLite) or statement (MariaDB). */
+    @Override
+    public dev.kbackfill.core.sink.Publication publication(SinkSettings settings) {
+        Dialect dialect = dialect(settings);
+        if (dialect instanceof MergeDialect) {
+            throw new dev.kbackfill.core.sink.SinkConfigException("--publish-after-verify is not available on "
+                    + driver(settings.url()) + " databases: it is built for PostgreSQL, MariaDB/MySQL and SQLite");
+        }
+        return new JdbcPublication(withDriverUrl(settings), dialect);
+    }
+
     private static Dialect dialect(SinkSettings settings) {
         return switch (driver(settings.url())) {
             case "postgresql" -> new PostgresDialect();

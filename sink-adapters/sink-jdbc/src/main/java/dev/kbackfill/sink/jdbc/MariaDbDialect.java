@@ -247,4 +247,31 @@ final class MariaDbDialect implements Dialect {
         String name = "kbackfill:" + job;
         return name.length() <= 64 ? name : name.substring(0, 48) + Integer.toHexString(name.hashCode());
     }
+
+    /** {@code CREATE TABLE ... LIKE}: columns and indexes; grants are kept by table name, so the published table has them. */
+    @Override
+    public java.util.List<String> createLike(java.sql.Connection c, TableName shadow, TableName target)
+            throws java.sql.SQLException {
+        try (java.sql.Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE " + shadow.quoted(this) + " LIKE " + target.quoted(this));
+        }
+        return java.util.List.of("columns and indexes (CREATE TABLE ... LIKE " + target + ")",
+                "grants stay with the table name " + target + ", so the published table has them");
+    }
+
+    /** One {@code RENAME TABLE}: atomic, though MariaDB commits DDL by itself. */
+    @Override
+    public void renameAll(java.sql.Connection c, java.util.List<TableName[]> renames) throws java.sql.SQLException {
+        if (renames.isEmpty()) {
+            return;
+        }
+        StringBuilder sql = new StringBuilder("RENAME TABLE ");
+        for (int i = 0; i < renames.size(); i++) {
+            sql.append(i == 0 ? "" : ", ").append(renames.get(i)[0].quoted(this)).append(" TO ")
+                    .append(renames.get(i)[1].quoted(this));
+        }
+        try (java.sql.Statement s = c.createStatement()) {
+            s.execute(sql.toString());
+        }
+    }
 }

@@ -131,4 +131,36 @@ final class PostgresDialect implements Dialect {
         return url.contains("reWriteBatchedInserts") ? url
                 : url + (url.contains("?") ? "&" : "?") + "reWriteBatchedInserts=true";
     }
+
+    /** {@code LIKE ... INCLUDING ALL} (defaults, constraints, indexes, comments, storage), then the target's grants. */
+    @Override
+    public java.util.List<String> createLike(java.sql.Connection c, TableName shadow, TableName target)
+            throws java.sql.SQLException {
+        java.util.List<String> done = new java.util.ArrayList<>();
+        try (java.sql.Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE " + shadow.quoted(this) + " (LIKE " + target.quoted(this) + " INCLUDING ALL)");
+            done.add("columns, defaults, constraints, indexes and comments (LIKE " + target + " INCLUDING ALL)");
+        }
+        java.util.List<String> grants = new java.util.ArrayList<>();
+        try (java.sql.PreparedStatement ps = c.prepareStatement("SELECT grantee, privilege_type FROM "
+                + "information_schema.role_table_grants WHERE table_schema = COALESCE(?, current_schema()) "
+                + "AND table_name = ? AND grantee <> current_user")) {
+            ps.setString(1, target.schema().orElse(null));
+            ps.setString(2, target.name());
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String grantee = rs.getString(1);
+                    grants.add("GRANT " + rs.getString(2) + " ON " + shadow.quoted(this) + " TO "
+                            + (grantee.equals("PUBLIC") ? "PUBLIC" : quote(grantee)));
+                }
+            }
+        }
+        try (java.sql.Statement s = c.createStatement()) {
+            for (String g : grants) {
+                s.execute(g);
+            }
+        }
+        done.add(grants.isEmpty() ? "no grants to other roles" : grants.size() + " grant(s) to other roles");
+        return done;
+    }
 }

@@ -96,4 +96,46 @@ final class SqliteDialect implements Dialect {
     public String lockingRead() {
         return ""; // one writer at a time: a second transaction's write fails instead of interleaving
     }
+
+    private static final java.util.regex.Pattern CREATE_TABLE = java.util.regex.Pattern.compile(
+            "(?is)^(\\s*CREATE\\s+TABLE\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?)(\"(?:[^\"]|\"\")+\"|`[^`]+`|\\[[^\\]]+\\]|[^\\s(]+)");
+    private static final java.util.regex.Pattern CREATE_INDEX = java.util.regex.Pattern.compile(
+            "(?is)^(\\s*CREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?)(\"(?:[^\"]|\"\")+\"|`[^`]+`|\\[[^\\]]+\\]|\\S+)(\\s+ON\\s+)(\"(?:[^\"]|\"\")+\"|`[^`]+`|\\[[^\\]]+\\]|[^\\s(]+)");
+
+    /** The target's own {@code CREATE TABLE} and {@code CREATE INDEX} statements, made for the shadow. */
+    @Override
+    public java.util.List<String> createLike(java.sql.Connection c, TableName shadow, TableName target)
+            throws java.sql.SQLException {
+        java.util.List<String> statements = new java.util.ArrayList<>();
+        try (java.sql.PreparedStatement ps = c.prepareStatement("SELECT type, name, sql FROM sqlite_master WHERE "
+                + "tbl_name = ? AND sql IS NOT NULL AND type IN ('table', 'index') ORDER BY type DESC")) {
+            ps.setString(1, target.name());
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getString(1).equals("table")) {
+                        java.util.regex.Matcher m = CREATE_TABLE.matcher(rs.getString(3));
+                        if (!m.find()) {
+                            throw new java.sql.SQLException("cannot read the definition of " + target + ": "
+                                    + rs.getString(3));
+                        }
+                        statements.add(0, m.replaceFirst(java.util.regex.Matcher.quoteReplacement(m.group(1)
+                                + shadow.quoted(this))));
+                    } else {
+                        java.util.regex.Matcher m = CREATE_INDEX.matcher(rs.getString(3));
+                        if (m.find()) {
+                            statements.add(m.replaceFirst(java.util.regex.Matcher.quoteReplacement(m.group(1)
+                                    + quote(shadow.name() + "_" + rs.getString(2)) + m.group(3) + shadow.quoted(this))));
+                        }
+                    }
+                }
+            }
+        }
+        try (java.sql.Statement s = c.createStatement()) {
+            for (String sql : statements) {
+                s.execute(sql);
+            }
+        }
+        return java.util.List.of("columns, keys and constraints (the target's CREATE TABLE)",
+                (statements.size() - 1) + " index(es) (the target's CREATE INDEX)");
+    }
 }

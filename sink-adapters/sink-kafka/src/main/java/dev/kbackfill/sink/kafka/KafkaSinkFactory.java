@@ -85,4 +85,16 @@ public final class KafkaSinkFactory implements SinkFactory {
         }
         return topic;
     }
+
+    /**
+     * A topic has no atomic publish: its consumers read each record as it is produced, and a topic is neither renamed
+     * nor swapped for another.
+     */
+    @Override
+    public dev.kbackfill.core.sink.Publication publication(SinkSettings settings) {
+        throw new dev.kbackfill.core.sink.SinkConfigException("--publish-after-verify is not available for --sink "
+                + "kafka:...: a topic has no atomic publish (its consumers read each record as it is produced, and a "
+                + "topic cannot be renamed or swapped for another); backfill into a new topic, check it with "
+                + "'kbackfill verify', then move the consumers to it");
+    }
 }
