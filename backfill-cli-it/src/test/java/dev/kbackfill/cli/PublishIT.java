@@ -194,6 +194,47 @@ class PublishIT {
         assertThat(query(url, "SELECT status FROM t WHERE kafka_key = 'k00007'")).isEqualTo("s1");
     }
 
+    private static final Path LAUNCHER = Path.of("..", "bin", "kbackfill").toAbsolutePath().normalize();
+
+    /**
+     * The rebuild command killed with SIGKILL at moments spread over its run, verification and publish, again and
+     * again, then run to its end: the table ends exactly the range's final state, the table it replaced kept whole as
+     * _previous, no shadow left; at every kill the table was the old one or the new one, never part of either.
+     */
+    @Test
+    @Tag("postgresql")
+    void aRebuildKilledAnywhereEndsPublishedWholeByTheSameCommand() throws Exception {
+        String url = SharedPostgres.newDatabase("publish_kill");
+        oldTable(url);
+        Map<String, List<String>> old = rows(url, "t");
+        List<String> command = new ArrayList<>(List.of(LAUNCHER.toString(), "run", "--bootstrap-server",
+                kafka.bootstrapServers(), "--batch-size", "200"));
+        command.addAll(List.of(rebuild("publish", url)));
+        java.util.Random random = new java.util.Random(7);
+        for (int kill = 0; kill < 4; kill++) {
+            Process p = new ProcessBuilder(command).redirectOutput(dir.resolve("kill" + kill + ".out").toFile())
+                    .redirectError(dir.resolve("kill" + kill + ".err").toFile()).start();
+            Thread.sleep(1_500 + random.nextInt(4_000));
+            p.destroyForcibly(); // SIGKILL: no rollback, no goodbye
+            assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            long now = count(url, "t");
+            assertThat(now).as("after kill %d: the old table or the new, whole", kill).isIn((long) old.size(),
+                    (long) KEYS);
+            if (now == KEYS) {
+                assertThat(rows(url, "t_kbackfill_previous")).isEqualTo(old);
+                break; // published before the kill: what follows is a new rebuild
+            }
+            assertThat(rows(url, "t")).as("unpublished: the table exactly as it was").isEqualTo(old);
+        }
+        CliRun finish = CliRun.run(kafka, rebuild("publish", url));
+        assertThat(finish.exitCode()).as(finish.out() + finish.err()).isZero();
+        assertThat(count(url, "t")).isEqualTo(KEYS);
+        assertThat(query(url, "SELECT count(*) FROM pg_tables WHERE tablename = 't_kbackfill_shadow'")).isEqualTo("0");
+        CliRun verify = CliRun.of("verify", "--bootstrap-server", kafka.bootstrapServers(), "--progress", "none",
+                "--topic", "publish", "--from", "earliest", "--to", "latest", "--sink", url, "--table", "t");
+        assertThat(verify.exitCode()).as(verify.out()).isZero();
+    }
+
     private static void sql(String url, String... statements) throws Exception {
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
             for (String statement : statements) {
