@@ -93,6 +93,88 @@ class IcebergRunIT {
         assertThat(rows(table)).isEqualTo(written);
     }
 
+    /**
+     * {@code --publish-after-verify} on a path table: the rebuild goes into an emptied branch, main keeps its snapshot
+     * while it is written and verified (a reader polling main meanwhile sees the old rows or all the new ones, never
+     * part), then main is fast-forwarded to it; a second rebuild publishes again.
+     */
+    @Test
+    void aRebuildIsWrittenIntoABranchAndMainFastForwardedToItOnlyAfterVerifyAgrees() throws Exception {
+        String path = dir.resolve("lake/rebuilt").toString();
+        CliRun old = CliRun.run(kafka, "--topic", TOPIC, "--from", "earliest", "--to", "offset:5", "--sink",
+                "iceberg:" + path, "--create-table", "--key-fields", "order_id", "--partitions", "0");
+        assertThat(old.exitCode()).as(old.out() + old.err()).isZero();
+        Table table = new HadoopTables(new Configuration()).load(path);
+        Map<String, String> before = rows(table);
+        long snapshotBefore = table.currentSnapshot().snapshotId();
+        java.util.Set<Integer> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread reader = new Thread(() -> {
+            Table mine = new HadoopTables(new Configuration()).load(path);
+            while (!stop.get()) {
+                try {
+                    seen.add(rows(mine).size());
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            }
+        });
+        reader.start();
+        CliRun rebuild;
+        try {
+            rebuild = run("--sink", "iceberg:" + path, "--key-fields", "order_id", "--publish-after-verify");
+        } finally {
+            stop.set(true);
+            reader.join();
+        }
+        assertThat(rebuild.exitCode()).as(rebuild.out() + rebuild.err()).isZero();
+        assertThat(rebuild.err()).contains("branch kbackfill_shadow of main's snapshot " + snapshotBefore + ", emptied");
+        assertThat(rebuild.out()).contains("verify: AGREES").contains("publish: fast-forwarded main of " + path);
+        assertThat(errors).isEmpty();
+        assertThat(seen).as("main as it was, or the whole rebuild").isSubsetOf(before.size(), 20);
+        Map<String, String> after = rows(table);
+        assertThat(after).hasSize(20).containsEntry("k00000", "s1").containsEntry("k00019", "s1");
+        table.refresh();
+        assertThat(table.refs()).doesNotContainKey("kbackfill_shadow");
+        assertThat(table.snapshot(snapshotBefore)).as("main's history kept: rollback undoes the publish").isNotNull();
+        CliRun again = run("--sink", "iceberg:" + path, "--key-fields", "order_id", "--publish-after-verify");
+        assertThat(again.exitCode()).as(again.out() + again.err()).isZero();
+        assertThat(rows(table)).isEqualTo(after);
+    }
+
+    /**
+     * A rebuild whose branch another job made stale while the rebuild was stopped half-way is not published: exit 4,
+     * main exactly as it was (its snapshot and its rows), the branch kept.
+     */
+    @Test
+    void aBranchThatDisagreesIsNotPublishedAndMainKeepsItsSnapshot() throws Exception {
+        String path = dir.resolve("lake/kept").toString();
+        CliRun old = CliRun.run(kafka, "--topic", TOPIC, "--from", "earliest", "--to", "offset:5", "--sink",
+                "iceberg:" + path, "--create-table", "--key-fields", "order_id", "--partitions", "0");
+        assertThat(old.exitCode()).as(old.out() + old.err()).isZero();
+        Table table = new HadoopTables(new Configuration()).load(path);
+        Map<String, String> before = rows(table);
+        long snapshotBefore = table.currentSnapshot().snapshotId();
+        CliRun half = run("--sink", "iceberg:" + path, "--key-fields", "order_id", "--publish-after-verify",
+                "--max-records", "30", "--batch-size", "5", "--job", "rebuild");
+        assertThat(half.exitCode()).as(half.out() + half.err()).isZero();
+        assertThat(half.err()).contains("not verified, not published");
+        // another job writes older versions of three keys into the branch
+        CliRun stale = CliRun.run(kafka, "--topic", TOPIC, "--from", "earliest", "--to", "offset:3", "--partitions",
+                "0", "--sink", "iceberg:" + path, "--table", TOPIC + "@kbackfill_shadow", "--key-fields", "order_id",
+                "--on-conflict", "overwrite", "--job", "stale-writer");
+        assertThat(stale.exitCode()).as(stale.out() + stale.err()).isZero();
+        CliRun finish = run("--sink", "iceberg:" + path, "--key-fields", "order_id", "--publish-after-verify",
+                "--job", "rebuild");
+        assertThat(finish.exitCode()).as(finish.out() + finish.err()).isEqualTo(ExitCodes.DISAGREES);
+        assertThat(finish.out()).contains("verify: DISAGREES").contains("not published");
+        table.refresh();
+        assertThat(table.currentSnapshot().snapshotId()).as("main's snapshot").isEqualTo(snapshotBefore);
+        assertThat(rows(table)).isEqualTo(before);
+        assertThat(table.refs()).containsKey("kbackfill_shadow");
+    }
+
     @Test
     void aJdbcCatalogTableOnSqliteTakesItsNamespaceAndNameFromTheUrl() throws Exception {
         String catalog = "jdbc:sqlite:" + dir.resolve("catalog.db");

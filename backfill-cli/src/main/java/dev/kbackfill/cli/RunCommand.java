@@ -147,7 +147,8 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--publish-after-verify", description = "Rebuild into a shadow of the --table (TABLE_kbackfill_"
             + "shadow, created like it), verify the shadow against the range, and only if it agrees put it in the "
             + "table's place in one atomic step (the table kept as TABLE_kbackfill_previous); if it disagrees, leave "
-            + "the table untouched, keep the shadow and exit 4. JDBC sinks (PostgreSQL, MariaDB/MySQL, SQLite).")
+            + "the table untouched, keep the shadow and exit 4. JDBC sinks (PostgreSQL, MariaDB/MySQL, SQLite); Iceberg "
+            + "writes the branch kbackfill_shadow and fast-forwards main to it.")
     boolean publishAfterVerify;
 
     /** The shadow and its publish, with --publish-after-verify. */

@@ -82,11 +82,9 @@ public final class IcebergSinkFactory implements SinkFactory {
         return new IcebergTable(settings, IcebergTableRef.parse(settings.url(), settings.table()));
     }
 
-    /** Not built yet for this kind: refused before anything is read or written. */
+    /** A branch of the table, emptied, written and verified, then fast-forwarded onto main. */
     @Override
     public dev.kbackfill.core.sink.Publication publication(SinkSettings settings) {
-        throw new dev.kbackfill.core.sink.SinkConfigException("--publish-after-verify is not available for --sink "
-                + "iceberg:... yet (a branch fast-forwarded onto main): publish a rebuild into a JDBC table, or backfill into a new table, "
-                + "check it with 'kbackfill verify' and switch readers to it");
+        return new IcebergPublication(settings);
     }
 }

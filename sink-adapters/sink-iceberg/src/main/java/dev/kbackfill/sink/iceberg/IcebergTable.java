@@ -131,12 +131,12 @@ final class IcebergTable implements LakeSink.Table {
 
     private boolean holdsRowsWithoutOffset() {
         Optional<Table> t = table();
-        if (t.isEmpty() || t.get().currentSnapshot() == null) {
+        if (t.isEmpty() || ref.head(t.get()) == null) {
             return false;
         }
         Types.NestedField offset = t.get().schema().findField(meta.offset());
         try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks = t.get().newScan()
-                .includeColumnStats().planFiles()) {
+                .useSnapshot(ref.head(t.get()).snapshotId()).includeColumnStats().planFiles()) {
             for (org.apache.iceberg.FileScanTask task : tasks) {
                 org.apache.iceberg.DataFile f = task.file();
                 if (offset == null ? f.recordCount() > 0 : f.nullValueCounts() == null
@@ -189,12 +189,12 @@ final class IcebergTable implements LakeSink.Table {
 
     @Override
     public Optional<JobState> stored(String job) {
-        return IcebergDamage.FORMAT.reading(ref.shown(), () -> table().flatMap(t -> new TableState(t).job(job)));
+        return IcebergDamage.FORMAT.reading(ref.shown(), () -> table().flatMap(t -> new TableState(t, ref.head(t)).job(job)));
     }
 
     @Override
     public List<String> jobs() {
-        return IcebergDamage.FORMAT.reading(ref.shown(), () -> table().map(t -> new TableState(t).jobs()).orElse(List.of()));
+        return IcebergDamage.FORMAT.reading(ref.shown(), () -> table().map(t -> new TableState(t, ref.head(t)).jobs()).orElse(List.of()));
     }
 
     @Override
@@ -211,7 +211,7 @@ final class IcebergTable implements LakeSink.Table {
 
     private long forgetDeletesOnce(long millis) {
         Table t = table().orElseThrow();
-        TableState state = new TableState(t);
+        TableState state = new TableState(t, ref.head(t));
         TombstoneLedger ledger = state.ledger();
         long forgotten = ledger.forgetBefore(millis);
         if (forgotten > 0) {
@@ -225,7 +225,7 @@ final class IcebergTable implements LakeSink.Table {
     public dev.kbackfill.core.verify.TargetLookup verifier() {
         Table t = table().orElseThrow(() -> new SinkConfigException("no Iceberg table " + ref.shown()
                 + ": nothing to verify"));
-        return new IcebergTargetLookup(t, settings, ref.shown());
+        return new IcebergTargetLookup(t, ref.head(t), settings, ref.shown());
     }
 
     @Override
@@ -239,6 +239,19 @@ final class IcebergTable implements LakeSink.Table {
         written = null;
     }
 
+    /**
+     * Sets the state committed in snapshot {@code id} as table properties too (read where that snapshot expired); not
+     * for a branch's commits: a shadow branch lives until its publish, and the properties are the whole table's.
+     */
+    private void tagProperties(Transaction txn, Map<String, String> values, long id) {
+        if (ref.branch().isPresent()) {
+            return;
+        }
+        org.apache.iceberg.UpdateProperties props = txn.updateProperties();
+        values.forEach((k, v) -> TableState.setProperty(props, k, v, id));
+        props.commit();
+    }
+
     /** Commits a snapshot that changes no rows, only kbackfill's state (a job begun or reset, the ledger pruned). */
     private void commitState(Table t, Map<String, String> values) {
         IcebergDamage.FORMAT.reading(ref.shown(), () -> {
@@ -248,15 +261,14 @@ final class IcebergTable implements LakeSink.Table {
     }
 
     private void commitStateOnce(Table t, Map<String, String> values) {
-        Long base = t.currentSnapshot() == null ? null : t.currentSnapshot().snapshotId();
+        Long base = ref.head(t) == null ? null : ref.head(t).snapshotId();
         Transaction txn = t.newTransaction();
         SnapshotUpdate<?> append = txn.newAppend();
         values.forEach(append::set);
+        ref.branch().ifPresent(append::toBranch);
         append.commit();
-        long id = txn.table().currentSnapshot().snapshotId();
-        org.apache.iceberg.UpdateProperties props = txn.updateProperties();
-        values.forEach((k, v) -> TableState.setProperty(props, k, v, id));
-        props.commit();
+        long id = ref.head(txn.table()).snapshotId();
+        tagProperties(txn, values, id);
         checkLease();
         txn.commitTransaction();
         committed(t, base, List.of());
@@ -290,7 +302,7 @@ final class IcebergTable implements LakeSink.Table {
      * wrote {@code keys}: started when the table was empty, dropped when another writer's commit came in between.
      */
     private void committed(Table t, Long base, java.util.Collection<List<Object>> keys) {
-        Snapshot now = t.currentSnapshot();
+        Snapshot now = ref.head(t);
         boolean onBase = now != null && java.util.Objects.equals(now.parentId(), base);
         if (written == null && base == null && onBase) {
             written = dev.kbackfill.sink.lake.WrittenKeys.forHeap(Runtime.getRuntime().maxMemory());
@@ -364,11 +376,11 @@ final class IcebergTable implements LakeSink.Table {
         LakeRows lakeRows = lakeRows(columns, keyOrdinals);
         MetadataOrdinals ord = MetadataOrdinals.of(name -> ordinal(columns, name), meta);
         Map<Integer, Long> collided = new TreeMap<>();
-        TableState tableState = new TableState(t);
+        TableState tableState = new TableState(t, ref.head(t));
         TombstoneLedger ledger = tableState.ledger();
         KeyedBatch<IcebergFiles.Hit> decisions = new KeyedBatch<>(settings, ord, ledger, lakeRows, this::refused);
         Map<List<Object>, Change> incoming = decisions.byKey(batch, collided);
-        Snapshot base = t.currentSnapshot();
+        Snapshot base = ref.head(t);
         IcebergFiles files = new IcebergFiles(t);
         java.util.Set<List<Object>> probed = incoming.keySet();
         if (base != null && written != null && java.util.Objects.equals(base.snapshotId(), lastCommitted)) {
@@ -434,11 +446,10 @@ final class IcebergTable implements LakeSink.Table {
                 delta.validateDataFilesExist(takenOut.stream().map(IcebergFiles.Hit::file).distinct().toList());
             }
             summary.forEach(delta::set);
+            ref.branch().ifPresent(delta::toBranch);
             delta.commit();
-            long id = txn.table().currentSnapshot().snapshotId();
-            org.apache.iceberg.UpdateProperties props = txn.updateProperties();
-            summary.forEach((k, v) -> TableState.setProperty(props, k, v, id));
-            props.commit();
+            long id = ref.head(txn.table()).snapshotId();
+            tagProperties(txn, summary, id);
             checkLease();
             txn.commitTransaction();
             committed(t, base == null ? null : base.snapshotId(), keys);

@@ -16,8 +16,25 @@ import dev.kbackfill.core.sink.SinkConfigException;
  * @param location  the path of a path table, the catalog's JDBC URL, warehouse or URI otherwise
  * @param namespace a catalog table's namespace levels (empty for a path table)
  * @param table     a catalog table's name (empty for a path table)
+ * @param branch    the branch written and read in place of {@code main}: a rebuild's shadow
+ *                  ({@link IcebergPublication}), named by a {@code --table} ending in {@code @BRANCH}
  */
-record IcebergTableRef(Optional<Catalog> catalog, String location, List<String> namespace, String table) {
+record IcebergTableRef(Optional<Catalog> catalog, String location, List<String> namespace, String table,
+                       Optional<String> branch) {
+
+    IcebergTableRef(Optional<Catalog> catalog, String location, List<String> namespace, String table) {
+        this(catalog, location, namespace, table, Optional.empty());
+    }
+
+    /** The head of the branch this reference writes: {@code main}'s current snapshot, or the branch's; null for none. */
+    org.apache.iceberg.Snapshot head(org.apache.iceberg.Table t) {
+        return branch.isPresent() ? t.snapshot(branch.get()) : t.currentSnapshot();
+    }
+
+    /** The same table on {@code main}. */
+    IcebergTableRef onMain() {
+        return new IcebergTableRef(catalog, location, namespace, table, Optional.empty());
+    }
 
     /** The catalogs a URL can name. */
     enum Catalog { JDBC, HADOOP, REST }
@@ -27,6 +44,12 @@ record IcebergTableRef(Optional<Catalog> catalog, String location, List<String> 
 
     /** The reference {@code url} spells; {@code defaultTable} is {@code --table}. */
     static IcebergTableRef parse(String url, String defaultTable) {
+        int at = defaultTable == null ? -1 : defaultTable.lastIndexOf('@');
+        if (at >= 0) {
+            IcebergTableRef main = parse(url, defaultTable.substring(0, at));
+            return new IcebergTableRef(main.catalog(), main.location(), main.namespace(), main.table(),
+                    Optional.of(defaultTable.substring(at + 1)));
+        }
         String rest = url.substring("iceberg:".length());
         for (Catalog c : Catalog.values()) {
             String prefix = c.name().toLowerCase(java.util.Locale.ROOT) + ":";
@@ -73,6 +96,10 @@ record IcebergTableRef(Optional<Catalog> catalog, String location, List<String> 
 
     /** The table for people: its path, or catalog and name (no credentials). */
     String shown() {
+        return branch.map(b -> onMain().shown() + " (branch " + b + ")").orElseGet(this::shownOnMain);
+    }
+
+    private String shownOnMain() {
         return isPath() ? location : catalog.get().name().toLowerCase(java.util.Locale.ROOT) + " catalog "
                 + dev.kbackfill.core.sink.SinkFactory.redact(location) + ", table " + String.join(".", namespace) + "." + table;
     }

@@ -45,10 +45,10 @@ final class IcebergTargetLookup implements TargetLookup {
     private final boolean ledgered;
     private final AtomicLong rows = new AtomicLong();
 
-    IcebergTargetLookup(Table table, SinkSettings settings, String shown) {
+    IcebergTargetLookup(Table table, org.apache.iceberg.Snapshot head, SinkSettings settings, String shown) {
         this.settings = settings;
         this.table = table;
-        this.snapshot = table.currentSnapshot();
+        this.snapshot = head;
         this.columns = table.schema().columns();
         this.types = new LakeType[columns.size()];
         for (int i = 0; i < types.length; i++) {
@@ -56,7 +56,7 @@ final class IcebergTargetLookup implements TargetLookup {
         }
         this.ord = MetadataOrdinals.of(this::ordinal, settings.metadata());
         this.shown = shown;
-        this.ledger = new TableState(table).ledger();
+        this.ledger = new TableState(table, head).ledger();
         this.ledgered = ledger.holdsAny();
     }
 

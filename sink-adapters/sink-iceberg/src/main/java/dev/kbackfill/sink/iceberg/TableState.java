@@ -45,7 +45,16 @@ final class TableState {
 
     private final Table table;
 
+    private final Snapshot head;
+
+    /** The state on {@code main}. */
     TableState(Table table) {
+        this(table, table.currentSnapshot());
+    }
+
+    /** The state as of {@code head}, a branch's head (null: nothing committed there). */
+    TableState(Table table, Snapshot head) {
+        this.head = head;
         this.table = table;
     }
 
@@ -61,7 +70,7 @@ final class TableState {
     /** The jobs whose state the table holds. */
     java.util.List<String> jobs() {
         TreeSet<String> keys = new TreeSet<>();
-        Snapshot current = table.currentSnapshot();
+        Snapshot current = head;
         if (current != null) {
             for (Snapshot s : SnapshotUtil.ancestorsOf(current.snapshotId(), table::snapshot)) {
                 s.summary().keySet().stream().filter(k -> k.startsWith(JOB_PREFIX)).forEach(keys::add);
@@ -132,7 +141,7 @@ final class TableState {
     }
 
     private Optional<String> value(String key) {
-        Snapshot current = table.currentSnapshot();
+        Snapshot current = head;
         if (current != null) {
             for (Snapshot s : SnapshotUtil.ancestorsOf(current.snapshotId(), table::snapshot)) {
                 String v = s.summary().get(key);

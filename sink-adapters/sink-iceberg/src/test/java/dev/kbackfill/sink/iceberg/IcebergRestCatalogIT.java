@@ -1,5 +1,7 @@
 package dev.kbackfill.sink.iceberg;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
@@ -81,6 +83,37 @@ abstract class IcebergRestCatalogIT extends SinkContract {
             rest.initialize("reader", Map.of("uri", catalog.uri()));
             TableIdentifier id = TableIdentifier.of(namespace, "orders");
             return rest.tableExists(id) ? IcebergTableRows.contractRows(rest.loadTable(id)) : List.of();
+        }
+    }
+
+    /**
+     * A rebuild written into the shadow branch of a REST catalog's table leaves main as it was until the publish,
+     * which fast-forwards main to it and removes the branch.
+     */
+    @org.junit.jupiter.api.Test
+    void aRebuildInTheShadowBranchIsPublishedOntoMainByAFastForward() throws Exception {
+        try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            s.write(batch(1, Map.of(0, 2L), row("a", "old", "1", 0, 0), row("b", "old", "2", 0, 1)));
+        }
+        List<String> before = rows();
+        SinkSettings main = settings(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
+        IcebergSinkFactory factory = new IcebergSinkFactory();
+        try (dev.kbackfill.core.sink.Publication p = factory.publication(main)) {
+            assertThat(p.prepare()).hasSize(1);
+            assertThat(p.shadowExists()).isTrue();
+            try (dev.kbackfill.core.sink.Sink shadow = factory.create(p.shadow())) {
+                shadow.open();
+                try (AutoCloseable lock = shadow.jobStore().lock("rebuild")) {
+                    shadow.jobStore().begin(dev.kbackfill.core.sink.JobState.begin("rebuild", "fingerprint", 1, plan()));
+                    List<dev.kbackfill.core.record.Change> changes = List.of(row("c", "new", "3", 0, 5));
+                    shadow.write(new dev.kbackfill.core.sink.WriteBatch("rebuild", 1, 1, changes,
+                            dev.kbackfill.core.record.RowShape.of(changes), Map.of(0, 6L), TOPIC));
+                }
+            }
+            assertThat(rows()).as("main as it was while the branch is written").isEqualTo(before);
+            assertThat(p.publish("rebuild")).isNotEmpty();
+            assertThat(rows()).containsExactly("c=new/3@0:5");
+            assertThat(p.shadowExists()).isFalse();
         }
     }
 
