@@ -299,11 +299,7 @@ final class InspectCommand implements Callable<Integer> {
         if (chartFile == null) {
             return;
         }
-        try {
-            new Timeline(title, "read by kbackfill inspect at " + java.time.Instant.now(), chartRows).write(chartFile);
-        } catch (java.io.IOException e) {
-            throw new CliFailure("cannot write the chart to " + chartFile + ": " + e, e);
-        }
+        new Timeline(title, "read by kbackfill inspect at " + java.time.Instant.now(), chartRows).draw(chartFile);
         err.println("chart drawn in " + chartFile);
     }
 

@@ -86,11 +86,7 @@ final class PlanCommand implements Callable<Integer> {
             writeAtomically(outFile, plan.toJson());
         }
         if (chartFile != null) {
-            try {
-                Timeline.of(plan).write(chartFile);
-            } catch (IOException e) {
-                throw new CliFailure("cannot write the chart to " + chartFile + ": " + e, e);
-            }
+            Timeline.of(plan).draw(chartFile);
         }
         switch (format) {
             case table -> {

@@ -98,6 +98,15 @@ final class Timeline {
         AtomicFile.replace(file, name.endsWith(".html") || name.endsWith(".htm") ? html() : svg());
     }
 
+    /** Writes the picture to {@code --chart}'s file; a failure is the command's ({@link CliFailure}). */
+    void draw(Path file) {
+        try {
+            write(file);
+        } catch (IOException e) {
+            throw new CliFailure("cannot write the chart to " + file + ": " + e, e);
+        }
+    }
+
     /** The picture as an HTML page. */
     String html() {
         return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(title)
@@ -199,13 +208,12 @@ final class Timeline {
 
         /** Where a stretch ending before {@code end} ends: in the break when it ends at the log start or below. */
         double end(long end) {
-            return hasBreak && end <= row.logStart() ? BAR_X + BREAK_W * (double) Math.max(0, end) / row.logStart()
-                    : x(end);
+            return hasBreak && end <= row.logStart() ? inBreak(end) : x(end);
         }
 
         double x(long offset) {
             if (hasBreak && offset < row.logStart()) {
-                return BAR_X + BREAK_W * (double) Math.max(0, offset) / row.logStart();
+                return inBreak(offset);
             }
             long size = row.logEnd() - row.logStart();
             double w = BAR_X + BAR_W - x0;
@@ -214,6 +222,11 @@ final class Timeline {
             }
             double f = (double) (Math.min(offset, row.logEnd()) - row.logStart()) / size;
             return x0 + w * Math.max(0, f);
+        }
+
+        /** An offset at or below the log start, in the break's fixed width. */
+        private double inBreak(long offset) {
+            return BAR_X + BREAK_W * (double) Math.max(0, offset) / row.logStart();
         }
     }
 

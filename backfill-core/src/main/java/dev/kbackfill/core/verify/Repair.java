@@ -108,7 +108,7 @@ public final class Repair {
 
         /** Fixes of each action. */
         public long count(Action action) {
-            return fixes.stream().filter(f -> f.action() == action).count();
+            return Repair.count(fixes, action);
         }
     }
 
@@ -142,9 +142,9 @@ public final class Repair {
             return new Outcome(found, fixes, unfixable[0], repairJob, 0, 0, 0, 0, Map.of(), List.of(), dryRun);
         }
         listener.onNote("repairing " + fixes.size() + " key(s) as job " + repairJob + ": "
-                + Action.INSERT.label() + " " + fixes.stream().filter(f -> f.action() == Action.INSERT).count() + ", "
-                + Action.REPLACE.label() + " " + fixes.stream().filter(f -> f.action() == Action.REPLACE).count() + ", "
-                + Action.DELETE.label() + " " + fixes.stream().filter(f -> f.action() == Action.DELETE).count());
+                + Action.INSERT.label() + " " + count(fixes, Action.INSERT) + ", "
+                + Action.REPLACE.label() + " " + count(fixes, Action.REPLACE) + ", "
+                + Action.DELETE.label() + " " + count(fixes, Action.DELETE));
         try (dev.kbackfill.core.live.NewestInLog log = beside ? verification.afterRange(plan, listener, false) : null) {
             Written w = write(plan, settings, repairJob, fixes, log, beside);
             Map<Verdict, Long> after = new EnumMap<>(Verdict.class);
@@ -157,6 +157,10 @@ public final class Repair {
                     w.result().upserted() + w.result().deleted(), w.result().keptOutTotal(), w.superseded(), after,
                     stillWrong, false);
         }
+    }
+
+    private static long count(List<Fix> fixes, Action action) {
+        return fixes.stream().filter(f -> f.action() == action).count();
     }
 
     private record Written(int run, WriteResult result, List<Change> written, int superseded) {

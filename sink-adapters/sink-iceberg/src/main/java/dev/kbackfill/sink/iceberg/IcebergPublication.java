@@ -88,8 +88,11 @@ final class IcebergPublication implements Publication {
         }
         done.add("fast-forwarded main of " + main.shown() + " to the branch's snapshot " + shadow.snapshotId()
                 + (before == null ? "" : " (main was " + before.snapshotId() + ": rollback_to_snapshot undoes it)"));
+        try (dev.kbackfill.core.sink.JobStore store = new IcebergSinkFactory().createJobStore(settings)) {
+            store.openForJobs();
+            store.reset(job); // the table's own state commit, on main
+        }
         t.refresh();
-        t.newAppend().set(TableState.jobKey(job), "").commit();
         t.manageSnapshots().removeBranch(BRANCH).commit();
         done.add("removed the branch " + BRANCH);
         return done;
