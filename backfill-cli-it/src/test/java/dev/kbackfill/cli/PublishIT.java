@@ -149,7 +149,6 @@ class PublishIT {
         assertThat(count(fresh, "t")).isEqualTo(KEYS);
 
         for (String[] refused : List.of(new String[] {"--sink", "kafka:publish-target"},
-                new String[] {"--sink", "delta:" + dir.resolve("lake")},
                 new String[] {"--sink", url, "--table", "t", "--live-writer", "yes"})) {
             CliRun no = CliRun.run(kafka, CliRun.concat(new String[] {"--topic", "publish", "--from", "earliest", "--to",
                     "latest", "--publish-after-verify"}, refused));

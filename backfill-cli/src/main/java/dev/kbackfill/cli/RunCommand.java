@@ -148,7 +148,8 @@ final class RunCommand implements Callable<Integer> {
             + "shadow, created like it), verify the shadow against the range, and only if it agrees put it in the "
             + "table's place in one atomic step (the table kept as TABLE_kbackfill_previous); if it disagrees, leave "
             + "the table untouched, keep the shadow and exit 4. JDBC sinks (PostgreSQL, MariaDB/MySQL, SQLite); Iceberg "
-            + "writes the branch kbackfill_shadow and fast-forwards main to it.")
+            + "writes the branch kbackfill_shadow and fast-forwards main to it; Delta writes the table "
+            + "PATH_kbackfill_shadow and replaces the table's files with its rows in one commit.")
     boolean publishAfterVerify;
 
     /** The shadow and its publish, with --publish-after-verify. */
@@ -299,7 +300,7 @@ final class RunCommand implements Callable<Integer> {
         }
         dev.kbackfill.core.sink.SinkSettings settings = definition.sinkSettings(config);
         publication = dev.kbackfill.core.sink.SinkFactory.factoryFor(settings.url()).publication(settings);
-        return definition.withTable(publication.shadow().table());
+        return definition.writingTo(publication.shadow().target());
     }
 
     /** Parses and checks the options, runs the job (or writes its Spark spec), prints how it ended. */
@@ -318,7 +319,7 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         Prepared prepared = prepare(out, err);
         if (publication != null) {
-            publication.prepare().forEach(d -> err.println("shadow " + publication.shadow().table() + " made like "
+            publication.prepare().forEach(d -> err.println("shadow " + publication.shown() + " made like "
                     + "the table: " + d));
         }
         JobDefinition definition = prepared.definition();
@@ -479,7 +480,7 @@ final class RunCommand implements Callable<Integer> {
         }
         if (left > 0) {
             err.println(publication != null ? "not verified, not published: this run stopped with " + left
-                    + " offsets left in the shadow " + publication.shadow().table() + "; the next run continues, "
+                    + " offsets left in the shadow " + publication.shown() + "; the next run continues, "
                     + "verifies and publishes when it finishes"
                     : "not verified: this run stopped with " + left + " offsets left (--verify checks a "
                     + "finished run; the next run verifies when it finishes)");
@@ -520,7 +521,7 @@ final class RunCommand implements Callable<Integer> {
             return v.agrees() ? ExitCodes.OK : ExitCodes.DISAGREES;
         }
         if (!v.agrees()) {
-            out.println("not published: the shadow " + definition.sink().table() + " disagrees with the range; the "
+            out.println("not published: the shadow " + publication.shown() + " disagrees with the range; the "
                     + "table is untouched and the shadow kept for a look ('kbackfill repair' can fix it, then the same "
                     + "command publishes)");
             out.flush();

@@ -586,6 +586,52 @@ class SparkInteropIT {
                 + "': no such directory");
     }
 
+    /**
+     * {@code --publish-after-verify} onto a table Spark made (partitioned, column-mapped, a property of its own) and
+     * filled with rows of its own: Spark then reads exactly the range's final state, the table keeps its
+     * partitioning, properties and column mapping, its history holds one commit for the publish, and Spark's
+     * {@code RESTORE TABLE ... TO VERSION AS OF} brings the rows before it back.
+     */
+    @Test
+    @Order(13)
+    void sparkReadsAPublishedRebuildKeepsTheTablesLayoutAndRestoreUndoesIt() throws Exception {
+        Path path = Files.createTempDirectory("kbackfill-spark-publish").resolve("orders");
+        String t = "delta.`" + path + "`";
+        spark.sql("CREATE TABLE " + t + " (" + columnsDdl() + ") USING delta PARTITIONED BY (status) TBLPROPERTIES "
+                + "('delta.columnMapping.mode' = 'name', 'delta.feature.domainMetadata' = 'supported', "
+                + "'team' = 'orders')");
+        spark.read().format("delta").load(table.toString()).limit(2)
+                .withColumn("kafka_key", org.apache.spark.sql.functions.concat(org.apache.spark.sql.functions.lit(
+                        "old-"), org.apache.spark.sql.functions.col("kafka_key")))
+                .withColumn("status", org.apache.spark.sql.functions.lit("old"))
+                .write().format("delta").mode("append").save(path.toString());
+        List<String> old = spark.read().format("delta").load(path.toString()).select("kafka_key").collectAsList()
+                .stream().map(r -> r.getString(0)).toList();
+        assertThat(old).hasSize(2);
+        long before = spark.sql("DESCRIBE HISTORY " + t).first().getLong(0);
+        Ran ran = run(List.of("run", "--topic", "spark-orders", "--from", "earliest", "--to", "2024-01-02", "--sink",
+                "delta:" + path, "--publish-after-verify", "--progress", "none", "--bootstrap-server", bootstrap));
+        assertThat(ran.exit()).as(ran.out() + ran.err()).isZero();
+        assertThat(ran.out()).contains("verify: AGREES").contains("publish: replaced the");
+        Map<String, String> status = new TreeMap<>();
+        for (Row r : spark.read().format("delta").load(path.toString()).select("kafka_key", "status")
+                .collectAsList()) {
+            assertThat(status.put(r.getString(0), r.getString(1))).as("one row per key").isNull();
+        }
+        Map<String, String> expected = new TreeMap<>();
+        LAST.forEach((k, u) -> expected.put(k, "s" + u));
+        assertThat(status).isEqualTo(expected);
+        Row detail = spark.sql("DESCRIBE DETAIL " + t).first();
+        assertThat(detail.getList(detail.fieldIndex("partitionColumns"))).containsExactly("status");
+        assertThat(detail.<String, String>getJavaMap(detail.fieldIndex("properties")))
+                .containsEntry("team", "orders").containsEntry("delta.columnMapping.mode", "name");
+        assertThat(spark.sql("DESCRIBE HISTORY " + t).first().getLong(0)).as("one commit").isEqualTo(before + 1);
+        assertThat(Files.exists(Path.of(path + "_kbackfill_shadow"))).isFalse();
+        spark.sql("RESTORE TABLE " + t + " TO VERSION AS OF " + before);
+        assertThat(spark.read().format("delta").load(path.toString()).select("kafka_key").collectAsList())
+                .extracting(r -> r.getString(0)).containsExactlyInAnyOrderElementsOf(old);
+    }
+
     private static void produce1(String topic, int count) {
         try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap, "acks", "all"),
                 new StringSerializer(), new StringSerializer())) {

@@ -373,13 +373,13 @@ public record JobDefinition(Optional<String> name, BackfillRequest request, Opti
                 retryFor, engine, liveWriter);
     }
 
-    /** This job beside a live writer as {@code writer} says ({@code --live-writer}). */
-    /** The job writing another table of its destination (a shadow of it, {@link dev.kbackfill.core.sink.Publication}). */
-    public JobDefinition withTable(String table) {
-        return new JobDefinition(name, request, plan, kafka, sink.withTable(table), decoding, poison, strictTime, limits,
+    /** The job writing another target (a shadow of its own, {@link dev.kbackfill.core.sink.Publication}). */
+    public JobDefinition writingTo(dev.kbackfill.core.sink.SinkTarget other) {
+        return new JobDefinition(name, request, plan, kafka, other, decoding, poison, strictTime, limits,
                 batchRows, retryFor, engine, liveWriter);
     }
 
+    /** This job beside a live writer as {@code writer} says ({@code --live-writer}). */
     public JobDefinition withLiveWriter(LiveWriter writer) {
         return new JobDefinition(name, request, plan, kafka, sink, decoding, poison, strictTime, limits, batchRows,
                 retryFor, engine, writer);

@@ -12,6 +12,11 @@ public interface Publication extends AutoCloseable {
     /** The settings of the shadow: the target's, with the shadow in place of the table. */
     SinkSettings shadow();
 
+    /** The shadow, for people: its table, or where it is. */
+    default String shown() {
+        return shadow().table();
+    }
+
     /**
      * Makes the shadow ready for the run where it does not exist: created like the target (its columns, keys,
      * indexes and, where the database keeps them by table, grants); nothing where the target does not exist either

@@ -83,11 +83,18 @@ public final class DeltaSinkFactory implements SinkFactory {
         return new DeltaTable(settings, path);
     }
 
-    /** Not built yet for this kind: refused before anything is read or written. */
+    /**
+     * A shadow Delta table beside the table ({@code PATH_kbackfill_shadow}), published by one commit on the table
+     * that replaces its files with the shadow's rows ({@link DeltaPublication}).
+     */
     @Override
     public dev.kbackfill.core.sink.Publication publication(SinkSettings settings) {
-        throw new dev.kbackfill.core.sink.SinkConfigException("--publish-after-verify is not available for --sink "
-                + "delta:... yet (one commit that replaces the table's files with the shadow's): publish a rebuild into a JDBC table, or backfill into a new table, "
-                + "check it with 'kbackfill verify' and switch readers to it");
+        String path = location(settings.url());
+        if (path.isBlank()) {
+            throw new SinkConfigException("invalid --sink '" + settings.url() + "': expected delta:PATH");
+        }
+        dev.kbackfill.sink.lake.FileSystemSchemes.require(path, DeltaFiles.hadoopConfiguration(settings.clientConfig()),
+                settings.url(), forms());
+        return new DeltaPublication(settings, path);
     }
 }

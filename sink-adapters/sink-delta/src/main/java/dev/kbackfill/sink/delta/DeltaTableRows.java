@@ -64,7 +64,16 @@ public final class DeltaTableRows {
     /** The table's live rows, counted by streaming the first column of every file (for tables of any size). */
     public static long count(String path) throws Exception {
         Engine engine = DefaultEngine.create(new Configuration());
-        Snapshot snapshot = TableManager.loadSnapshot(path).build(engine);
+        return count(engine, TableManager.loadSnapshot(path).build(engine));
+    }
+
+    /** The live rows of the table's version {@code version} (time travel). */
+    public static long count(String path, long version) throws Exception {
+        Engine engine = DefaultEngine.create(new Configuration());
+        return count(engine, TableManager.loadSnapshot(path).atVersion(version).build(engine));
+    }
+
+    private static long count(Engine engine, Snapshot snapshot) throws Exception {
         StructType schema = snapshot.getSchema();
         Scan scan = snapshot.getScanBuilder().withReadSchema(new StructType().add(schema.at(0))).build();
         Row scanState = scan.getScanState(engine);

@@ -106,6 +106,11 @@ final class KernelInternals {
                 .map(io.delta.kernel.internal.tablefeatures.TableFeature::featureName).sorted().toList();
     }
 
+    /** The table's id ({@code metaData.id}), made when the table was created: another table at that path has another. */
+    static String tableId(io.delta.kernel.Snapshot snapshot) {
+        return ((io.delta.kernel.internal.SnapshotImpl) snapshot).getMetadata().getId();
+    }
+
     /** Whether the table maps columns to physical names ({@code delta.columnMapping.mode} name or id). */
     static boolean mapsColumns(io.delta.kernel.Snapshot snapshot) {
         String mode = snapshot.getTableProperties().getOrDefault("delta.columnMapping.mode", "none");
