@@ -51,9 +51,18 @@ class SparkEngineIT {
     @TempDir
     Path dir;
 
+    /** One Spark driver in this JVM for the launches on a local master ({@link SharedDriver}). */
+    private static AutoCloseable sharedDriver;
+
     @BeforeAll
     static void broker() {
         kafka = SharedKafka.get();
+        sharedDriver = SharedDriver.install();
+    }
+
+    @org.junit.jupiter.api.AfterAll
+    static void stopSharedDriver() throws Exception {
+        sharedDriver.close();
     }
 
     /** Keys k0..k(keys-1) over the topic's partitions, each updated several times, some deleted at the end. */

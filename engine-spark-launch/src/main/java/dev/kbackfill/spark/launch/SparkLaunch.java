@@ -236,7 +236,9 @@ public final class SparkLaunch {
                     err.println("launching job " + state.job() + " on Spark (" + options.master() + "), "
                             + spec.waves().size() + " wave(s) of up to " + options.wavePartitions() + " partition(s)");
                     err.flush();
-                    return outcome(run(command(options.engineDir(), jar, file), listener), job, state, listener);
+                    Ended ended = runsHere() ? runHere(file, listener)
+                            : run(command(options.engineDir(), jar, file), listener);
+                    return outcome(ended, job, state, listener);
                 } finally {
                     Files.deleteIfExists(file);
                     deleteLocalClusterHome();
@@ -465,6 +467,101 @@ public final class SparkLaunch {
                 .reduce((a, b) -> b);
     }
 
+    /**
+     * A driver in the launching JVM, on a Spark session it holds: it runs the spec file as the application's main would
+     * (without exiting), writing the application's output and events to {@code out} and its messages to {@code err},
+     * and returns the exit code the application would exit with.
+     */
+    @FunctionalInterface
+    public interface DriverInThisJvm {
+        int run(Path spec, java.io.PrintStream out, java.io.PrintStream err);
+    }
+
+    private static volatile DriverInThisJvm inThisJvm;
+
+    /**
+     * Runs the specs of launches on a local master ({@code local}, {@code local[N]}, {@code local[*]}, no
+     * spark-submit, no Spark settings but the driver's JVM options, which this JVM stands for) with {@code driver}
+     * instead of an application process of its own, until the returned handle is closed. For the engine's own tests,
+     * where a process per launch proves nothing a few launches do not: the spec is still written to its file and
+     * read back by the driver, and the driver's events read back by the launch line by line.
+     */
+    public static AutoCloseable runLocalSpecsInThisJvm(DriverInThisJvm driver) {
+        inThisJvm = Objects.requireNonNull(driver, "driver");
+        return () -> inThisJvm = null;
+    }
+
+    private boolean runsHere() {
+        String home = System.getenv("SPARK_HOME");
+        return inThisJvm != null && options.master().matches("local(\\[(\\d+|\\*)])?")
+                && options.deployMode().isEmpty() && (home == null || home.isBlank())
+                && options.conf().stream().allMatch(c -> c.startsWith("spark.driver.extraJavaOptions=")
+                || c.startsWith("spark.driver.memory="));
+    }
+
+    /** The application run by the driver in this JVM ({@link #runLocalSpecsInThisJvm}), read as a process's would be. */
+    private Ended runHere(Path spec, dev.kbackfill.core.run.RunListener listener) {
+        java.util.concurrent.atomic.AtomicReference<EngineEvents.Event> last = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.function.Consumer<String> eventLines = eventLines(out, events(listener, last));
+        java.util.function.Consumer<String> errLines = line -> {
+            synchronized (err) {
+                err.println(line);
+                err.flush();
+            }
+        };
+        try (Lines o = new Lines(eventLines); Lines e = new Lines(errLines);
+             java.io.PrintStream po = new java.io.PrintStream(o, true, StandardCharsets.UTF_8);
+             java.io.PrintStream pe = new java.io.PrintStream(e, true, StandardCharsets.UTF_8)) {
+            int code = inThisJvm.run(spec, po, pe);
+            po.flush();
+            pe.flush();
+            o.close();
+            return new Ended(code, last.get());
+        }
+    }
+
+    /** An output stream handing each line written to it, in UTF-8, to a consumer; the rest when it is closed. */
+    private static final class Lines extends java.io.OutputStream {
+        private final java.util.function.Consumer<String> lines;
+        private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+
+        Lines(java.util.function.Consumer<String> lines) {
+            this.lines = lines;
+        }
+
+        @Override
+        public synchronized void write(int b) {
+            if (b == '\n') {
+                lines.accept(line.toString(StandardCharsets.UTF_8));
+                line.reset();
+            } else {
+                line.write(b);
+            }
+        }
+
+        @Override
+        public synchronized void close() {
+            if (line.size() > 0) {
+                lines.accept(line.toString(StandardCharsets.UTF_8));
+                line.reset();
+            }
+        }
+    }
+
+    /** What the launch does with the application's events: progress and notes to the listener, the rest kept. */
+    private static java.util.function.Consumer<EngineEvents.Event> events(dev.kbackfill.core.run.RunListener listener,
+            java.util.concurrent.atomic.AtomicReference<EngineEvents.Event> last) {
+        return event -> {
+            if (event instanceof EngineEvents.Progress pr) {
+                listener.onProgress(pr.done(), pr.total(), pr.records(), pr.bytes());
+            } else if (event instanceof EngineEvents.Note n) {
+                listener.onNote(n.text());
+            } else {
+                last.set(event);
+            }
+        };
+    }
+
     /** How the application ended: its exit code and the last event that says how the run ended, if any. */
     private record Ended(int exitCode, EngineEvents.Event last) {
     }
@@ -492,15 +589,7 @@ public final class SparkLaunch {
         Thread stop = new Thread(p::destroy, "kbackfill-spark-stop");
         Runtime.getRuntime().addShutdownHook(stop);
         java.util.concurrent.atomic.AtomicReference<EngineEvents.Event> last = new java.util.concurrent.atomic.AtomicReference<>();
-        Thread o = pumpEvents(p.getInputStream(), out, event -> {
-            if (event instanceof EngineEvents.Progress pr) {
-                listener.onProgress(pr.done(), pr.total(), pr.records(), pr.bytes());
-            } else if (event instanceof EngineEvents.Note n) {
-                listener.onNote(n.text());
-            } else {
-                last.set(event);
-            }
-        });
+        Thread o = pumpEvents(p.getInputStream(), eventLines(out, events(listener, last)));
         Thread e = pump(p.getErrorStream(), err);
         try {
             int code = p.waitFor();
@@ -522,20 +611,12 @@ public final class SparkLaunch {
     }
 
     /** Passes the application's output through line by line, except its event lines, which go to {@code events}. */
-    private static Thread pumpEvents(InputStream in, PrintWriter to, java.util.function.Consumer<EngineEvents.Event> events) {
+    private static Thread pumpEvents(InputStream in, java.util.function.Consumer<String> lines) {
         Thread t = new Thread(() -> {
             try (java.io.BufferedReader r = new java.io.BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
-                    Optional<EngineEvents.Event> event = EngineEvents.parse(line);
-                    if (event.isPresent()) {
-                        events.accept(event.get());
-                        continue;
-                    }
-                    synchronized (to) {
-                        to.println(line);
-                        to.flush();
-                    }
+                    lines.accept(line);
                 }
             } catch (IOException ignored) {
                 // the process ended
@@ -544,6 +625,22 @@ public final class SparkLaunch {
         t.setDaemon(true);
         t.start();
         return t;
+    }
+
+    /** The application's output line by line: its event lines to {@code events}, the others passed through. */
+    private static java.util.function.Consumer<String> eventLines(PrintWriter to,
+            java.util.function.Consumer<EngineEvents.Event> events) {
+        return line -> {
+            Optional<EngineEvents.Event> event = EngineEvents.parse(line);
+            if (event.isPresent()) {
+                events.accept(event.get());
+                return;
+            }
+            synchronized (to) {
+                to.println(line);
+                to.flush();
+            }
+        };
     }
 
     private static Thread pump(InputStream in, PrintWriter to) {
