@@ -57,6 +57,9 @@ final class PlanTable {
         long records = plan.totalSpan();
         long bytes = 0;
         boolean allSizes = true;
+        // the cluster reports the bytes of local segments only: a range reaching into tiered storage has no estimate
+        boolean remote = plan.partitions().stream().anyMatch(r -> !r.isEmpty() && r.notes().stream()
+                .anyMatch(n -> n.kind() == dev.kbackfill.resolver.Note.Kind.REMOTE_STORAGE));
         for (PartitionRange r : plan.partitions()) {
             long retained = r.logEnd() - r.logStart();
             Long size = sizes.get(r.partition());
@@ -70,7 +73,10 @@ final class PlanTable {
         }
         StringBuilder sb = new StringBuilder(String.format(java.util.Locale.ROOT,
                 "estimate: at most %,d records", records));
-        if (allSizes && !sizes.isEmpty()) {
+        if (remote) {
+            sb.append(", bytes not estimated (part of the range is in tiered storage, whose size the cluster does not "
+                    + "report per partition)");
+        } else if (allSizes && !sizes.isEmpty()) {
             sb.append(String.format(java.util.Locale.ROOT, ", about %s (log size per offset x span)", humanBytes(bytes)));
         }
         if (rate != null) {

@@ -143,14 +143,31 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
                 .orElse(false);
         Optional<Duration> deleteRetention = value(config, TopicConfig.DELETE_RETENTION_MS_CONFIG)
                 .map(v -> Duration.ofMillis(Long.parseLong(v)));
+        boolean remote = value(config, TopicConfig.REMOTE_LOG_STORAGE_ENABLE_CONFIG).map(Boolean::parseBoolean)
+                .orElse(false);
         return new TopicInfo(clusterId, topic, description.topicId().toString(), partitions,
-                TopicInfo.TimestampType.fromConfig(timestampType), compacted, deleteRetention);
+                TopicInfo.TimestampType.fromConfig(timestampType), compacted, deleteRetention, remote);
     }
 
     @Override
     public Map<Integer, Long> logStartOffsets(String topic, Set<Integer> partitions) {
         return listOffsets(topic, partitions, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED, "log start")
                 .entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+    }
+
+    /** Earliest-local offsets (KIP-1005); none from a broker that does not answer them (before Kafka 3.9). */
+    @Override
+    public Map<Integer, Long> localLogStartOffsets(String topic, Set<Integer> partitions) {
+        try {
+            return listOffsets(topic, partitions, OffsetSpec.earliestLocal(), IsolationLevel.READ_UNCOMMITTED,
+                    "earliest local").entrySet().stream().filter(e -> e.getValue().offset() >= 0)
+                    .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+        } catch (ResolutionException e) {
+            if (e.getCause() instanceof org.apache.kafka.common.errors.UnsupportedVersionException) {
+                return Map.of();
+            }
+            throw e;
+        }
     }
 
     @Override

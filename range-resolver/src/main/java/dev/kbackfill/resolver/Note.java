@@ -80,7 +80,12 @@ public record Note(Kind kind, String message) {
          * offset came from, and what the reader's state says beside it (a planned batch not committed, batches
          * purged, other topics read, a partition it has no position for).
          */
-        READER_POSITION;
+        READER_POSITION,
+        /**
+         * Part of the range lies in tiered (remote) storage, below the first offset the broker keeps on local disk:
+         * the broker reads it from the remote store for the reader.
+         */
+        REMOTE_STORAGE;
 
         /** A short lower-case label for tables, e.g. {@code open-transaction}. */
         public String label() {

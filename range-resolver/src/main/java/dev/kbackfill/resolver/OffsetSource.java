@@ -23,6 +23,15 @@ public interface OffsetSource {
     Map<Integer, Long> logStartOffsets(String topic, Set<Integer> partitions);
 
     /**
+     * The first offset each partition holds on its leader's local disk (ListOffsets earliest-local, KIP-1005): on a
+     * topic with tiered storage, offsets from the log start up to it are read from remote storage. Empty where the
+     * source cannot tell (this default; a broker that does not answer it).
+     */
+    default Map<Integer, Long> localLogStartOffsets(String topic, Set<Integer> partitions) {
+        return Map.of();
+    }
+
+    /**
      * The end offset of each partition: the high watermark under {@code READ_UNCOMMITTED}, the last stable
      * offset (below any open transaction) under {@code READ_COMMITTED}.
      */

@@ -238,9 +238,37 @@ public final class RangeResolver {
                     s.end(), s.highWatermark(), Optional.ofNullable(firstRecords.get(p))), fromTime, fromHits.get(p),
                     toTime, toHits.get(p), continueFrom)));
         }
-        List<PartitionRange> ranges = new ArrayList<>(resolved.values());
+        List<PartitionRange> ranges = remote(topic, selected, new ArrayList<>(resolved.values()));
         return new Plan(original, now, fromTime, toTime, topic.clusterId(), topic.topicId(), topic.timestampType(),
                 ranges, topicNotes(topic, fromTime, toTime, now));
+    }
+
+    /**
+     * On a topic with tiered storage, a note on each partition whose range begins below the first offset its leader
+     * keeps on local disk: how much of the range the broker reads from remote storage.
+     */
+    private List<PartitionRange> remote(TopicInfo topic, SortedSet<Integer> selected, List<PartitionRange> ranges) {
+        if (!topic.remoteStorage()) {
+            return ranges;
+        }
+        Map<Integer, Long> local = source.localLogStartOffsets(topic.topic(), selected);
+        List<PartitionRange> noted = new ArrayList<>();
+        for (PartitionRange r : ranges) {
+            Long l = local.get(r.partition());
+            if (l == null || r.isEmpty() || r.start() >= l) {
+                noted.add(r);
+                continue;
+            }
+            long remoteEnd = Math.min(r.end(), l);
+            List<Note> notes = new ArrayList<>(r.notes());
+            notes.add(new Note(Note.Kind.REMOTE_STORAGE, "offsets " + r.start() + " to " + remoteEnd + " ("
+                    + (remoteEnd - r.start()) + " of the range's " + r.span() + ") are in tiered storage, below "
+                    + "offset " + l + ", the first the broker keeps on local disk: it reads them from the remote "
+                    + "store, slower than local segments and at the store's request and transfer cost"));
+            noted.add(new PartitionRange(r.partition(), r.start(), r.end(), r.logStart(), r.logEnd(), r.startTime(),
+                    notes));
+        }
+        return noted;
     }
 
     /**

@@ -15,9 +15,17 @@ import java.util.SortedSet;
  * @param timestampType     whose clock record timestamps come from
  * @param compacted         whether {@code cleanup.policy} includes {@code compact}
  * @param deleteRetention   {@code delete.retention.ms}: how long tombstones survive compaction
+ * @param remoteStorage     whether {@code remote.storage.enable} is on: older segments may be in tiered storage
  */
 public record TopicInfo(String clusterId, String topic, String topicId, SortedSet<Integer> partitions,
-                        TimestampType timestampType, boolean compacted, Optional<Duration> deleteRetention) {
+                        TimestampType timestampType, boolean compacted, Optional<Duration> deleteRetention,
+                        boolean remoteStorage) {
+
+    /** A topic without tiered storage. */
+    public TopicInfo(String clusterId, String topic, String topicId, SortedSet<Integer> partitions,
+                     TimestampType timestampType, boolean compacted, Optional<Duration> deleteRetention) {
+        this(clusterId, topic, topicId, partitions, timestampType, compacted, deleteRetention, false);
+    }
 
     public TopicInfo {
         Objects.requireNonNull(topic, "topic");

@@ -29,6 +29,8 @@ final class FakeOffsetSource implements OffsetSource {
         final Set<Long> markers = new TreeSet<>();
         final Set<Long> aborted = new TreeSet<>();
         long logStart;
+        /** The first offset on local disk, where the topic has tiered storage (null: all of it local). */
+        Long localStart;
         long highWatermark;
         Long lastStable; // null: no open transaction
 
@@ -109,7 +111,18 @@ final class FakeOffsetSource implements OffsetSource {
             throw new RequestException("topic '" + name + "' does not exist on cluster fake-cluster");
         }
         return new TopicInfo("fake-cluster", topic, topicId, new TreeSet<>(logs.keySet()), timestampType, compacted,
-                deleteRetention);
+                deleteRetention, remoteStorage);
+    }
+
+    /** Whether the topic has tiered storage ({@code remote.storage.enable}). */
+    boolean remoteStorage;
+
+    @Override
+    public Map<Integer, Long> localLogStartOffsets(String name, Set<Integer> partitions) {
+        calls.add("localStart");
+        Map<Integer, Long> r = new HashMap<>();
+        partitions.forEach(p -> r.put(p, logs.get(p).localStart == null ? logs.get(p).logStart : logs.get(p).localStart));
+        return r;
     }
 
     @Override

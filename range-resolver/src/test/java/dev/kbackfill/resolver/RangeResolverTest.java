@@ -70,6 +70,28 @@ class RangeResolverTest {
     }
 
     @Test
+    void aRangeBeginningInTieredStorageSaysHowMuchOfItTheBrokerReadsFromTheRemoteStore() {
+        topic.remoteStorage = true;
+        topic.log(0).append(hour(0), hour(1), hour(2), hour(3), hour(4)).localStart = 3L;
+        topic.log(1).append(hour(0), hour(1)).localStart = 0L;
+        Plan plan = resolve("2024-01-01T01:00Z", "latest");
+        PartitionRange p0 = plan.partition(0).orElseThrow();
+        assertThat(kinds(p0)).contains(Note.Kind.REMOTE_STORAGE);
+        assertThat(p0.notes().stream().filter(n -> n.kind() == Note.Kind.REMOTE_STORAGE).findFirst().orElseThrow()
+                .message()).startsWith("offsets 1 to 3 (2 of the range's 4) are in tiered storage, below offset 3");
+        assertThat(kinds(plan.partition(1).orElseThrow())).doesNotContain(Note.Kind.REMOTE_STORAGE);
+
+        // a range wholly in local segments, or a topic without tiered storage: no note, and no question asked
+        assertThat(kinds(resolve("2024-01-01T03:00Z", "latest").partition(0).orElseThrow()))
+                .doesNotContain(Note.Kind.REMOTE_STORAGE);
+        topic.remoteStorage = false;
+        topic.calls.clear();
+        assertThat(kinds(resolve("earliest", "latest").partition(0).orElseThrow()))
+                .doesNotContain(Note.Kind.REMOTE_STORAGE);
+        assertThat(topic.calls).doesNotContain("localStart");
+    }
+
+    @Test
     void continueIsAFromOnlyAndNeedsItsFirstBound() {
         assertThatThrownBy(() -> request("continue", "latest").build()).isInstanceOf(RequestException.class)
                 .hasMessageContaining("continue:BOUND");
