@@ -142,6 +142,35 @@ class LauncherIT {
         assertThat(Orders.table(url, "launcher_sigterm")).hasSize(500);
     }
 
+    /**
+     * {@code --timings} on a process of its own: every phase of a run, in order, each ending no earlier than the one
+     * before, the JVM's start first and the command's end last.
+     */
+    @Test
+    void timingsListEveryPhaseOfARunInOrderFromTheProcesssStart(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        kafka.createTopic("launcher-timings", 1, Map.of());
+        Orders.produce(kafka, "launcher-timings", 50, 2);
+        Result r = launch("run", "--topic", "launcher-timings", "--from", "earliest", "--to", "latest", "--sink",
+                "jdbc:sqlite:" + dir.resolve("timings.db"), "--table", "t", "--create-table", "--progress", "none",
+                "--bootstrap-server", kafka.bootstrapServers(), "--timings");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        List<String> phases = List.of("JVM start to main", "options parsed", "options checked, job defined",
+                "sink opened", "job's state read", "plan resolved, run begun", "first records read",
+                "first batch committed", "run ended", "outcome printed", "closed (reader, sink)", "command done");
+        List<String> lines = r.err().lines().dropWhile(l -> !l.startsWith("timings (ms from the process's start):"))
+                .skip(2).toList();
+        assertThat(lines).as(r.err()).hasSize(phases.size());
+        long last = 0;
+        for (int i = 0; i < phases.size(); i++) {
+            assertThat(lines.get(i).strip()).as(r.err()).startsWith(phases.get(i));
+            String[] cells = lines.get(i).strip().split("\\s+");
+            long at = Long.parseLong(cells[cells.length - 2]);
+            assertThat(at).as(lines.get(i)).isGreaterThanOrEqualTo(last).isPositive();
+            last = at;
+        }
+    }
+
     @Test
     void versionComesFromTheJarManifest() throws Exception {
         Result r = launch("--version");

@@ -40,7 +40,7 @@ final class HelpSections {
         s.put("Compaction", List.of("--key-columns", "--rows-per-file", "--forget-deletes-before"));
         s.put("Demo", List.of("--records"));
         s.put("Output", List.of("--progress", "--format", "--out", "--chart", "--rate", "--report", "--metrics-file",
-                "--metrics-otlp", "--lineage", "--lineage-namespace"));
+                "--metrics-otlp", "--lineage", "--lineage-namespace", "--timings"));
         s.put("Kafka client", List.of("--bootstrap-server", "--command-config", "--connect-timeout", "-X"));
         s.put("Help", List.of("--help", "--version"));
         return s;

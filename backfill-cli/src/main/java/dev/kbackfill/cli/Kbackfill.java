@@ -56,6 +56,7 @@ public final class Kbackfill implements Runnable {
     }
 
     public static void main(String[] args) {
+        Timings.mainEntered = System.currentTimeMillis();
         RunHandle runs = new RunHandle();
         onSignals(runs);
         int code = execute(System.getenv(), runs, new PrintWriter(System.out, true), new PrintWriter(System.err, true),

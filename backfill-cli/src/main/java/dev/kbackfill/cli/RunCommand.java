@@ -155,6 +155,14 @@ final class RunCommand implements Callable<Integer> {
     /** The shadow and its publish, with --publish-after-verify. */
     private dev.kbackfill.core.sink.Publication publication;
 
+    @Option(names = "--timings", description = "Print on stderr, as the command ends, when each phase of the run "
+            + "ended in milliseconds from the process's start and how long it took (JVM start, options, the job "
+            + "opened, the plan resolved, first records read, first batch committed, the run's end, closing).")
+    boolean printTimings;
+
+    /** With --timings: the phases' ends. */
+    private Timings timings;
+
     @Option(names = "--report", paramLabel = "FILE",
             description = "Write a JSON report of the run to FILE (job, run, outcome, exit code, plan, per-partition "
                     + "counts, timings), whatever the outcome.")
@@ -189,6 +197,26 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (!printTimings) {
+            return runCommand();
+        }
+        timings = new Timings();
+        timings.mark("options parsed");
+        try {
+            return runCommand();
+        } finally {
+            timings.mark("command done");
+            timings.print(spec.commandLine().getErr());
+        }
+    }
+
+    private void mark(String phase) {
+        if (timings != null) {
+            timings.mark(phase);
+        }
+    }
+
+    private Integer runCommand() {
         if (progress == RunProgress.Mode.json) {
             // every line of stderr a JSON object, the failure line included (printed through this command's err)
             spec.commandLine().setErr(JsonLinesWriter.over(spec.commandLine().getErr()));
@@ -318,12 +346,14 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Prepared prepared = prepare(out, err);
+        mark("options checked, job defined (settings, decoder)");
         if (publication != null) {
             publication.prepare().forEach(d -> err.println("shadow " + publication.shown() + " made like "
                     + "the table: " + d));
         }
         JobDefinition definition = prepared.definition();
         try (JobRun wired = JobRun.open(definition, prepared.decoder())) {
+            mark("sink opened (connection, schema)");
             Sink target = wired.sink();
             if (report != null && report.lineage() != null) {
                 dev.kbackfill.core.sink.SinkSettings settings = definition.sinkSettings();
@@ -343,12 +373,17 @@ final class RunCommand implements Callable<Integer> {
             BackfillJob.Outcome outcome;
             try {
                 outcome = root.runs.during(() -> wired.run(protocol));
+                mark("run ended (the last batch committed)");
             } finally {
                 if (display[0] != null) {
                     display[0].close();
                 }
             }
-            return printOutcome(outcome, prepared, wired, started[0], out, err);
+            int code = printOutcome(outcome, prepared, wired, started[0], out, err);
+            mark("outcome printed" + (verifyAfter || publication != null ? ", verified" : ""));
+            return code;
+        } finally {
+            mark("closed (reader, sink)");
         }
     }
 
@@ -373,6 +408,7 @@ final class RunCommand implements Callable<Integer> {
         return new BackfillJob.Events() {
             @Override
             public void opened(String name, List<String> warnings) {
+                mark("job's state read");
                 if (report != null) {
                     report.job(name);
                 }
@@ -396,6 +432,7 @@ final class RunCommand implements Callable<Integer> {
 
             @Override
             public void starting(JobDecision decision, JobState state) {
+                mark("plan resolved, run begun (metadata, offsets, time lookups)");
                 started[0] = state;
                 if (report != null) {
                     report.starting(state, err);
@@ -419,15 +456,17 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** The run's progress on the display, its notes on stderr. */
-    private static RunListener listener(PrintWriter err, RunProgress[] display) {
+    private RunListener listener(PrintWriter err, RunProgress[] display) {
         return new RunListener() {
             @Override
             public void onProgress(long done, long total, long records, long bytes) {
+                mark("first batch committed");
                 display[0].onProgress(done, total, records, bytes);
             }
 
             @Override
             public void onRead(long read, long total, long records, long bytes) {
+                mark("first records read");
                 if (display[0] != null) {
                     display[0].onRead(read, total, records, bytes);
                 }
