@@ -156,7 +156,7 @@ final class RunCommand implements Callable<Integer> {
     private dev.kbackfill.core.sink.Publication publication;
 
     @Option(names = "--timings", description = "Print on stderr, as the command ends, when each phase of the run "
-            + "ended in milliseconds from the process's start and how long it took (JVM start, options, the job "
+            + "ended in milliseconds from bin/kbackfill's start (or the JVM's) and how long it took (launcher, JVM start, options, the job "
             + "opened, the plan resolved, first records read, first batch committed, the run's end, closing).")
     boolean printTimings;
 
