@@ -124,9 +124,10 @@ final class DeltaPublication implements Publication {
                 .withMaxRetries(0).build(engine);
         txn.addDomainMetadata(BASE, JSON.createObjectNode().put("table", path).put("version", t.getVersion())
                 .toString());
-        runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+        List<String> hooks = runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
         done.add("a Delta table with the columns" + (partitions.isEmpty() ? "" : " and partitioning") + " of the "
                 + "table's version " + t.getVersion() + ": the rebuild writes into it, the table stays as it is");
+        done.addAll(hooks);
         return done;
     }
 
@@ -161,13 +162,14 @@ final class DeltaPublication implements Publication {
             domains(txn, shadow, table, job);
             TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(
                     KernelInternals.iterator(actions)));
-            runHooks(result);
+            List<String> hooks = runHooks(result);
             List<String> done = new ArrayList<>();
             done.add(table.map(t -> "replaced the " + removed + " data file(s) of the Delta table at " + path
                     + " with the shadow's " + rows[0] + " rows (" + (actions.size() - removed) + " file(s)) in one "
                     + "commit, version " + result.getVersion() + " (RESTORE TABLE ... TO VERSION AS OF "
                     + t.getVersion() + " undoes it)").orElse("created the Delta table at " + path + " with the "
                     + "shadow's " + rows[0] + " rows in one commit, version " + result.getVersion()));
+            done.addAll(hooks);
             done.add(delete(shadowPath) ? "deleted the shadow at " + shadowPath : "the shadow at " + shadowPath
                     + " was gone already");
             return done;
@@ -374,14 +376,19 @@ final class DeltaPublication implements Publication {
         return 2;
     }
 
-    private void runHooks(TransactionCommitResult result) {
+    /** Runs the commit's hooks (checkpoints); what failed, for people: the commit stands, the next one tries again. */
+    private List<String> runHooks(TransactionCommitResult result) {
+        List<String> failed = new ArrayList<>();
         for (PostCommitHook hook : result.getPostCommitHooks()) {
             try {
                 hook.threadSafeInvoke(engine);
             } catch (IOException | RuntimeException e) {
-                // the commit stands; the next commit's hooks write the checkpoint
+                failed.add("warning: post-commit hook " + hook.getType() + " failed after version "
+                        + result.getVersion() + " (the commit stands; the next commit's hooks try again): "
+                        + e.getMessage());
             }
         }
+        return failed;
     }
 
     @Override
