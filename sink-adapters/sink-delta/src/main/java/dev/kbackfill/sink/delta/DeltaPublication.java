@@ -27,7 +27,6 @@ import io.delta.kernel.data.Row;
 import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
 import io.delta.kernel.exceptions.TableNotFoundException;
-import io.delta.kernel.hook.PostCommitHook;
 import io.delta.kernel.transaction.DataLayoutSpec;
 import io.delta.kernel.types.ArrayType;
 import io.delta.kernel.types.DataType;
@@ -55,7 +54,6 @@ final class DeltaPublication implements Publication {
     private static final String BASE = "kbackfill.shadow";
     /** In the table: the id of the shadow last published onto it. */
     private static final String PUBLISHED = "kbackfill.published";
-    private static final String DELETES = "kbackfill.deletes.";
     private static final String ENGINE_INFO = "kbackfill";
     private static final int ROWS_PER_FILE_BATCH = 50_000;
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -124,7 +122,8 @@ final class DeltaPublication implements Publication {
                 .withMaxRetries(0).build(engine);
         txn.addDomainMetadata(BASE, JSON.createObjectNode().put("table", path).put("version", t.getVersion())
                 .toString());
-        List<String> hooks = runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+        List<String> hooks = warnings(DeltaTable.runHooks(engine, txn.commit(engine,
+                CloseableIterable.emptyIterable()), shadowPath));
         done.add("a Delta table with the columns" + (partitions.isEmpty() ? "" : " and partitioning") + " of the "
                 + "table's version " + t.getVersion() + ": the rebuild writes into it, the table stays as it is");
         done.addAll(hooks);
@@ -162,7 +161,7 @@ final class DeltaPublication implements Publication {
             domains(txn, shadow, table, job);
             TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(
                     KernelInternals.iterator(actions)));
-            List<String> hooks = runHooks(result);
+            List<String> hooks = warnings(DeltaTable.runHooks(engine, result, path));
             List<String> done = new ArrayList<>();
             done.add(table.map(t -> "replaced the " + removed + " data file(s) of the Delta table at " + path
                     + " with the shadow's " + rows[0] + " rows (" + (actions.size() - removed) + " file(s)) in one "
@@ -298,13 +297,13 @@ final class DeltaPublication implements Publication {
     private void domains(Transaction txn, Snapshot shadow, Optional<Snapshot> table, String job) {
         Map<String, String> ledger = new LinkedHashMap<>();
         for (String d : KernelInternals.domains(shadow)) {
-            if (d.startsWith(DELETES)) {
+            if (d.startsWith(DeltaTombstones.PREFIX)) {
                 ledger.put(d, shadow.getDomainMetadata(d).orElseThrow());
             }
         }
         if (table.isPresent()) {
             for (String d : KernelInternals.domains(table.get())) {
-                if (d.startsWith(DELETES) && !ledger.containsKey(d) || d.equals("kbackfill.job." + job)) {
+                if (d.startsWith(DeltaTombstones.PREFIX) && !ledger.containsKey(d) || d.equals(DeltaTable.domain(job))) {
                     txn.removeDomainMetadata(d);
                 }
             }
@@ -376,19 +375,8 @@ final class DeltaPublication implements Publication {
         return 2;
     }
 
-    /** Runs the commit's hooks (checkpoints); what failed, for people: the commit stands, the next one tries again. */
-    private List<String> runHooks(TransactionCommitResult result) {
-        List<String> failed = new ArrayList<>();
-        for (PostCommitHook hook : result.getPostCommitHooks()) {
-            try {
-                hook.threadSafeInvoke(engine);
-            } catch (IOException | RuntimeException e) {
-                failed.add("warning: post-commit hook " + hook.getType() + " failed after version "
-                        + result.getVersion() + " (the commit stands; the next commit's hooks try again): "
-                        + e.getMessage());
-            }
-        }
-        return failed;
+    private static List<String> warnings(List<String> failed) {
+        return failed.stream().map(f -> "warning: " + f).toList();
     }
 
     @Override

@@ -94,7 +94,8 @@ final class DeltaTable implements LakeSink.Table {
         this.tableSchema = new DeltaTableSchema(settings, path);
     }
 
-    private static String domain(String job) {
+    /** The domain that holds {@code job}'s state. */
+    static String domain(String job) {
         return "kbackfill.job." + job;
     }
 
@@ -685,15 +686,22 @@ final class DeltaTable implements LakeSink.Table {
      * fails does not fail the batch: the table is whole, only a checkpoint is missing; it is reported as a warning.
      */
     private void runHooks(TransactionCommitResult result) {
+        warnings.addAll(runHooks(engine, result, path));
+    }
+
+    /** Runs a commit's post-commit hooks; what failed, for people (the commit stands: the next commit's try again). */
+    static List<String> runHooks(Engine engine, TransactionCommitResult result, String path) {
+        List<String> failed = new ArrayList<>();
         for (PostCommitHook hook : result.getPostCommitHooks()) {
             try {
                 hook.threadSafeInvoke(engine);
             } catch (IOException | RuntimeException e) {
-                warnings.add("post-commit hook " + hook.getType() + " failed on " + path + " after commit version "
+                failed.add("post-commit hook " + hook.getType() + " failed on " + path + " after commit version "
                         + result.getVersion() + " (the commit stands; the next commit's hooks try again): "
                         + e.getMessage());
             }
         }
+        return failed;
     }
 
     @Override

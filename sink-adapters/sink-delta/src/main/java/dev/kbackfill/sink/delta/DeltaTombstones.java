@@ -11,7 +11,8 @@ import io.delta.kernel.Transaction;
  */
 final class DeltaTombstones extends TombstoneLedger {
 
-    private static final String PREFIX = "kbackfill.deletes.";
+    /** The domains of the ledger's buckets begin so. */
+    static final String PREFIX = "kbackfill.deletes.";
 
     DeltaTombstones(Snapshot snapshot) {
         super(b -> snapshot.getDomainMetadata(PREFIX + b));
