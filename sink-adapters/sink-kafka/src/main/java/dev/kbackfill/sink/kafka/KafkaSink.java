@@ -315,6 +315,9 @@ final class KafkaSink implements Sink {
         return set != null ? Long.parseLong(set) : Runtime.getRuntime().maxMemory() / 2 / 200;
     }
 
+    /** How long indexing waits for the target's open transactions to end (a commit's markers, a live writer's). */
+    static final Duration SETTLE = Duration.ofSeconds(30);
+
     private TargetIndex buildIndex(TopicDescription target) throws InterruptedException, ExecutionException,
             java.util.concurrent.TimeoutException {
         return buildIndex(target, false);
@@ -324,8 +327,12 @@ final class KafkaSink implements Sink {
     private TargetIndex buildIndex(TopicDescription target, boolean digests) throws InterruptedException,
             ExecutionException, java.util.concurrent.TimeoutException {
         TargetIndex idx = new TargetIndex(indexMemoryKeys(), Path.of(System.getProperty("java.io.tmpdir")));
-        List<BoundedReader.Range> ranges = Topics.ranges(jobs.admin(), target.partitions().stream().map(p -> p.partition())
-                .toList(), topic);
+        Topics.Settled settled = Topics.settledRanges(jobs.admin(), target.partitions().stream()
+                .map(p -> p.partition()).toList(), topic, SETTLE);
+        settled.open().forEach((p, from) -> warnings.add("topic " + topic + " partition " + p + " has a transaction "
+                + "open from offset " + from + " (another writer's) that did not end within " + SETTLE.toSeconds()
+                + " s: its records are not indexed, so the version rule cannot see them"));
+        List<BoundedReader.Range> ranges = settled.ranges();
         try (BoundedReader reader = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
                 Duration.ofMinutes(2))) {
             reader.read((records, positions, lost) -> {

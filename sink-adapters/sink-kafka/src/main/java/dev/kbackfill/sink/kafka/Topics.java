@@ -68,6 +68,42 @@ final class Topics {
         }
     }
 
+    /**
+     * A topic's offsets to index: from the earliest to the last stable, once every transaction open when asked has
+     * ended. A commit returns before its markers are written, so a run's records just committed (this job's previous
+     * run, in this process or another) or a transactional writer's sit above the last stable offset for a moment:
+     * read without waiting, a partition whose records are all in such a transaction would look empty.
+     *
+     * @param bound how long to wait for the last stable offsets to reach the log ends as first asked
+     * @return the ranges, and the partitions whose transactions were still open at the bound (indexed to their last
+     *         stable offset), each with the offset its open transaction starts from
+     */
+    static Settled settledRanges(Admin admin, List<Integer> partitions, String name, Duration bound)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        partitions.forEach(p -> latest.put(new TopicPartition(name, p), OffsetSpec.latest()));
+        var ends = admin.listOffsets(latest, new org.apache.kafka.clients.admin.ListOffsetsOptions(
+                IsolationLevel.READ_UNCOMMITTED)).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (true) {
+            List<BoundedReader.Range> ranges = ranges(admin, partitions, name);
+            Map<Integer, Long> open = new java.util.TreeMap<>();
+            for (BoundedReader.Range r : ranges) {
+                if (r.end() < ends.get(new TopicPartition(name, r.partition())).offset()) {
+                    open.put(r.partition(), r.end());
+                }
+            }
+            if (open.isEmpty() || System.nanoTime() >= deadline) {
+                return new Settled(ranges, open);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    /** A topic's ranges to index, and its partitions whose transactions stayed open (their last stable offsets). */
+    record Settled(List<BoundedReader.Range> ranges, Map<Integer, Long> open) {
+    }
+
     /** The offsets of a topic's partitions, from the earliest to the last stable. */
     static List<BoundedReader.Range> ranges(Admin admin, List<Integer> partitions, String name)
             throws InterruptedException, ExecutionException, TimeoutException {
