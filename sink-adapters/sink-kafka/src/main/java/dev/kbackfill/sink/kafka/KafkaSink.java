@@ -315,8 +315,12 @@ final class KafkaSink implements Sink {
         return set != null ? Long.parseLong(set) : Runtime.getRuntime().maxMemory() / 2 / 200;
     }
 
-    /** How long indexing waits for the target's open transactions to end (a commit's markers, a live writer's). */
-    static final Duration SETTLE = Duration.ofSeconds(30);
+    /**
+     * How long indexing waits for the target's open transactions to end: a commit's markers take milliseconds, a
+     * transactional writer commits every so often; a transaction a killed run left open ends only when its job's lock
+     * (taken after the sink is opened) aborts it, so this bound is what such a restart waits.
+     */
+    static final Duration SETTLE = Duration.ofSeconds(5);
 
     private TargetIndex buildIndex(TopicDescription target) throws InterruptedException, ExecutionException,
             java.util.concurrent.TimeoutException {
@@ -330,8 +334,9 @@ final class KafkaSink implements Sink {
         Topics.Settled settled = Topics.settledRanges(jobs.admin(), target.partitions().stream()
                 .map(p -> p.partition()).toList(), topic, SETTLE);
         settled.open().forEach((p, from) -> warnings.add("topic " + topic + " partition " + p + " has a transaction "
-                + "open from offset " + from + " (another writer's) that did not end within " + SETTLE.toSeconds()
-                + " s: its records are not indexed, so the version rule cannot see them"));
+                + "open from offset " + from + " that did not end within " + SETTLE.toSeconds() + " s (another writer's, or "
+                + "one a stopped run left, which the job's lock aborts): its records are not indexed, so the version rule "
+                + "cannot see them"));
         List<BoundedReader.Range> ranges = settled.ranges();
         try (BoundedReader reader = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
                 Duration.ofMinutes(2))) {
