@@ -222,15 +222,15 @@ final class RunCommand implements Callable<Integer> {
             spec.commandLine().setErr(JsonLinesWriter.over(spec.commandLine().getErr()));
         }
         checkJobName();
-        checkOutputFile("--report", reportFile);
-        checkOutputFile("--metrics-file", metricsFile);
+        AtomicFile.checkWritable(spec.commandLine(), "--report", reportFile);
+        AtomicFile.checkWritable(spec.commandLine(), "--metrics-file", metricsFile);
         if (metricsOtlp != null && !(List.of("http", "https").contains(String.valueOf(metricsOtlp.getScheme()))
                 && metricsOtlp.getHost() != null)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --metrics-otlp '" + metricsOtlp
                     + "': expected an http:// or https:// URL, e.g. http://collector:4318/v1/metrics");
         }
         if (lineage != null && !RunLineage.isUrl(lineage)) {
-            checkOutputFile("--lineage", Path.of(lineage));
+            AtomicFile.checkWritable(spec.commandLine(), "--lineage", Path.of(lineage));
         }
         if (reportFile == null && metricsFile == null && metricsOtlp == null && lineage == null) {
             return runJob();
@@ -255,14 +255,6 @@ final class RunCommand implements Callable<Integer> {
             }
             report.write(Kbackfill.exitCodeOf(e), e.getMessage(), err);
             throw e;
-        }
-    }
-
-    private void checkOutputFile(String option, Path file) {
-        if (file != null && (file.toAbsolutePath().getParent() == null
-                || !Files.isDirectory(file.toAbsolutePath().getParent()) || Files.isDirectory(file))) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "invalid " + option + " '" + file
-                    + "': expected FILE in an existing directory");
         }
     }
 
