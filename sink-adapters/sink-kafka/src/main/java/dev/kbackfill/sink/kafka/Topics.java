@@ -80,21 +80,15 @@ final class Topics {
      */
     static Settled settledRanges(Admin admin, List<Integer> partitions, String name, Duration bound)
             throws InterruptedException, ExecutionException, TimeoutException {
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        partitions.forEach(p -> latest.put(new TopicPartition(name, p), OffsetSpec.latest()));
-        var ends = admin.listOffsets(latest, new org.apache.kafka.clients.admin.ListOffsetsOptions(
-                IsolationLevel.READ_UNCOMMITTED)).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        Map<Integer, Long> ends = offsets(admin, partitions, name, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
         long deadline = System.nanoTime() + bound.toNanos();
         while (true) {
-            List<BoundedReader.Range> ranges = ranges(admin, partitions, name);
-            Map<Integer, Long> open = new java.util.TreeMap<>();
-            for (BoundedReader.Range r : ranges) {
-                if (r.end() < ends.get(new TopicPartition(name, r.partition())).offset()) {
-                    open.put(r.partition(), r.end());
-                }
-            }
+            Map<Integer, Long> stable = offsets(admin, partitions, name, OffsetSpec.latest(),
+                    IsolationLevel.READ_COMMITTED);
+            Map<Integer, Long> open = new java.util.TreeMap<>(stable);
+            open.entrySet().removeIf(e -> e.getValue() >= ends.get(e.getKey()));
             if (open.isEmpty() || System.nanoTime() >= deadline) {
-                return new Settled(ranges, open);
+                return new Settled(ranges(admin, partitions, name, stable), open);
             }
             Thread.sleep(10);
         }
@@ -107,20 +101,31 @@ final class Topics {
     /** The offsets of a topic's partitions, from the earliest to the last stable. */
     static List<BoundedReader.Range> ranges(Admin admin, List<Integer> partitions, String name)
             throws InterruptedException, ExecutionException, TimeoutException {
-        Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        partitions.forEach(p -> {
-            earliest.put(new TopicPartition(name, p), OffsetSpec.earliest());
-            latest.put(new TopicPartition(name, p), OffsetSpec.latest());
-        });
-        var starts = admin.listOffsets(earliest).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        var ends = admin.listOffsets(latest, new org.apache.kafka.clients.admin.ListOffsetsOptions(
-                IsolationLevel.READ_COMMITTED)).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        return ranges(admin, partitions, name, offsets(admin, partitions, name, OffsetSpec.latest(),
+                IsolationLevel.READ_COMMITTED));
+    }
+
+    /** The offsets of a topic's partitions, from the earliest (asked now) to {@code ends}. */
+    private static List<BoundedReader.Range> ranges(Admin admin, List<Integer> partitions, String name,
+            Map<Integer, Long> ends) throws InterruptedException, ExecutionException, TimeoutException {
+        Map<Integer, Long> starts = offsets(admin, partitions, name, OffsetSpec.earliest(),
+                IsolationLevel.READ_UNCOMMITTED);
         List<BoundedReader.Range> ranges = new ArrayList<>();
         for (int p : partitions) {
-            TopicPartition tp = new TopicPartition(name, p);
-            ranges.add(new BoundedReader.Range(p, starts.get(tp).offset(), ends.get(tp).offset()));
+            ranges.add(new BoundedReader.Range(p, starts.get(p), ends.get(p)));
         }
         return ranges;
+    }
+
+    /** One ListOffsets question for every partition of a topic: each partition's offset. */
+    private static Map<Integer, Long> offsets(Admin admin, List<Integer> partitions, String name, OffsetSpec spec,
+            IsolationLevel isolation) throws InterruptedException, ExecutionException, TimeoutException {
+        Map<TopicPartition, OffsetSpec> q = new HashMap<>();
+        partitions.forEach(p -> q.put(new TopicPartition(name, p), spec));
+        var answers = admin.listOffsets(q, new org.apache.kafka.clients.admin.ListOffsetsOptions(isolation)).all()
+                .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        Map<Integer, Long> offsets = new HashMap<>();
+        answers.forEach((tp, info) -> offsets.put(tp.partition(), info.offset()));
+        return offsets;
     }
 }
