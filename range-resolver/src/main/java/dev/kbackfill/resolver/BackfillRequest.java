@@ -40,6 +40,15 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
     /** The reader setting naming a Kafka Connect worker's REST API, for {@code connect:NAME} bounds. */
     public static final String CONNECT_URL = "connect.url";
 
+    /** The reader setting naming where a connector archived the topic ({@link Archive}): a folder or a URL. */
+    public static final String ARCHIVE_URL = "archive.url";
+
+    /**
+     * The reader setting ({@code true}) that lets a range read archived records whose offsets are inferred from their
+     * files' names ({@link Archive.Extent#exactOffsets()} false).
+     */
+    public static final String ARCHIVE_INFERRED_OFFSETS = "archive.inferred-offsets";
+
     private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
 
     public BackfillRequest {
@@ -73,6 +82,16 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
     public BackfillRequest withTo(Bound bound) {
         return new BackfillRequest(topic, fromText, toText, from, bound, zone, partitions, isolationLevel, allowDataLoss,
                 readers);
+    }
+
+    /** Where a connector archived the topic ({@value #ARCHIVE_URL}), if the request reads an archive. */
+    public Optional<String> archive() {
+        return Optional.ofNullable(readers.get(ARCHIVE_URL));
+    }
+
+    /** Whether archived records whose offsets are inferred from file names may be read. */
+    public boolean allowInferredOffsets() {
+        return Boolean.parseBoolean(readers.get(ARCHIVE_INFERRED_OFFSETS));
     }
 
     /** Whether resolving the same request later can give a different plan ({@code latest}, relative times). */
@@ -125,6 +144,13 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
                     + "is never stored with a plan or a job; give it in the environment (AWS_ACCESS_KEY_ID, "
                     + "AWS_SECRET_ACCESS_KEY, AWS's default chain)");
         }
+        if (key.equals(ARCHIVE_URL)) {
+            checkArchive(value);
+        }
+        if (key.equals(ARCHIVE_INFERRED_OFFSETS) && !value.equals("true") && !value.equals("false")) {
+            throw new RequestException("invalid " + READER_SETTING + " " + ARCHIVE_INFERRED_OFFSETS + " '" + value
+                    + "': expected true or false");
+        }
         if (key.equals(CONNECT_URL)) {
             java.net.URI uri;
             try {
@@ -145,6 +171,25 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         }
     }
 
+    private static void checkArchive(String value) {
+        java.net.URI uri = null;
+        try {
+            uri = value.contains("://") ? new java.net.URI(value) : null;
+        } catch (java.net.URISyntaxException e) {
+            throw new RequestException("invalid " + Wording.Term.ARCHIVE + " '" + value + "': expected a folder, "
+                    + "file:///PATH or s3a://BUCKET/PREFIX");
+        }
+        if (value.isBlank() || (uri != null && uri.getScheme() == null)) {
+            throw new RequestException("invalid " + Wording.Term.ARCHIVE + " '" + value + "': expected a folder, "
+                    + "file:///PATH or s3a://BUCKET/PREFIX");
+        }
+        if (uri != null && uri.getUserInfo() != null) {
+            throw new RequestException("invalid " + Wording.Term.ARCHIVE + " '" + uri.getScheme() + "://***@"
+                    + uri.getHost() + "': credentials in the URL would be stored with the plan; give them in the "
+                    + "environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS's default chain)");
+        }
+    }
+
     private void checkJsonTopic(Wording.Term option, Bound bound) {
         if (bound instanceof Bound.PerPartition p && !p.topic().equals(topic)) {
             throw new RequestException(option + " names topic '" + p.topic() + "' but " + TOPIC + " is '" + topic
@@ -162,6 +207,8 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         private IsolationLevel isolationLevel = IsolationLevel.READ_COMMITTED;
         private boolean allowDataLoss;
         private Map<String, String> readers = Map.of();
+        private String archive;
+        private boolean allowInferredOffsets;
 
         private Builder(String topic) {
             this.topic = topic;
@@ -214,6 +261,22 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         }
 
         /**
+         * Where a connector archived the topic (a folder, {@code file:///PATH} or {@code s3a://BUCKET/PREFIX}): the
+         * range may start below the log start, its older part read from the archive ({@link Archive}). The
+         * archive's filesystem settings are {@link #readers} settings.
+         */
+        public Builder archive(String location) {
+            this.archive = location;
+            return this;
+        }
+
+        /** Read archived records whose offsets are inferred from their files' names (Confluent's layout). */
+        public Builder allowInferredOffsets(boolean allow) {
+            this.allowInferredOffsets = allow;
+            return this;
+        }
+
+        /**
          * Parses and checks the request.
          *
          * @throws RequestException naming the bad value and the accepted forms
@@ -247,8 +310,15 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
             if (partitions != null && partitions.isEmpty()) {
                 throw new RequestException("invalid " + PARTITIONS + ": the set is empty");
             }
+            Map<String, String> settings = new java.util.HashMap<>(readers);
+            if (archive != null) {
+                settings.put(ARCHIVE_URL, archive.strip());
+            }
+            if (allowInferredOffsets) {
+                settings.put(ARCHIVE_INFERRED_OFFSETS, "true");
+            }
             return new BackfillRequest(topic, fromText.strip(), toText.strip(), from, to, zone,
-                    Optional.ofNullable(partitions), isolationLevel, allowDataLoss, checkedReaders(readers));
+                    Optional.ofNullable(partitions), isolationLevel, allowDataLoss, checkedReaders(settings));
         }
     }
 }

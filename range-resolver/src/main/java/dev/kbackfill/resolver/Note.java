@@ -85,7 +85,17 @@ public record Note(Kind kind, String message) {
          * Part of the range lies in tiered (remote) storage, below the first offset the broker keeps on local disk:
          * the broker reads it from the remote store for the reader.
          */
-        REMOTE_STORAGE;
+        REMOTE_STORAGE,
+        /**
+         * Part of the range is read from the topic's archive ({@link Archive}): which offsets come from it and which
+         * from the topic, where they meet (the log start at plan time), and an overlap read once, from the topic.
+         */
+        ARCHIVED,
+        /**
+         * Offsets of the range are in neither the archive nor the topic (the archive ends below the log start):
+         * records lost for good; planned only where data loss is allowed.
+         */
+        ARCHIVE_HOLE;
 
         /** A short lower-case label for tables, e.g. {@code open-transaction}. */
         public String label() {

@@ -38,6 +38,15 @@ public final class PlanCheck {
      */
     public static void check(Plan plan, OffsetSource source, TopicInfo live, Map<Integer, Long> next,
                              boolean allowDataLoss) {
+        check(plan, source, live, next, allowDataLoss, null);
+    }
+
+    /**
+     * {@link #check(Plan, OffsetSource, TopicInfo, Map, boolean)} for a plan that reads {@code archive} (or null):
+     * offsets still to read below the log start are not lost where the archive holds them.
+     */
+    public static void check(Plan plan, OffsetSource source, TopicInfo live, Map<Integer, Long> next,
+                             boolean allowDataLoss, Archive archive) {
         if (plan.clusterId() != null && live.clusterId() != null && !plan.clusterId().equals(live.clusterId())) {
             throw new RequestException("the plan of topic " + plan.topic() + " was made on cluster " + plan.clusterId()
                     + ", but the cluster reached has id " + live.clusterId() + "; make a new plan with 'kbackfill plan' "
@@ -83,9 +92,14 @@ public final class PlanCheck {
             return;
         }
         Map<Integer, Long> starts = source.logStartOffsets(plan.topic(), partitions);
+        Map<Integer, Archive.Extent> archived = archive == null ? Map.of() : archive.extents(plan.topic(), partitions);
         List<String> lost = new ArrayList<>();
         left.forEach((p, range) -> {
             long logStart = starts.getOrDefault(p, 0L);
+            Archive.Extent e = archived.get(p);
+            if (e != null && e.first() <= range[0] && e.end() >= Math.min(logStart, range[1])) {
+                return; // the archive holds what retention deleted
+            }
             if (range[0] < logStart) {
                 lost.add("partition " + p + " offsets " + range[0] + " to " + (Math.min(logStart, range[1]) - 1));
             }

@@ -37,15 +37,28 @@ public final class RangeResolver {
     private final OffsetSource source;
     private final Clock clock;
     private final TopicInfo described;
+    private final Archive archive;
 
     public RangeResolver(OffsetSource source, Clock clock) {
-        this(source, clock, null);
+        this(source, clock, null, null);
     }
 
-    private RangeResolver(OffsetSource source, Clock clock, TopicInfo described) {
+    private RangeResolver(OffsetSource source, Clock clock, TopicInfo described, Archive archive) {
         this.source = source;
         this.clock = clock;
         this.described = described;
+        this.archive = archive;
+    }
+
+    /**
+     * This resolver, planning ranges that start below the log start from {@code archive}: {@code earliest} is the
+     * archive's first offset, an offset or a time below the log start resolves in the archive, and each range notes
+     * which offsets come from the archive and which from the topic (they meet at the log start at plan time; an
+     * overlap is read once, from the topic). Offsets in neither (the archive ends below the log start) are lost for
+     * good: refused unless the request allows loss.
+     */
+    public RangeResolver withArchive(Archive archive) {
+        return new RangeResolver(source, clock, described, java.util.Objects.requireNonNull(archive, "archive"));
     }
 
     /**
@@ -54,7 +67,7 @@ public final class RangeResolver {
      * describes the topic while its sink opens). Other topics are still asked for.
      */
     public RangeResolver describedAs(TopicInfo topic) {
-        return new RangeResolver(source, clock, topic);
+        return new RangeResolver(source, clock, topic, archive);
     }
 
     /** A resolver that asks {@code source} and measures relative times from {@link #systemClock()}. */
@@ -199,7 +212,11 @@ public final class RangeResolver {
         IsolationLevel isolation = request.isolationLevel();
 
         // Snapshot the offsets before any time lookup, so that every time result can be clamped into them.
-        Map<Integer, Long> logStart = source.logStartOffsets(name, selected);
+        Map<Integer, Long> topicStart = source.logStartOffsets(name, selected);
+        // where an archive holds what retention deleted, a partition's log starts at the archive's first offset
+        Map<Integer, Archive.Extent> archived = archivedBelow(name, selected, topicStart);
+        Map<Integer, Long> logStart = new java.util.HashMap<>(topicStart);
+        archived.forEach((p, e) -> logStart.put(p, e.first()));
         // The high watermark is read before the last stable offset: if the LSO read after it is still lower,
         // a transaction was open at that moment.
         Map<Integer, Long> highWatermark = isolation == IsolationLevel.READ_COMMITTED
@@ -209,9 +226,11 @@ public final class RangeResolver {
         Optional<Instant> fromTime = request.from().instant(now);
         Optional<Instant> toTime = request.to().instant(now);
         Map<Integer, TimeLookup> fromHits = fromTime
-                .map(t -> lookUpTime(name, selected, t, end, isolation)).orElse(Map.of());
+                .map(t -> inArchive(name, lookUpTime(name, selected, t, end, isolation), archived, topicStart))
+                .orElse(Map.of());
         Map<Integer, TimeLookup> toHits = toTime
-                .map(t -> lookUpTime(name, selected, t, end, isolation)).orElse(Map.of());
+                .map(t -> inArchive(name, lookUpTime(name, selected, t, end, isolation), archived, topicStart))
+                .orElse(Map.of());
         // The first record a reader sees of a partition names the start time of a range that starts at the log
         // start, and tells whether --from is older than what retention kept. Reading it costs a fetch per
         // partition, so it is read only where the time lookups did not already answer either question.
@@ -223,6 +242,9 @@ public final class RangeResolver {
             PartitionRange r = resolvePartition(original, request, s, fromTime, fromHits.get(p), toTime, toHits.get(p),
                     continueFrom);
             resolved.put(p, r);
+            if (archived.containsKey(p)) {
+                continue; // Kafka cannot read the log start an archive gives; the archive's hits name start times
+            }
             if ((r.start() < r.end() && r.startTime().isEmpty())
                     || (fromTime.isPresent() && s.logStart() > 0 && mayPrecedeRetained(fromHits.get(p), s))) {
                 unanswered.put(p, s);
@@ -239,6 +261,7 @@ public final class RangeResolver {
                     toTime, toHits.get(p), continueFrom)));
         }
         List<PartitionRange> ranges = remote(topic, selected, new ArrayList<>(resolved.values()));
+        ranges = seams(request, ranges, archived, topicStart, fromTime.isPresent() || toTime.isPresent());
         return new Plan(original, now, fromTime, toTime, topic.clusterId(), topic.topicId(), topic.timestampType(),
                 ranges, topicNotes(topic, fromTime, toTime, now));
     }
@@ -269,6 +292,121 @@ public final class RangeResolver {
                     notes));
         }
         return noted;
+    }
+
+    /**
+     * What the archive holds of each partition whose log retention has deleted a start of (the archive's first offset
+     * below the log start); none without an archive.
+     */
+    private Map<Integer, Archive.Extent> archivedBelow(String topic, SortedSet<Integer> selected,
+                                                      Map<Integer, Long> logStart) {
+        if (archive == null) {
+            return Map.of();
+        }
+        Map<Integer, Archive.Extent> below = new java.util.TreeMap<>();
+        archive.extents(topic, selected).forEach((p, e) -> {
+            Long start = logStart.get(p);
+            if (start != null && e.first() < start) {
+                below.put(p, e);
+            }
+        });
+        return below;
+    }
+
+    /**
+     * The time lookups, each answered in the archive where the topic's answer is its log start (or none) and the
+     * archive's records carry timestamps: the first archived record at or after the time, below the log start.
+     */
+    private Map<Integer, TimeLookup> inArchive(String topic, Map<Integer, TimeLookup> hits,
+                                               Map<Integer, Archive.Extent> archived, Map<Integer, Long> topicStart) {
+        if (archived.isEmpty()) {
+            return hits;
+        }
+        Map<Integer, TimeLookup> answered = new java.util.HashMap<>(hits);
+        archived.forEach((p, e) -> {
+            TimeLookup hit = hits.get(p);
+            long start = topicStart.get(p);
+            if (hit == null || !e.timestamps()
+                    || (hit.listed().isPresent() && hit.listed().get().offset() > start)) {
+                return;
+            }
+            archive.firstAtOrAfter(topic, p, hit.time(), Math.min(start, e.end())).ifPresent(a ->
+                    answered.put(p, new TimeLookup(hit.time(), Optional.of(a), Optional.of(a))));
+        });
+        return answered;
+    }
+
+    /**
+     * Each range that reads archived offsets, with the topic's log start (the seam) as its log start and a note of
+     * what comes from where; a hole between archive and topic is refused, or noted where loss is allowed; inferred
+     * offsets are refused unless allowed.
+     */
+    private List<PartitionRange> seams(BackfillRequest request, List<PartitionRange> ranges,
+                                       Map<Integer, Archive.Extent> archived, Map<Integer, Long> topicStart,
+                                       boolean timeBounds) {
+        if (archived.isEmpty()) {
+            return ranges;
+        }
+        List<PartitionRange> seamed = new ArrayList<>();
+        List<String> holes = new ArrayList<>();
+        for (PartitionRange r : ranges) {
+            Archive.Extent e = archived.get(r.partition());
+            if (e == null) {
+                seamed.add(r);
+                continue;
+            }
+            long seam = topicStart.get(r.partition());
+            List<Note> notes = new ArrayList<>(r.notes());
+            long fromArchive = Math.min(r.end(), Math.min(seam, e.end()));
+            if (r.start() < fromArchive) {
+                if (!e.exactOffsets() && !request.allowInferredOffsets()) {
+                    throw new RequestException("partition " + r.partition() + ": offsets " + r.start() + " to "
+                            + (fromArchive - 1) + " would be read from " + archive.location() + " (" + archive.layout()
+                            + "), whose records carry no offsets: each is inferred as its file's start offset plus its "
+                            + "index, which holds only where the archived log had no gaps (not compacted, no "
+                            + "transactions); pass " + Wording.Term.ALLOW_INFERRED_OFFSETS + " if it had none");
+                }
+                notes.add(new Note(Note.Kind.ARCHIVED, archivedNote(r, e, seam, fromArchive)));
+            }
+            long holeStart = Math.max(r.start(), e.end());
+            long holeEnd = Math.min(r.end(), seam);
+            if (holeStart < holeEnd) {
+                String hole = "offsets " + holeStart + " to " + (holeEnd - 1) + " are in neither " + archive.location()
+                        + " (it ends at " + e.end() + ") nor the topic (its log starts at " + seam + ")";
+                if (!request.allowDataLoss()) {
+                    holes.add("partition " + r.partition() + ": " + hole);
+                }
+                notes.add(new Note(Note.Kind.ARCHIVE_HOLE, hole + ": lost for good; data loss allowed, the "
+                        + (holeEnd - holeStart) + " offsets are counted as lost"));
+            }
+            if (timeBounds && !e.timestamps()) {
+                notes.add(new Note(Note.Kind.ARCHIVED, archive.location() + "'s records carry no timestamps: time "
+                        + "bounds resolve in the topic only, from its log start " + seam));
+            }
+            seamed.add(new PartitionRange(r.partition(), r.start(), r.end(), seam, r.logEnd(), r.startTime(), notes));
+        }
+        if (!holes.isEmpty()) {
+            throw new DataLossException(String.join("; ", holes) + ": records lost for good; pass "
+                    + Wording.Term.ALLOW_DATA_LOSS + " to backfill the rest and count them as lost");
+        }
+        return seamed;
+    }
+
+    private String archivedNote(PartitionRange r, Archive.Extent e, long seam, long fromArchive) {
+        StringBuilder note = new StringBuilder("offsets " + r.start() + " to " + (fromArchive - 1) + " ("
+                + (fromArchive - r.start()) + ") come from " + archive.location() + " (" + archive.layout() + ", "
+                + e.files() + " file(s), offsets " + e.first() + " to " + (e.end() - 1) + ", "
+                + (e.exactOffsets() ? "exact offsets" : "offsets inferred from file names") + ")");
+        long topicFrom = Math.max(r.start(), seam);
+        if (topicFrom < r.end()) {
+            note.append(", offsets ").append(topicFrom).append(" to ").append(r.end() - 1)
+                    .append(" from the topic; they meet at the log start ").append(seam);
+        }
+        if (e.end() > seam && r.end() > seam) {
+            note.append("; the archive's offsets ").append(seam).append(" to ").append(Math.min(e.end(), r.end()) - 1)
+                    .append(" are in the topic too and are read once, from the topic");
+        }
+        return note.toString();
     }
 
     /**

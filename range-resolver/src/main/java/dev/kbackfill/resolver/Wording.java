@@ -41,6 +41,10 @@ public final class Wording {
         READER_SETTING("reader setting"),
         /** The {@value BackfillRequest#CONNECT_URL} reader setting. */
         CONNECT_URL("reader setting " + BackfillRequest.CONNECT_URL),
+        /** {@link BackfillRequest.Builder#archive}. */
+        ARCHIVE("archive"),
+        /** {@link BackfillRequest.Builder#allowInferredOffsets}, as an instruction. */
+        ALLOW_INFERRED_OFFSETS("allowInferredOffsets(true)"),
         /** The Kafka client's bootstrap servers. */
         BOOTSTRAP_SERVERS("bootstrap.servers");
 
