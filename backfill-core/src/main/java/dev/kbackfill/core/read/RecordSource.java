@@ -39,8 +39,19 @@ public interface RecordSource extends AutoCloseable {
         /**
          * Kafka, read by {@link BoundedReader}: assign, seek, poll to the end of every range; polled on a thread of
          * its own ({@link ReadAhead}, two polls ahead), so that the run decodes one poll while the next is fetched.
+         * A plan that reads the topic's archive ({@link dev.kbackfill.resolver.BackfillRequest#archive()}) reads each
+         * partition's part below the seam from it first ({@link dev.kbackfill.core.read.archive.ArchiveSource}).
          */
-        Factory KAFKA = (plan, ranges, config, allowDataLoss, stall, maxPoll) -> {
+        Factory KAFKA = (plan, ranges, config, allowDataLoss, stall, maxPoll) -> plan.request().archive().isPresent()
+                ? dev.kbackfill.core.read.archive.ArchiveSource.open(Factory.TOPIC, plan, ranges, config, allowDataLoss,
+                        stall, maxPoll)
+                : Factory.TOPIC.open(plan, ranges, config, allowDataLoss, stall, maxPoll);
+
+        /**
+         * The topic alone, read by {@link BoundedReader} on a thread of its own: {@link #KAFKA} without the archive a
+         * plan may read below the topic's log start.
+         */
+        Factory TOPIC = (plan, ranges, config, allowDataLoss, stall, maxPoll) -> {
             Map<String, Object> readerConfig = new java.util.HashMap<>(config);
             readerConfig.putIfAbsent("max.poll.records", maxPoll);
             return new ReadAhead(new BoundedReader(plan.topic(), readerConfig, plan.request().isolationLevel(), ranges,

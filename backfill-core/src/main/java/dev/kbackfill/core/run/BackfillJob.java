@@ -442,8 +442,7 @@ public final class BackfillJob {
         spec = sameDestinationAsStored(spec, stored);
         Optional<Plan> planFile = settings.planFile();
         JobDecision decision = JobPlanner.decide(job, request, spec, stored, planFile,
-                () -> JobPlanner.freshPlan(new RangeResolver(cluster.source()).describedAs(cluster.topic()), request,
-                        stored));
+                () -> JobPlanner.freshPlan(resolver(cluster, request), request, stored));
         if (decision instanceof JobDecision.AlreadyDone) {
             return decision;
         }
@@ -452,9 +451,16 @@ public final class BackfillJob {
         if (!fresh) {
             // a plan made earlier, a file's or the job's own: it must still describe this log
             PlanCheck.check(state.plan(), cluster.source(), cluster.topic(), state.nextOffsets(),
-                    settings.options().allowDataLoss());
+                    settings.options().allowDataLoss(),
+                    dev.kbackfill.core.read.archive.ConnectorArchive.of(state.plan().request()).orElse(null));
         }
         return decision;
+    }
+
+    /** The resolver of the job's plans: the cluster's, reading below the log start from the archive it names. */
+    private static RangeResolver resolver(Cluster cluster, BackfillRequest request) {
+        return dev.kbackfill.core.read.archive.ConnectorArchive.resolving(
+                new RangeResolver(cluster.source()).describedAs(cluster.topic()), request);
     }
 
     /**
