@@ -30,7 +30,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Tag("launcher")
 class CrashResumeIT {
 
-    private static final Path LAUNCHER = Path.of("..", "bin", "kbackfill").toAbsolutePath().normalize();
     private static EmbeddedKafka kafka;
     private static List<Orders.Produced> produced;
     private static final int KEYS = 4000;
@@ -103,17 +102,8 @@ class CrashResumeIT {
         assertThat(progress(url, job)).isEqualTo(total);
     }
 
-    /** The job's state as its sink stores it (read through the sink itself, as status does). */
     private static java.util.Optional<dev.kbackfill.core.sink.JobState> state(String url, String job) {
-        try (dev.kbackfill.core.sink.Sink sink = dev.kbackfill.core.sink.SinkFactory.forSettings(
-                new dev.kbackfill.core.sink.SinkSettings(url, "orders", java.util.Optional.empty(), java.util.Optional.empty(),
-                        dev.kbackfill.core.sink.ConflictMode.NEWER_WINS, dev.kbackfill.core.sink.TombstoneMode.DELETE, true,
-                        false, dev.kbackfill.core.sink.SinkSettings.MetadataColumns.DEFAULT))) {
-            sink.jobStore().openForJobs();
-            return sink.jobStore().load(job);
-        } catch (RuntimeException e) {
-            return java.util.Optional.empty(); // not created yet
-        }
+        return Launcher.state(url, job);
     }
 
     private static Map<String, String> table(String url) throws Exception {
@@ -145,19 +135,13 @@ class CrashResumeIT {
     }
 
     private static Process start(String[] args, String name) throws Exception {
-        String[] command = new String[args.length + 1];
-        command[0] = LAUNCHER.toString();
-        System.arraycopy(args, 0, command, 1, args.length);
-        ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(dir.resolve(name + ".out").toFile())
-                .redirectError(dir.resolve(name + ".err").toFile());
         // PostgreSQL stages batches into one transaction of up to a million changes, the whole topic here: windows
         // of ten batches, so that the kill lands between commits, often with batches staged and not committed
-        builder.environment().put("KBACKFILL_JAVA_OPTS", "-Dkbackfill.pg.stagingRows=5000");
-        return builder.start();
+        return Launcher.start(args, dir, name, Map.of("KBACKFILL_JAVA_OPTS", "-Dkbackfill.pg.stagingRows=5000"));
     }
 
     private static long progress(String url, String job) {
-        return state(url, job).map(st -> st.nextOffsets().values().stream().mapToLong(Long::longValue).sum()).orElse(0L);
+        return Launcher.progress(url, job);
     }
 
     private static Map<Integer, Long> nextOffsets(String url, String job) {

@@ -19,16 +19,18 @@ import java.util.Map;
  */
 final class OptionWords {
 
-    static final Wording WORDING = Wording.of(Map.of(
-            TOPIC, "--topic",
-            FROM, "--from",
-            TO, "--to",
-            ZONE, "--zone",
-            PARTITIONS, "--partitions",
-            ALLOW_DATA_LOSS, "--allow-data-loss",
-            READER_SETTING, "--checkpoint-property",
-            CONNECT_URL, "--connect-url",
-            BOOTSTRAP_SERVERS, "--bootstrap-server"));
+    static final Wording WORDING = Wording.of(Map.ofEntries(
+            Map.entry(TOPIC, "--topic"),
+            Map.entry(FROM, "--from"),
+            Map.entry(TO, "--to"),
+            Map.entry(ZONE, "--zone"),
+            Map.entry(PARTITIONS, "--partitions"),
+            Map.entry(ALLOW_DATA_LOSS, "--allow-data-loss"),
+            Map.entry(READER_SETTING, "--checkpoint-property"),
+            Map.entry(CONNECT_URL, "--connect-url"),
+            Map.entry(BOOTSTRAP_SERVERS, "--bootstrap-server"),
+            Map.entry(Wording.Term.ARCHIVE, "--archive"),
+            Map.entry(Wording.Term.ALLOW_INFERRED_OFFSETS, "--allow-inferred-offsets")));
 
     private OptionWords() {
     }

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
+import dev.kbackfill.core.read.archive.ConnectorArchive;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.KafkaOffsetSource;
 import dev.kbackfill.resolver.Plan;
@@ -78,7 +79,7 @@ final class PlanCommand implements Callable<Integer> {
         Plan plan;
         Map<Integer, Long> sizes;
         try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
-            plan = new RangeResolver(source).resolve(backfill);
+            plan = ConnectorArchive.resolving(new RangeResolver(source), backfill).resolve(backfill);
             sizes = format == Format.table ? source.logSizes(plan.topic(),
                     new java.util.TreeSet<>(plan.partitions().stream().map(r -> r.partition()).toList())) : Map.of();
         }
@@ -112,7 +113,7 @@ final class PlanCommand implements Callable<Integer> {
     /** Resolves a request against the cluster that {@code config} names. */
     static Plan resolve(Map<String, Object> config, BackfillRequest request) {
         try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
-            return new RangeResolver(source).resolve(request);
+            return ConnectorArchive.resolving(new RangeResolver(source), request).resolve(request);
         }
     }
 

@@ -23,6 +23,22 @@ final class ReaderOptions {
                     + "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS's default chain).")
     Map<String, String> checkpointProperties;
 
+    @Option(names = "--archive", paramLabel = "URL",
+            description = {"Where a Kafka Connect S3 sink archived the topic",
+                    "(a folder, file:///PATH or s3a://BUCKET/PREFIX;",
+                    "Confluent's or Aiven's layout): a range may start",
+                    "below the log start, its older part read from the",
+                    "archive with the topic's own offsets."})
+    String archive;
+
+    @Option(names = "--allow-inferred-offsets",
+            description = {"With --archive in Confluent's layout, whose records",
+                    "carry no offsets: read them at their file's start",
+                    "offset plus their index, which holds only where the",
+                    "archived log had no gaps (not compacted, no",
+                    "transactions)."})
+    boolean allowInferredOffsets;
+
     /** The request's reader settings ({@link BackfillRequest#readers()}). */
     Map<String, String> settings() {
         Map<String, String> settings = new TreeMap<>();
@@ -32,10 +48,16 @@ final class ReaderOptions {
         if (connectUrl != null) {
             settings.put(BackfillRequest.CONNECT_URL, connectUrl);
         }
+        if (archive != null) {
+            settings.put(BackfillRequest.ARCHIVE_URL, archive);
+        }
+        if (allowInferredOffsets) {
+            settings.put(BackfillRequest.ARCHIVE_INFERRED_OFFSETS, "true");
+        }
         return settings;
     }
 
     boolean given() {
-        return connectUrl != null || checkpointProperties != null;
+        return connectUrl != null || checkpointProperties != null || archive != null || allowInferredOffsets;
     }
 }

@@ -276,6 +276,8 @@ final class RunCommand implements Callable<Integer> {
         if (report != null) {
             report.topic(backfill.topic());
         }
+        // an archive whose files do not fit its layout is refused before anything is opened
+        dev.kbackfill.core.read.archive.ConnectorArchive.of(backfill).ifPresent(a -> a.partitions(backfill.topic()));
         if (batchSize != null && batchSize < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --batch-size '" + batchSize
                     + "': expected a whole number >= 1");
@@ -291,6 +293,10 @@ final class RunCommand implements Callable<Integer> {
                     dev.kbackfill.core.verify.Verification.Options.DEFAULTS);
         }
         SparkLaunch launch = null;
+        if (onSpark.isPresent() && backfill.archive().isPresent()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--archive is not available with --engine "
+                    + "spark yet: the engine's executors read Kafka only; run the backfill locally");
+        }
         if (onSpark.isPresent()) {
             SparkLaunch.check(definition);
             launch = new SparkLaunch(onSpark.get(), out, err, root.runs);
