@@ -72,14 +72,16 @@ class ArchiveIT {
     @Test
     void aRangeFromTheAivenArchivesFirstRecordEqualsTheTopicThatNeverLostOne() throws Exception {
         Path archive = archives.resolve("aiven");
+        Path chart = dir.resolve("plan.svg");
         CliRun plan = CliRun.of("plan", "--bootstrap-server", kafka.bootstrapServers(), "--topic", TOPIC,
-                "--from", "earliest", "--to", "latest", "--archive", archive.toString());
+                "--from", "earliest", "--to", "latest", "--archive", archive.toString(), "--chart", chart.toString());
         assertThat(plan.exitCode()).as(plan.err()).isZero();
         long seam = deletedBelow.get(0);
         assertThat(plan.err()).contains("offsets 0 to " + (seam - 1) + " (" + seam + ") come from " + archive
                 + " (Aiven S3 sink, jsonl").contains("exact offsets")
                 .contains("from the topic; they meet at the log start " + seam)
                 .contains("are in the topic too and are read once, from the topic");
+        assertThat(Files.readString(chart)).contains("deleted by retention, read from the archive: [0, " + seam + ")");
 
         String url = "jdbc:sqlite:" + dir.resolve("archived.db");
         CliRun run = CliRun.run(kafka, "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--archive",

@@ -25,6 +25,7 @@ final class Timeline {
         RANGE("#2b6cb0", "the range to backfill"),
         BEHIND("#2b6cb0", "not yet read by the reader (a backfill's range)"),
         LOST("#c53030", "asked for but deleted by retention"),
+        ARCHIVED("#2f855a", "deleted by retention, read from the archive"),
         GAP("#dd6b20", "the gap: read by neither reader"),
         OVERLAP("#805ad5", "the overlap: read by both readers");
 
@@ -79,8 +80,13 @@ final class Timeline {
             if (lost && r.logStart() > 0) {
                 spans.add(new Span(0, r.logStart(), Kind.LOST));
             }
-            if (r.end() > r.start()) {
-                spans.add(new Span(r.start(), r.end(), Kind.RANGE));
+            long archived = r.notes().stream().anyMatch(n -> n.kind() == Note.Kind.ARCHIVED)
+                    ? Math.min(r.end(), r.logStart()) : r.start();
+            if (archived > r.start()) {
+                spans.add(new Span(r.start(), archived, Kind.ARCHIVED));
+            }
+            if (r.end() > Math.max(r.start(), archived)) {
+                spans.add(new Span(Math.max(r.start(), archived), r.end(), Kind.RANGE));
             }
             String notes = r.notes().stream().map(n -> n.kind().label()).distinct()
                     .reduce((a, b) -> a + ", " + b).map(s -> "; " + s).orElse("");
