@@ -32,17 +32,11 @@ record ArchiveFile(String path, int partition, long start, Format format, String
     /** How a file's records are written. */
     enum Format {
         /** Aiven's jsonl: one object per line with the fields the connector was told to write. */
-        AIVEN_JSONL(true),
+        AIVEN_JSONL,
         /** Confluent's JSON format: one value per line; offsets from the file's name. */
-        CONFLUENT_JSON(false),
+        CONFLUENT_JSON,
         /** Confluent's Avro format: an Avro container file of values; offsets from the file's name. */
-        CONFLUENT_AVRO(false);
-
-        final boolean mayCarryOffsets;
-
-        Format(boolean mayCarryOffsets) {
-            this.mayCarryOffsets = mayCarryOffsets;
-        }
+        CONFLUENT_AVRO
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -2,10 +2,8 @@ package dev.kbackfill.core.read.archive;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.kbackfill.core.read.BoundedReader;
@@ -54,10 +52,8 @@ public final class ArchiveSource implements RecordSource {
                                     Map<String, Object> config, boolean allowDataLoss, Duration stall, int maxPoll) {
         ConnectorArchive archive = ConnectorArchive.of(plan.request()).orElseThrow();
         Map<Integer, Long> starts;
-        java.util.Set<Integer> partitions = new java.util.TreeSet<>();
-        ranges.forEach(r -> partitions.add(r.partition()));
         try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(config)) {
-            starts = offsets.logStartOffsets(plan.topic(), partitions);
+            starts = offsets.logStartOffsets(plan.topic(), partitionsOf(ranges));
         }
         return new ArchiveSource(archive, plan, ranges, starts, maxPoll,
                 topicRanges -> kafka.open(plan, topicRanges, config, allowDataLoss, stall, maxPoll));

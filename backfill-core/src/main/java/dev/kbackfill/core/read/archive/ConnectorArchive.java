@@ -234,7 +234,7 @@ public final class ConnectorArchive implements Archive {
 
     private Index build(String topic) {
         List<String> all = listing();
-        List<ArchiveFile> confluent = new ArrayList<>();
+        Map<String, ArchiveFile> confluent = new java.util.LinkedHashMap<>(); // by stem: the path without .EXT
         List<ArchiveFile> aiven = new ArrayList<>();
         boolean headers = false;
         int keyFiles = 0;
@@ -251,14 +251,15 @@ public final class ConnectorArchive implements Archive {
                 int p = Integer.parseInt(c.group(1));
                 checkFolder(path, parts, p);
                 String ext = c.group(3);
-                String stem = name.substring(0, name.length() - ext.length() - 1);
+                String stem = path.substring(0, path.length() - ext.length() - 1);
                 if (ext.startsWith("keys.")) {
-                    keys.put(parent(path) + stem, path);
+                    keys.put(stem, path);
                     keyFiles++;
                 } else if (ext.startsWith("headers.")) {
                     headers = true;
                 } else {
-                    confluent.add(new ArchiveFile(path, p, Long.parseLong(c.group(2)), confluentFormat(path, ext), null));
+                    confluent.put(stem, new ArchiveFile(path, p, Long.parseLong(c.group(2)), confluentFormat(path, ext),
+                            null));
                 }
             } else if (a.matches()) {
                 String ext = a.group(3);
@@ -275,7 +276,8 @@ public final class ConnectorArchive implements Archive {
         }
         if (!confluent.isEmpty() && !aiven.isEmpty()) {
             throw new RequestException("archive " + location() + " holds files of topic " + topic + " in both "
-                    + "Confluent's layout (" + confluent.get(0).path() + ") and Aiven's (" + aiven.get(0).path()
+                    + "Confluent's layout (" + confluent.values().iterator().next().path() + ") and Aiven's ("
+                    + aiven.get(0).path()
                     + "): name the folder of one");
         }
         if (confluent.isEmpty() && aiven.isEmpty()) {
@@ -284,8 +286,9 @@ public final class ConnectorArchive implements Archive {
                     + "Aiven's (" + topic + "-P-START)");
         }
         List<ArchiveFile> files = new ArrayList<>();
-        for (ArchiveFile f : confluent) {
-            String stem = f.path().replaceFirst("\\.(avro|json|json\\.gz)$", "");
+        for (Map.Entry<String, ArchiveFile> e : confluent.entrySet()) {
+            String stem = e.getKey();
+            ArchiveFile f = e.getValue();
             String keyFile = keys.remove(stem);
             if (keyFile == null && keyFiles > 0) {
                 throw ArchiveFile.bad(f.path(), "has no keys file (" + stem + ".keys.*) while other files of " + topic
@@ -299,7 +302,8 @@ public final class ConnectorArchive implements Archive {
         }
         files.addAll(aiven);
         String layout = !confluent.isEmpty()
-                ? "Confluent S3 sink, " + (confluent.get(0).format() == ArchiveFile.Format.CONFLUENT_AVRO ? "avro" : "json")
+                ? "Confluent S3 sink, " + (confluent.values().iterator().next().format()
+                        == ArchiveFile.Format.CONFLUENT_AVRO ? "avro" : "json")
                 + (keyFiles == 0 ? ", no keys" : "") + (headers ? ", headers not read" : "")
                 : "Aiven S3 sink, jsonl";
         return new Index(layout, indexFiles(topic, files));
@@ -333,39 +337,50 @@ public final class ConnectorArchive implements Archive {
     }
 
     private Indexed indexFile(ArchiveFile f) {
-        long[] count = {0};
-        long[] last = {f.start() - 1};
-        long[] maxTs = {dev.kbackfill.core.version.LogClock.NONE};
-        boolean[] exact = {true};
-        boolean[] timed = {true};
+        Tally t = new Tally(f);
         try {
-            scan(f, count, last, maxTs, exact, timed);
+            first(f, r -> {
+                t.add(r);
+                return false;
+            });
         } catch (UncheckedIOException e) {
             throw ArchiveFile.bad(f.path(), "cannot be read: " + e.getCause().getMessage());
         }
-        if (count[0] == 0) {
+        if (t.count == 0) {
             throw ArchiveFile.bad(f.path(), "holds no record (a connector writes no empty file)");
         }
-        return new Indexed(f, f.start(), last[0] + 1, count[0], maxTs[0], exact[0], timed[0]);
+        return new Indexed(f, f.start(), t.last + 1, t.count, t.maxTimestamp, t.exact, t.timed);
     }
 
-    private void scan(ArchiveFile f, long[] count, long[] last, long[] maxTs, boolean[] exact, boolean[] timed) {
-        first(f, r -> {
-            if (count[0] == 0 && r.offset() != f.start()) {
-                throw ArchiveFile.bad(f.path(), "is named for offset " + f.start() + " but its first record is at "
-                        + "offset " + r.offset() + ": its name and content disagree");
+    /** What one file's records add up to as they are read, each checked against its name and the one before. */
+    private static final class Tally {
+        final ArchiveFile file;
+        long count;
+        long last;
+        long maxTimestamp = dev.kbackfill.core.version.LogClock.NONE;
+        boolean exact = true;
+        boolean timed = true;
+
+        Tally(ArchiveFile file) {
+            this.file = file;
+            this.last = file.start() - 1;
+        }
+
+        void add(ArchivedRecord r) {
+            if (count == 0 && r.offset() != file.start()) {
+                throw ArchiveFile.bad(file.path(), "is named for offset " + file.start() + " but its first record is "
+                        + "at offset " + r.offset() + ": its name and content disagree");
             }
-            if (r.offset() <= last[0]) {
-                throw ArchiveFile.bad(f.path(), "holds offset " + r.offset() + " after offset " + last[0]
+            if (r.offset() <= last) {
+                throw ArchiveFile.bad(file.path(), "holds offset " + r.offset() + " after offset " + last
                         + ": its records are not in offset order");
             }
-            last[0] = r.offset();
-            count[0]++;
-            exact[0] &= r.exact();
-            timed[0] &= r.timestamp() >= 0;
-            maxTs[0] = Math.max(maxTs[0], r.timestamp());
-            return false;
-        });
+            last = r.offset();
+            count++;
+            exact &= r.exact();
+            timed &= r.timestamp() >= 0;
+            maxTimestamp = Math.max(maxTimestamp, r.timestamp());
+        }
     }
 
     private static void checkFolder(String path, String[] parts, int partition) {
@@ -404,11 +419,6 @@ public final class ConnectorArchive implements Archive {
                 : n == 4 && head[0] == 'P' && head[1] == 'A' && head[2] == 'R' && head[3] == '1' ? "Parquet" : "CSV";
         throw ArchiveFile.bad(path, "is in Aiven's " + what + " format, which kbackfill does not read yet: it reads "
                 + "Aiven's jsonl (format.output.type=jsonl)");
-    }
-
-    private static String parent(String path) {
-        int slash = path.lastIndexOf('/');
-        return slash < 0 ? "" : path.substring(0, slash + 1);
     }
 
     private static String otherTopics(List<String> all) {
