@@ -53,11 +53,15 @@ class ArchiveIT {
         kafka = SharedKafka.get();
         for (String t : List.of(TOPIC, WHOLE)) {
             kafka.createTopic(t, 2, Map.of("retention.ms", "-1"));
-            Orders.produce(kafka, t, KEYS, UPDATES); // keyed: the same records at the same offsets in both
+            produce(t); // keyed: the same records at the same offsets in both
         }
         records = ConnectorArchives.read(kafka, TOPIC, 2);
         ConnectorArchives.aiven(archives.resolve("aiven"), TOPIC, records, 30, true);
         ConnectorArchives.confluent(archives.resolve("confluent"), TOPIC, records, 30);
+        ConnectorArchives.aivenAvro(archives.resolve("aiven-avro"), TOPIC, records, 30);
+        ConnectorArchives.aivenCsv(archives.resolve("aiven-csv"), TOPIC, records, 30);
+        ConnectorArchives.aivenParquet(archives.resolve("aiven-parquet"), TOPIC, records, 30);
+        ConnectorArchives.confluentParquet(archives.resolve("confluent-parquet"), TOPIC, records, 30);
         Map<TopicPartition, RecordsToDelete> delete = new java.util.HashMap<>();
         records.forEach((p, list) -> {
             long below = list.size() / 2 + 7; // not on a file's boundary: the archive and the topic overlap
@@ -67,6 +71,23 @@ class ArchiveIT {
         try (var admin = kafka.admin()) {
             admin.deleteRecords(delete).all().get(30, TimeUnit.SECONDS);
         }
+    }
+
+    /** The orders of {@link Orders#produce}, each with a {@code source} header that differs from its neighbours'. */
+    private static void produce(String topic) throws Exception {
+        List<org.apache.kafka.clients.producer.ProducerRecord<byte[], byte[]>> out = new java.util.ArrayList<>();
+        for (int u = 0; u < UPDATES; u++) {
+            for (int k = 0; k < KEYS; k++) {
+                String key = String.format(java.util.Locale.ROOT, "k%05d", k);
+                long ts = Orders.T0.plusSeconds((long) u * KEYS + k).toEpochMilli();
+                byte[] source = ("app-" + ((u * KEYS + k) % 7)).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                var headers = new org.apache.kafka.common.header.internals.RecordHeaders().add("source", source);
+                out.add(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, null, ts,
+                        key.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        Orders.json(key, u).getBytes(java.nio.charset.StandardCharsets.UTF_8), headers));
+            }
+        }
+        Orders.send(kafka, out, Map.of());
     }
 
     @Test
@@ -133,11 +154,43 @@ class ArchiveIT {
     }
 
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.CsvSource({
+            "aiven-avro,", "aiven-csv,'--archive-fields=key,value,offset,timestamp,headers'", "aiven-parquet,",
+            "confluent-parquet,--allow-inferred-offsets", "confluent,--allow-inferred-offsets", "aiven,"})
+    void eachLayoutAndFormatWithHeadersEqualsTheWholeTopicHeadersIncluded(String layout, String option)
+            throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve(layout + ".db");
+        String[] args = {"--topic", TOPIC, "--from", "earliest", "--to", "latest", "--archive",
+                archives.resolve(layout).toString(), "--sink", url, "--table", "t", "--create-table",
+                "--header-columns", "source", "--verify"};
+        CliRun run = CliRun.run(kafka, option == null ? args : CliRun.concat(args, option));
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        assertThat(run.out()).contains("verify: AGREES");
+        assertThat(rows(url, true)).isEqualTo(rows(wholeTopicWithHeadersInto(dir.resolve("whole-h.db")), true))
+                .hasSize(KEYS);
+    }
+
+    @Test
+    void aConfluentParquetArchiveIntoPostgresqlEqualsTheWholeTopic() throws Exception {
+        String url = dev.kbackfill.testservices.SharedPostgres.newDatabase("parquet");
+        CliRun run = CliRun.run(kafka, "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--archive",
+                archives.resolve("confluent-parquet").toString(), "--allow-inferred-offsets", "--sink", url, "--table",
+                "t", "--create-table", "--header-columns", "source");
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        assertThat(run.err()).contains("(Confluent S3 sink, parquet, headers");
+        assertThat(rows(url, true)).isEqualTo(rows(wholeTopicWithHeadersInto(dir.resolve("whole-h.db")), true));
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.ValueSource(strings = {"gap", "overlap", "name-and-content", "unreadable",
-            "another-topic", "missing-keys", "name-and-folder", "format"})
+            "another-topic", "missing-keys", "name-and-folder", "format", "parquet", "csv-fields"})
     void aBadArchiveIsRefusedNamingTheFileBeforeAnythingIsWritten(String damage) throws Exception {
-        Path archive = ConnectorArchives.copy(archives.resolve(damage.equals("missing-keys")
-                || damage.equals("name-and-folder") || damage.equals("format") ? "confluent" : "aiven"), dir.resolve("a"));
+        Path archive = ConnectorArchives.copy(archives.resolve(switch (damage) {
+            case "missing-keys", "name-and-folder", "format" -> "confluent";
+            case "parquet" -> "confluent-parquet";
+            case "csv-fields" -> "aiven-csv";
+            default -> "aiven";
+        }), dir.resolve("a"));
         String named = damage(archive, damage);
         Path db = dir.resolve("bad.db");
         CliRun run = CliRun.run(kafka, "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--archive",
@@ -189,9 +242,19 @@ class ArchiveIT {
                 return TOPIC + "+0+0000000030.json is named for partition 0 but lies in folder partition=1";
             }
             case "format" -> {
-                Files.writeString(archive.resolve("topics/" + TOPIC + "/partition=0/" + TOPIC + "+0+0000000300.parquet"),
-                        "PAR1");
-                return TOPIC + "+0+0000000300.parquet is in format .parquet, which kbackfill does not read yet";
+                Files.writeString(archive.resolve("topics/" + TOPIC + "/partition=0/" + TOPIC + "+0+0000000300.bin"),
+                        "raw");
+                return TOPIC + "+0+0000000300.bin is in format .bin, which kbackfill does not read";
+            }
+            case "parquet" -> {
+                Path f = archive.resolve("topics/" + TOPIC + "/partition=0/" + TOPIC + "+0+0000000030.snappy.parquet");
+                byte[] bytes = Files.readAllBytes(f);
+                Files.write(f, java.util.Arrays.copyOf(bytes, bytes.length / 2)); // an upload cut short
+                return TOPIC + "+0+0000000030.snappy.parquet cannot be read as Parquet";
+            }
+            case "csv-fields" -> {
+                return TOPIC + "-0-00000000000000000000 is in Aiven's CSV format, whose lines do not name their fields:"
+                        + " give them as the connector's format.output.fields did, in order (--archive-fields";
             }
             default -> throw new IllegalArgumentException(how);
         }
@@ -286,24 +349,36 @@ class ArchiveIT {
         assertThat(rows(url)).isEqualTo(rows(wholeTopicInto(dir.resolve("whole.db"))));
     }
 
-    @Test
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"confluent", "aiven-parquet"})
     @Tag("delta")
-    void aConfluentArchiveIntoDeltaEqualsTheWholeTopic() throws Exception {
+    void anArchiveIntoDeltaEqualsTheWholeTopic(String layout) throws Exception {
         Path table = dir.resolve("delta-orders");
         CliRun run = CliRun.run(kafka, "--topic", TOPIC, "--from", "earliest", "--to", "latest", "--archive",
-                archives.resolve("confluent").toString(), "--allow-inferred-offsets", "--sink", "delta:" + table,
-                "--create-table");
+                archives.resolve(layout).toString(), "--allow-inferred-offsets", "--sink", "delta:" + table,
+                "--create-table", "--header-columns", "source");
         assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
         Map<String, String> rows = new TreeMap<>();
         for (Map<String, Object> r : dev.kbackfill.sink.delta.DeltaTableRows.rows(table.toString())) {
             rows.put((String) r.get("kafka_key"), ((Number) r.get("kafka_partition")).intValue() + "@"
-                    + r.get("kafka_offset") + " " + r.get("status") + " " + amount(String.valueOf(r.get("amount"))));
+                    + r.get("kafka_offset") + " " + r.get("status") + " " + amount(String.valueOf(r.get("amount")))
+                    + " " + r.get("source"));
         }
-        assertThat(rows).isEqualTo(rows(wholeTopicInto(dir.resolve("whole.db"))));
+        assertThat(rows).isEqualTo(rows(wholeTopicWithHeadersInto(dir.resolve("whole-h.db")), true));
     }
 
     private static long total() {
         return records.values().stream().mapToLong(List::size).sum();
+    }
+
+    private static String wholeTopicWithHeadersInto(Path db) throws Exception {
+        String url = "jdbc:sqlite:" + db;
+        if (!Files.exists(db)) {
+            CliRun run = CliRun.run(kafka, "--topic", WHOLE, "--from", "earliest", "--to", "latest", "--sink", url,
+                    "--table", "t", "--create-table", "--header-columns", "source");
+            assertThat(run.exitCode()).as(run.err()).isZero();
+        }
+        return url;
     }
 
     private static String wholeTopicInto(Path db) throws Exception {
@@ -323,12 +398,18 @@ class ArchiveIT {
 
     /** Each key's row: partition, offset, status and amount. */
     static Map<String, String> rows(String url) throws Exception {
+        return rows(url, false);
+    }
+
+    /** Each key's row: partition, offset, status, amount and, with {@code source}, the header column. */
+    static Map<String, String> rows(String url, boolean source) throws Exception {
         Map<String, String> rows = new TreeMap<>();
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT kafka_key, kafka_partition, kafka_offset, status, amount FROM t")) {
+             ResultSet rs = s.executeQuery("SELECT kafka_key, kafka_partition, kafka_offset, status, amount"
+                     + (source ? ", source" : "") + " FROM t")) {
             while (rs.next()) {
                 rows.put(rs.getString(1), rs.getInt(2) + "@" + rs.getLong(3) + " " + rs.getString(4) + " "
-                        + amount(rs.getString(5)));
+                        + amount(rs.getString(5)) + (source ? " " + rs.getString(6) : ""));
             }
         }
         return rows;

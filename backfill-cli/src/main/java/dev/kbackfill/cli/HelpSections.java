@@ -20,8 +20,8 @@ final class HelpSections {
 
     private static Map<String, List<String>> sections() {
         Map<String, List<String>> s = new LinkedHashMap<>();
-        s.put("Source", List.of("--topic", "--partitions", "--archive", "--allow-inferred-offsets", "--plan", "--at",
-                "--then"));
+        s.put("Source", List.of("--topic", "--partitions", "--archive", "--allow-inferred-offsets", "--archive-fields",
+                "--plan", "--at", "--then"));
         s.put("Range", List.of("--from", "--to", "--zone", "--strict-time", "--allow-data-loss", "--connect-url",
                 "--checkpoint-property"));
         s.put("Sink and job", List.of("--sink", "--table", "--sink-user", "--create-table", "--evolve-schema", "--partition-by",

@@ -30,7 +30,8 @@ final class OptionWords {
             Map.entry(CONNECT_URL, "--connect-url"),
             Map.entry(BOOTSTRAP_SERVERS, "--bootstrap-server"),
             Map.entry(Wording.Term.ARCHIVE, "--archive"),
-            Map.entry(Wording.Term.ALLOW_INFERRED_OFFSETS, "--allow-inferred-offsets")));
+            Map.entry(Wording.Term.ALLOW_INFERRED_OFFSETS, "--allow-inferred-offsets"),
+            Map.entry(Wording.Term.ARCHIVE_FIELDS, "--archive-fields")));
 
     private OptionWords() {
     }

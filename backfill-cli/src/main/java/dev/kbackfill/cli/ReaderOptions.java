@@ -39,6 +39,13 @@ final class ReaderOptions {
                     "transactions)."})
     boolean allowInferredOffsets;
 
+    @Option(names = "--archive-fields", paramLabel = "FIELD,...",
+            description = {"With --archive holding Aiven's CSV files: their",
+                    "fields in order, as the connector's",
+                    "format.output.fields gave them (of key, value,",
+                    "offset, timestamp, headers), e.g. key,value,offset."})
+    String archiveFields;
+
     /** The request's reader settings ({@link BackfillRequest#readers()}). */
     Map<String, String> settings() {
         Map<String, String> settings = new TreeMap<>();
@@ -54,10 +61,14 @@ final class ReaderOptions {
         if (allowInferredOffsets) {
             settings.put(BackfillRequest.ARCHIVE_INFERRED_OFFSETS, "true");
         }
+        if (archiveFields != null) {
+            settings.put(BackfillRequest.ARCHIVE_FIELDS, archiveFields);
+        }
         return settings;
     }
 
     boolean given() {
-        return connectUrl != null || checkpointProperties != null || archive != null || allowInferredOffsets;
+        return connectUrl != null || checkpointProperties != null || archive != null || allowInferredOffsets
+                || archiveFields != null;
     }
 }

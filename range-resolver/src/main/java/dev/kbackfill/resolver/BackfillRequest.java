@@ -49,6 +49,16 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
      */
     public static final String ARCHIVE_INFERRED_OFFSETS = "archive.inferred-offsets";
 
+    /**
+     * The reader setting naming the fields of an archive's CSV files in their order (Aiven's
+     * {@code format.output.fields}: {@code key}, {@code value}, {@code offset}, {@code timestamp}, {@code headers}).
+     */
+    public static final String ARCHIVE_FIELDS = "archive.fields";
+
+    /** The fields {@value #ARCHIVE_FIELDS} may name. */
+    public static final java.util.List<String> ARCHIVE_FIELD_NAMES = java.util.List.of("key", "value", "offset",
+            "timestamp", "headers");
+
     private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
 
     public BackfillRequest {
@@ -92,6 +102,30 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
     /** Whether archived records whose offsets are inferred from file names may be read. */
     public boolean allowInferredOffsets() {
         return Boolean.parseBoolean(readers.get(ARCHIVE_INFERRED_OFFSETS));
+    }
+
+    /** The fields of the archive's CSV files, in order ({@value #ARCHIVE_FIELDS}); empty where not given. */
+    public java.util.List<String> archiveFields() {
+        String fields = readers.get(ARCHIVE_FIELDS);
+        return fields == null ? java.util.List.of() : archiveFields(fields);
+    }
+
+    /**
+     * {@code text} as a list of archive fields ({@value #ARCHIVE_FIELDS}).
+     *
+     * @throws RequestException for a name not in {@link #ARCHIVE_FIELD_NAMES}, a name twice, or none
+     */
+    public static java.util.List<String> archiveFields(String text) {
+        java.util.List<String> fields = java.util.Arrays.stream(text.split(",")).map(String::strip).toList();
+        for (String f : fields) {
+            if (!ARCHIVE_FIELD_NAMES.contains(f) || fields.indexOf(f) != fields.lastIndexOf(f)) {
+                throw new RequestException("invalid " + Wording.Term.ARCHIVE_FIELDS + " '" + text + "': "
+                        + (f.isEmpty() ? "a field is empty" : ARCHIVE_FIELD_NAMES.contains(f) ? f + " is named twice"
+                        : f + " is not a field") + "; expected the connector's format.output.fields in order, "
+                        + "comma-separated, of " + String.join(", ", ARCHIVE_FIELD_NAMES));
+            }
+        }
+        return fields;
     }
 
     /** Whether resolving the same request later can give a different plan ({@code latest}, relative times). */
@@ -146,6 +180,9 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         }
         if (key.equals(ARCHIVE_URL)) {
             checkArchive(value);
+        }
+        if (key.equals(ARCHIVE_FIELDS)) {
+            archiveFields(value);
         }
         if (key.equals(ARCHIVE_INFERRED_OFFSETS) && !value.equals("true") && !value.equals("false")) {
             throw new RequestException("invalid " + READER_SETTING + " " + ARCHIVE_INFERRED_OFFSETS + " '" + value
@@ -208,6 +245,7 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
         private boolean allowDataLoss;
         private Map<String, String> readers = Map.of();
         private String archive;
+        private String archiveFields;
         private boolean allowInferredOffsets;
 
         private Builder(String topic) {
@@ -270,6 +308,15 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
             return this;
         }
 
+        /**
+         * The fields of the archive's CSV files, in their order: Aiven's {@code format.output.fields} (e.g.
+         * {@code key,value,offset,timestamp}), which CSV lines do not name.
+         */
+        public Builder archiveFields(String fields) {
+            this.archiveFields = fields;
+            return this;
+        }
+
         /** Read archived records whose offsets are inferred from their files' names (Confluent's layout). */
         public Builder allowInferredOffsets(boolean allow) {
             this.allowInferredOffsets = allow;
@@ -316,6 +363,9 @@ public record BackfillRequest(String topic, String fromText, String toText, Boun
             }
             if (allowInferredOffsets) {
                 settings.put(ARCHIVE_INFERRED_OFFSETS, "true");
+            }
+            if (archiveFields != null) {
+                settings.put(ARCHIVE_FIELDS, archiveFields.strip());
             }
             return new BackfillRequest(topic, fromText.strip(), toText.strip(), from, to, zone,
                     Optional.ofNullable(partitions), isolationLevel, allowDataLoss, checkedReaders(settings));

@@ -45,6 +45,8 @@ public final class Wording {
         ARCHIVE("archive"),
         /** {@link BackfillRequest.Builder#allowInferredOffsets}, as an instruction. */
         ALLOW_INFERRED_OFFSETS("allowInferredOffsets(true)"),
+        /** {@link BackfillRequest.Builder#archiveFields}. */
+        ARCHIVE_FIELDS("archiveFields"),
         /** The Kafka client's bootstrap servers. */
         BOOTSTRAP_SERVERS("bootstrap.servers");
 

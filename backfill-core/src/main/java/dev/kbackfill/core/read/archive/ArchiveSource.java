@@ -13,7 +13,6 @@ import dev.kbackfill.core.version.LogClock;
 import dev.kbackfill.resolver.Archive;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
  * A plan's ranges read from the topic's archive below the seam, then from the topic: each partition's archived part
@@ -112,7 +111,7 @@ public final class ArchiveSource implements RecordSource {
         archive.read(plan.topic(), r.partition(), r.start(), seam, a -> {
             time[0] = clock.stamp(r.partition(), a.timestamp());
             poll.add(new SourceRecord(plan.topic(), r.partition(), a.offset(), a.timestamp(), time[0], a.key(),
-                    a.value(), new RecordHeaders()));
+                    a.value(), a.headers()));
             if (poll.size() < maxPoll) {
                 return true;
             }

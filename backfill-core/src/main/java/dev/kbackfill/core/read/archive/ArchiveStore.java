@@ -20,6 +20,11 @@ public interface ArchiveStore {
     /** Reads one file of {@link #list()}. */
     InputStream open(String path) throws IOException;
 
+    /** The file as a local path, where the archive is a local folder (a reader that needs random access uses it). */
+    default java.util.Optional<java.nio.file.Path> localFile(String path) {
+        return java.util.Optional.empty();
+    }
+
     /** A folder on the local disk ({@code /archive} or {@code file:///archive}). */
     static ArchiveStore local(String location) {
         return new LocalArchiveStore(location);
@@ -31,5 +36,18 @@ public interface ArchiveStore {
 
         /** @param settings the request's reader settings (the filesystem's, e.g. {@code fs.s3a.endpoint}) */
         ArchiveStore open(String location, java.util.Map<String, String> settings);
+    }
+
+    /** The rows of one file, in order, read one at a time. */
+    interface Rows extends java.util.Iterator<Object>, java.io.Closeable {
+    }
+
+    /**
+     * Reads Parquet files of an archive as Avro records (found through {@link java.util.ServiceLoader}: Parquet needs
+     * random access and a Parquet library, which a module with a filesystem brings).
+     */
+    interface ParquetReader {
+        /** The rows of {@code path}, a file of {@code store}, as Avro records. */
+        Rows rows(ArchiveStore store, String path) throws IOException;
     }
 }

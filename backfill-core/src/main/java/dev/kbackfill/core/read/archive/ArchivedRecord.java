@@ -8,6 +8,8 @@ package dev.kbackfill.core.read.archive;
  * @param timestamp its timestamp in epoch milliseconds, or -1 where the archive did not store it
  * @param key       its key as bytes, or null
  * @param value     its value as bytes, or null (a tombstone)
+ * @param headers   its headers, as far as the archive stored them (none where it did not)
  */
-record ArchivedRecord(long offset, boolean exact, long timestamp, byte[] key, byte[] value) {
+public record ArchivedRecord(long offset, boolean exact, long timestamp, byte[] key, byte[] value,
+                      org.apache.kafka.common.header.Headers headers) {
 }

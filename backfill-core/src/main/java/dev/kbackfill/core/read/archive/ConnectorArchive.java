@@ -23,12 +23,14 @@ import dev.kbackfill.resolver.RequestException;
  * A topic archived by a Kafka Connect S3 sink, in either layout in common use:
  * <ul>
  *   <li>Confluent's S3 sink with its default partitioner: {@code [topics/]TOPIC/partition=P/TOPIC+P+START.EXT}, values
- *       in JSON lines ({@code .json}, {@code .json.gz}) or Avro container files ({@code .avro}), keys in
- *       {@code TOPIC+P+START.keys.EXT} where {@code store.kafka.keys} wrote them; records carry no offset, so a
- *       record's offset is inferred as its file's start offset plus its index;</li>
- *   <li>Aiven's S3 sink: {@code [PREFIX]TOPIC-P-START[.gz]} in jsonl, with the {@code offset}, {@code timestamp},
- *       {@code key} and {@code value} fields it was configured to write: exact offsets where {@code offset} is
- *       there.</li>
+ *       in JSON lines ({@code .json}, {@code .json.gz}), Avro container files ({@code .avro}) or Parquet
+ *       ({@code .parquet}, {@code .snappy.parquet}, ...), keys in {@code TOPIC+P+START.keys.EXT} and headers in
+ *       {@code TOPIC+P+START.headers.EXT} where {@code store.kafka.keys} and {@code store.kafka.headers} wrote them;
+ *       records carry no offset, so a record's offset is inferred as its file's start offset plus its index;</li>
+ *   <li>Aiven's S3 sink: {@code [PREFIX]TOPIC-P-START[.avro][.gz|.snappy|.zst]} in jsonl, CSV, Avro or Parquet (told
+ *       apart by their first bytes), with the {@code key}, {@code value}, {@code offset}, {@code timestamp} and
+ *       {@code headers} fields it was configured to write ({@code format.output.fields}; CSV names none, so the
+ *       request gives their order): exact offsets where {@code offset} is there.</li>
  * </ul>
  * The archive is indexed once per topic, every file read through: its records counted, its offsets and timestamps
  * checked against its name and its neighbours. A file that does not fit (a name and a folder or a first record that
@@ -40,11 +42,13 @@ public final class ConnectorArchive implements Archive {
     private static final Pattern PARTITION_DIR = Pattern.compile("partition=(\\d+)");
 
     private final ArchiveStore store;
+    private final List<String> fields;
     private List<String> listing;
     private final Map<String, Index> indexes = new HashMap<>();
 
-    ConnectorArchive(ArchiveStore store) {
+    ConnectorArchive(ArchiveStore store, List<String> fields) {
         this.store = store;
+        this.fields = fields;
     }
 
     /**
@@ -57,12 +61,14 @@ public final class ConnectorArchive implements Archive {
     public static ConnectorArchive open(String location, Map<String, String> settings) {
         int colon = location.indexOf("://");
         String scheme = colon < 0 ? "file" : location.substring(0, colon).toLowerCase(java.util.Locale.ROOT);
+        String csv = settings.get(dev.kbackfill.resolver.BackfillRequest.ARCHIVE_FIELDS);
+        List<String> fields = csv == null ? List.of() : dev.kbackfill.resolver.BackfillRequest.archiveFields(csv);
         if (scheme.equals("file")) {
-            return new ConnectorArchive(ArchiveStore.local(location));
+            return new ConnectorArchive(ArchiveStore.local(location), fields);
         }
         for (ArchiveStore.Provider p : java.util.ServiceLoader.load(ArchiveStore.Provider.class)) {
             if (p.serves(scheme)) {
-                return new ConnectorArchive(p.open(location, settings));
+                return new ConnectorArchive(p.open(location, settings), fields);
             }
         }
         throw new RequestException("invalid " + dev.kbackfill.resolver.Wording.Term.ARCHIVE + " '" + location
@@ -236,9 +242,8 @@ public final class ConnectorArchive implements Archive {
         List<String> all = listing();
         Map<String, ArchiveFile> confluent = new java.util.LinkedHashMap<>(); // by stem: the path without .EXT
         List<ArchiveFile> aiven = new ArrayList<>();
-        boolean headers = false;
-        int keyFiles = 0;
         Map<String, String> keys = new HashMap<>();
+        Map<String, String> headers = new HashMap<>();
         Pattern confluentName = Pattern.compile(Pattern.quote(topic) + "\\+(\\d+)\\+(\\d+)\\.(.+)");
         Pattern aivenName = Pattern.compile(Pattern.quote(topic) + "-(\\d+)-(\\d+)(\\..+)?");
         for (String path : all) {
@@ -252,23 +257,18 @@ public final class ConnectorArchive implements Archive {
                 checkFolder(path, parts, p);
                 String ext = c.group(3);
                 String stem = path.substring(0, path.length() - ext.length() - 1);
+                ArchiveFile.Format format = confluentFormat(path, ext);
                 if (ext.startsWith("keys.")) {
                     keys.put(stem, path);
-                    keyFiles++;
                 } else if (ext.startsWith("headers.")) {
-                    headers = true;
+                    headers.put(stem, path);
                 } else {
-                    confluent.put(stem, new ArchiveFile(path, p, Long.parseLong(c.group(2)), confluentFormat(path, ext),
-                            null));
+                    confluent.put(stem, new ArchiveFile(path, p, Long.parseLong(c.group(2)), format, null, null,
+                            List.of()));
                 }
             } else if (a.matches()) {
-                String ext = a.group(3);
-                if (ext != null && !ext.equals(".gz")) {
-                    throw ArchiveFile.bad(path, "has extension " + ext + ": kbackfill reads Aiven's jsonl files, "
-                            + "uncompressed or gzip (.gz)");
-                }
                 aiven.add(new ArchiveFile(path, Integer.parseInt(a.group(1)), Long.parseLong(a.group(2)),
-                        aivenFormat(path), null));
+                        aivenFormat(path, a.group(3)), null, null, fields));
             } else if (inTopicFolder && PARTITION_DIR.matcher(parts[parts.length - 2]).matches()) {
                 throw ArchiveFile.bad(path, "does not fit Confluent's layout " + topic + "/partition=P/" + topic
                         + "+P+START.EXT");
@@ -285,28 +285,40 @@ public final class ConnectorArchive implements Archive {
                     + "; expected Confluent's layout (" + topic + "/partition=P/" + topic + "+P+START.json) or "
                     + "Aiven's (" + topic + "-P-START)");
         }
+        boolean keyed = !keys.isEmpty();
+        boolean headed = !headers.isEmpty();
         List<ArchiveFile> files = new ArrayList<>();
         for (Map.Entry<String, ArchiveFile> e : confluent.entrySet()) {
-            String stem = e.getKey();
-            ArchiveFile f = e.getValue();
-            String keyFile = keys.remove(stem);
-            if (keyFile == null && keyFiles > 0) {
-                throw ArchiveFile.bad(f.path(), "has no keys file (" + stem + ".keys.*) while other files of " + topic
-                        + " have one: a keys file is missing");
-            }
-            files.add(new ArchiveFile(f.path(), f.partition(), f.start(), f.format(), keyFile));
+            files.add(e.getValue().withCompanions(companion(keys, keyed, e.getKey(), e.getValue(), "keys", topic),
+                    companion(headers, headed, e.getKey(), e.getValue(), "headers", topic)));
         }
-        if (!keys.isEmpty()) {
-            String orphan = keys.values().iterator().next();
-            throw ArchiveFile.bad(orphan, "holds keys of no values file: a values file is missing");
+        for (Map<String, String> orphans : List.of(keys, headers)) {
+            if (!orphans.isEmpty()) {
+                String orphan = orphans.values().iterator().next();
+                throw ArchiveFile.bad(orphan, "holds " + (orphans == keys ? "keys" : "headers") + " of no values "
+                        + "file: a values file is missing");
+            }
         }
         files.addAll(aiven);
-        String layout = !confluent.isEmpty()
-                ? "Confluent S3 sink, " + (confluent.values().iterator().next().format()
-                        == ArchiveFile.Format.CONFLUENT_AVRO ? "avro" : "json")
-                + (keyFiles == 0 ? ", no keys" : "") + (headers ? ", headers not read" : "")
-                : "Aiven S3 sink, jsonl";
+        ArchiveFile first = files.get(0);
+        String layout = (first.format().aiven ? "Aiven S3 sink, " : "Confluent S3 sink, ")
+                + (first.format() == ArchiveFile.Format.AIVEN_JSONL ? "jsonl" : first.format().encoding.word)
+                + (first.format().aiven ? "" : (keyed ? "" : ", no keys") + (headed ? ", headers" : ""));
         return new Index(layout, indexFiles(topic, files));
+    }
+
+    /**
+     * The keys (or headers) file of {@code stem}, taken out of {@code files}; refused where others have one
+     * ({@code any}: the topic's files had one or more).
+     */
+    private static String companion(Map<String, String> files, boolean any, String stem, ArchiveFile values,
+                                    String what, String topic) {
+        String file = files.remove(stem);
+        if (file == null && any) {
+            throw ArchiveFile.bad(values.path(), "has no " + what + " file (" + stem + "." + what + ".*) while other "
+                    + "files of " + topic + " have one: a " + what + " file is missing");
+        }
+        return file;
     }
 
     private Map<Integer, List<Indexed>> indexFiles(String topic, List<ArchiveFile> files) {
@@ -394,37 +406,59 @@ public final class ConnectorArchive implements Archive {
     }
 
     private static ArchiveFile.Format confluentFormat(String path, String ext) {
-        return switch (ext) {
-            case "json", "json.gz" -> ArchiveFile.Format.CONFLUENT_JSON;
-            case "avro" -> ArchiveFile.Format.CONFLUENT_AVRO;
-            default -> throw ArchiveFile.bad(path, "is in format ." + ext + ", which kbackfill does not read yet: it "
-                    + "reads Confluent's JSON (.json, .json.gz) and Avro (.avro) formats");
+        ArchiveFile.Encoding encoding = ArchiveFile.encodingOf(path);
+        if (encoding == null) {
+            throw ArchiveFile.bad(path, "is in format ." + ext + ", which kbackfill does not read: it reads Confluent's "
+                    + "JSON (.json, .json.gz), Avro (.avro) and Parquet (.parquet, .snappy.parquet, ...) formats");
+        }
+        return switch (encoding) {
+            case AVRO -> ArchiveFile.Format.CONFLUENT_AVRO;
+            case PARQUET -> ArchiveFile.Format.CONFLUENT_PARQUET;
+            default -> ArchiveFile.Format.CONFLUENT_JSON;
         };
     }
 
-    /** Aiven's files name no format: their first bytes tell it. */
-    private ArchiveFile.Format aivenFormat(String path) {
-        byte[] head = new byte[4];
-        int n;
-        try (InputStream in = path.endsWith(".gz")
-                ? new java.util.zip.GZIPInputStream(store.open(path)) : store.open(path)) {
-            n = in.readNBytes(head, 0, 4);
+    /** The stream compressions Aiven's names carry ({@code file.compression.type}). */
+    private static final Pattern AIVEN_EXTENSION = Pattern.compile("(\\.avro)?(\\.gz|\\.snappy|\\.zst)?");
+
+    /** Aiven's files name their format only for Avro: their first bytes tell it (Parquet's before decompression). */
+    private ArchiveFile.Format aivenFormat(String path, String ext) {
+        if (ext != null && !AIVEN_EXTENSION.matcher(ext).matches()) {
+            throw ArchiveFile.bad(path, "has extension " + ext + ": Aiven's files end in .avro or nothing, then .gz, "
+                    + ".snappy or .zst where compressed");
+        }
+        byte[] head;
+        try (InputStream raw = store.open(path)) {
+            head = raw.readNBytes(4);
         } catch (IOException e) {
             throw ArchiveFile.bad(path, "cannot be read: " + e.getMessage());
         }
-        if (n > 0 && head[0] == '{') {
+        if (head.length == 4 && new String(head, java.nio.charset.StandardCharsets.US_ASCII).equals("PAR1")) {
+            return ArchiveFile.Format.AIVEN_PARQUET;
+        }
+        try (InputStream in = ArchiveFile.decompressed(path, store.open(path))) {
+            head = in.readNBytes(4);
+        } catch (IOException e) {
+            throw ArchiveFile.bad(path, "cannot be read: " + e.getMessage());
+        }
+        if (head.length == 4 && head[0] == 'O' && head[1] == 'b' && head[2] == 'j' && head[3] == 1) {
+            return ArchiveFile.Format.AIVEN_AVRO;
+        }
+        if (head.length > 0 && head[0] == '{') {
             return ArchiveFile.Format.AIVEN_JSONL;
         }
-        String what = n == 4 && head[0] == 'O' && head[1] == 'b' && head[2] == 'j' ? "Avro"
-                : n == 4 && head[0] == 'P' && head[1] == 'A' && head[2] == 'R' && head[3] == '1' ? "Parquet" : "CSV";
-        throw ArchiveFile.bad(path, "is in Aiven's " + what + " format, which kbackfill does not read yet: it reads "
-                + "Aiven's jsonl (format.output.type=jsonl)");
+        if (fields.isEmpty()) {
+            throw ArchiveFile.bad(path, "is in Aiven's CSV format, whose lines do not name their fields: give them as "
+                    + "the connector's format.output.fields did, in order (" + dev.kbackfill.resolver.Wording.Term.ARCHIVE_FIELDS
+                    + " key,value,offset,timestamp)");
+        }
+        return ArchiveFile.Format.AIVEN_CSV;
     }
 
     private static String otherTopics(List<String> all) {
         Set<String> topics = new TreeSet<>();
         Pattern confluent = Pattern.compile("(.+)\\+\\d+\\+\\d+\\..+");
-        Pattern aiven = Pattern.compile("(.+)-\\d+-\\d+(\\.gz)?");
+        Pattern aiven = Pattern.compile("(.+)-\\d+-\\d+(\\..+)?");
         for (String path : all) {
             String name = path.substring(path.lastIndexOf('/') + 1);
             Matcher m = confluent.matcher(name);

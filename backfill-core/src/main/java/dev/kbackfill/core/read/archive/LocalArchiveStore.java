@@ -41,6 +41,11 @@ final class LocalArchiveStore implements ArchiveStore {
     }
 
     @Override
+    public java.util.Optional<Path> localFile(String path) {
+        return java.util.Optional.of(root.resolve(path));
+    }
+
+    @Override
     public InputStream open(String path) throws IOException {
         return Files.newInputStream(root.resolve(path));
     }

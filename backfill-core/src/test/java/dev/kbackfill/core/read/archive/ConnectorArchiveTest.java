@@ -103,4 +103,128 @@ class ConnectorArchiveTest {
         assertThatThrownBy(() -> ConnectorArchive.open(root.resolve("nope").toString(), Map.of()))
                 .isInstanceOf(RequestException.class).hasMessageContaining("no such folder");
     }
+
+    /** Aiven's envelope as its Avro and Parquet writers build it: the configured fields, headers a map. */
+    static final Schema AIVEN = SchemaBuilder.record("connector_records").namespace("io.aiven.avro.output.schema")
+            .fields().name("key").type().stringType().noDefault()
+            .name("value").type(ORDER).noDefault()
+            .name("offset").type().longType().noDefault()
+            .name("timestamp").type().longType().noDefault()
+            .name("headers").type().map().values().stringType().noDefault().endRecord();
+
+    @Test
+    void aivensAvroEnvelopeGivesExactOffsetsTimesKeysValuesAndHeadersThroughItsCompression() throws IOException {
+        for (String compression : List.of("", ".zst", ".snappy", ".gz")) {
+            Path dir = Files.createDirectories(root.resolve("c" + compression.replace(".", "")));
+            long start = 100;
+            Path file = dir.resolve("orders-0-" + String.format("%020d", start) + ".avro" + compression);
+            try (java.io.OutputStream out = compressed(file, compression);
+                 DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<>(AIVEN))) {
+                w.create(AIVEN, out);
+                for (int i = 0; i < 3; i++) {
+                    GenericRecord order = new GenericData.Record(ORDER);
+                    order.put("id", "o" + i);
+                    order.put("n", i);
+                    GenericRecord r = new GenericData.Record(AIVEN);
+                    r.put("key", "k" + i);
+                    r.put("value", order);
+                    r.put("offset", start + 2L * i); // a compacted log: offsets with gaps, exact
+                    r.put("timestamp", 1_000L * i);
+                    r.put("headers", Map.of("source", "s" + i));
+                    w.append(r);
+                }
+            }
+            ConnectorArchive archive = ConnectorArchive.open(dir.toString(), Map.of());
+            archive.partitions("orders");
+            assertThat(archive.layout()).isEqualTo("Aiven S3 sink, avro");
+            assertThat(archive.extents("orders", Set.of(0)).get(0)).isEqualTo(new Archive.Extent(100, 105, 3, 1, true,
+                    true));
+            List<ArchivedRecord> read = all(archive, 0);
+            assertThat(read).extracting(ArchivedRecord::offset).containsExactly(100L, 102L, 104L);
+            ArchivedRecord last = read.get(2);
+            assertThat(new String(last.key(), StandardCharsets.UTF_8)).isEqualTo("k2");
+            assertThat(new String(last.value(), StandardCharsets.UTF_8)).isEqualTo("{\"id\": \"o2\", \"n\": 2}");
+            assertThat(last.timestamp()).isEqualTo(2_000);
+            assertThat(new String(last.headers().lastHeader("source").value(), StandardCharsets.UTF_8)).isEqualTo("s2");
+        }
+    }
+
+    private static java.io.OutputStream compressed(Path file, String compression) throws IOException {
+        java.io.OutputStream out = Files.newOutputStream(file);
+        return switch (compression) {
+            case ".gz" -> new java.util.zip.GZIPOutputStream(out);
+            case ".snappy" -> new org.xerial.snappy.SnappyOutputStream(out);
+            case ".zst" -> new com.github.luben.zstd.ZstdOutputStream(out);
+            default -> out;
+        };
+    }
+
+    @Test
+    void aivensAvroWithoutTheEnvelopeIsBareValuesWithOffsetsInferred() throws IOException {
+        try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<>(ORDER))) {
+            w.create(ORDER, root.resolve("orders-1-7.avro").toFile());
+            GenericRecord order = new GenericData.Record(ORDER);
+            order.put("id", "o7");
+            order.put("n", 7);
+            w.append(order);
+        }
+        ConnectorArchive archive = ConnectorArchive.open(root.toString(), Map.of());
+        ArchivedRecord r = all(archive, 1).get(0);
+        assertThat(r.offset()).isEqualTo(7);
+        assertThat(r.exact()).isFalse();
+        assertThat(new String(r.value(), StandardCharsets.UTF_8)).isEqualTo("{\"id\": \"o7\", \"n\": 7}");
+    }
+
+    private static String b64(String text) {
+        return java.util.Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aivensCsvIsReadInTheFieldOrderGivenAndRefusedWithoutIt() throws IOException {
+        String csv = b64("k1") + "," + b64("{\"n\":1}") + ",41,1700000000000," + b64("source") + ":" + b64("s1")
+                + ";\n" + b64("k2") + ",,42,1700000001000,\n";
+        try (java.io.OutputStream out = compressed(root.resolve("orders-0-41.gz"), ".gz")) {
+            out.write(csv.getBytes(StandardCharsets.UTF_8));
+        }
+        ConnectorArchive unnamed = ConnectorArchive.open(root.toString(), Map.of());
+        assertThatThrownBy(() -> unnamed.partitions("orders")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("archive file orders-0-41.gz is in Aiven's CSV format, whose lines do not name "
+                        + "their fields");
+        ConnectorArchive archive = ConnectorArchive.open(root.toString(),
+                Map.of("archive.fields", "key,value,offset,timestamp,headers"));
+        archive.partitions("orders");
+        assertThat(archive.layout()).isEqualTo("Aiven S3 sink, csv");
+        List<ArchivedRecord> read = all(archive, 0);
+        assertThat(read).extracting(ArchivedRecord::offset).containsExactly(41L, 42L);
+        assertThat(new String(read.get(0).value(), StandardCharsets.UTF_8)).isEqualTo("{\"n\":1}");
+        assertThat(new String(read.get(0).headers().lastHeader("source").value(), StandardCharsets.UTF_8))
+                .isEqualTo("s1");
+        assertThat(read.get(1).value()).as("a tombstone").isNull();
+        assertThat(read.get(1).timestamp()).isEqualTo(1_700_000_001_000L);
+
+        ConnectorArchive wrongOrder = ConnectorArchive.open(root.toString(), Map.of("archive.fields", "key,value"));
+        assertThatThrownBy(() -> wrongOrder.partitions("orders")).isInstanceOf(RequestException.class)
+                .hasMessage("archive file orders-0-41.gz line 1 has 5 field(s) where the archive's fields are "
+                        + "key,value (2)");
+    }
+
+    @Test
+    void confluentsHeadersFilesGiveEachRecordItsHeadersAndAMissingOneIsRefused() throws IOException {
+        Path dir = Files.createDirectories(root.resolve("topics/orders/partition=0"));
+        Files.writeString(dir.resolve("orders+0+0000000000.json"), "{\"n\":0}\n{\"n\":1}\n");
+        Files.writeString(dir.resolve("orders+0+0000000000.headers.json"),
+                "{\"headers\":[{\"key\":\"source\",\"value\":\"a\"}]}\n{\"headers\":[]}\n");
+        ConnectorArchive archive = ConnectorArchive.open(root.toString(), Map.of());
+        archive.partitions("orders");
+        assertThat(archive.layout()).isEqualTo("Confluent S3 sink, json, no keys, headers");
+        List<ArchivedRecord> read = all(archive, 0);
+        assertThat(new String(read.get(0).headers().lastHeader("source").value(), StandardCharsets.UTF_8))
+                .isEqualTo("a");
+        assertThat(read.get(1).headers().toArray()).isEmpty();
+
+        Files.writeString(dir.resolve("orders+0+0000000002.json"), "{\"n\":2}\n");
+        ConnectorArchive missing = ConnectorArchive.open(root.toString(), Map.of());
+        assertThatThrownBy(() -> missing.partitions("orders")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("orders+0+0000000002.json has no headers file");
+    }
 }
