@@ -62,6 +62,7 @@ class ArchiveIT {
         ConnectorArchives.aivenCsv(archives.resolve("aiven-csv"), TOPIC, records, 30);
         ConnectorArchives.aivenParquet(archives.resolve("aiven-parquet"), TOPIC, records, 30);
         ConnectorArchives.confluentParquet(archives.resolve("confluent-parquet"), TOPIC, records, 30);
+        ConnectorArchives.confluentAvro(archives.resolve("confluent-avro"), TOPIC, records, 30);
         Map<TopicPartition, RecordsToDelete> delete = new java.util.HashMap<>();
         records.forEach((p, list) -> {
             long below = list.size() / 2 + 7; // not on a file's boundary: the archive and the topic overlap
@@ -156,7 +157,8 @@ class ArchiveIT {
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.CsvSource({
             "aiven-avro,", "aiven-csv,'--archive-fields=key,value,offset,timestamp,headers'", "aiven-parquet,",
-            "confluent-parquet,--allow-inferred-offsets", "confluent,--allow-inferred-offsets", "aiven,"})
+            "confluent-parquet,--allow-inferred-offsets", "confluent-avro,--allow-inferred-offsets",
+            "confluent,--allow-inferred-offsets", "aiven,"})
     void eachLayoutAndFormatWithHeadersEqualsTheWholeTopicHeadersIncluded(String layout, String option)
             throws Exception {
         String url = "jdbc:sqlite:" + dir.resolve(layout + ".db");

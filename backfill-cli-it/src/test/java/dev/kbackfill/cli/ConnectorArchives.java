@@ -23,11 +23,12 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * Archives of a topic as Kafka Connect's S3 sinks write them, made by following the connectors' documented formats
- * (no connector runs here): Aiven's {@code [PREFIX]TOPIC-P-START[.gz]} jsonl with the key, value, offset and
- * timestamp fields ({@code format.output.fields}), and Confluent's default partitioner,
- * {@code topics/TOPIC/partition=P/TOPIC+P+START.json} (values through JsonConverter without schemas, one per line)
- * with {@code .keys.json} beside it ({@code store.kafka.keys}).
+ * Archives of a topic as Kafka Connect's S3 sinks write them, made by following the connectors' documented formats and
+ * their writers' code (no connector runs here): Aiven's {@code [PREFIX]TOPIC-P-START} in jsonl, Avro, Parquet (through
+ * parquet-mr's Avro writer) and CSV with the key, value, offset, timestamp and headers fields
+ * ({@code format.output.fields}), and Confluent's default partitioner, {@code topics/TOPIC/partition=P/TOPIC+P+START}
+ * in JSON (values through JsonConverter without schemas, one per line), Avro and Parquet, with keys and headers files
+ * beside ({@code store.kafka.keys}, {@code store.kafka.headers}).
  */
 final class ConnectorArchives {
 
@@ -296,6 +297,45 @@ final class ConnectorArchives {
                 return (org.apache.avro.generic.GenericRecord) hs;
             }).toList());
         });
+    }
+
+    /**
+     * Confluent's Avro format: {@code TOPIC+P+START.avro} container files of values, keys ({@code .keys.avro}, the
+     * key's own schema) and headers ({@code .headers.avro}, an array of {key, value}: not enveloped in Avro).
+     */
+    static void confluentAvro(Path root, String topic, Map<Integer, List<ConsumerRecord<byte[], byte[]>>> records,
+                              int perFile) throws IOException {
+        org.apache.avro.Schema string = org.apache.avro.Schema.create(org.apache.avro.Schema.Type.STRING);
+        org.apache.avro.Schema headerList = org.apache.avro.Schema.createArray(HEADER);
+        chunks(records, perFile, (chunk, n) -> {
+            ConsumerRecord<byte[], byte[]> first = chunk.get(0);
+            Path dir = Files.createDirectories(root.resolve("topics").resolve(topic)
+                    .resolve("partition=" + first.partition()));
+            String stem = topic + "+" + first.partition() + "+" + String.format(Locale.ROOT, "%010d", first.offset());
+            avro(dir.resolve(stem + ".avro"), ORDER, chunk.stream().map(r -> (Object) order(r)).toList());
+            avro(dir.resolve(stem + ".keys.avro"), string,
+                    chunk.stream().map(r -> (Object) new String(r.key(), StandardCharsets.UTF_8)).toList());
+            avro(dir.resolve(stem + ".headers.avro"), headerList, chunk.stream().map(r -> {
+                List<Object> list = new ArrayList<>();
+                headerMap(r).forEach((k, v) -> {
+                    var h = new org.apache.avro.generic.GenericData.Record(HEADER);
+                    h.put("key", k);
+                    h.put("value", v);
+                    list.add(h);
+                });
+                return (Object) list;
+            }).toList());
+        });
+    }
+
+    private static void avro(Path file, org.apache.avro.Schema schema, List<Object> data) throws IOException {
+        try (var w = new org.apache.avro.file.DataFileWriter<Object>(
+                new org.apache.avro.generic.GenericDatumWriter<>(schema))) {
+            w.create(schema, file.toFile());
+            for (Object d : data) {
+                w.append(d);
+            }
+        }
     }
 
     private static void parquet(Path file, org.apache.avro.Schema schema,
