@@ -340,7 +340,11 @@ public final class BackfillRun {
         // a tombstone's version field: the nearest record before it with one (read back in the log where needed)
         dev.kbackfill.core.read.FieldSeeds seeds = decoder.versionField().isEmpty() ? null
                 : new dev.kbackfill.core.read.FieldSeeds(kafkaConfig, plan.request().isolationLevel(), plan.topic(), decoder);
-        dev.kbackfill.core.record.FieldClock fields = seeds == null ? null : new dev.kbackfill.core.record.FieldClock(seeds);
+        // below the log start, the archive the plan names holds them
+        dev.kbackfill.core.record.FieldClock fields = seeds == null ? null : new dev.kbackfill.core.record.FieldClock(
+                dev.kbackfill.core.read.archive.ConnectorArchive.of(plan.request())
+                        .<dev.kbackfill.core.record.FieldClock.Seeds>map(a -> new dev.kbackfill.core.read.archive
+                                .ArchiveSeeds(seeds, a, plan.topic(), decoder)).orElse(seeds));
         ReadProgress progress = new ReadProgress(counters, total);
         Thread readerThread = new Thread(() -> {
             try {
