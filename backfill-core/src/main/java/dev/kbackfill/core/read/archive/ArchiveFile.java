@@ -188,43 +188,12 @@ record ArchiveFile(String path, int partition, long start, Format format, String
             try {
                 rows = reader.rows(store, path);
             } catch (IOException | RuntimeException e) {
-                throw notParquet(path, e);
+                throw unreadable(path, "Parquet", e);
             }
-            return new ArchiveStore.Rows() {
-                @Override
-                public boolean hasNext() {
-                    try {
-                        return rows.hasNext();
-                    } catch (RuntimeException e) {
-                        throw notParquet(path, e);
-                    }
-                }
-
-                @Override
-                public Object next() {
-                    try {
-                        return rows.next();
-                    } catch (RuntimeException e) {
-                        throw notParquet(path, e);
-                    }
-                }
-
-                @Override
-                public void close() throws IOException {
-                    rows.close();
-                }
-            };
+            return guarded(path, "Parquet", rows, rows);
         }
         throw bad(path, "is Parquet, which this build cannot read: Parquet archives are read by the sink-lake "
                 + "module (its Parquet reader), which is not on the class path");
-    }
-
-    private static RequestException notParquet(String path, Exception e) {
-        if (e instanceof RequestException r) {
-            return r;
-        }
-        Throwable cause = e instanceof java.io.UncheckedIOException u ? u.getCause() : e;
-        return bad(path, "cannot be read as Parquet: " + cause.getMessage());
     }
 
     private static ArchiveStore.Rows avro(String path, InputStream in) throws IOException {
@@ -235,30 +204,43 @@ record ArchiveFile(String path, int partition, long start, Format format, String
             in.close();
             throw bad(path, "is not an Avro container file (" + e.getMessage() + ")");
         }
+        return guarded(path, "Avro", stream, stream);
+    }
+
+    /** {@code rows}, a failure to read one refused as the file's ("cannot be read as {@code format}: ..."). */
+    private static ArchiveStore.Rows guarded(String path, String format, Iterator<?> rows, java.io.Closeable file) {
         return new ArchiveStore.Rows() {
             @Override
             public boolean hasNext() {
                 try {
-                    return stream.hasNext();
+                    return rows.hasNext();
                 } catch (RuntimeException e) {
-                    throw bad(path, "cannot be read as Avro: " + e.getMessage());
+                    throw unreadable(path, format, e);
                 }
             }
 
             @Override
             public Object next() {
                 try {
-                    return stream.next();
+                    return rows.next();
                 } catch (RuntimeException e) {
-                    throw bad(path, "cannot be read as Avro: " + e.getMessage());
+                    throw unreadable(path, format, e);
                 }
             }
 
             @Override
             public void close() throws IOException {
-                stream.close();
+                file.close();
             }
         };
+    }
+
+    private static RequestException unreadable(String path, String format, Exception e) {
+        if (e instanceof RequestException r) {
+            return r;
+        }
+        Throwable cause = e instanceof java.io.UncheckedIOException u ? u.getCause() : e;
+        return bad(path, "cannot be read as " + format + ": " + cause.getMessage());
     }
 
     /** Lines of text, blank ones skipped, each turned into a row by {@code parse} (given the line and its number). */
