@@ -354,16 +354,14 @@ record ArchiveFile(String path, int partition, long start, Format format, String
     /**
      * A record of Aiven's layout: a row of the configured fields ({@code key}, {@code value}, {@code offset},
      * {@code timestamp}, {@code headers}) as JSON, Avro, Parquet or CSV wrote it; its offset the {@code offset}
-     * field's where the connector wrote it, else inferred. An Avro or Parquet row that is not Aiven's envelope is a
-     * bare value ({@code format.output.envelope=false}).
+     * field's where the connector wrote it, else inferred. A row that is not Aiven's envelope (an Avro or Parquet
+     * record of another name; a JSON line that is not an object of those fields only) is a bare value
+     * ({@code format.output.envelope=false}), its offset inferred.
      */
     private ArchivedRecord aiven(Object row, long inferred) {
-        if (row instanceof JsonNode n && !n.isObject()) {
-            throw bad(path, "has a line that is not a JSON object with the fields Aiven's jsonl writes "
-                    + "(key, value, offset, timestamp, headers)");
-        }
-        if (row instanceof GenericRecord r && !r.getSchema().getName().equals(AIVEN_ENVELOPE)) {
-            return new ArchivedRecord(inferred, false, -1, null, bytes(r), new RecordHeaders());
+        if (row instanceof JsonNode n && !envelope(n)
+                || row instanceof GenericRecord r && !r.getSchema().getName().equals(AIVEN_ENVELOPE)) {
+            return new ArchivedRecord(inferred, false, -1, null, bytes(row), new RecordHeaders());
         }
         Object offset = field(row, "offset");
         boolean exact = present(offset);
@@ -376,6 +374,19 @@ record ArchiveFile(String path, int partition, long start, Format format, String
         }
         return new ArchivedRecord(at, exact, timestamp(field(row, "timestamp"), at), bytes(field(row, "key")),
                 bytes(field(row, "value")), headers(path, field(row, "headers")));
+    }
+
+    /** Whether a JSON line is Aiven's envelope: an object of its fields only. */
+    private static boolean envelope(JsonNode line) {
+        if (!line.isObject() || line.isEmpty()) {
+            return false;
+        }
+        for (java.util.Iterator<String> names = line.fieldNames(); names.hasNext(); ) {
+            if (!dev.kbackfill.resolver.BackfillRequest.ARCHIVE_FIELD_NAMES.contains(names.next())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private long timestamp(Object ts, long at) {

@@ -227,4 +227,16 @@ class ConnectorArchiveTest {
         assertThatThrownBy(() -> missing.partitions("orders")).isInstanceOf(RequestException.class)
                 .hasMessageContaining("orders+0+0000000002.json has no headers file");
     }
+
+    @Test
+    void aivensJsonlWithoutTheEnvelopeIsBareValuesWithOffsetsInferred() throws IOException {
+        Files.writeString(root.resolve("orders-0-5"), "{\"order_id\":\"o5\",\"value\":3}\n\"text\"\n");
+        ConnectorArchive archive = ConnectorArchive.open(root.toString(), Map.of());
+        List<ArchivedRecord> read = all(archive, 0);
+        assertThat(read).extracting(ArchivedRecord::offset).containsExactly(5L, 6L);
+        assertThat(read).extracting(ArchivedRecord::exact).containsOnly(false);
+        assertThat(new String(read.get(0).value(), StandardCharsets.UTF_8)).isEqualTo("{\"order_id\":\"o5\",\"value\":3}");
+        assertThat(new String(read.get(1).value(), StandardCharsets.UTF_8)).isEqualTo("text");
+        assertThat(read.get(0).key()).isNull();
+    }
 }
