@@ -87,8 +87,21 @@ record ArchiveFile(String path, int partition, long start, Format format, String
     /** Its records in file order; a record that cannot be read is a {@link RequestException} naming the file. */
     CloseableIterator records(ArchiveStore store) throws IOException {
         ArchiveStore.Rows values = open(store, path, format.encoding, fields);
-        ArchiveStore.Rows keyRows = keys == null ? null : open(store, keys, encodingOf(keys), List.of());
-        ArchiveStore.Rows headerRows = headers == null ? null : open(store, headers, encodingOf(headers), List.of());
+        ArchiveStore.Rows keyRows = null;
+        ArchiveStore.Rows headerRows;
+        try {
+            keyRows = keys == null ? null : open(store, keys, encodingOf(keys), List.of());
+            headerRows = headers == null ? null : open(store, headers, encodingOf(headers), List.of());
+        } catch (IOException | RuntimeException e) {
+            try (values; ArchiveStore.Rows k = keyRows) {
+                throw e; // the files opened so far closed
+            }
+        }
+        return companions(values, keyRows, headerRows);
+    }
+
+    private CloseableIterator companions(ArchiveStore.Rows values, ArchiveStore.Rows keyRows,
+                                         ArchiveStore.Rows headerRows) {
         return new CloseableIterator() {
             long index;
 

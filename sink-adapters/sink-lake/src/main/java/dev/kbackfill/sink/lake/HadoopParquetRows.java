@@ -19,6 +19,19 @@ import org.apache.parquet.hadoop.util.HadoopInputFile;
  */
 public final class HadoopParquetRows implements ArchiveStore.ParquetReader {
 
+    /** The local filesystem's settings, made once: an archive of thousands of files opens each. */
+    private static final java.util.function.Supplier<Configuration> LOCAL = new java.util.function.Supplier<>() {
+        private Configuration conf;
+
+        @Override
+        public synchronized Configuration get() {
+            if (conf == null) {
+                conf = HadoopCheckpointFiles.configuration(java.util.Map.of());
+            }
+            return conf;
+        }
+    };
+
     @Override
     public ArchiveStore.Rows rows(ArchiveStore store, String path) throws IOException {
         Path file;
@@ -30,7 +43,7 @@ public final class HadoopParquetRows implements ArchiveStore.ParquetReader {
             java.nio.file.Path local = store.localFile(path).orElseThrow(() -> new IOException("archive "
                     + store.location() + " is neither a local folder nor on a Hadoop filesystem"));
             file = new Path(local.toUri());
-            conf = HadoopCheckpointFiles.configuration(java.util.Map.of());
+            conf = LOCAL.get();
         }
         ParquetReader<GenericRecord> reader = AvroParquetReader.<GenericRecord>builder(
                 HadoopInputFile.fromPath(file, conf)).withDataModel(GenericData.get()).withConf(conf).build();
