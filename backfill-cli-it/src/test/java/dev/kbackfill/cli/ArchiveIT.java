@@ -263,6 +263,23 @@ class ArchiveIT {
     }
 
     @Test
+    void verifyConfirmsRowsNewerThanItsRangeByTheArchivedRecordsTheyClaim() throws Exception {
+        String archive = archives.resolve("aiven").toString();
+        String url = "jdbc:sqlite:" + dir.resolve("newer.db");
+        // the table holds each key as of offset 40; the range verified ends at 20: every row claims a newer record,
+        // one retention deleted from the topic and the archive still holds
+        CliRun run = CliRun.run(kafka, "--topic", TOPIC, "--from", "earliest", "--to", "{\"" + TOPIC
+                + "\":{\"0\":40,\"1\":40}}", "--archive", archive, "--sink", url, "--table", "t", "--create-table");
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        CliRun verify = CliRun.of("verify", "--bootstrap-server", kafka.bootstrapServers(), "--topic", TOPIC,
+                "--from", "earliest", "--to", "{\"" + TOPIC + "\":{\"0\":20,\"1\":20}}", "--archive", archive,
+                "--sink", url, "--table", "t");
+        assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
+        assertThat(verify.out()).startsWith("AGREES: ").containsPattern("\nnewer +3\\d\n")
+                .containsPattern("\nunconfirmed +0\n").doesNotContain("deleted (retention)");
+    }
+
+    @Test
     void anArchiveEndingBelowTheLogStartIsAHoleRefusedUnlessLossIsAllowedThenCounted() throws Exception {
         Path archive = ConnectorArchives.copy(archives.resolve("aiven"), dir.resolve("short"));
         // partition 1 archived to offset 89 only: offsets 90 to the log start are in neither

@@ -212,7 +212,9 @@ class VerifyCommand implements Callable<Integer> {
         } else {
             BackfillRequest backfill = request.toRequest(kafka.isolationLevel(config));
             try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(config)) {
-                plan = new dev.kbackfill.resolver.RangeResolver(offsets).resolve(backfill);
+                // a range below the log start resolves in the archive the request names, as run's and plan's do
+                plan = dev.kbackfill.core.read.archive.ConnectorArchive.resolving(
+                        new dev.kbackfill.resolver.RangeResolver(offsets), backfill).resolve(backfill);
             }
         }
         return new What(Optional.empty(), plan, definition(plan), config);
@@ -225,7 +227,8 @@ class VerifyCommand implements Callable<Integer> {
     private Plan everyRun(JobState state, Map<String, Object> config, PrintWriter err) {
         Optional<Plan> every;
         try (dev.kbackfill.resolver.KafkaOffsetSource offsets = dev.kbackfill.resolver.KafkaOffsetSource.create(config)) {
-            every = dev.kbackfill.core.run.JobPlanner.everyRun(new dev.kbackfill.resolver.RangeResolver(offsets), state);
+            every = dev.kbackfill.core.run.JobPlanner.everyRun(dev.kbackfill.core.read.archive.ConnectorArchive
+                    .resolving(new dev.kbackfill.resolver.RangeResolver(offsets), state.plan().request()), state);
         }
         if (every.isPresent()) {
             err.println("job " + state.job() + " has run " + state.run() + " times from "

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.kbackfill.core.read.RecordFetch;
+import dev.kbackfill.core.record.SourceRecord;
 import dev.kbackfill.core.record.Change;
 import dev.kbackfill.core.record.DecodeException;
 import dev.kbackfill.core.record.KeyIdentity;
@@ -48,11 +49,33 @@ final class NewerClaims implements AutoCloseable {
     private final Map<String, RecordFetch> fetches = new HashMap<>();
     private final List<Claim> pending = new ArrayList<>();
 
-    NewerClaims(Map<String, Object> kafkaConfig, IsolationLevel isolation, RecordDecoder decoder, String rangeTopic) {
+    /** The archive the range's topic was archived to, for records retention deleted; or null. */
+    private final dev.kbackfill.core.read.archive.ConnectorArchive archive;
+
+    NewerClaims(Map<String, Object> kafkaConfig, IsolationLevel isolation, RecordDecoder decoder, String rangeTopic,
+                dev.kbackfill.core.read.archive.ConnectorArchive archive) {
         this.kafkaConfig = kafkaConfig;
         this.isolation = isolation;
         this.decoder = decoder;
         this.rangeTopic = rangeTopic;
+        this.archive = archive;
+    }
+
+    /**
+     * A claimed record below the log start, read from the range's archive where it holds it. The archive's record
+     * carries no timestamp where the connector did not store one: the claim's is taken as it stands then.
+     */
+    private RecordFetch.Found archived(String topic, Version held, RecordFetch.Found found) {
+        if (found.where() != RecordFetch.Where.BELOW_LOG_START || archive == null || !topic.equals(rangeTopic)) {
+            return found;
+        }
+        SourceRecord[] hit = {null};
+        archive.read(topic, held.partition(), held.offset(), held.offset() + 1, r -> {
+            hit[0] = new SourceRecord(topic, held.partition(), r.offset(), r.timestamp() < 0 ? held.timestamp()
+                    : r.timestamp(), held.logTime(), r.key(), r.value(), r.headers());
+            return false;
+        });
+        return hit[0] == null ? found : new RecordFetch.Found(RecordFetch.Where.FOUND, hit[0]);
     }
 
     /** Whether a row judged newer claims a record verify can look for: one a backfill wrote (a source position). */
@@ -78,8 +101,8 @@ final class NewerClaims implements AutoCloseable {
             String topic = topicOf(c.held());
             RecordFetch.Found found;
             try {
-                found = fetches.computeIfAbsent(topic, t -> new RecordFetch(kafkaConfig, isolation, t))
-                        .find(c.held().partition(), c.held().offset(), c.held().logTime());
+                found = archived(topic, c.held(), fetches.computeIfAbsent(topic, t -> new RecordFetch(kafkaConfig,
+                        isolation, t)).find(c.held().partition(), c.held().offset(), c.held().logTime()));
             } catch (RuntimeException e) {
                 outcomes.add(unlike(c, Verdict.UNCONFIRMED, "topic " + topic + " cannot be read (" + e.getMessage() + ")"));
                 continue;

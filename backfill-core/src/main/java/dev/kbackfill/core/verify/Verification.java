@@ -290,7 +290,8 @@ public final class Verification {
             this.target = target;
             this.fold = fold;
             this.after = after;
-            this.claims = new NewerClaims(kafkaConfig, plan.request().isolationLevel(), decoder, topic);
+            this.claims = new NewerClaims(kafkaConfig, plan.request().isolationLevel(), decoder, topic,
+                    dev.kbackfill.core.read.archive.ConnectorArchive.of(plan.request()).orElse(null));
             this.values = c -> {
                 Change d = fold.decoded(c);
                 if (d != null) {
