@@ -280,6 +280,30 @@ class ArchiveIT {
     }
 
     @Test
+    void inspectsSuggestedBackfillOfAGapBelowTheLogStartCarriesTheArchive() throws Exception {
+        try (var admin = kafka.admin()) {
+            for (String[] g : new String[][] {{"archived-old", "10"}, {"archived-new", "150"}}) {
+                Map<TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> at = new java.util.HashMap<>();
+                for (int p = 0; p < 2; p++) {
+                    at.put(new TopicPartition(TOPIC, p), new org.apache.kafka.clients.consumer.OffsetAndMetadata(
+                            Long.parseLong(g[1])));
+                }
+                admin.alterConsumerGroupOffsets(g[0], at).all().get(30, TimeUnit.SECONDS);
+            }
+        }
+        String archive = archives.resolve("aiven").toString();
+        CliRun inspect = CliRun.of("inspect", "--bootstrap-server", kafka.bootstrapServers(), "--topic", TOPIC,
+                "--at", "group:archived-old", "--then", "group:archived-new", "--archive", archive);
+        assertThat(inspect.exitCode()).as(inspect.err()).isZero();
+        // the archive holds every offset retention deleted: nothing is lost, the whole gap is written
+        long gap = 2 * (150 - 10);
+        assertThat(inspect.out()).containsPattern("(?m)^ +total +" + gap + " +0 +0$")
+                .contains("--from group:archived-old --to group:archived-new --bootstrap-server "
+                        + kafka.bootstrapServers() + " --archive " + archive + " --sink URL' writes the " + gap
+                        + " records neither read");
+    }
+
+    @Test
     void anArchiveEndingBelowTheLogStartIsAHoleRefusedUnlessLossIsAllowedThenCounted() throws Exception {
         Path archive = ConnectorArchives.copy(archives.resolve("aiven"), dir.resolve("short"));
         // partition 1 archived to offset 89 only: offsets 90 to the log start are in neither

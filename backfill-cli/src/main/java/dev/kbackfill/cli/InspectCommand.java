@@ -326,8 +326,15 @@ final class InspectCommand implements Callable<Integer> {
                 ReaderPositions.requireWithinLog(option, readers[i], m, topic, ends);
                 positions.add(m);
             }
-            return new Log(positions, source.logStartOffsets(topic, info.partitions()),
-                    source.endOffsets(topic, info.partitions(), kafka.isolationLevel(config)));
+            Map<Integer, Long> starts = new java.util.TreeMap<>(source.logStartOffsets(topic, info.partitions()));
+            if (readerOptions.archive != null) {
+                // offsets retention deleted that the archive holds, reaching the log start, are not lost
+                dev.kbackfill.core.read.archive.ConnectorArchive.open(readerOptions.archive, settings)
+                        .extents(topic, info.partitions()).forEach((p, e) -> starts.computeIfPresent(p,
+                                (k, s) -> e.first() < s && e.end() >= s ? e.first() : s));
+            }
+            return new Log(positions, starts, source.endOffsets(topic, info.partitions(),
+                    kafka.isolationLevel(config)));
         }
     }
 
@@ -361,6 +368,16 @@ final class InspectCommand implements Callable<Integer> {
         if (readerOptions.checkpointProperties != null) {
             readerOptions.checkpointProperties.forEach((k, v) -> flags.append(" --checkpoint-property ")
                     .append(Kbackfill.shellWord(k + "=" + v)));
+        }
+        // a gap below the log start is read from the archive given here, as the backfill command will need it
+        if (readerOptions.archive != null) {
+            flags.append(" --archive ").append(Kbackfill.shellWord(readerOptions.archive));
+        }
+        if (readerOptions.allowInferredOffsets) {
+            flags.append(" --allow-inferred-offsets");
+        }
+        if (readerOptions.archiveFields != null) {
+            flags.append(" --archive-fields ").append(Kbackfill.shellWord(readerOptions.archiveFields));
         }
         return flags.toString();
     }
