@@ -428,16 +428,15 @@ public final class ConnectorArchive implements Archive {
                     + ".snappy or .zst where compressed");
         }
         byte[] head;
-        try (InputStream raw = store.open(path)) {
+        // one open (a GET on object storage): the raw head, then the same bytes again through the decompression
+        try (InputStream raw = new java.io.BufferedInputStream(store.open(path))) {
+            raw.mark(4);
             head = raw.readNBytes(4);
-        } catch (IOException e) {
-            throw ArchiveFile.bad(path, "cannot be read: " + e.getMessage());
-        }
-        if (head.length == 4 && new String(head, java.nio.charset.StandardCharsets.US_ASCII).equals("PAR1")) {
-            return ArchiveFile.Format.AIVEN_PARQUET;
-        }
-        try (InputStream in = ArchiveFile.decompressed(path, store.open(path))) {
-            head = in.readNBytes(4);
+            if (head.length == 4 && new String(head, java.nio.charset.StandardCharsets.US_ASCII).equals("PAR1")) {
+                return ArchiveFile.Format.AIVEN_PARQUET;
+            }
+            raw.reset();
+            head = ArchiveFile.decompressed(path, raw).readNBytes(4);
         } catch (IOException e) {
             throw ArchiveFile.bad(path, "cannot be read: " + e.getMessage());
         }
