@@ -102,6 +102,7 @@ record ArchiveFile(String path, int partition, long start, Format format, String
 
     private CloseableIterator companions(ArchiveStore.Rows values, ArchiveStore.Rows keyRows,
                                          ArchiveStore.Rows headerRows) {
+        boolean envelopedKeys = keys != null && encodingOf(keys) == Encoding.PARQUET; // Parquet's {key} record
         return new CloseableIterator() {
             long index;
 
@@ -123,7 +124,7 @@ record ArchiveFile(String path, int partition, long start, Format format, String
                 byte[] key = null;
                 if (keyRows != null) {
                     Object k = keyRows.next();
-                    key = bytes(encodingOf(keys) == Encoding.PARQUET ? field(k, "key") : k);
+                    key = bytes(envelopedKeys ? field(k, "key") : k);
                 }
                 Headers hs = headerRows == null ? new RecordHeaders() : headers(headers, headerRows.next());
                 return new ArchivedRecord(start + i, false, -1, key, bytes(value), hs);
@@ -336,10 +337,9 @@ record ArchiveFile(String path, int partition, long start, Format format, String
     private static Object csvCell(String path, long line, String field, String cell) {
         try {
             return switch (field) {
-                case "offset" -> cell.isEmpty() ? null : Long.parseLong(cell);
-                case "timestamp" -> cell.isEmpty() ? null : Long.parseLong(cell);
+                case "offset", "timestamp" -> cell.isEmpty() ? null : Long.parseLong(cell);
                 case "headers" -> csvHeaders(cell);
-                default -> cell.isEmpty() ? null : java.nio.ByteBuffer.wrap(Base64.getDecoder().decode(cell));
+                default -> cell.isEmpty() ? null : Base64.getDecoder().decode(cell);
             };
         } catch (IllegalArgumentException e) {
             throw bad(path, "line " + line + " has a " + field + " that is not " + (field.equals("offset")
