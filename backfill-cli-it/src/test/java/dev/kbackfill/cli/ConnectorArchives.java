@@ -63,12 +63,7 @@ final class ConnectorArchives {
     static void aiven(Path root, String topic, Map<Integer, List<ConsumerRecord<byte[], byte[]>>> records, int perFile,
                       boolean offsets) throws IOException {
         Files.createDirectories(root);
-        records.forEach((p, list) -> {
-            for (int i = 0, n = 0; i < list.size(); i += perFile, n++) {
-                List<ConsumerRecord<byte[], byte[]>> chunk = list.subList(i, Math.min(list.size(), i + perFile));
-                aivenFile(root, topic, chunk, n % 2 == 1, offsets);
-            }
-        });
+        chunks(records, perFile, (chunk, n) -> aivenFile(root, topic, chunk, n % 2 == 1, offsets));
     }
 
     /** One Aiven file of {@code chunk}, named for its first record's offset. */
@@ -102,29 +97,32 @@ final class ConnectorArchives {
     /** Confluent's layout: {@code topics/TOPIC/partition=P/TOPIC+P+START.json} and its keys file. */
     static void confluent(Path root, String topic, Map<Integer, List<ConsumerRecord<byte[], byte[]>>> records,
                           int perFile) throws IOException {
-        for (Map.Entry<Integer, List<ConsumerRecord<byte[], byte[]>>> e : records.entrySet()) {
-            Path dir = Files.createDirectories(root.resolve("topics").resolve(topic).resolve("partition=" + e.getKey()));
-            List<ConsumerRecord<byte[], byte[]>> list = e.getValue();
-            for (int i = 0; i < list.size(); i += perFile) {
-                List<ConsumerRecord<byte[], byte[]>> chunk = list.subList(i, Math.min(list.size(), i + perFile));
-                String stem = topic + "+" + e.getKey() + "+" + String.format(Locale.ROOT, "%010d", chunk.get(0).offset());
-                StringBuilder values = new StringBuilder();
-                StringBuilder keys = new StringBuilder();
-                StringBuilder headers = new StringBuilder();
-                for (ConsumerRecord<byte[], byte[]> r : chunk) {
-                    values.append(JSON.readTree(r.value()).toString()).append('\n');
-                    keys.append(JSON.writeValueAsString(new String(r.key(), StandardCharsets.UTF_8))).append('\n');
-                    ObjectNode enveloped = JSON.createObjectNode(); // store.kafka.headers: enveloped, values as text
-                    var hs = enveloped.putArray("headers");
-                    r.headers().forEach(h -> hs.addObject().put("key", h.key())
-                            .put("value", new String(h.value(), StandardCharsets.UTF_8)));
-                    headers.append(enveloped).append('\n');
-                }
-                Files.writeString(dir.resolve(stem + ".json"), values);
-                Files.writeString(dir.resolve(stem + ".keys.json"), keys);
-                Files.writeString(dir.resolve(stem + ".headers.json"), headers);
+        chunks(records, perFile, (chunk, n) -> {
+            StringBuilder values = new StringBuilder();
+            StringBuilder keys = new StringBuilder();
+            StringBuilder headers = new StringBuilder();
+            for (ConsumerRecord<byte[], byte[]> r : chunk) {
+                values.append(JSON.readTree(r.value()).toString()).append('\n');
+                keys.append(JSON.writeValueAsString(new String(r.key(), StandardCharsets.UTF_8))).append('\n');
+                ObjectNode enveloped = JSON.createObjectNode(); // store.kafka.headers: enveloped, values as text
+                var hs = enveloped.putArray("headers");
+                r.headers().forEach(h -> hs.addObject().put("key", h.key())
+                        .put("value", new String(h.value(), StandardCharsets.UTF_8)));
+                headers.append(enveloped).append('\n');
             }
-        }
+            Files.writeString(confluentFile(root, topic, chunk.get(0), ".json"), values);
+            Files.writeString(confluentFile(root, topic, chunk.get(0), ".keys.json"), keys);
+            Files.writeString(confluentFile(root, topic, chunk.get(0), ".headers.json"), headers);
+        });
+    }
+
+    /** {@code topics/TOPIC/partition=P/TOPIC+P+START} and {@code ext}: the file of the chunk {@code first} starts. */
+    private static Path confluentFile(Path root, String topic, ConsumerRecord<byte[], byte[]> first, String ext)
+            throws IOException {
+        Path dir = Files.createDirectories(root.resolve("topics").resolve(topic)
+                .resolve("partition=" + first.partition()));
+        return dir.resolve(topic + "+" + first.partition() + "+" + String.format(Locale.ROOT, "%010d", first.offset())
+                + ext);
     }
 
     /** A copy of the folder {@code from} at {@code to}. */
@@ -275,16 +273,14 @@ final class ConnectorArchives {
                                  int perFile) throws IOException {
         chunks(records, perFile, (chunk, n) -> {
             ConsumerRecord<byte[], byte[]> first = chunk.get(0);
-            Path dir = Files.createDirectories(root.resolve("topics").resolve(topic)
-                    .resolve("partition=" + first.partition()));
-            String stem = topic + "+" + first.partition() + "+" + String.format(Locale.ROOT, "%010d", first.offset());
-            parquet(dir.resolve(stem + ".snappy.parquet"), ORDER, chunk.stream().map(ConnectorArchives::order).toList());
-            parquet(dir.resolve(stem + ".keys.snappy.parquet"), KEY, chunk.stream().map(r -> {
+            parquet(confluentFile(root, topic, first, ".snappy.parquet"), ORDER,
+                    chunk.stream().map(ConnectorArchives::order).toList());
+            parquet(confluentFile(root, topic, first, ".keys.snappy.parquet"), KEY, chunk.stream().map(r -> {
                 var key = new org.apache.avro.generic.GenericData.Record(KEY);
                 key.put("key", new String(r.key(), StandardCharsets.UTF_8));
                 return (org.apache.avro.generic.GenericRecord) key;
             }).toList());
-            parquet(dir.resolve(stem + ".headers.snappy.parquet"), HEADERS, chunk.stream().map(r -> {
+            parquet(confluentFile(root, topic, first, ".headers.snappy.parquet"), HEADERS, chunk.stream().map(r -> {
                 List<org.apache.avro.generic.GenericRecord> list = new ArrayList<>();
                 headerMap(r).forEach((k, v) -> {
                     var h = new org.apache.avro.generic.GenericData.Record(HEADER);
@@ -309,13 +305,10 @@ final class ConnectorArchives {
         org.apache.avro.Schema headerList = org.apache.avro.Schema.createArray(HEADER);
         chunks(records, perFile, (chunk, n) -> {
             ConsumerRecord<byte[], byte[]> first = chunk.get(0);
-            Path dir = Files.createDirectories(root.resolve("topics").resolve(topic)
-                    .resolve("partition=" + first.partition()));
-            String stem = topic + "+" + first.partition() + "+" + String.format(Locale.ROOT, "%010d", first.offset());
-            avro(dir.resolve(stem + ".avro"), ORDER, chunk.stream().map(r -> (Object) order(r)).toList());
-            avro(dir.resolve(stem + ".keys.avro"), string,
+            avro(confluentFile(root, topic, first, ".avro"), ORDER, chunk.stream().map(r -> (Object) order(r)).toList());
+            avro(confluentFile(root, topic, first, ".keys.avro"), string,
                     chunk.stream().map(r -> (Object) new String(r.key(), StandardCharsets.UTF_8)).toList());
-            avro(dir.resolve(stem + ".headers.avro"), headerList, chunk.stream().map(r -> {
+            avro(confluentFile(root, topic, first, ".headers.avro"), headerList, chunk.stream().map(r -> {
                 List<Object> list = new ArrayList<>();
                 headerMap(r).forEach((k, v) -> {
                     var h = new org.apache.avro.generic.GenericData.Record(HEADER);
