@@ -436,14 +436,17 @@ public final class ConnectorArchive implements Archive {
                 return ArchiveFile.Format.AIVEN_PARQUET;
             }
             raw.reset();
-            head = ArchiveFile.decompressed(path, raw).readNBytes(4);
+            head = ArchiveFile.decompressed(path, raw).readNBytes(SNIFFED_LINE);
         } catch (IOException e) {
             throw ArchiveFile.bad(path, "cannot be read: " + e.getMessage());
         }
-        if (head.length == 4 && head[0] == 'O' && head[1] == 'b' && head[2] == 'j' && head[3] == 1) {
+        if (head.length >= 4 && head[0] == 'O' && head[1] == 'b' && head[2] == 'j' && head[3] == 1) {
             return ArchiveFile.Format.AIVEN_AVRO;
         }
-        if (head.length > 0 && head[0] == '{') {
+        // the envelope is an object; without it a line is the bare value, any JSON. CSV lines are base64 cells and
+        // numbers separated by commas, never an object: a first line that is JSON is taken for CSV only when the
+        // archive's CSV fields are given
+        if (head.length > 0 && head[0] == '{' || fields.isEmpty() && firstLineIsJson(head)) {
             return ArchiveFile.Format.AIVEN_JSONL;
         }
         if (fields.isEmpty()) {
@@ -453,6 +456,27 @@ public final class ConnectorArchive implements Archive {
         }
         return ArchiveFile.Format.AIVEN_CSV;
     }
+
+    /** How much of an Aiven file is read to tell its format: its first line, where no longer. */
+    private static final int SNIFFED_LINE = 1 << 16;
+
+    private static boolean firstLineIsJson(byte[] head) {
+        int end = 0;
+        while (end < head.length && head[end] != '\n') {
+            end++;
+        }
+        try (com.fasterxml.jackson.core.JsonParser parser = SNIFF.createParser(head, 0, end)) {
+            if (parser.nextToken() == null) {
+                return false;
+            }
+            parser.skipChildren();
+            return parser.nextToken() == null; // one value, nothing after it
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static final com.fasterxml.jackson.core.JsonFactory SNIFF = new com.fasterxml.jackson.core.JsonFactory();
 
     private static String otherTopics(List<String> all) {
         Set<String> topics = new TreeSet<>();

@@ -239,4 +239,21 @@ class ConnectorArchiveTest {
         assertThat(new String(read.get(1).value(), StandardCharsets.UTF_8)).isEqualTo("text");
         assertThat(read.get(0).key()).isNull();
     }
+
+    @Test
+    void aivensJsonlOfBareValuesThatAreNotObjectsIsJsonlNotCsv() throws IOException {
+        Files.writeString(root.resolve("orders-0-7"), "\"text\"\n42\n[1,2]\n");
+        ConnectorArchive archive = ConnectorArchive.open(root.toString(), Map.of());
+        archive.partitions("orders");
+        assertThat(archive.layout()).isEqualTo("Aiven S3 sink, jsonl");
+        List<ArchivedRecord> read = all(archive, 0);
+        assertThat(read).extracting(ArchivedRecord::offset).containsExactly(7L, 8L, 9L);
+        assertThat(read).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+                .containsExactly("text", "42", "[1,2]");
+        // a CSV line is not one JSON value: still CSV, and refused without its fields
+        Files.writeString(root.resolve("orders-1-0"), b64("k") + "," + b64("v") + ",0,1700000000000\n");
+        ConnectorArchive csv = ConnectorArchive.open(root.toString(), Map.of());
+        assertThatThrownBy(() -> csv.partitions("orders")).isInstanceOf(RequestException.class)
+                .hasMessageContaining("archive file orders-1-0 is in Aiven's CSV format");
+    }
 }
