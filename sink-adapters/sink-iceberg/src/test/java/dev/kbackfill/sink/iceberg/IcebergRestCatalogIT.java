@@ -52,12 +52,13 @@ abstract class IcebergRestCatalogIT extends SinkContract {
         }
     }
 
+    /** Stops the finished class's catalog only: the other classes' may still be in use (the classes run side by side). */
     @AfterAll
-    static void stopCatalogs() throws Exception {
-        for (LoopbackRestCatalog c : CATALOGS.values()) {
+    static void stopCatalog(org.junit.jupiter.api.TestInfo finished) throws Exception {
+        LoopbackRestCatalog c = CATALOGS.remove(finished.getTestClass().orElseThrow());
+        if (c != null) {
             c.close();
         }
-        CATALOGS.clear();
     }
 
     @Override
