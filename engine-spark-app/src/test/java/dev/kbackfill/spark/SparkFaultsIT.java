@@ -30,7 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Exactly once on Spark under failure: a task that fails on its first attempt (local[2,2] retries it) and a driver
  * killed between waves, or between a wave's MERGE and the job's progress, leave no duplicate and no regression, and
- * the rerun adds no commit for a finished wave. Faults are injected by {@link Faults}' settings.
+ * the rerun adds no commit for a finished wave. Faults are injected by {@link Faults}' settings. A task's failure and
+ * retry happen inside Spark, so those launches run on the {@link SharedDriver} (a session made with their master and
+ * settings); a killed driver is a process of its own, killed, and the run that resumes after it the shared driver's.
  */
 @Tag("spark")
 class SparkFaultsIT {
@@ -67,6 +69,12 @@ class SparkFaultsIT {
 
     @Test
     void aTaskFailingOnItsFirstAttemptLeavesNoDuplicateAndNoRegression() throws Exception {
+        try (AutoCloseable driver = SharedDriver.install()) {
+            taskFailures();
+        }
+    }
+
+    private void taskFailures() throws Exception {
         topic("faults-task");
         String[] newer = {"--topic", "faults-task", "--from", "2024-01-02", "--to", "2024-01-03", "--create-table"};
         String[] day = {"--topic", "faults-task", "--from", "2024-01-01", "--to", "2024-01-02", "--create-table",
@@ -146,7 +154,10 @@ class SparkFaultsIT {
         assertThat(killedAgain.exitCode()).as(killedAgain.toString()).isEqualTo(1);
         assertThat(killedAgain.err()).contains("exited with code 137");
         assertThat(waveCommits(table)).isEqualTo(2);
-        SparkCli finished = SparkCli.onSpark(kafka, waves, concat(request, "--sink", "delta:" + table));
+        SparkCli finished;
+        try (AutoCloseable driver = SharedDriver.install()) {
+            finished = SparkCli.onSpark(kafka, waves, concat(request, "--sink", "delta:" + table));
+        }
         assertThat(finished.exitCode()).as(finished.toString()).isZero();
         assertThat(waveCommits(table)).as("wave 2 is not written again").isEqualTo(3);
         assertThat(deltaRows(table)).isEqualTo(deltaRows(expected));

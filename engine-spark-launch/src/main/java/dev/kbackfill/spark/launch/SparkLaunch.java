@@ -469,22 +469,24 @@ public final class SparkLaunch {
 
     /**
      * A driver in the launching JVM, on a Spark session it holds: it runs the spec file as the application's main would
-     * (without exiting), writing the application's output and events to {@code out} and its messages to {@code err},
-     * and returns the exit code the application would exit with.
+     * (without exiting), on a session with the launch's {@code master} ({@code local[N]} or {@code local[N,F]}) and its
+     * Spark settings ({@code KEY=VALUE}, the driver's JVM options left out: this JVM stands for them), writing the
+     * application's output and events to {@code out} and its messages to {@code err}, and returns the exit code the
+     * application would exit with.
      */
     @FunctionalInterface
     public interface DriverInThisJvm {
-        int run(Path spec, java.io.PrintStream out, java.io.PrintStream err);
+        int run(Path spec, String master, List<String> conf, java.io.PrintStream out, java.io.PrintStream err);
     }
 
     private static volatile DriverInThisJvm inThisJvm;
 
     /**
-     * Runs the specs of launches on a local master ({@code local}, {@code local[N]}, {@code local[*]}, no
-     * spark-submit, no Spark settings but the driver's JVM options, which this JVM stands for) with {@code driver}
-     * instead of an application process of its own, until the returned handle is closed. For the engine's own tests,
-     * where a process per launch proves nothing a few launches do not: the spec is still written to its file and
-     * read back by the driver, and the driver's events read back by the launch line by line.
+     * Runs the specs of launches on a local master ({@code local}, {@code local[N]}, {@code local[*]}, or
+     * {@code local[N,F]} with task retries; no spark-submit, no deploy mode) with {@code driver} instead of an
+     * application process of its own, until the returned handle is closed. For the engine's own tests, where a
+     * process per launch proves nothing a few launches do not: the spec is still written to its file and read back by
+     * the driver, and the driver's events read back by the launch line by line.
      */
     public static AutoCloseable runLocalSpecsInThisJvm(DriverInThisJvm driver) {
         inThisJvm = Objects.requireNonNull(driver, "driver");
@@ -493,10 +495,14 @@ public final class SparkLaunch {
 
     private boolean runsHere() {
         String home = System.getenv("SPARK_HOME");
-        return inThisJvm != null && options.master().matches("local(\\[(\\d+|\\*)])?")
-                && options.deployMode().isEmpty() && (home == null || home.isBlank())
-                && options.conf().stream().allMatch(c -> c.startsWith("spark.driver.extraJavaOptions=")
-                || c.startsWith("spark.driver.memory="));
+        return inThisJvm != null && options.master().matches("local(\\[(\\d+|\\*)(,\\d+)?])?")
+                && options.deployMode().isEmpty() && (home == null || home.isBlank());
+    }
+
+    /** The launch's Spark settings a session in this JVM takes: all but the driver JVM's own. */
+    private List<String> sessionConf() {
+        return options.conf().stream().filter(c -> !c.startsWith("spark.driver.extraJavaOptions=")
+                && !c.startsWith("spark.driver.memory=")).toList();
     }
 
     /** The application run by the driver in this JVM ({@link #runLocalSpecsInThisJvm}), read as a process's would be. */
@@ -512,7 +518,7 @@ public final class SparkLaunch {
         try (Lines o = new Lines(eventLines); Lines e = new Lines(errLines);
              java.io.PrintStream po = new java.io.PrintStream(o, true, StandardCharsets.UTF_8);
              java.io.PrintStream pe = new java.io.PrintStream(e, true, StandardCharsets.UTF_8)) {
-            int code = inThisJvm.run(spec, po, pe);
+            int code = inThisJvm.run(spec, options.master(), sessionConf(), po, pe);
             po.flush();
             pe.flush();
             o.close();
