@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of docs/benchmarks.md side by side and prints a report.
-#   bench/run.sh [RECORDS] [ROUNDS] [all|decode|read|postgres|delta|iceberg|scale|plan|index|growth|verify|cron|live|partitioned|serve]   (default 1000000 records, 2 rounds, all; needs kcat)
+#   bench/run.sh [RECORDS] [ROUNDS] [all|decode|read|postgres|narrow|delta|iceberg|scale|plan|index|growth|verify|cron|live|partitioned|serve]   (default 1000000 records, 2 rounds, all; needs kcat)
+#   postgres: wide records (ten fields), then narrow ones (three small fields, RECORDS/10 keys); narrow: those only
 #   live: beside a live writer, a gap of 1% before a tail of 99% and the last 1%, each beside --live-writer no
 #   cron: runs of 1,000 and 10,000 records end to end (JDK 17 and, with the build's AOT cache, 25) beside kcat | psql and Spark
 #   partitioned: not part of all; lake tables partitioned by day at RECORDS/10 and RECORDS rows, 1% touched

@@ -136,6 +136,9 @@ public final class Benchmark {
             if (only.equals("all") || only.equals("postgres")) {
                 postgres();
             }
+            if (only.equals("narrow")) {
+                narrowPostgres(SharedPostgres.newDatabase("bench_narrow"));
+            }
             if (only.equals("all") || only.equals("delta")) {
                 delta();
             }
@@ -350,6 +353,100 @@ public final class Benchmark {
             }
         }
         System.out.println();
+        narrowPostgres(url);
+    }
+
+    private static final String NARROW_TOPIC = TOPIC + "-narrow";
+
+    /**
+     * Narrow records (three small fields: an id, a status, a number), RECORDS of them over RECORDS/10 keys, where
+     * PostgreSQL's own work (parsing, the upsert) is most of a pipeline's time: kbackfill with defaults beside the same
+     * pipeline shape as above (kcat into an unlogged staging table, one {@code INSERT .. SELECT DISTINCT ON .. ON
+     * CONFLICT}), each into a table of its own, the two tables checked equal row for row.
+     */
+    private void narrowPostgres(String url) throws Exception {
+        int narrowKeys = Math.max(1, records / 10);
+        System.out.printf(Locale.ROOT, "== PostgreSQL, narrow records: %d records of three small fields, %d keys%n",
+                records, narrowKeys);
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(NARROW_TOPIC, PARTITIONS, (short) 1))).all().get();
+            Thread.sleep(2000); // KAFKA-15591
+        }
+        Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.LINGER_MS_CONFIG, 20, ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < records; i++) {
+                int key = i % narrowKeys;
+                p.send(new ProducerRecord<>(NARROW_TOPIC, null, T0.plusSeconds(i).toEpochMilli(),
+                        String.format(Locale.ROOT, "k%07d", key), String.format(Locale.ROOT,
+                        "{\"id\":%d,\"status\":\"s%d\",\"n\":%d}", key, i / narrowKeys, i)));
+            }
+            p.flush();
+        }
+        System.out.printf("%-6s %-48s %10s %12s %8s%n", "round", "writer", "seconds", "records/s", "RSS MB");
+        for (int r = 1; r <= rounds; r++) {
+            try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+                for (String t : List.of("narrow_kbackfill", "narrow_pipeline", "kbackfill_jobs", "kbackfill_progress")) {
+                    s.execute("DROP TABLE IF EXISTS " + t);
+                }
+                s.execute("CREATE TABLE narrow_pipeline (kafka_key text PRIMARY KEY, id bigint, status text, n bigint, "
+                        + "kafka_partition integer, kafka_offset bigint, kafka_timestamp timestamptz)");
+            }
+            Measured m = measure(List.of(root.resolve("bin/kbackfill").toString(), "run", "--topic", NARROW_TOPIC,
+                    "--from", "earliest", "--to", "latest", "--sink", url, "--table", "narrow_kbackfill",
+                    "--create-table", "--job", "bench-narrow", "--progress", "none", "--bootstrap-server", bootstrap),
+                    Map.of());
+            row(r, "kbackfill run, defaults", m.seconds(), m.peakRssKb());
+            double pipeline = narrowPipeline(url, narrowKeys);
+            row(r, "kcat | psql \\copy, INSERT..SELECT DISTINCT ON", pipeline, 0);
+            try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+                 java.sql.ResultSet rs = s.executeQuery("SELECT (SELECT count(*) FROM narrow_kbackfill), "
+                         + "(SELECT count(*) FROM (SELECT kafka_key, id, status, n FROM narrow_kbackfill EXCEPT "
+                         + "SELECT kafka_key, id, status, n FROM narrow_pipeline) d), "
+                         + "(SELECT count(*) FROM (SELECT kafka_key, id, status, n FROM narrow_pipeline EXCEPT "
+                         + "SELECT kafka_key, id, status, n FROM narrow_kbackfill) d)")) {
+                rs.next();
+                if (rs.getLong(1) != narrowKeys || rs.getLong(2) != 0 || rs.getLong(3) != 0) {
+                    throw new IllegalStateException("narrow records: kbackfill's table has " + rs.getLong(1)
+                            + " rows, " + rs.getLong(2) + " not in the pipeline's, which has " + rs.getLong(3)
+                            + " not in kbackfill's");
+                }
+            }
+            System.out.printf(Locale.ROOT, "%-6d %-48s %9.2fx (rows equal)%n", r, "kbackfill vs kcat|psql, narrow",
+                    pipeline / m.seconds());
+        }
+        System.out.println();
+    }
+
+    /** The narrow topic through kcat and psql into narrow_pipeline, the wide pipeline's shape; its seconds. */
+    private double narrowPipeline(String url, long expectedRows) throws Exception {
+        String psqlUrl = "postgresql://postgres@" + url.substring("jdbc:postgresql://".length(), url.indexOf('?'));
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS staging");
+            s.execute("CREATE UNLOGGED TABLE staging (k text, p int, o bigint, ts bigint, v text)");
+        }
+        String insert = "INSERT INTO narrow_pipeline SELECT DISTINCT ON (k) k, (j->>'id')::bigint, j->>'status', "
+                + "(j->>'n')::bigint, p, o, to_timestamp(ts / 1000.0) FROM (SELECT k, p, o, ts, v::json AS j "
+                + "FROM staging) s ORDER BY k, p, o DESC ON CONFLICT (kafka_key) DO UPDATE SET id = EXCLUDED.id, "
+                + "status = EXCLUDED.status, n = EXCLUDED.n, kafka_partition = EXCLUDED.kafka_partition, "
+                + "kafka_offset = EXCLUDED.kafka_offset, kafka_timestamp = EXCLUDED.kafka_timestamp WHERE "
+                + "narrow_pipeline.kafka_offset IS NULL OR (narrow_pipeline.kafka_partition = EXCLUDED.kafka_partition "
+                + "AND narrow_pipeline.kafka_offset <= EXCLUDED.kafka_offset) OR (narrow_pipeline.kafka_partition <> "
+                + "EXCLUDED.kafka_partition AND narrow_pipeline.kafka_timestamp <= EXCLUDED.kafka_timestamp)";
+        String pipeline = "set -o pipefail; kcat -C -b " + bootstrap + " -t " + NARROW_TOPIC + " -o beginning -e -q "
+                + "-f '%k\\t%p\\t%o\\t%T\\t%s\\n' | psql -q -v ON_ERROR_STOP=1 '" + psqlUrl + "' "
+                + "-c '\\copy staging FROM pstdin' -c \"" + insert.replace("\"", "\\\"") + "\"";
+        long started = System.nanoTime();
+        exec(List.of("bash", "-c", pipeline), Map.of());
+        double seconds = (System.nanoTime() - started) / 1e9;
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM narrow_pipeline")) {
+            rs.next();
+            if (rs.getLong(1) != expectedRows) {
+                throw new IllegalStateException("the narrow pipeline left " + rs.getLong(1) + " rows, not " + expectedRows);
+            }
+        }
+        return seconds;
     }
 
     /** One kbackfill run into bench_orders (a batch size from -Dbench.batchSize if set), checked; its seconds. */
