@@ -420,11 +420,6 @@ public final class Benchmark {
 
     /** The narrow topic through kcat and psql into narrow_pipeline, the wide pipeline's shape; its seconds. */
     private double narrowPipeline(String url, long expectedRows) throws Exception {
-        String psqlUrl = "postgresql://postgres@" + url.substring("jdbc:postgresql://".length(), url.indexOf('?'));
-        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS staging");
-            s.execute("CREATE UNLOGGED TABLE staging (k text, p int, o bigint, ts bigint, v text)");
-        }
         String insert = "INSERT INTO narrow_pipeline SELECT DISTINCT ON (k) k, (j->>'id')::bigint, j->>'status', "
                 + "(j->>'n')::bigint, p, o, to_timestamp(ts / 1000.0) FROM (SELECT k, p, o, ts, v::json AS j "
                 + "FROM staging) s ORDER BY k, p, o DESC ON CONFLICT (kafka_key) DO UPDATE SET id = EXCLUDED.id, "
@@ -433,20 +428,7 @@ public final class Benchmark {
                 + "narrow_pipeline.kafka_offset IS NULL OR (narrow_pipeline.kafka_partition = EXCLUDED.kafka_partition "
                 + "AND narrow_pipeline.kafka_offset <= EXCLUDED.kafka_offset) OR (narrow_pipeline.kafka_partition <> "
                 + "EXCLUDED.kafka_partition AND narrow_pipeline.kafka_timestamp <= EXCLUDED.kafka_timestamp)";
-        String pipeline = "set -o pipefail; kcat -C -b " + bootstrap + " -t " + NARROW_TOPIC + " -o beginning -e -q "
-                + "-f '%k\\t%p\\t%o\\t%T\\t%s\\n' | psql -q -v ON_ERROR_STOP=1 '" + psqlUrl + "' "
-                + "-c '\\copy staging FROM pstdin' -c \"" + insert.replace("\"", "\\\"") + "\"";
-        long started = System.nanoTime();
-        exec(List.of("bash", "-c", pipeline), Map.of());
-        double seconds = (System.nanoTime() - started) / 1e9;
-        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
-             java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM narrow_pipeline")) {
-            rs.next();
-            if (rs.getLong(1) != expectedRows) {
-                throw new IllegalStateException("the narrow pipeline left " + rs.getLong(1) + " rows, not " + expectedRows);
-            }
-        }
-        return seconds;
+        return kcatPsqlPipeline(url, NARROW_TOPIC, insert, "narrow_pipeline", expectedRows);
     }
 
     /** One kbackfill run into bench_orders (a batch size from -Dbench.batchSize if set), checked; its seconds. */
@@ -1590,15 +1572,24 @@ public final class Benchmark {
 
     /** kcat's records of {@code topic} copied by psql into a staging table, then one upsert into bench_orders. */
     private double kcatPsqlPipeline(String url, String topic, long expectedRows) throws Exception {
+        String insert = "INSERT INTO bench_orders SELECT DISTINCT ON (k) k, j->>'order_id', j->>'customer', "
+                + "j->>'status', (j->>'amount')::numeric, j->>'currency', (j->>'items')::bigint, j->>'channel', "
+                + "j->>'updated_at', j->>'note', p, o, to_timestamp(ts / 1000.0) FROM (SELECT k, p, o, ts, v::json AS j "
+                + "FROM staging) s ORDER BY k, p, o DESC " + UPSERT;
+        return kcatPsqlPipeline(url, topic, insert, "bench_orders", expectedRows);
+    }
+
+    /**
+     * kcat's records of {@code topic} (key, partition, offset, time, value) copied by psql into an unlogged staging
+     * table, then {@code insert} from it into {@code table}; checks the table's row count. Its seconds.
+     */
+    private double kcatPsqlPipeline(String url, String topic, String insert, String table, long expectedRows)
+            throws Exception {
         String psqlUrl = "postgresql://postgres@" + url.substring("jdbc:postgresql://".length(), url.indexOf('?'));
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS staging");
             s.execute("CREATE UNLOGGED TABLE staging (k text, p int, o bigint, ts bigint, v text)");
         }
-        String insert = "INSERT INTO bench_orders SELECT DISTINCT ON (k) k, j->>'order_id', j->>'customer', "
-                + "j->>'status', (j->>'amount')::numeric, j->>'currency', (j->>'items')::bigint, j->>'channel', "
-                + "j->>'updated_at', j->>'note', p, o, to_timestamp(ts / 1000.0) FROM (SELECT k, p, o, ts, v::json AS j "
-                + "FROM staging) s ORDER BY k, p, o DESC " + UPSERT;
         String pipeline = "set -o pipefail; kcat -C -b " + bootstrap + " -t " + topic + " -o beginning -e -q "
                 + "-f '%k\\t%p\\t%o\\t%T\\t%s\\n' | psql -q -v ON_ERROR_STOP=1 '" + psqlUrl + "' "
                 + "-c '\\copy staging FROM pstdin' -c \"" + insert.replace("\"", "\\\"") + "\"";
@@ -1606,11 +1597,11 @@ public final class Benchmark {
         exec(List.of("bash", "-c", pipeline), Map.of());
         double seconds = (System.nanoTime() - started) / 1e9;
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
-             java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM bench_orders")) {
+             java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
             rs.next();
             if (rs.getLong(1) != expectedRows) {
-                throw new IllegalStateException("the kcat | psql pipeline left " + rs.getLong(1) + " rows, not "
-                        + expectedRows);
+                throw new IllegalStateException("the kcat | psql pipeline left " + rs.getLong(1) + " rows in " + table
+                        + ", not " + expectedRows);
             }
         }
         return seconds;
