@@ -43,17 +43,18 @@ final class SinkConnection implements AutoCloseable {
         warmUp(url);
     }
 
+    /** Whether {@link #warmUp} has loaded the drivers, and SQLite's library, in this process. */
+    private static final java.util.concurrent.atomic.AtomicBoolean DRIVERS_WARMED =
+            new java.util.concurrent.atomic.AtomicBoolean();
+    private static final java.util.concurrent.atomic.AtomicBoolean SQLITE_WARMED =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
     /**
      * Loads the JDBC drivers (and SQLite's native library, which its driver extracts and checks) on a thread of their
      * own, while the run asks the cluster for its plan: a short run's first connection into a new SQLite file then
      * took 25-30 ms where it took 140-170 ms after the plan (the whole 1,000-record run 2-3% shorter on two cores, where
      * the warm-up competes with the JIT). Nothing is connected or created here.
      */
-    private static final java.util.concurrent.atomic.AtomicBoolean DRIVERS_WARMED =
-            new java.util.concurrent.atomic.AtomicBoolean();
-    private static final java.util.concurrent.atomic.AtomicBoolean SQLITE_WARMED =
-            new java.util.concurrent.atomic.AtomicBoolean();
-
     private static void warmUp(String url) {
         // once per process: a run makes several connections (writer, job store, publication), an engine many sinks
         boolean drivers = !DRIVERS_WARMED.getAndSet(true);
