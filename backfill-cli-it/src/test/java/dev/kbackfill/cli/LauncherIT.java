@@ -45,12 +45,20 @@ class LauncherIT {
     }
 
     private static Result launch(String... args) throws IOException, InterruptedException {
+        return launch(java.util.Map.of(), args);
+    }
+
+    /** The launcher run with {@code env} added to this JVM's environment. */
+    private static Result launch(java.util.Map<String, String> env, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(LAUNCHER.toString());
         command.addAll(List.of(args));
         Path out = Files.createTempFile("kbackfill-out", ".txt");
         Path err = Files.createTempFile("kbackfill-err", ".txt");
-        Process p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
         if (!p.waitFor(120, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("kbackfill " + String.join(" ", args) + " did not finish in 120 s");
@@ -176,6 +184,30 @@ class LauncherIT {
         Result r = launch("--version");
         assertThat(r.exitCode()).isZero();
         assertThat(r.out().strip()).matches("kbackfill \\d+\\.\\d+\\.\\d+(-SNAPSHOT)?");
+    }
+
+    /**
+     * A backfill runs on the throughput collector and a short command on the serial one, unless
+     * {@code KBACKFILL_JAVA_OPTS} names a collector: then the JVM runs that one (two would stop it at start, as any
+     * collector named there once did for {@code plan}, {@code status} and {@code --version}).
+     */
+    @Test
+    void aCollectorNamedInTheJavaOptionsIsTheOneTheJvmRuns() throws Exception {
+        for (String[] args : List.of(new String[] {"run", "--help"}, new String[] {"--version"})) {
+            String expected = args[0].equals("run") ? "-XX:+UseParallelGC" : "-XX:+UseSerialGC";
+            Result own = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", "-XX:+PrintCommandLineFlags"), args);
+            assertThat(own.exitCode()).as(own.err()).isZero();
+            assertThat(own.out()).contains(expected);
+            for (String named : List.of("-XX:+UseG1GC", "-Xmx512m -XX:+UseSerialGC -Xss1m")) {
+                Result r = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", named + " -XX:+PrintCommandLineFlags"), args);
+                assertThat(r.exitCode()).as(named + ": " + r.err()).isZero();
+                String collector = named.contains("G1") ? "-XX:+UseG1GC" : "-XX:+UseSerialGC";
+                assertThat(r.out()).as(named).contains(collector);
+                assertThat(r.out().lines().filter(l -> l.contains("-XX:"))
+                        .flatMap(l -> java.util.Arrays.stream(l.split(" ")))
+                        .filter(f -> f.matches("-XX:\\+Use\\w*GC"))).as(named).containsExactly(collector);
+            }
+        }
     }
 
     @Test
