@@ -101,6 +101,30 @@ class PreparedCheckIT {
     }
 
     @Test
+    void planningRegistersNoMetricsBeansForItsClientsUnlessTheSettingsNameAReporter() throws Exception {
+        String topic = "pc-beans";
+        admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get();
+        BackfillRequest request = BackfillRequest.builder(topic).from("earliest").to("latest").build();
+        javax.management.MBeanServer beans = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+        javax.management.ObjectName adminMetrics = new javax.management.ObjectName(
+                "kafka.admin.client:type=admin-client-metrics,client-id=pc-beans-*");
+        Map<String, Object> config = kafka.clientConfig();
+        config.put("client.id", "pc-beans-quiet");
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            new RangeResolver(source).resolve(request);
+            assertThat(beans.queryNames(adminMetrics, null)).isEmpty();
+        }
+        // a user who watches the clients over JMX names the reporter, and gets the beans
+        config.put("client.id", "pc-beans-watched");
+        config.put("metric.reporters", "org.apache.kafka.common.metrics.JmxReporter");
+        try (KafkaOffsetSource source = KafkaOffsetSource.create(config)) {
+            new RangeResolver(source).resolve(request);
+            assertThat(beans.queryNames(adminMetrics, null)).extracting(n -> n.getKeyProperty("client-id"))
+                    .containsExactly("pc-beans-watched");
+        }
+    }
+
+    @Test
     void aConsumerThatCannotBeMadeFailsTheCheckThatNeedsItNotThePreparation() {
         Map<String, Object> config = kafka.clientConfig();
         config.put("group.id", "someone-elses-group");
