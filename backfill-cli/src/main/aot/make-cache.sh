@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes target/kbackfill.aot, the AOT cache (JEP 483/514/515) that bin/kbackfill gives a JDK 25 runtime, from a
-# training run of the commands a cron job runs (dev.kbackfill.cli.AotTraining: an embedded broker, plan, runs into
+# training run of the commands a cron job runs (dev.kbackfill.cli.AotTraining: a broker in a process of its own, plan, runs into
 # SQLite and Delta, status, jobs). Run by the build (backfill-cli/pom.xml) after the jar is packaged; needs a JDK 25
 # or later: $KBACKFILL_AOT_JAVA, else $JAVA25_HOME/bin/java, else one under /usr/lib/jvm. Without one, or when the
 # training fails, it says so and makes nothing: bin/kbackfill then runs as it does on JDK 17 (the CDS archive).
@@ -35,13 +35,30 @@ trap 'rm -rf "$work"' EXIT
 # module options it was made with)
 # JDK 25 assembles the cache in a child JVM whose failure (a crash, status 134) still leaves the training JVM
 # exiting 0 and an empty file: both are checked
-if (cd "$work" && "$java" -XX:AOTCacheOutput="$target/kbackfill.aot" -Xlog:disable -Xlog:all=error:stderr \
-      --enable-native-access=ALL-UNNAMED -cp "$jar" dev.kbackfill.cli.AotTraining) > "$target/kbackfill.aot.log" 2>&1 \
+# The training's broker runs in a process of its own: a JDK 25 loads every class in the cache as it starts, and the
+# broker's would be loaded by every run (0.1 s and 30 MB of a run into SQLite). It exits when its input closes.
+coproc BROKER { cd "$work" && exec "$java" -Xmx512m -cp "$jar" dev.kbackfill.embedded.EmbeddedKafkaProcess 2>"$work/broker.log"; }
+servers=""
+while IFS= read -t 120 -r line <&"${BROKER[0]}"; do
+  if [[ "$line" == READY\ * ]]; then
+    servers="${line#READY }"
+    break
+  fi
+done
+if [[ -n "$servers" ]] && (cd "$work" && "$java" -XX:AOTCacheOutput="$target/kbackfill.aot" -Xlog:disable \
+      -Xlog:all=error:stderr --enable-native-access=ALL-UNNAMED -cp "$jar" dev.kbackfill.cli.AotTraining "$servers") \
+      > "$target/kbackfill.aot.log" 2>&1 \
     && [[ -s "$target/kbackfill.aot" ]] && ! grep -q "Child process failed" "$target/kbackfill.aot.log"; then
   echo "$java" > "$target/kbackfill.aot.java"
   echo "AOT cache: made $target/kbackfill.aot with $java"
 else
   rm -f "$target/kbackfill.aot"
+  [[ -n "$servers" ]] || cat "$work/broker.log" > "$target/kbackfill.aot.log"
   echo "AOT cache: the training run failed (see $target/kbackfill.aot.log): bin/kbackfill uses the CDS archive"
 fi
+broker="${BROKER_PID:-}"
+if [[ -n "${BROKER[1]:-}" ]]; then
+  eval "exec ${BROKER[1]}>&-" # the broker's input closed: it stops
+fi
+[[ -z "$broker" ]] || wait "$broker" 2>/dev/null
 exit 0

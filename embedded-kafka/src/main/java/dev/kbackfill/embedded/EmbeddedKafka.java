@@ -226,7 +226,16 @@ public final class EmbeddedKafka implements AutoCloseable {
      * 4.4.0); once every partition answers {@code listOffsets} its leader is known and producing is safe.
      */
     public void createTopic(String name, int partitions, Map<String, String> topicConfig) {
-        try (Admin admin = admin()) {
+        createTopic(clientConfig(), name, partitions, topicConfig);
+    }
+
+    /**
+     * The same on the broker {@code clientConfig} names: one of these in another process
+     * ({@link EmbeddedKafkaProcess}).
+     */
+    public static void createTopic(Map<String, Object> clientConfig, String name, int partitions,
+                                   Map<String, String> topicConfig) {
+        try (Admin admin = Admin.create(clientConfig)) {
             admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(topicConfig)))
                     .all().get(60, TimeUnit.SECONDS);
             awaitPartitionsReady(admin, name, partitions);
