@@ -172,8 +172,10 @@ public final class Benchmark {
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
                 loadAvro();
-                System.out.println("serving topics " + TOPIC + " and " + AVRO_TOPIC + " at " + bootstrap
-                        + " until end of input");
+                loadNarrow(Math.max(1, records / 10));
+                System.out.println("PostgreSQL at " + SharedPostgres.newDatabase("bench_serve"));
+                System.out.println("serving topics " + TOPIC + ", " + AVRO_TOPIC + " and " + NARROW_TOPIC + " at "
+                        + bootstrap + " until end of input");
                 System.in.transferTo(java.io.OutputStream.nullOutputStream());
             }
         } finally {
@@ -364,10 +366,8 @@ public final class Benchmark {
      * pipeline shape as above (kcat into an unlogged staging table, one {@code INSERT .. SELECT DISTINCT ON .. ON
      * CONFLICT}), each into a table of its own, the two tables checked equal row for row.
      */
-    private void narrowPostgres(String url) throws Exception {
-        int narrowKeys = Math.max(1, records / 10);
-        System.out.printf(Locale.ROOT, "== PostgreSQL, narrow records: %d records of three small fields, %d keys%n",
-                records, narrowKeys);
+    /** The narrow topic: RECORDS records of three small fields over {@code narrowKeys} keys, one a second. */
+    private void loadNarrow(int narrowKeys) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             admin.createTopics(List.of(new NewTopic(NARROW_TOPIC, PARTITIONS, (short) 1))).all().get();
             Thread.sleep(2000); // KAFKA-15591
@@ -383,6 +383,13 @@ public final class Benchmark {
             }
             p.flush();
         }
+    }
+
+    private void narrowPostgres(String url) throws Exception {
+        int narrowKeys = Math.max(1, records / 10);
+        System.out.printf(Locale.ROOT, "== PostgreSQL, narrow records: %d records of three small fields, %d keys%n",
+                records, narrowKeys);
+        loadNarrow(narrowKeys);
         System.out.printf("%-6s %-48s %10s %12s %8s%n", "round", "writer", "seconds", "records/s", "RSS MB");
         for (int r = 1; r <= rounds; r++) {
             try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
