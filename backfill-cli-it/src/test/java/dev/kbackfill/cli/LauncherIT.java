@@ -189,7 +189,8 @@ class LauncherIT {
     /**
      * A backfill runs on the throughput collector and a short command on the serial one, unless
      * {@code KBACKFILL_JAVA_OPTS} names a collector: then the JVM runs that one (two would stop it at start, as any
-     * collector named there once did for {@code plan}, {@code status} and {@code --version}).
+     * collector named there once did for {@code plan}, {@code status} and {@code --version}); a backfill given a heap
+     * bound there runs on the JVM's own choice.
      */
     @Test
     void aCollectorNamedInTheJavaOptionsIsTheOneTheJvmRuns() throws Exception {
@@ -208,6 +209,11 @@ class LauncherIT {
                         .filter(f -> f.matches("-XX:\\+Use\\w*GC"))).as(named).containsExactly(collector);
             }
         }
+        // a backfill given a heap bound keeps the JVM's own choice (ParallelGC's full collections thrash near one)
+        Result bounded = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m -XX:+PrintCommandLineFlags"),
+                "run", "--help");
+        assertThat(bounded.exitCode()).as(bounded.err()).isZero();
+        assertThat(bounded.out()).contains("-XX:MaxHeapSize=").doesNotContain("-XX:+UseParallelGC");
     }
 
     @Test
