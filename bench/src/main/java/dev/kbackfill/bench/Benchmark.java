@@ -127,7 +127,10 @@ public final class Benchmark {
             }
             bootstrap = line.substring(6);
             System.out.println("broker process at " + bootstrap);
-            if (!only.equals("growth") && !only.equals("cron")) {
+            // serve: -Dbench.serve=wide,avro,narrow (default), and growth (the Iceberg bench's every-key-once topic at
+            // -Dbench.icebergSizes)
+            List<String> served = List.of(System.getProperty("bench.serve", "wide,avro,narrow").split(","));
+            if (!only.equals("growth") && !only.equals("cron") && (!only.equals("serve") || served.contains("wide"))) {
                 load();
             }
             if (only.equals("all") || only.equals("read")) {
@@ -171,11 +174,26 @@ public final class Benchmark {
             }
             if (only.equals("serve")) {
                 // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
-                loadAvro();
-                loadNarrow(Math.max(1, records / 10));
+                List<String> topics = new ArrayList<>();
+                if (served.contains("wide")) {
+                    topics.add(TOPIC);
+                }
+                if (served.contains("avro")) {
+                    loadAvro();
+                    topics.add(AVRO_TOPIC);
+                }
+                if (served.contains("narrow")) {
+                    loadNarrow(Math.max(1, records / 10));
+                    topics.add(NARROW_TOPIC);
+                }
+                if (served.contains("growth")) {
+                    loadGrowth("iceberg-growth", icebergSizes(), 17);
+                    topics.add("iceberg-growth (every key once, " + icebergSizes()[icebergSizes().length - 1]
+                            + " records) and its -touch- topics");
+                }
                 System.out.println("PostgreSQL at " + SharedPostgres.newDatabase("bench_serve"));
-                System.out.println("serving topics " + TOPIC + ", " + AVRO_TOPIC + " and " + NARROW_TOPIC + " at "
-                        + bootstrap + " until end of input");
+                System.out.println("serving topics " + String.join(", ", topics) + " at " + bootstrap
+                        + " until end of input");
                 System.in.transferTo(java.io.OutputStream.nullOutputStream());
             }
         } finally {
@@ -744,7 +762,7 @@ public final class Benchmark {
      * kbackfill into Iceberg against Spark 4.1 local[2] with Iceberg 1.12 (issue 22), each a process of its own, wall
      * time and peak RSS: the whole topic (five records per key) into a new table and the same range again (Spark:
      * create, then MERGE); then tables of RECORDS and 10x RECORDS rows (every key once, written by each side into
-     * its own table) and a backfill touching 1% of their keys (kbackfill in -Xmx512m; Spark MERGE, merge-on-read).
+     * its own table, each in -Xmx2g) and a backfill touching 1% of their keys (kbackfill in -Xmx512m; Spark MERGE, merge-on-read).
      * Every table is counted afterwards.
      */
     private void iceberg() throws Exception {
@@ -754,7 +772,10 @@ public final class Benchmark {
         }
         System.out.println("== Iceberg: kbackfill against Spark local[2] + Iceberg 1.12, wall time and peak RSS of each process");
         System.out.printf("%-10s %-46s %9s %9s%n", "round", "run", "seconds", "RSS MB");
-        Map<String, String> heap = Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g");
+        // the peer's heap (sparkCommand: -Xmx2g); with a bound, bin/kbackfill keeps the JVM's collector (G1). Until
+        // 2026-12-07 this was -Xmx1g, half Spark's: 10M rows every key once 78.6 s (26 full collections) against
+        // 63.4 s in -Xmx2g, by hand on one broker
+        Map<String, String> heap = Map.of("KBACKFILL_JAVA_OPTS", "-Xmx2g");
         for (int r = 1; r <= rounds; r++) {
             Path warehouse = Files.createTempDirectory("kbackfill-bench-iceberg");
             Measured cold = measure(kbackfillIceberg(TOPIC, "latest", warehouse, "ours", "bench-iceberg"), heap);
@@ -773,10 +794,7 @@ public final class Benchmark {
             exec(List.of("rm", "-rf", warehouse.toString()), Map.of());
         }
         // growth: every key once, then 1% touched
-        int unit = records / PARTITIONS * PARTITIONS;
-        // -Dbench.icebergSizes=1,10 (default): the tables' sizes in RECORDS
-        int[] sizes = java.util.Arrays.stream(System.getProperty("bench.icebergSizes", "1,10").split(","))
-                .mapToInt(m -> Integer.parseInt(m.strip()) * unit).toArray();
+        int[] sizes = icebergSizes();
         String base = "iceberg-growth";
         loadGrowth(base, sizes, 17);
         System.out.printf("%-10s %-46s %9s %9s%n", "table", "run", "seconds", "RSS MB");
@@ -811,6 +829,13 @@ public final class Benchmark {
             exec(List.of("rm", "-rf", warehouse.toString()), Map.of());
         }
         System.out.println();
+    }
+
+    /** -Dbench.icebergSizes=1,10 (default): the Iceberg growth tables' sizes in RECORDS (whole partitions). */
+    private int[] icebergSizes() {
+        int unit = records / PARTITIONS * PARTITIONS;
+        return java.util.Arrays.stream(System.getProperty("bench.icebergSizes", "1,10").split(","))
+                .mapToInt(m -> Integer.parseInt(m.strip()) * unit).toArray();
     }
 
     /**
