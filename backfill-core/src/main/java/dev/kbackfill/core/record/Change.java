@@ -73,7 +73,8 @@ public record Change(Map<String, Object> key, Map<String, Object> values, int pa
     }
 
     private static Map<String, Object> readOnly(Map<String, Object> map) {
-        return map instanceof Columns || map == NOT_DECODED ? map : java.util.Collections.unmodifiableMap(map);
+        return map instanceof Columns || map instanceof ScalarColumn || map == NOT_DECODED ? map
+                : java.util.Collections.unmodifiableMap(map);
     }
 
     /** The same change without its raw record, for sinks that do not copy records: a batch holds less. */

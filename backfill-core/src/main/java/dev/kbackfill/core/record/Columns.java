@@ -22,10 +22,13 @@ public final class Columns extends AbstractMap<String, Object> {
     private static final class Names {
         final String[] names;
         final Map<String, Integer> index;
+        /** The names as a read-only set in their order: every record's {@link #keySet()}. */
+        final Set<String> keys;
 
         Names(String[] names, Map<String, Integer> index) {
             this.names = names;
             this.index = index;
+            this.keys = java.util.Collections.unmodifiableSet(new java.util.LinkedHashSet<>(Arrays.asList(names)));
         }
 
         boolean sameAs(String[] other, int size) {
@@ -77,6 +80,12 @@ public final class Columns extends AbstractMap<String, Object> {
         for (int i = 0; i < values.length; i++) {
             action.accept(names.names[i], values[i]);
         }
+    }
+
+    /** The names, shared by every record of this shape (AbstractMap's would be a view kept per record). */
+    @Override
+    public Set<String> keySet() {
+        return names.keys;
     }
 
     @Override

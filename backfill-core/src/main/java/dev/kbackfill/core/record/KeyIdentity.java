@@ -29,6 +29,9 @@ public final class KeyIdentity {
 
     /** The identity of a key given as column names and values, in any order. */
     public static KeyIdentity of(Map<String, Object> key) {
+        if (key instanceof ScalarColumn one) { // the usual key: no entry, set or view made and kept for it
+            return new KeyIdentity(List.of(one.column(), canonical(one.value())));
+        }
         if (key.size() == 1) {
             Map.Entry<String, Object> only = key.entrySet().iterator().next();
             return new KeyIdentity(List.of(only.getKey(), canonical(only.getValue())));

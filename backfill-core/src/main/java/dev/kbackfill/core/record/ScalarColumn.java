@@ -48,4 +48,28 @@ public final class ScalarColumn extends AbstractMap<String, Object> {
     public Set<Entry<String, Object>> entrySet() {
         return Set.of(new SimpleImmutableEntry<>(column, value));
     }
+
+    // AbstractMap keeps the views it makes in fields: a batch holds one key per pending record, so no view is kept
+    @Override
+    public Set<String> keySet() {
+        return Set.of(column);
+    }
+
+    @Override
+    public java.util.Collection<Object> values() {
+        return java.util.Collections.singletonList(value);
+    }
+
+    @Override
+    public void forEach(java.util.function.BiConsumer<? super String, ? super Object> action) {
+        action.accept(column, value);
+    }
+
+    String column() {
+        return column;
+    }
+
+    Object value() {
+        return value;
+    }
 }

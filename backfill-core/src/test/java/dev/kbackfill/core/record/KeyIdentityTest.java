@@ -20,6 +20,38 @@ class KeyIdentityTest {
     }
 
     @Test
+    void aScalarKeyIsTheSameKeyAsAMapOfItsOneColumn() {
+        for (Object v : new Object[] {"k-1", 7, 7L, new byte[] {1, 2}, new BigDecimal("1.50"), null}) {
+            Map<String, Object> plain = new LinkedHashMap<>();
+            plain.put("kafka_key", v);
+            assertThat(KeyIdentity.of(ScalarColumn.of("kafka_key", v))).isEqualTo(KeyIdentity.of(plain));
+        }
+        assertThat(KeyIdentity.of(ScalarColumn.of("kafka_key", "a"))).isNotEqualTo(KeyIdentity.of(ScalarColumn.of("k", "a")));
+    }
+
+    /**
+     * A batch holds a key and decoded values per pending record: the change keeps the decoder's read-only maps as they
+     * are (no wrapper), and asking them for their names keeps nothing per record.
+     */
+    @Test
+    void aChangeKeepsNoWrapperOrViewPerRecord() {
+        Map<String, Object> key = ScalarColumn.of("kafka_key", "k-1");
+        Columns.Builder b = new Columns.Builder();
+        Map<String, Object> first = b.put("id", 1L).put("name", "a").build();
+        Map<String, Object> second = b.put("id", 2L).put("name", "b").build();
+        Change c = new Change(key, first, 0, 0, 0);
+        assertThat(c.key()).isSameAs(key);
+        assertThat(c.values()).isSameAs(first);
+        assertThat(first.keySet()).isSameAs(second.keySet()).containsExactly("id", "name");
+        assertThat(key.keySet()).containsExactly("kafka_key");
+        assertThat(key.values()).containsExactly("k-1");
+        Map<String, Object> seen = new LinkedHashMap<>();
+        key.forEach(seen::put);
+        assertThat(seen).isEqualTo(Map.of("kafka_key", "k-1")).isEqualTo(key);
+        assertThat(key.hashCode()).isEqualTo(Map.of("kafka_key", "k-1").hashCode());
+    }
+
+    @Test
     void fieldOrderDoesNotMakeAnotherKey() {
         assertThat(KeyIdentity.of(ordered("a", 1L, "b", 2L))).isEqualTo(KeyIdentity.of(ordered("b", 2L, "a", 1L)));
     }
