@@ -173,28 +173,7 @@ public final class Benchmark {
                 live();
             }
             if (only.equals("serve")) {
-                // for experiments by hand: the loaded broker stays up until this process's input closes (Ctrl-D)
-                List<String> topics = new ArrayList<>();
-                if (served.contains("wide")) {
-                    topics.add(TOPIC);
-                }
-                if (served.contains("avro")) {
-                    loadAvro();
-                    topics.add(AVRO_TOPIC);
-                }
-                if (served.contains("narrow")) {
-                    loadNarrow(Math.max(1, records / 10));
-                    topics.add(NARROW_TOPIC);
-                }
-                if (served.contains("growth")) {
-                    loadGrowth("iceberg-growth", icebergSizes(), 17);
-                    topics.add("iceberg-growth (every key once, " + icebergSizes()[icebergSizes().length - 1]
-                            + " records) and its -touch- topics");
-                }
-                System.out.println("PostgreSQL at " + SharedPostgres.newDatabase("bench_serve"));
-                System.out.println("serving topics " + String.join(", ", topics) + " at " + bootstrap
-                        + " until end of input");
-                System.in.transferTo(java.io.OutputStream.nullOutputStream());
+                serve(served);
             }
         } finally {
             broker.getOutputStream().close();
@@ -829,6 +808,31 @@ public final class Benchmark {
             exec(List.of("rm", "-rf", warehouse.toString()), Map.of());
         }
         System.out.println();
+    }
+
+    /** For experiments by hand: loads {@code served}, then keeps the broker up until this process's input closes. */
+    private void serve(List<String> served) throws Exception {
+        List<String> topics = new ArrayList<>();
+        if (served.contains("wide")) {
+            topics.add(TOPIC);
+        }
+        if (served.contains("avro")) {
+            loadAvro();
+            topics.add(AVRO_TOPIC);
+        }
+        if (served.contains("narrow")) {
+            loadNarrow(Math.max(1, records / 10));
+            topics.add(NARROW_TOPIC);
+        }
+        if (served.contains("growth")) {
+            loadGrowth("iceberg-growth", icebergSizes(), 17);
+            topics.add("iceberg-growth (every key once, " + icebergSizes()[icebergSizes().length - 1]
+                    + " records) and its -touch- topics");
+        }
+        System.out.println("PostgreSQL at " + SharedPostgres.newDatabase("bench_serve"));
+        System.out.println("serving topics " + String.join(", ", topics) + " at " + bootstrap
+                + " until end of input");
+        System.in.transferTo(java.io.OutputStream.nullOutputStream());
     }
 
     /** -Dbench.icebergSizes=1,10 (default): the Iceberg growth tables' sizes in RECORDS (whole partitions). */
