@@ -5,7 +5,7 @@
 #   live: beside a live writer, a gap of 1% before a tail of 99% and the last 1%, each beside --live-writer no
 #   cron: runs of 1,000 and 10,000 records end to end (JDK 17 and, with the build's AOT cache, 25) beside kcat | psql and Spark
 #   partitioned: not part of all; lake tables partitioned by day at RECORDS/10 and RECORDS rows, 1% touched
-#   serve: load the topics (wide, Avro, narrow; BENCH_OPTS=-Dbench.serve=wide,growth picks them, growth being the Iceberg bench's every-key-once topic), start PostgreSQL, print their addresses, keep them up until end of input (for experiments by hand)
+#   serve: load the topics (wide, Avro, narrow; BENCH_OPTS=-Dbench.serve=wide,growth picks them, growth being the Iceberg bench's every-key-once topic, partitioned the partitioned bench's topics), start PostgreSQL, print their addresses, keep them up until end of input (for experiments by hand)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v kcat >/dev/null || { echo "bench: kcat is missing: apt-get install -y kcat" >&2; exit 1; }

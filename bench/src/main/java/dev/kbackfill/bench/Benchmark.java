@@ -127,8 +127,8 @@ public final class Benchmark {
             }
             bootstrap = line.substring(6);
             System.out.println("broker process at " + bootstrap);
-            // serve: -Dbench.serve=wide,avro,narrow (default), and growth (the Iceberg bench's every-key-once topic at
-            // -Dbench.icebergSizes)
+            // serve: -Dbench.serve=wide,avro,narrow (default), growth (the Iceberg bench's every-key-once topic at
+            // -Dbench.icebergSizes) and partitioned (the partitioned bench's topics at RECORDS/10 and RECORDS)
             List<String> served = List.of(System.getProperty("bench.serve", "wide,avro,narrow").split(","));
             if (!only.equals("growth") && !only.equals("cron") && (!only.equals("serve") || served.contains("wide"))) {
                 load();
@@ -829,6 +829,12 @@ public final class Benchmark {
             topics.add("iceberg-growth (every key once, " + icebergSizes()[icebergSizes().length - 1]
                     + " records) and its -touch- topics");
         }
+        if (served.contains("partitioned")) {
+            int[] sizes = partitionedSizes();
+            loadPartitioned("partitioned", sizes);
+            topics.add("partitioned-N and partitioned-touch-N (the partitioned bench's, N = " + sizes[0] + " and "
+                    + sizes[1] + ")");
+        }
         System.out.println("PostgreSQL at " + SharedPostgres.newDatabase("bench_serve"));
         System.out.println("serving topics " + String.join(", ", topics) + " at " + bootstrap
                 + " until end of input");
@@ -1000,6 +1006,12 @@ public final class Benchmark {
         return "{\"day\":\"" + dayOf(i % n, n) + "\"," + json(i, n).substring(1);
     }
 
+    /** The partitioned bench's two table sizes: RECORDS/10 and RECORDS, in whole days of whole partitions. */
+    private int[] partitionedSizes() {
+        int small = records / 10 / (PARTITIONS * DAYS) * (PARTITIONS * DAYS);
+        return new int[] {small, 10 * small};
+    }
+
     /**
      * For each size N: topic {@code BASE-N} with keys 0..N-1 once each (key i in partition i % PARTITIONS, its day
      * {@link #dayOf}), and {@code BASE-touch-N} with the second version of every key of day {@link #TOUCHED_DAY}
@@ -1045,8 +1057,7 @@ public final class Benchmark {
     private void partitioned() throws Exception {
         String deltaCp = System.getProperty("bench.sparkClasspath");
         String icebergCp = System.getProperty("bench.sparkIcebergClasspath");
-        int small = records / 10 / (PARTITIONS * DAYS) * (PARTITIONS * DAYS);
-        int[] sizes = {small, 10 * small};
+        int[] sizes = partitionedSizes();
         String base = "partitioned";
         long started = System.nanoTime();
         loadPartitioned(base, sizes);

@@ -161,7 +161,13 @@ final class IcebergFiles {
         dev.kbackfill.sink.lake.KeyFilter filter = dev.kbackfill.sink.lake.KeyFilter.of(keys);
         KeyPartitions partitions = new KeyPartitions(keyOrdinals, keys);
         List<Callable<List<Hit>>> reads = new ArrayList<>();
-        try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(base.snapshotId()).planFiles()) {
+        org.apache.iceberg.TableScan scan = table.newScan().useSnapshot(base.snapshotId());
+        if (firstKeys != null) {
+            // a scan plans its files without their column statistics unless asked: without these bounds every file of
+            // a table whose partitions the key does not decide was read, batch after batch
+            scan = scan.includeColumnStats(List.of(first.name()));
+        }
+        try (CloseableIterable<FileScanTask> tasks = scan.planFiles()) {
             for (FileScanTask task : tasks) {
                 if (!partitions.mayHold(task) || firstKeys != null && !mayHold(task.file(), first, firstKeys)) {
                     continue;

@@ -96,6 +96,31 @@ abstract class IcebergPartitionedContractIT extends SinkContract {
                 }
             }
         }
+
+        /**
+         * A partition the key does not decide (a status here, a day in the common case) cannot be skipped by its value,
+         * only by its files' key bounds: a batch reads the files whose bounds admit one of its keys, and no other.
+         */
+        @Test
+        void aBatchProbesOnlyTheFilesWhoseKeyBoundsAdmitItsKeys() throws Exception {
+            try (Opened s = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+                List<dev.kbackfill.core.record.Change> rows = new java.util.ArrayList<>();
+                for (int i = 0; i < 40; i++) {
+                    rows.add(row(String.format("k%02d", i), i < 20 ? "created" : "paid", "1", 0, i));
+                }
+                s.write(batch(1, Map.of(0, 40L), rows.toArray(dev.kbackfill.core.record.Change[]::new)));
+            }
+            Table t = loaded();
+            IcebergFiles files = new IcebergFiles(t);
+            int[] key = {t.schema().columns().indexOf(t.schema().findField("kafka_key"))};
+            assertThat(files.probe(t.currentSnapshot(), key, new int[0], java.util.Set.of(List.of("k07")))).hasSize(1);
+            assertThat(files.probedFiles).as("the file of k00..k19 only, of two").isEqualTo(1);
+            assertThat(files.probe(t.currentSnapshot(), key, new int[0], java.util.Set.of(List.of("k07"), List.of("k33"))))
+                    .hasSize(2);
+            assertThat(files.probedFiles).isEqualTo(2);
+            assertThat(files.probe(t.currentSnapshot(), key, new int[0], java.util.Set.of(List.of("k9")))).isEmpty();
+            assertThat(files.probedFiles).as("a key beyond every file's bounds reads none").isZero();
+        }
     }
 
     @Tag("iceberg")
