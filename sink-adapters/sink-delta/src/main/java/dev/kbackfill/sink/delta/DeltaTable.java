@@ -86,6 +86,10 @@ final class DeltaTable implements LakeSink.Table {
     private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The table as the last commit of this sink left it: one writer per table, so no log replay per batch. */
     private Snapshot latest;
+    /** The keys this sink wrote since it created the table, while every commit since was its own. */
+    private final dev.kbackfill.sink.lake.OwnWrites own = dev.kbackfill.sink.lake.OwnWrites.forThisHeap();
+    /** The version of the table this sink created, empty. */
+    private long created = -1;
 
     DeltaTable(SinkSettings settings, String path) {
         this.settings = settings;
@@ -297,6 +301,7 @@ final class DeltaTable implements LakeSink.Table {
     @Override
     public void refresh() {
         latest = null;
+        own.forget();
     }
 
     @Override
@@ -334,7 +339,9 @@ final class DeltaTable implements LakeSink.Table {
                 .withTableProperties(DeltaTableCreation.properties(batch.shape().keyColumns(), settings))
                 .withDataLayoutSpec(DeltaTableCreation.layout(schema, settings, path))
                 .withMaxRetries(0).build(engine);
-        runHooks(txn.commit(engine, CloseableIterable.emptyIterable()));
+        TransactionCommitResult result = txn.commit(engine, CloseableIterable.emptyIterable());
+        runHooks(result);
+        created = result.getVersion();
         latest = null;
         return snapshot().orElseThrow();
     }
@@ -350,6 +357,7 @@ final class DeltaTable implements LakeSink.Table {
         try {
             TransactionCommitResult result = txn.commit(engine, CloseableIterable.emptyIterable());
             runHooks(result);
+            committed(snapshot, result.getVersion(), List.of(), new int[0]);
         } catch (ConcurrentWriteException | io.delta.kernel.exceptions.MaxCommitRetryLimitReachedException e) {
             latest = null;
             throw new LakeSink.Stale("another writer committed to " + path + " while kbackfill changed its schema: "
@@ -419,7 +427,9 @@ final class DeltaTable implements LakeSink.Table {
         KeyedBatch<int[]> decisions = new KeyedBatch<>(settings, ord, ledger, lakeRows, this::refused);
         Map<List<Object>, Change> incoming = decisions.byKey(batch, collided);
         Scan scan = snapshot.getScanBuilder().build();
-        List<Candidate> candidates = probe(snapshot, scan, schema, keyOrdinals, lakeRows, ord, incoming.keySet());
+        // where every row of the table is one this sink wrote, keys it never wrote have none
+        List<Candidate> candidates = probe(snapshot, scan, schema, keyOrdinals, lakeRows, ord,
+                own.toProbe(snapshot.getVersion(), incoming.keySet(), keyOrdinals));
         Map<List<Object>, int[]> located = new HashMap<>();
         for (int f = 0; f < candidates.size(); f++) {
             List<Object[]> hits = candidates.get(f).hits;
@@ -446,8 +456,9 @@ final class DeltaTable implements LakeSink.Table {
                 }, newRows);
         Changed changed = changedFiles(snapshot, scan, candidates, schema, batch, ord, newRows);
         KeyOrder.sortByKey(newRows, keyOrdinals);
-        commit(snapshot, batch.job(), after, newRows, changed.actions(), changed.copied(), changed.scanState(),
-                changed.vectors(), schema, ledger);
+        long made = commit(snapshot, batch.job(), after, newRows, changed.actions(), changed.copied(),
+                changed.scanState(), changed.vectors(), schema, ledger);
+        committed(snapshot, made, incoming.keySet(), keyOrdinals);
         return result;
     }
 
@@ -458,6 +469,10 @@ final class DeltaTable implements LakeSink.Table {
      */
     private List<Candidate> probe(Snapshot snapshot, Scan scan, StructType schema, int[] keyOrdinals, LakeRows lakeRows,
                                   MetadataOrdinals ord, Set<List<Object>> keys) throws IOException {
+        if (keys.isEmpty()) {
+            probedFiles = 0;
+            return List.of();
+        }
         int[] read = java.util.stream.IntStream.concat(java.util.Arrays.stream(ord.present()),
                 java.util.stream.IntStream.of(lakeRows.ownVersionFieldOrdinal(settings.versionField(),
                         settings.mapping()))).toArray();
@@ -606,7 +621,7 @@ final class DeltaTable implements LakeSink.Table {
                     .build(engine);
             domains.forEach(txn::addDomainMetadata);
             removed.forEach(txn::removeDomainMetadata);
-            doCommit(txn, List.of(), job.orElse(null));
+            committed(snapshot, doCommit(txn, List.of(), job.orElse(null)), List.of(), new int[0]);
             return;
         }
         DeltaStateCommits commits = DeltaStateCommits.required(path, unwritable);
@@ -614,6 +629,7 @@ final class DeltaTable implements LakeSink.Table {
         commits.commit(path, snapshot.getVersion(), domains, removed,
                 job.map(j -> Map.entry(appId(j), nextTransactionVersion(snapshot, j))));
         latest = null;
+        own.forget();
     }
 
     private static String appId(String job) {
@@ -636,7 +652,7 @@ final class DeltaTable implements LakeSink.Table {
      * files, the copies of files changed on a table without deletion vectors (one writer per core, each file
      * streamed), the deletion vectors' file written first, the job's state and the tombstone ledger.
      */
-    private void commit(Snapshot snapshot, String job, JobState state, List<Object[]> rows, List<Row> given,
+    private long commit(Snapshot snapshot, String job, JobState state, List<Object[]> rows, List<Row> given,
                         List<Candidate> copied, Row scanState, DeletionVectors dvs, StructType schema,
                         DeltaTombstones ledger) throws IOException {
         Transaction txn = transaction(snapshot, job);
@@ -653,7 +669,13 @@ final class DeltaTable implements LakeSink.Table {
         if (dvs != null && dvs.any()) {
             dvs.write();
         }
-        doCommit(txn, actions, job);
+        return doCommit(txn, actions, job);
+    }
+
+    /** Follows {@link #own} after a commit of this sink's on {@code base} that made version {@code made}. */
+    private void committed(Snapshot base, long made, java.util.Collection<List<Object>> keys, int[] keyOrdinals) {
+        own.committed(base.getVersion(), base.getVersion() == created, made == base.getVersion() + 1, made, keys,
+                keyOrdinals);
     }
 
     private Transaction transaction(Snapshot snapshot, String job) {
@@ -666,14 +688,19 @@ final class DeltaTable implements LakeSink.Table {
         return builder.build(engine);
     }
 
-    /** Commits {@code txn} with {@code actions}; {@code job} is the job it writes for, or null for a reset or the ledger. */
-    private void doCommit(Transaction txn, List<Row> actions, String job) {
+    /**
+     * Commits {@code txn} with {@code actions}; {@code job} is the job it writes for, or null for a reset or the ledger.
+     *
+     * @return the version the commit made
+     */
+    private long doCommit(Transaction txn, List<Row> actions, String job) {
         checkLease();
         try {
             TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(
                     KernelInternals.iterator(actions)));
             runHooks(result);
             latest = result.getPostCommitSnapshot().orElse(null);
+            return result.getVersion();
         } catch (ConcurrentWriteException | io.delta.kernel.exceptions.MaxCommitRetryLimitReachedException e) {
             latest = null;
             throw new LakeSink.Stale("another writer committed to " + path + " while " + (job == null ? "kbackfill"

@@ -115,6 +115,38 @@ class DeltaSinkIT {
         assertThat(rows).hasSize(9).contains("k3=paid/1@0:10").noneMatch(r -> r.startsWith("k7="));
     }
 
+    /**
+     * A table this sink created holds only rows it wrote: a batch's keys it never wrote are not looked for, though its
+     * files' key bounds admit them; a key it wrote is; once another writer commits, every key is looked for again.
+     */
+    @Test
+    void keysTheSinkNeverWroteIntoTheTableItCreatedAreNotProbedUntilAnotherWriterCommits() throws Exception {
+        SinkSettings settings = new SinkSettings("delta:" + table(), "orders", Optional.empty(), Optional.empty(),
+                ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true, false, SinkSettings.MetadataColumns.DEFAULT);
+        DeltaTable deltaTable = new DeltaTable(settings, table());
+        try (Sink s = new dev.kbackfill.sink.lake.LakeSink(settings, deltaTable)) {
+            s.open();
+            begin(s);
+            s.write(batch(1, Map.of(0, 3L), row("k0", "created", "1", 0, 0), row("k4", "created", "1", 0, 1),
+                    row("k8", "created", "1", 0, 2)));
+            s.write(batch(2, Map.of(0, 5L), row("k1", "created", "1", 0, 3), row("k5", "created", "1", 0, 4)));
+            assertThat(deltaTable.probedFiles).as("k1 and k5 were never written: no file read").isZero();
+            s.write(batch(3, Map.of(0, 7L), row("k4", "paid", "2", 0, 5), row("k6", "created", "1", 0, 6)));
+            assertThat(deltaTable.probedFiles).as("k4 was written: both files whose bounds admit it are read")
+                    .isEqualTo(2);
+            Engine engine = DefaultEngine.create(new Configuration());
+            TableManager.loadSnapshot(table()).build(engine)
+                    .buildUpdateTableTransaction("another", Operation.MANUAL_UPDATE)
+                    .withTablePropertiesAdded(Map.of("owner", "another")).build(engine)
+                    .commit(engine, CloseableIterable.emptyIterable());
+            s.write(batch(4, Map.of(0, 9L), row("k2", "created", "1", 0, 7), row("k7", "created", "1", 0, 8)));
+            assertThat(deltaTable.probedFiles).as("after another writer's commit, every file the bounds admit")
+                    .isPositive();
+        }
+        assertThat(rows()).containsExactlyInAnyOrder("k0=created/1@0:0", "k1=created/1@0:3", "k2=created/1@0:7",
+                "k4=paid/2@0:5", "k5=created/1@0:4", "k6=created/1@0:6", "k7=created/1@0:8", "k8=created/1@0:2");
+    }
+
     static Plan plan() {
         return new Plan(BackfillRequest.builder("orders").from("earliest").to("latest").build(), T0, Optional.empty(),
                 Optional.empty(), "cluster", "topic-id", TopicInfo.TimestampType.CREATE_TIME,

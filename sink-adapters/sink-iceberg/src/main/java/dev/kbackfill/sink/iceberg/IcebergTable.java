@@ -66,13 +66,8 @@ final class IcebergTable implements LakeSink.Table {
     /** The job's lease on a table in an object store while this sink holds it; checked before every commit. */
     private volatile dev.kbackfill.sink.lake.ObjectStoreLease lease;
     private final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /**
-     * The keys this sink wrote since the table was empty, while every commit since was this sink's: a batch's keys it
-     * certainly never wrote need no probe. Null when that is not known (another writer committed, an existing table).
-     */
-    private dev.kbackfill.sink.lake.WrittenKeys written;
-    /** The snapshot this sink's last commit made. */
-    private Long lastCommitted;
+    /** The keys this sink wrote since the table was empty, while every commit since was its own. */
+    private final dev.kbackfill.sink.lake.OwnWrites own = dev.kbackfill.sink.lake.OwnWrites.forThisHeap();
 
     IcebergTable(SinkSettings settings, IcebergTableRef ref) {
         this.settings = settings;
@@ -236,7 +231,7 @@ final class IcebergTable implements LakeSink.Table {
                 return null;
             });
         }
-        written = null;
+        own.forget();
     }
 
     /**
@@ -271,22 +266,11 @@ final class IcebergTable implements LakeSink.Table {
         tagProperties(txn, values, id);
         checkLease();
         txn.commitTransaction();
-        committed(t, base, List.of());
+        committed(t, base, List.of(), new int[0]);
     }
 
     // The loops over a batch's keys and hits are methods of their own: inside writeOnce, a method run once per batch,
     // they made the JIT compile all of it again and again (on-stack replacement: 1.2 s of C2 time in a 2M-key run).
-
-    /** The keys among {@code keys} that {@link #written} may hold. */
-    private java.util.Set<List<Object>> mayHaveWritten(java.util.Set<List<Object>> keys) {
-        java.util.Set<List<Object>> maybe = new java.util.HashSet<>();
-        for (List<Object> k : keys) {
-            if (written.mayContain(k)) {
-                maybe.add(k);
-            }
-        }
-        return maybe;
-    }
 
     private static Map<List<Object>, KeyedBatch.Stored<IcebergFiles.Hit>> byKey(List<IcebergFiles.Hit> hits,
                                                                               int[] keyOrdinals) {
@@ -298,21 +282,13 @@ final class IcebergTable implements LakeSink.Table {
     }
 
     /**
-     * Keeps {@link #written} after a commit of this sink's on {@code base} (null: the table had no snapshot) that
-     * wrote {@code keys}: started when the table was empty, dropped when another writer's commit came in between.
+     * Follows {@link #own} after a commit of this sink's on {@code base} (null: the table had no snapshot) that wrote
+     * {@code keys} (their columns {@code keyOrdinals}, in the keys' order).
      */
-    private void committed(Table t, Long base, java.util.Collection<List<Object>> keys) {
+    private void committed(Table t, Long base, java.util.Collection<List<Object>> keys, int[] keyOrdinals) {
         Snapshot now = ref.head(t);
-        boolean onBase = now != null && java.util.Objects.equals(now.parentId(), base);
-        if (written == null && base == null && onBase) {
-            written = dev.kbackfill.sink.lake.WrittenKeys.forHeap(Runtime.getRuntime().maxMemory());
-        } else if (written != null && (!onBase || !java.util.Objects.equals(base, lastCommitted))) {
-            written = null;
-        }
-        if (written != null) {
-            keys.forEach(written::add);
-        }
-        lastCommitted = now == null ? null : now.snapshotId();
+        own.committed(base, base == null, now != null && java.util.Objects.equals(now.parentId(), base),
+                now == null ? null : now.snapshotId(), keys, keyOrdinals);
     }
 
     @Override
@@ -382,11 +358,9 @@ final class IcebergTable implements LakeSink.Table {
         Map<List<Object>, Change> incoming = decisions.byKey(batch, collided);
         Snapshot base = ref.head(t);
         IcebergFiles files = new IcebergFiles(t);
-        java.util.Set<List<Object>> probed = incoming.keySet();
-        if (base != null && written != null && java.util.Objects.equals(base.snapshotId(), lastCommitted)) {
-            // every row of the table is one this sink wrote: keys it never wrote have none
-            probed = mayHaveWritten(incoming.keySet());
-        }
+        // where every row of the table is one this sink wrote, keys it never wrote have none
+        java.util.Set<List<Object>> probed = base == null ? incoming.keySet()
+                : own.toProbe(base.snapshotId(), incoming.keySet(), keyOrdinals);
         List<IcebergFiles.Hit> hits = base == null || probed.isEmpty() ? List.of()
                 : files.probe(base, keyOrdinals, java.util.stream.IntStream.concat(java.util.Arrays.stream(ord.present()),
                         java.util.stream.IntStream.of(lakeRows.ownVersionFieldOrdinal(settings.versionField(),
@@ -418,7 +392,7 @@ final class IcebergTable implements LakeSink.Table {
         }
         tableState.writeLedger(ledger).ifPresent(index -> summary.put(TableState.DELETES, index));
         KeyOrder.sortByKey(newRows, keyOrdinals);
-        commit(batch, t, base, files, newRows, takenOut, summary, incoming.keySet());
+        commit(batch, t, base, files, newRows, takenOut, summary, incoming.keySet(), keyOrdinals);
         return result;
     }
 
@@ -429,7 +403,7 @@ final class IcebergTable implements LakeSink.Table {
      */
     private void commit(WriteBatch batch, Table t, Snapshot base, IcebergFiles files, List<Object[]> newRows,
                         List<IcebergFiles.Hit> takenOut, Map<String, String> summary,
-                        java.util.Set<List<Object>> keys) {
+                        java.util.Set<List<Object>> keys, int[] keyOrdinals) {
         try {
             List<DataFile> data = files.writeRows(newRows);
             IcebergFiles.Deletes deletes = files.writeDeletes(takenOut);
@@ -452,7 +426,7 @@ final class IcebergTable implements LakeSink.Table {
             tagProperties(txn, summary, id);
             checkLease();
             txn.commitTransaction();
-            committed(t, base == null ? null : base.snapshotId(), keys);
+            committed(t, base == null ? null : base.snapshotId(), keys, keyOrdinals);
         } catch (IOException e) {
             throw new SinkException("writing batch " + batch.sequence() + " into " + ref.shown() + " failed: "
                     + e.getMessage() + "; nothing of this batch was committed", e);
