@@ -152,6 +152,20 @@ public abstract class SinkContract {
         return change(topic, key, values, partition, offset, time.toEpochMilli());
     }
 
+    /**
+     * A record of the one key of two fields (region "eu", id 7) with {@code status}, its key's fields in the order a
+     * producer gave them: region first, or id first.
+     */
+    protected static Change compoundKeyed(boolean regionFirst, String status, long offset) {
+        Map<String, Object> key = new LinkedHashMap<>();
+        if (regionFirst) {
+            key.put("region", "eu");
+        }
+        key.put("id", 7L);
+        key.putIfAbsent("region", "eu");
+        return new Change(key, Map.of("status", status), 0, offset, T0.toEpochMilli());
+    }
+
     protected Change tombstone(String key, int partition, long offset) {
         return change(TOPIC, key, null, partition, offset, T0.plusSeconds(offset).toEpochMilli());
     }

@@ -79,15 +79,8 @@ class IcebergSinkContractIT extends SinkContract {
     @Test
     void aKeyWrittenWithItsFieldsInTwoOrdersIsOneRow() throws Exception {
         try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
-            Map<String, Object> ab = new java.util.LinkedHashMap<>();
-            ab.put("region", "eu");
-            ab.put("id", 7L);
-            Map<String, Object> ba = new java.util.LinkedHashMap<>();
-            ba.put("id", 7L);
-            ba.put("region", "eu");
-            o.write(batch(1, Map.of(0, 1L), new Change(ab, Map.of("status", "first"), 0, 0, T0.toEpochMilli())));
-            WriteResult r = o.write(batch(2, Map.of(0, 2L), new Change(ba, Map.of("status", "second"), 0, 1,
-                    T0.toEpochMilli())));
+            o.write(batch(1, Map.of(0, 1L), compoundKeyed(true, "first", 0)));
+            WriteResult r = o.write(batch(2, Map.of(0, 2L), compoundKeyed(false, "second", 1)));
             assertThat(r.upserted()).isEqualTo(1);
         }
         List<String> rows = new java.util.ArrayList<>();

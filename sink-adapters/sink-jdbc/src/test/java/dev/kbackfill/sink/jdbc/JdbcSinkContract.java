@@ -10,7 +10,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -211,15 +210,8 @@ abstract class JdbcSinkContract extends SinkContract {
     void aKeyWrittenWithItsFieldsInTwoOrdersIsOneRow() throws Exception {
         try (Opened o = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
             Sink s = o.sink;
-            Map<String, Object> ab = new LinkedHashMap<>();
-            ab.put("region", "eu");
-            ab.put("id", 7L);
-            Map<String, Object> ba = new LinkedHashMap<>();
-            ba.put("id", 7L);
-            ba.put("region", "eu");
-            s.write(batch(1, Map.of(0, 1L), new Change(ab, Map.of("status", "first"), 0, 0, T0.toEpochMilli())));
-            WriteResult r = s.write(batch(2, Map.of(0, 2L), new Change(ba, Map.of("status", "second"), 0, 1,
-                    T0.toEpochMilli())));
+            s.write(batch(1, Map.of(0, 1L), compoundKeyed(true, "first", 0)));
+            WriteResult r = s.write(batch(2, Map.of(0, 2L), compoundKeyed(false, "second", 1)));
             assertThat(r.upserted()).isEqualTo(1);
             try (Connection c = DriverManager.getConnection(url()); Statement st = c.createStatement();
                  ResultSet rs = st.executeQuery("SELECT region, id, status FROM " + table)) {
