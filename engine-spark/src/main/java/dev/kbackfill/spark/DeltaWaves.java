@@ -313,7 +313,7 @@ final class DeltaWaves {
             JavaRDD<Entry> reduced = decoded.filter(e -> !e.isRefusedByTable());
             Map<Integer, Long> decodedCounts = reduced.map(e -> e.partition).countByValue();
             phase("decode values");
-            JavaRDD<Entry> source = honourLedger(reduced);
+            JavaRDD<Entry> source = honourLedger(reduced, target.keys());
             StructType sourceSchema = target.table().add(TOMBSTONE, DataTypes.BooleanType, false);
             Map<String, String> broken = target.rules().broken(spark, source, sourceSchema, TOMBSTONE);
             if (!broken.isEmpty()) {
@@ -338,12 +338,12 @@ final class DeltaWaves {
          * Under newer-wins: leaves out (counted as kept out) the changes the tombstone ledger holds a newer delete
          * of, and records the wave's deletes in it before the MERGE (a rerun records them again).
          */
-        private JavaRDD<Entry> honourLedger(JavaRDD<Entry> reduced) {
+        private JavaRDD<Entry> honourLedger(JavaRDD<Entry> reduced, List<String> keys) {
             if (sinkSettings.conflictMode() != ConflictMode.NEWER_WINS) {
                 return reduced;
             }
             JavaRDD<Entry> source = reduced;
-            Map<String, Version> held = DeltaEngineSupport.read(path);
+            Map<String, Version> held = DeltaEngineSupport.read(path, keys);
             if (!held.isEmpty()) {
                 HashMap<String, Deleted> ledger = new HashMap<>();
                 held.forEach((k, v) -> ledger.put(k, Deleted.of(v)));

@@ -143,7 +143,7 @@ final class EntryRows implements Iterator<Entry> {
         set(values, meta.logTime(), Instant.ofEpochMilli(r.logTime()));
         set(values, meta.version(), field);
         values[table.size()] = c.isTombstone();
-        String key = DeltaEngineSupport.keyText(physicalKey);
+        String key = DeltaEngineSupport.keyText(keys, physicalKey);
         return new Entry(key, r.topic(), r.partition(), r.offset(), r.timestamp(), r.logTime(), c.isTombstone(),
                 RowFactory.create(values), field);
     }

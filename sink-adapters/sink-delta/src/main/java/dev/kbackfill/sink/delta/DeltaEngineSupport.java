@@ -137,9 +137,12 @@ public final class DeltaEngineSupport {
         }
     }
 
-    /** The key as ledger text, from its values in key column order, in their physical form ({@link #physical}). */
-    public static String keyText(List<Object> physicalKey) {
-        return DeltaTombstones.keyText(physicalKey.stream()
+    /**
+     * The key as ledger text ({@link dev.kbackfill.sink.lake.TombstoneLedger#keyText}), from the values of the key
+     * columns {@code columns}, in their order, in their physical form ({@link #physical}).
+     */
+    public static String keyText(List<String> columns, List<Object> physicalKey) {
+        return DeltaTombstones.keyText(columns, physicalKey.stream()
                 .map(v -> v instanceof byte[] b ? (Object) java.nio.ByteBuffer.wrap(b) : v).toList());
     }
 
@@ -168,11 +171,19 @@ public final class DeltaEngineSupport {
         }
     }
 
-    /** Every key the table's ledger holds, with the version of the tombstone that deleted it; empty without a table. */
-    public static Map<String, Version> read(String path) {
+    /**
+     * Every key the table's ledger holds, as {@link #keyText} gives it for the key columns {@code keys}, with the
+     * version of the tombstone that deleted it; empty without a table. An entry a ledger of before recorded for
+     * several columns (their values in the order the writer took them) is read in the order of {@code keys}, as this
+     * engine wrote them; where it and today's entry of the key are both held, the newer counts.
+     */
+    public static Map<String, Version> read(String path, List<String> keys) {
         // no table, no deletes
-        return snapshot(DefaultEngine.create(new Configuration()), path).map(s -> new DeltaTombstones(s).all())
-                .orElseGet(HashMap::new);
+        Map<String, Version> held = new HashMap<>();
+        snapshot(DefaultEngine.create(new Configuration()), path).map(s -> new DeltaTombstones(s).all())
+                .orElseGet(HashMap::new).forEach((text, v) -> held.merge(DeltaTombstones.fromLegacy(text, keys), v,
+                        (a, b) -> Version.compare(a, b) >= 0 ? a : b));
+        return held;
     }
 
     /**

@@ -119,7 +119,7 @@ final class DeltaTargetLookup implements TargetLookup {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the Delta table at " + path + ": " + e.getMessage(), e);
         }
-        incoming.forEach((key, c) -> ledgered(key, c, found));
+        incoming.forEach((key, c) -> ledgered(lakeRows, key, c, found));
         return found;
     }
 
@@ -133,9 +133,10 @@ final class DeltaTargetLookup implements TargetLookup {
     }
 
     /** Adds the delete the tombstone ledger holds for the key (its physical values), if any. */
-    private void ledgered(List<Object> key, Change c, Map<KeyIdentity, TargetRow> found) {
+    private void ledgered(dev.kbackfill.sink.lake.LakeRows lakeRows, List<Object> key, Change c,
+                          Map<KeyIdentity, TargetRow> found) {
         if (ledgered) {
-            Version deleted = ledger.deleted(DeltaTombstones.keyText(key));
+            Version deleted = ledger.deleted(lakeRows.ledgerKey(key));
             if (deleted != null) {
                 found.merge(KeyIdentity.of(c.key()), TargetRow.deleted(deleted), TargetRow::merge);
             }
@@ -203,7 +204,7 @@ final class DeltaTargetLookup implements TargetLookup {
                         found.merge(KeyIdentity.of(c.key()), rowOf(c, RowCodec.decode(encoded), topic, keyOrdinals,
                                 values), TargetRow::merge);
                     }
-                    ledgered(key, c, found);
+                    ledgered(lakeRows, key, c, found);
                 }
                 return found;
             }
@@ -211,9 +212,9 @@ final class DeltaTargetLookup implements TargetLookup {
     }
 
     /**
-     * A key's physical values as one text, equal exactly when the values are (types told apart). Not
-     * {@link DeltaTombstones#keyText}: that is the ledger's stored form (a JSON array built per key), and this one
-     * is computed for every row of the table in one pass.
+     * A key's physical values as one text, equal exactly when the values are (types told apart). Not the tombstone
+     * ledger's {@link dev.kbackfill.sink.lake.TombstoneLedger#keyText}: that is its stored form (JSON built per key),
+     * and this one is computed for every row of the table in one pass.
      */
     static String joinText(List<Object> key) {
         StringBuilder sb = new StringBuilder();

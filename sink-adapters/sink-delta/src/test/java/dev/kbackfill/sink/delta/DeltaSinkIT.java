@@ -28,6 +28,7 @@ import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
 import dev.kbackfill.core.sink.WriteBatch;
 import dev.kbackfill.core.sink.WriteResult;
+import dev.kbackfill.core.version.Version;
 import dev.kbackfill.resolver.BackfillRequest;
 import dev.kbackfill.resolver.PartitionRange;
 import dev.kbackfill.resolver.Plan;
@@ -601,6 +602,39 @@ class DeltaSinkIT {
             List<String> rows = new ArrayList<>();
             DeltaTableRows.rows(table()).forEach(row -> rows.add(row.get("id") + "=" + row.get("status")));
             assertThat(rows).containsExactlyInAnyOrder("seed=s", "7=seven-again", "1=newer");
+        }
+    }
+
+    /**
+     * A table whose ledger holds a compound key as ledgers did before keys were named (its values as a list, in the
+     * order its batch gave the fields: id, region): an older record giving the fields in that order is still kept
+     * out, by the sink and by the Spark engine's reading of the ledger, which names the key as today's entries do.
+     */
+    @Test
+    void aDeleteTheLedgerHeldAsAListOfValuesStillKeepsAnOlderRecordOut() throws Exception {
+        Map<String, Object> idFirst = new LinkedHashMap<>();
+        idFirst.put("id", 7L);
+        idFirst.put("region", "eu");
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true)) {
+            begin(s);
+            s.write(batch(1, Map.of(0, 1L), new Change(idFirst, Map.of("status", "first"), 0, 0, T0.toEpochMilli())));
+        }
+        Version deleted = new Version("orders", 0, 5, T0.toEpochMilli());
+        // the entry of before, in place of the row's delete
+        assertThat(DeltaEngineSupport.record(table(), Map.of("[7,\"eu\"]", deleted))).isEqualTo(1);
+        assertThat(DeltaEngineSupport.read(table(), List.of("region", "id")))
+                .as("read in the engine's key order, the list is taken in that order")
+                .containsEntry("{\"id\":\"eu\",\"region\":7}", deleted);
+        assertThat(DeltaEngineSupport.read(table(), List.of("id", "region")))
+                .containsEntry(DeltaEngineSupport.keyText(List.of("region", "id"), List.of("eu", 7L)), deleted);
+        try (Sink s = sink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, false)) {
+            begin(s);
+            WriteResult r = s.write(batch(2, Map.of(0, 4L),
+                    new Change(idFirst, Map.of("status", "older"), 0, 3, T0.toEpochMilli())));
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+            List<String> rows = new ArrayList<>();
+            DeltaTableRows.rows(table()).forEach(row -> rows.add(row.get("id") + "=" + row.get("status")));
+            assertThat(rows).containsExactly("7=first");
         }
     }
 

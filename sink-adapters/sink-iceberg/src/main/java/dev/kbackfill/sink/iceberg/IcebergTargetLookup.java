@@ -132,7 +132,7 @@ final class IcebergTargetLookup implements TargetLookup {
         }
         if (ledgered) {
             incoming.forEach((key, c) -> {
-                Version deleted = ledger.deleted(TombstoneLedger.keyText(key));
+                Version deleted = ledger.deleted(lakeRows.ledgerKey(key));
                 if (deleted != null) {
                     found.merge(KeyIdentity.of(c.key()), TargetRow.deleted(deleted), TargetRow::merge);
                 }

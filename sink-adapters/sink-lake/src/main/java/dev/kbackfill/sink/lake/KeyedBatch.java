@@ -119,7 +119,7 @@ public final class KeyedBatch<W> {
             Stored<W> at = found.get(e.getKey());
             Object[] stored = at == null ? null : at.row();
             // the key's ledger text, only where the ledger is read or written for it
-            String ledgerKey = consultLedger || (ledgered && c.isTombstone()) ? TombstoneLedger.keyText(e.getKey()) : null;
+            TombstoneLedger.Key ledgerKey = consultLedger || (ledgered && c.isTombstone()) ? rows.ledgerKey(e.getKey()) : null;
             Version deletedAt = consultLedger ? ledger.deleted(ledgerKey) : null;
             switch (verdict(c, batch, stored, deletedAt)) {
                 case KEPT_OUT -> {

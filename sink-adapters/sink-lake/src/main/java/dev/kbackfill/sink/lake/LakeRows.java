@@ -145,6 +145,15 @@ public final class LakeRows {
         return keyOf(keyRow(c), keyOrdinals);
     }
 
+    /** A key ({@link #key}) as the tombstone ledger holds it: its values named by the table's key columns. */
+    public TombstoneLedger.Key ledgerKey(List<Object> key) {
+        List<String> columns = new ArrayList<>(keyOrdinals.length);
+        for (int o : keyOrdinals) {
+            columns.add(names.get(o));
+        }
+        return TombstoneLedger.Key.of(columns, key);
+    }
+
     /** A value as the table's column of that name holds it (the conversion a written row makes). */
     public Object physicalOf(String column, Object value) throws ValueMismatch {
         Integer ord = ordinals.get(column);

@@ -46,8 +46,55 @@ public class TombstoneLedger {
         this.stored = stored;
     }
 
-    /** The key as ledger text: its physical values in key column order. */
-    public static String keyText(List<Object> key) {
+    /**
+     * A key as the ledger holds it. {@code text} does not depend on the order the key's fields came in: a key of one
+     * column is its value alone ({@code [7]}); a key of several, each value named by its column, in the order of the
+     * names ({@code {"id":7,"region":"eu"}}). {@code legacy} is, for several columns, the text ledgers held before
+     * that: the values as a list in the order the batch gave its key fields, looked up for entries recorded then and
+     * never written again (null for one column).
+     */
+    public record Key(String text, String legacy) {
+
+        /** The key of these physical values of these key columns (in the same order, whichever that is). */
+        public static Key of(List<String> columns, List<Object> values) {
+            ArrayNode list = values(values);
+            return columns.size() == 1 ? new Key(list.toString(), null)
+                    : new Key(named(columns, list).toString(), list.toString());
+        }
+    }
+
+    /** The key's ledger text ({@link Key#text}) from the physical values of these key columns. */
+    public static String keyText(List<String> columns, List<Object> values) {
+        return Key.of(columns, values).text();
+    }
+
+    /**
+     * A key text a ledger of before held for several columns ({@link Key#legacy}) as today's text, its values taken to
+     * be those of {@code columns} in that order; any other text as it is.
+     */
+    public static String fromLegacy(String text, List<String> columns) {
+        if (columns.size() < 2 || !text.startsWith("[")) {
+            return text;
+        }
+        try {
+            JsonNode list = JSON.readTree(text);
+            return list.size() == columns.size() ? named(columns, (ArrayNode) list).toString() : text;
+        } catch (IOException e) {
+            return text;
+        }
+    }
+
+    private static ObjectNode named(List<String> columns, ArrayNode values) {
+        TreeMap<String, JsonNode> byName = new TreeMap<>();
+        for (int i = 0; i < columns.size(); i++) {
+            byName.put(columns.get(i), values.get(i));
+        }
+        ObjectNode o = JSON.createObjectNode();
+        byName.forEach(o::set);
+        return o;
+    }
+
+    private static ArrayNode values(List<Object> key) {
         ArrayNode a = JSON.createArrayNode();
         for (Object v : key) {
             if (v == null) {
@@ -66,7 +113,22 @@ public class TombstoneLedger {
                 a.add(v.toString());
             }
         }
-        return a.toString();
+        return a;
+    }
+
+    /**
+     * The version of the tombstone that deleted {@code key}, or null: the newer of its entry and, for several columns,
+     * an entry of before under its legacy text.
+     */
+    public Version deleted(Key key) {
+        Version now = deleted(key.text());
+        Version before = key.legacy() == null ? null : deleted(key.legacy());
+        return before == null || (now != null && Version.compare(now, before) >= 0) ? now : before;
+    }
+
+    /** Records a delete of {@code key} under its text; {@link #changed()} holds it for the commit. */
+    public void record(Key key, Version version) {
+        record(key.text(), version);
     }
 
     /** The version of the tombstone that deleted {@code key}, or null. */
