@@ -69,12 +69,21 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
      * would make the checking consumer join or commit to a group are refused.
      */
     public static KafkaOffsetSource create(Map<String, Object> clientConfig) {
+        Map<String, Object> adminConfig = adminConfig(clientConfig);
+        return new KafkaOffsetSource(ClientConfigs.creating(BOOTSTRAP_SERVERS.toString(), clientConfig,
+                () -> Admin.create(adminConfig)), true, clientConfig);
+    }
+
+    /** The planning Admin client's settings, from the client settings {@code clientConfig}. */
+    static Map<String, Object> adminConfig(Map<String, Object> clientConfig) {
         Map<String, Object> adminConfig = ClientConfigs.only(clientConfig, AdminClientConfig.configNames());
         // a short-lived planning client, like the checking consumer: no JMX beans unless asked for (registering its
         // metrics' beans was half of its making, about 60 ms of a cron run's start)
         adminConfig.putIfAbsent(AdminClientConfig.METRIC_REPORTER_CLASSES_CONFIG, "");
-        return new KafkaOffsetSource(ClientConfigs.creating(BOOTSTRAP_SERVERS.toString(), clientConfig,
-                () -> Admin.create(adminConfig)), true, clientConfig);
+        // nor client telemetry (KIP-714) unless asked for: its reporter renames every metric by regular expression,
+        // and asks the broker for a subscription a plan has no use for
+        adminConfig.putIfAbsent(AdminClientConfig.ENABLE_METRICS_PUSH_CONFIG, false);
+        return adminConfig;
     }
 
     /** Uses {@code admin} (without closing it) and {@code clientConfig} for the checking consumer. */
@@ -387,7 +396,8 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
         }
     }
 
-    private Map<String, Object> checkingConsumerConfig(IsolationLevel isolationLevel) {
+    /** The checking consumer's settings for this isolation level. */
+    Map<String, Object> checkingConsumerConfig(IsolationLevel isolationLevel) {
         if (clientConfig.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
             throw new RequestException("group.id '" + clientConfig.get(ConsumerConfig.GROUP_ID_CONFIG)
                     + "' is not allowed: kbackfill never joins or commits to a consumer group; remove it");
@@ -399,8 +409,10 @@ public final class KafkaOffsetSource implements OffsetSource, AutoCloseable {
         config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kbackfill-plan-check");
         // asking about a topic (prepareCheck) must never create it on a broker that creates topics on first use
         config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-        // a short-lived internal client: no JMX beans for its 1,000 partitions' fetch metrics unless asked for
+        // a short-lived internal client: no JMX beans for its 1,000 partitions' fetch metrics unless asked for, nor
+        // client telemetry
         config.putIfAbsent(ConsumerConfig.METRIC_REPORTER_CLASSES_CONFIG, "");
+        config.putIfAbsent(ConsumerConfig.ENABLE_METRICS_PUSH_CONFIG, false);
         // A check wants the first visible record of each partition, not its data: polls that return every
         // partition's buffered first batch at once rather than 500 records at a time (over 1,000 partitions the
         // check took about 600 ms with the default, 200 ms with this; bench/run.sh plan). Smaller fetches per

@@ -40,6 +40,17 @@ class BoundedReaderTest {
                 .containsEntry("client.id", "mine");
     }
 
+    /** A backfill's metrics are its own report: its reader's client keeps no JMX beans nor telemetry unless asked. */
+    @Test
+    void theReaderKeepsNoMetricsBeansNorTelemetryUnlessTheSettingsNameThem() {
+        assertThat(BoundedReader.consumerConfig(Map.of("bootstrap.servers", "b:9092"),
+                org.apache.kafka.common.IsolationLevel.READ_COMMITTED))
+                .containsEntry("metric.reporters", "").containsEntry("enable.metrics.push", false);
+        assertThat(BoundedReader.consumerConfig(Map.of("metric.reporters", "org.apache.kafka.common.metrics.JmxReporter"),
+                org.apache.kafka.common.IsolationLevel.READ_COMMITTED))
+                .containsEntry("metric.reporters", "org.apache.kafka.common.metrics.JmxReporter");
+    }
+
     @Test
     void readsExactlyTheRangeAndStopsOnThePosition() throws Exception {
         MockConsumer<byte[], byte[]> c = consumer(0, 10);
