@@ -175,9 +175,19 @@ class DeltaObjectStoreIT {
             long version = DeltaTableRows.version(table, storage);
             // a paused run: its lease expired and another run took it over (the takeover, as a write of the lease)
             org.apache.hadoop.fs.Path lease = new org.apache.hadoop.fs.Path(table + "/_kbackfill/locks/job.lease");
-            try (var out = fs.create(lease, true)) {
-                out.write(("{\"job\":\"job\",\"holder\":\"other pid 3\",\"since\":0,\"expires\":"
-                        + (System.currentTimeMillis() + 60_000) + "}").getBytes(StandardCharsets.UTF_8));
+            // S3Proxy checks a conditional put and then writes, in two steps: a renewal under way as the takeover
+            // is written can pass its check first and write after it, which S3 would refuse. The takeover is
+            // written again until it outlasts a renewal (every 500 ms); it failed once on a loaded machine so.
+            for (int attempt = 0; attempt < 10; attempt++) {
+                try (var out = fs.create(lease, true)) {
+                    out.write(("{\"job\":\"job\",\"holder\":\"other pid 3\",\"since\":0,\"expires\":"
+                            + (System.currentTimeMillis() + 60_000) + "}").getBytes(StandardCharsets.UTF_8));
+                }
+                Thread.sleep(600);
+                if (new String(ConditionalWrites.read(fs, lease).orElseThrow().bytes(), StandardCharsets.UTF_8)
+                        .contains("other pid 3")) {
+                    break;
+                }
             }
             Thread.sleep(1_200); // past a renewal (every 500 ms), which finds the lease changed
             assertThatThrownBy(() -> s.write(DeltaSinkIT.batch(2, Map.of(0, 2L),
