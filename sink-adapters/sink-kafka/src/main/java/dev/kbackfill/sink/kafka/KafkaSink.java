@@ -58,6 +58,10 @@ final class KafkaSink implements Sink {
     private final List<String> warnings = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
     private TargetIndex index;
+    /** Per partition of the target, the offset the index has read it to. */
+    private Map<Integer, Long> indexedTo = new HashMap<>();
+    /** Whether the index has read what the target gained between the sink's opening and its first write. */
+    private boolean caughtUp;
     /** The partitions of a target topic to create before the first record is written; 0 when it exists. */
     private int toCreate;
 
@@ -331,13 +335,39 @@ final class KafkaSink implements Sink {
     private TargetIndex buildIndex(TopicDescription target, boolean digests) throws InterruptedException,
             ExecutionException, java.util.concurrent.TimeoutException {
         TargetIndex idx = new TargetIndex(indexMemoryKeys(), Path.of(System.getProperty("java.io.tmpdir")));
-        Topics.Settled settled = Topics.settledRanges(jobs.admin(), target.partitions().stream()
-                .map(p -> p.partition()).toList(), topic, SETTLE);
-        settled.open().forEach((p, from) -> warnings.add("topic " + topic + " partition " + p + " has a transaction "
-                + "open from offset " + from + " that did not end within " + SETTLE.toSeconds() + " s (another writer's, or "
-                + "one a stopped run left, which the job's lock aborts): its records are not indexed, so the version rule "
-                + "cannot see them"));
-        List<BoundedReader.Range> ranges = settled.ranges();
+        List<Integer> partitions = target.partitions().stream().map(p -> p.partition()).toList();
+        try {
+            List<BoundedReader.Range> ranges = settledRanges(partitions);
+            readInto(idx, ranges, digests);
+            if (!digests) {
+                indexedTo = new HashMap<>();
+                ranges.forEach(r -> indexedTo.put(r.partition(), r.end()));
+            }
+        } catch (RuntimeException e) {
+            idx.close();
+            throw e;
+        }
+        return idx;
+    }
+
+    /** The target's partitions from their log start to their last stable offset, its open transactions warned of. */
+    private List<BoundedReader.Range> settledRanges(List<Integer> partitions) throws InterruptedException,
+            ExecutionException, java.util.concurrent.TimeoutException {
+        Topics.Settled settled = Topics.settledRanges(jobs.admin(), partitions, topic, SETTLE);
+        settled.open().forEach((p, from) -> {
+            String warning = "topic " + topic + " partition " + p + " has a transaction open from offset " + from
+                    + " that did not end within " + SETTLE.toSeconds() + " s (another writer's, or one a stopped run "
+                    + "left, which the job's lock aborts): its records are not indexed, so the version rule cannot see "
+                    + "them";
+            if (!warnings.contains(warning)) {
+                warnings.add(warning);
+            }
+        });
+        return settled.ranges();
+    }
+
+    private void readInto(TargetIndex idx, List<BoundedReader.Range> ranges, boolean digests)
+            throws InterruptedException {
         try (BoundedReader reader = new BoundedReader(topic, config, IsolationLevel.READ_COMMITTED, ranges, false,
                 Duration.ofMinutes(2))) {
             reader.read((records, positions, lost) -> {
@@ -347,11 +377,38 @@ final class KafkaSink implements Sink {
                 }
                 idx.flush();
             });
-        } catch (RuntimeException e) {
-            idx.close();
-            throw e;
         }
-        return idx;
+    }
+
+    /**
+     * Reads into the index what the target gained since it was indexed at open, once, at the first write: the sink is
+     * opened before the job's lock is taken, and a run of the job still going then (which the lock fences) may have
+     * committed batches meanwhile. Without them, the version rule would see their keys as the index left them: an
+     * older record could replace a newer one, insert-only could write a key twice.
+     */
+    private void catchUp() {
+        caughtUp = true;
+        if (index == null) {
+            return;
+        }
+        try {
+            List<BoundedReader.Range> since = new ArrayList<>();
+            for (BoundedReader.Range r : settledRanges(new ArrayList<>(indexedTo.keySet()))) {
+                long from = Math.max(r.start(), indexedTo.get(r.partition()));
+                if (from < r.end()) {
+                    since.add(new BoundedReader.Range(r.partition(), from, r.end()));
+                }
+                indexedTo.put(r.partition(), r.end());
+            }
+            if (!since.isEmpty()) {
+                readInto(index, since, false);
+            }
+        } catch (ExecutionException e) {
+            throw new SinkException("cannot read topic " + topic + " at " + config.get("bootstrap.servers") + ": "
+                    + e.getCause().getMessage(), e.getCause());
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw new SinkException("cannot read topic " + topic + " at " + config.get("bootstrap.servers") + ": " + e, e);
+        }
     }
 
     /** Whether the target topic holds a record without kbackfill's headers (another writer's), as indexed at open. */
@@ -365,7 +422,11 @@ final class KafkaSink implements Sink {
         long[] counts = {0, 0, 0};
         Map<Integer, Long> keptOut = new java.util.TreeMap<>();
         if (toCreate > 0 && !batch.changes().isEmpty()) {
-            createTarget();
+            createTarget(); // indexed now, under the job's lock
+            caughtUp = true;
+        }
+        if (!caughtUp) {
+            catchUp();
         }
         List<Change> written = new ArrayList<>();
         jobs.transaction(batch.job(), () -> {

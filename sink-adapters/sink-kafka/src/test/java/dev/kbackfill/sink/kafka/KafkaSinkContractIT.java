@@ -22,6 +22,8 @@ import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.SinkContract;
 import dev.kbackfill.core.sink.SinkSettings;
 import dev.kbackfill.core.sink.TombstoneMode;
+import dev.kbackfill.core.sink.Sink;
+import dev.kbackfill.core.sink.WriteResult;
 import dev.kbackfill.embedded.EmbeddedKafka;
 import dev.kbackfill.embedded.SharedKafka;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -132,6 +134,32 @@ class KafkaSinkContractIT extends SinkContract {
     }
 
     /** The Kafka sink copies records: the change carries its raw record, the value as JSON. */
+    /**
+     * A run is opened (its target indexed) before it takes the job's lock, and a run of the job still going then
+     * commits a batch before the lock fences it: the first write reads that batch into the index, so an older record
+     * of its key is kept out. Indexed at opening only, the older record replaced the newer one.
+     */
+    @org.junit.jupiter.api.Test
+    void aBatchAnotherRunCommitsBetweenThisRunsOpeningAndItsLockIsSeenByTheVersionRule() throws Exception {
+        java.time.Instant t0 = java.time.Instant.parse("2024-01-01T00:00:00Z");
+        Sink next = null;
+        try (Opened first = begun(ConflictMode.NEWER_WINS, TombstoneMode.DELETE)) {
+            first.write(batch(1, Map.of(0, 1L), rowFrom(TOPIC, "k", "first", "1", 0, 0, t0)));
+            next = newSink(ConflictMode.NEWER_WINS, TombstoneMode.DELETE, true);
+            next.open();
+            // the first run goes on: k from partition 1, newer than anything partition 0 holds before offset 9
+            first.write(batch(2, Map.of(0, 1L, 1, 1L), rowFrom(TOPIC, "k", "newer", "2", 1, 0, t0.plusSeconds(10))));
+        }
+        try (Sink s = next; AutoCloseable lock = s.jobStore().lock(job)) {
+            assertThat(s.jobStore().load(job)).as("the job, resumed as the protocol does under the lock").isPresent();
+            WriteResult r = s.write(batch(3, Map.of(0, 6L, 1, 1L),
+                    rowFrom(TOPIC, "k", "older", "3", 0, 5, t0.plusSeconds(5))));
+            assertThat(r.upserted()).isZero();
+            assertThat(r.keptOut()).isEqualTo(Map.of(0, 1L));
+        }
+        assertThat(rows()).containsExactly("k=newer/2@1:0");
+    }
+
     /** A topic keys its records by their key bytes: a key's fields in another order are another key. */
     @Override
     protected boolean keysByFields() {
