@@ -91,6 +91,13 @@ class SparkEngineIT {
         }
     }
 
+    /** A producer of raw keys and values to the shared broker. */
+    static KafkaProducer<byte[], byte[]> producer() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
     static Map<String, Map<String, Object>> deltaRows(Path table) throws Exception {
         Map<String, Map<String, Object>> rows = new TreeMap<>();
         for (Map<String, Object> r : DeltaTableRows.rows(table.toString())) {
@@ -205,9 +212,7 @@ class SparkEngineIT {
     void theGapFillBesideALiveWriterLeavesItsNewerRowsOnSparkIntoDeltaAndPostgres() throws Exception {
         String topic = "spark-live-gap";
         kafka.createTopic(topic, 1, Map.of("retention.ms", "-1"));
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
             int ts = 0;
             for (String[] round : new String[][] {{"a", "12345"}, {"b", "12345"}, {"c", "123"}}) {
                 for (char k : round[1].toCharArray()) {
@@ -288,9 +293,7 @@ class SparkEngineIT {
                 "USER@X.COM", "\u00df", "ss", longKey, longKey.toLowerCase());
         java.util.Random random = new java.util.Random(59);
         Map<String, String> expected = new TreeMap<>();
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
             for (int i = 0; i < 120; i++) {
                 String key = keys.get(random.nextInt(keys.size()));
                 boolean delete = random.nextInt(4) == 0;
@@ -507,9 +510,7 @@ class SparkEngineIT {
         String topic = "spark-evolve";
         kafka.createTopic(topic, 3, Map.of("retention.ms", "-1"));
         Map<String, String> expected = new TreeMap<>();
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
             long t = T0.plusSeconds(60).toEpochMilli();
             for (int i = 0; i < 1000; i++) {
                 String key = "k" + (i % 300); // partition 1 for even keys, 2 for odd ones
@@ -548,9 +549,7 @@ class SparkEngineIT {
     void aCompoundKeyDeletedOnOneMachineStaysDeletedOnSparkWhateverTheOrderOfItsFields() throws Exception {
         String topic = "spark-compound";
         kafka.createTopic(topic, 1, Map.of("retention.ms", "-1"));
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
             long t = T0.plusSeconds(60).toEpochMilli();
             String[][] records = {{"{\"region\":\"eu\",\"id\":7}", "{\"status\":\"older\"}"},
                 {"{\"id\":7,\"region\":\"eu\"}", null}, {"{\"region\":\"eu\",\"id\":8}", "{\"status\":\"eight\"}"}};
@@ -635,9 +634,7 @@ class SparkEngineIT {
         for (int from = 0; from < history.size(); from += 10) {
             java.util.Collections.shuffle(history.subList(from, Math.min(history.size(), from + 10)), random);
         }
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
             long t = T0.plusSeconds(60).toEpochMilli();
             for (Object[] h : history) {
                 int partition = random.nextInt(3);
@@ -819,9 +816,7 @@ class SparkEngineIT {
         // 20 keys, three of them deleted (k0, k7, k14)
         assertThat(deltaRows(table)).hasSize(17);
         assertThat(count(pg, "SELECT count(*) FROM reset_rows")).isEqualTo(17);
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
             for (int k = 20; k < 30; k++) {
                 producer.send(new ProducerRecord<>(topic, k % 2, T0.plusSeconds(3600).toEpochMilli(),
                         ("k" + k).getBytes(StandardCharsets.UTF_8), "{\"status\":\"new\"}".getBytes(StandardCharsets.UTF_8)));
