@@ -19,6 +19,8 @@ public final class LakeRows {
     private final LakeType[] types;
     private final Object[] shownTypes;
     private final int[] keyOrdinals;
+    /** The names of the key columns, in the order of {@link #keyOrdinals}. */
+    private final List<String> keyNames;
     private final Map<String, Integer> ordinals = new HashMap<>();
     /** Value columns the table declares NOT NULL (Delta's non-nullable fields, Iceberg's required ones). */
     private final boolean[] required;
@@ -43,6 +45,11 @@ public final class LakeRows {
         this.types = types.clone();
         this.shownTypes = shownTypes.clone();
         this.keyOrdinals = keyOrdinals.clone();
+        List<String> keys = new ArrayList<>(keyOrdinals.length);
+        for (int o : keyOrdinals) {
+            keys.add(names.get(o));
+        }
+        this.keyNames = List.copyOf(keys);
         for (int i = 0; i < names.size(); i++) {
             ordinals.put(names.get(i), i);
         }
@@ -147,11 +154,7 @@ public final class LakeRows {
 
     /** A key ({@link #key}) as the tombstone ledger holds it: its values named by the table's key columns. */
     public TombstoneLedger.Key ledgerKey(List<Object> key) {
-        List<String> columns = new ArrayList<>(keyOrdinals.length);
-        for (int o : keyOrdinals) {
-            columns.add(names.get(o));
-        }
-        return TombstoneLedger.Key.of(columns, key);
+        return TombstoneLedger.Key.of(keyNames, key);
     }
 
     /** A value as the table's column of that name holds it (the conversion a written row makes). */
