@@ -165,13 +165,19 @@ final class KafkaSink implements Sink {
                         : "indexed the " + index.size() + " keys of topic " + topic + " in " + ms + " ms for "
                                 + "--on-conflict " + settings.conflictMode().label());
             }
-        } catch (ExecutionException e) {
-            throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
-                    + e.getCause().getMessage(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
-            throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
-                    + e, e);
+        } catch (ExecutionException | java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw failed("prepare", e);
         }
+    }
+
+    /**
+     * The failure to {@code doing} (prepare, create, read) the target topic: an admin or client future's cause, or
+     * the timeout or interruption itself.
+     */
+    private SinkException failed(String doing, Exception e) {
+        String where = "cannot " + doing + " topic " + topic + " at " + config.get("bootstrap.servers") + ": ";
+        return e instanceof ExecutionException ? new SinkException(where + e.getCause().getMessage(), e.getCause())
+                : new SinkException(where + e, e);
     }
 
     /** Creates the target topic ({@code --create-topic}) before its first record, and indexes it (empty). */
@@ -182,24 +188,18 @@ final class KafkaSink implements Sink {
                     .all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
-                throw new SinkException("cannot create topic " + topic + " at " + config.get("bootstrap.servers") + ": "
-                        + e.getCause().getMessage(), e.getCause());
+                throw failed("create", e);
             }
         } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
-            throw new SinkException("cannot create topic " + topic + " at " + config.get("bootstrap.servers") + ": "
-                    + e, e);
+            throw failed("create", e);
         }
         try {
             TopicDescription target = Topics.await(jobs.admin(), topic);
             if (settings.conflictMode() != ConflictMode.OVERWRITE) {
                 index = buildIndex(target);
             }
-        } catch (ExecutionException e) {
-            throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
-                    + e.getCause().getMessage(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
-            throw new SinkException("cannot prepare topic " + topic + " at " + config.get("bootstrap.servers") + ": "
-                    + e, e);
+        } catch (ExecutionException | java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw failed("prepare", e);
         }
         toCreate = 0;
     }
@@ -219,11 +219,8 @@ final class KafkaSink implements Sink {
                         + ": nothing to verify");
             }
             idx = buildIndex(target, true);
-        } catch (ExecutionException e) {
-            throw new SinkException("cannot read topic " + topic + " at " + config.get("bootstrap.servers") + ": "
-                    + e.getCause().getMessage(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
-            throw new SinkException("cannot read topic " + topic + " at " + config.get("bootstrap.servers") + ": " + e, e);
+        } catch (ExecutionException | java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw failed("read", e);
         }
         return new dev.kbackfill.core.verify.TargetLookup() {
             @Override
@@ -403,11 +400,8 @@ final class KafkaSink implements Sink {
             if (!since.isEmpty()) {
                 readInto(index, since, false);
             }
-        } catch (ExecutionException e) {
-            throw new SinkException("cannot read topic " + topic + " at " + config.get("bootstrap.servers") + ": "
-                    + e.getCause().getMessage(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
-            throw new SinkException("cannot read topic " + topic + " at " + config.get("bootstrap.servers") + ": " + e, e);
+        } catch (ExecutionException | java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw failed("read", e);
         }
     }
 
