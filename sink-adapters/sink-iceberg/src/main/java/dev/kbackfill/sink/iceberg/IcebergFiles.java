@@ -275,10 +275,22 @@ final class IcebergFiles {
      * Writes rows (sorted by key) as new data files of the table, rolled at the table's target file size, each file in
      * the partition of its rows under the table's current spec: per partition, up to one Parquet writer per core, each
      * a contiguous run of its rows, so that the files of a partition cover disjoint key ranges.
+     *
+     * @param keyOrdinals the key's columns. The rows hold each key once, so a key of one column has distinct values in
+     *                    every file: it is written without a dictionary (Parquet would build one for each file's first
+     *                    page only to give it up), unless the table's properties say otherwise for that column
      */
-    List<DataFile> writeRows(List<Object[]> rows) throws IOException {
+    List<DataFile> writeRows(List<Object[]> rows, int[] keyOrdinals) throws IOException {
         if (rows.isEmpty()) {
             return List.of();
+        }
+        Map<String, String> properties = new HashMap<>();
+        if (keyOrdinals.length == 1) {
+            String dictionary = org.apache.iceberg.TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX
+                    + schema.columns().get(keyOrdinals[0]).name();
+            if (!table.properties().containsKey(dictionary)) {
+                properties.put(dictionary, "false");
+            }
         }
         PartitionSpec spec = table.spec();
         String operation = UUID.randomUUID().toString();
@@ -291,7 +303,7 @@ final class IcebergFiles {
             for (int w = 0; w < writers; w++) {
                 List<Object[]> chunk = in.subList(in.size() * w / writers, in.size() * (w + 1) / writers);
                 int id = writerId[0]++;
-                chunks.add(() -> writeChunk(chunk, id, operation, spec, partition.getKey()));
+                chunks.add(() -> writeChunk(chunk, id, operation, spec, partition.getKey(), properties));
             }
         }
         List<DataFile> files = new ArrayList<>();
@@ -327,13 +339,13 @@ final class IcebergFiles {
     }
 
     private List<DataFile> writeChunk(List<Object[]> rows, int writerId, String operation, PartitionSpec spec,
-                                      StructLike partition) throws IOException {
+                                      StructLike partition, Map<String, String> properties) throws IOException {
         OutputFileFactory files = OutputFileFactory.builderFor(table, writerId, System.currentTimeMillis())
                 .format(FileFormat.PARQUET).operationId(operation).build();
         RollingDataWriter<org.apache.iceberg.StructLike> writer = new RollingDataWriter<>(
-                new PhysicalRowWriters(table, schema), files, table.io(), targetFileSize(), spec, partition);
+                new PhysicalRowWriters(table, schema, properties), files, table.io(), targetFileSize(), spec, partition);
         try (writer) {
-            PhysicalRowWriters.Row r = new PhysicalRowWriters.Row(schema);
+            PhysicalRowWriters.Row r = new PhysicalRowWriters.Row(schema, true);
             for (Object[] row : rows) {
                 writer.write(r.of(row)); // Parquet's writer copies the values out before the next row
             }

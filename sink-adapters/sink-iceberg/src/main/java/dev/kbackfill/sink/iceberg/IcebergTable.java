@@ -405,7 +405,7 @@ final class IcebergTable implements LakeSink.Table {
                         List<IcebergFiles.Hit> takenOut, Map<String, String> summary,
                         java.util.Set<List<Object>> keys, int[] keyOrdinals) {
         try {
-            List<DataFile> data = files.writeRows(newRows);
+            List<DataFile> data = files.writeRows(newRows, keyOrdinals);
             IcebergFiles.Deletes deletes = files.writeDeletes(takenOut);
             Transaction txn = t.newTransaction();
             RowDelta delta = txn.newRowDelta();

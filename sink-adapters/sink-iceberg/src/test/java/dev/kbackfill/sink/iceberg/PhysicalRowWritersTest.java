@@ -128,7 +128,7 @@ class PhysicalRowWritersTest {
                 rows.add(physicalRow(random, n));
             }
 
-            List<DataFile> ours = new IcebergFiles(t).writeRows(rows);
+            List<DataFile> ours = new IcebergFiles(t).writeRows(rows, new int[] {0});
             DataFile theirs = genericFile(t, rows);
 
             assertThat(ours).hasSize(1);
@@ -166,6 +166,43 @@ class PhysicalRowWritersTest {
                 assertThat(Arrays.deepEquals(read.get(n), expected)).as("seed %d row %d: %s, wrote %s", seed, n,
                         Arrays.deepToString(read.get(n)), Arrays.deepToString(expected)).isTrue();
             }
+        }
+    }
+
+    @Test
+    void aKeyOfOneColumnIsWrittenWithoutADictionaryUnlessTheTableAsksForOneAndOtherColumnsKeepTheirs()
+            throws Exception {
+        // Unique keys fall back from a dictionary to plain values at the end of the first page, so a file's pages look
+        // the same either way (the dictionary only cost CPU). Here the key column repeats three values, where a
+        // dictionary pays and Parquet keeps it: the file shows whether one was tried.
+        Random random = new Random(7);
+        List<Object[]> rows = new ArrayList<>();
+        for (int n = 0; n < 5000; n++) {
+            Object[] row = physicalRow(random, n);
+            row[0] = "k-" + n % 3;
+            row[1] = (long) (n % 3);
+            rows.add(row);
+        }
+        Table plain = new HadoopTables(new Configuration()).create(SCHEMA, PartitionSpec.unpartitioned(),
+                Map.of("format-version", "2"), dir.resolve("plain").toString());
+        assertThat(dictionaryEncoded(new IcebergFiles(plain).writeRows(rows, new int[] {0}).get(0)))
+                .as("the key (s) has none; l keeps its dictionary").doesNotContain("s").contains("l");
+        assertThat(dictionaryEncoded(new IcebergFiles(plain).writeRows(rows, new int[] {0, 1}).get(0)))
+                .as("the columns of a compound key repeat: each keeps its dictionary").contains("s", "l");
+
+        Table asked = new HadoopTables(new Configuration()).create(SCHEMA, PartitionSpec.unpartitioned(),
+                Map.of("format-version", "2", "write.parquet.dict-encoding-enabled.column.s", "true"),
+                dir.resolve("asked").toString());
+        assertThat(dictionaryEncoded(new IcebergFiles(asked).writeRows(rows, new int[] {0}).get(0)))
+                .as("the table's own setting for the key column wins").contains("s", "l");
+    }
+
+    /** The columns of a data file whose first row group has a dictionary page. */
+    private static List<String> dictionaryEncoded(DataFile file) throws Exception {
+        try (ParquetFileReader footer = ParquetFileReader.open(HadoopInputFile.fromPath(
+                new org.apache.hadoop.fs.Path(file.location()), new Configuration()))) {
+            return footer.getRowGroups().get(0).getColumns().stream().filter(c -> c.hasDictionaryPage())
+                    .map(c -> c.getPath().toDotString()).toList();
         }
     }
 
