@@ -43,11 +43,12 @@ public final class OwnWrites {
         if (written == null || base == null || !base.equals(last)) {
             return keys;
         }
-        int[] order = tableOrder(keyOrdinals);
+        List<List<Object>> all = List.copyOf(keys);
+        boolean[] may = written.mayContainAll(hashes(all, keyOrdinals));
         Set<List<Object>> maybe = new HashSet<>();
-        for (List<Object> k : keys) {
-            if (written.mayContain(inOrder(k, order))) {
-                maybe.add(k);
+        for (int i = 0; i < may.length; i++) {
+            if (may[i]) {
+                maybe.add(all.get(i));
             }
         }
         return maybe;
@@ -72,12 +73,20 @@ public final class OwnWrites {
             written = null; // a commit of another's (or one not counted here) came between this sink's two
         }
         if (written != null) {
-            int[] order = tableOrder(keyOrdinals);
-            for (List<Object> k : keys) {
-                written.add(inOrder(k, order));
-            }
+            written.addAll(hashes(keys, keyOrdinals));
         }
         last = made;
+    }
+
+    /** The keys' hashes ({@link WrittenKeys#hash}), each key's values in table order, in the keys' order. */
+    private static long[] hashes(Collection<List<Object>> keys, int[] keyOrdinals) {
+        int[] order = tableOrder(keyOrdinals);
+        long[] hashes = new long[keys.size()];
+        int i = 0;
+        for (List<Object> k : keys) {
+            hashes[i++] = WrittenKeys.hash(inOrder(k, order));
+        }
+        return hashes;
     }
 
     /** The positions of a key's values in the order of their columns in the table; null where that is the keys' own. */

@@ -76,4 +76,34 @@ class WrittenKeysTest {
         assertThat(keys.full()).isTrue();
         assertThat(keys.mayContain(List.of("zzz"))).isTrue();
     }
+
+    @Test
+    void keysAddedAndAskedForByTheBatchInTheTablesOrderAnswerAsOneByOneInTheirOwn() {
+        for (int seed = 0; seed < 60; seed++) {
+            Random random = new Random(seed);
+            long capacity = 1 + random.nextInt(seed % 3 == 0 ? 50 : 20_000); // some fill up part-way through a batch
+            WrittenKeys batched = new WrittenKeys(capacity);
+            WrittenKeys single = new WrittenKeys(capacity);
+            int universe = 1 + random.nextInt(40_000);
+            for (int batch = 0; batch < 1 + random.nextInt(8); batch++) {
+                List<List<Object>> keys = new java.util.ArrayList<>();
+                for (int n = random.nextInt(6_000); n > 0; n--) {
+                    keys.add(random.nextBoolean() ? List.of("k" + random.nextInt(universe))
+                            : List.of("k" + random.nextInt(universe), (long) random.nextInt(3)));
+                }
+                long[] hashes = keys.stream().mapToLong(WrittenKeys::hash).toArray();
+                boolean[] may = batched.mayContainAll(hashes);
+                for (int i = 0; i < keys.size(); i++) {
+                    assertThat(may[i]).as("seed %d batch %d key %s", seed, batch, keys.get(i))
+                            .isEqualTo(single.mayContain(keys.get(i)));
+                }
+                batched.addAll(hashes);
+                keys.forEach(single::add);
+                assertThat(batched.full()).isEqualTo(single.full());
+                for (List<Object> k : keys) {
+                    assertThat(batched.mayContain(k)).as("seed %d: a key added is never missed", seed).isTrue();
+                }
+            }
+        }
+    }
 }
