@@ -52,7 +52,7 @@ public final class Reduction {
      * partition how many records a later one of their key superseded.
      */
     public static final class Pending {
-        private final Map<KeyIdentity, Change> last = new LinkedHashMap<>();
+        private final Map<KeyIdentity, Change> last;
         private final Map<Integer, Long> superseded = new HashMap<>();
         /** Per key, its superseded records' coordinates, where kept ({@link #Pending(boolean)}); else null. */
         private final Map<KeyIdentity, List<Earlier>> earlier;
@@ -66,6 +66,15 @@ public final class Reduction {
          *                    whose sink may refuse a key's last record without failing the run
          */
         public Pending(boolean keepEarlier) {
+            this(keepEarlier, 0);
+        }
+
+        /**
+         * @param expectedKeys the keys the batch will likely hold (the last batch's): the map is made that large at
+         *                     once, not grown and rehashed through every power of two on the way
+         */
+        public Pending(boolean keepEarlier, int expectedKeys) {
+            this.last = new LinkedHashMap<>(capacityFor(expectedKeys));
             this.earlier = keepEarlier ? new HashMap<>() : null;
         }
 
@@ -101,6 +110,11 @@ public final class Reduction {
         public Map<Integer, Long> superseded() {
             return Map.copyOf(superseded);
         }
+    }
+
+    /** A hash map's initial capacity that holds {@code entries} without a resize (at its default load factor). */
+    public static int capacityFor(int entries) {
+        return entries < 12 ? 16 : (int) Math.min(1 << 30, entries / 3L * 4 + 4);
     }
 
     /** Whether {@code a} supersedes {@code b} for the same key (records of one topic: a batch reads one). */

@@ -649,7 +649,8 @@ public final class BackfillRun {
                 completeInFlight(); // a failed write is the first cause
                 throw e;
             }
-            pending = new Reduction.Pending(keepEarlier); // its raw records are garbage while the batch in flight ends
+            // its raw records are garbage while the batch in flight ends; the next is likely as large
+            pending = new Reduction.Pending(keepEarlier, next.changes().size());
             completeInFlight(); // counted once, even if the next batch cannot be handed over
             sequence++;
             boolean commits = staging.closesWith(next.changes().size(), closing);

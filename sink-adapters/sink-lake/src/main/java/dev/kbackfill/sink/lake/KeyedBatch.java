@@ -79,7 +79,8 @@ public final class KeyedBatch<W> {
      * {@code collided} (by partition) as kept out.
      */
     public Map<List<Object>, Change> byKey(WriteBatch batch, Map<Integer, Long> collided) {
-        Map<List<Object>, Change> incoming = new LinkedHashMap<>();
+        Map<List<Object>, Change> incoming = new LinkedHashMap<>(
+                dev.kbackfill.core.record.Reduction.capacityFor(batch.changes().size()));
         for (Change c : batch.changes()) {
             try {
                 rows.checkKeyTypes(c, settings.typedKeys());
