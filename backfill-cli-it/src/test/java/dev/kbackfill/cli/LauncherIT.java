@@ -190,7 +190,7 @@ class LauncherIT {
      * A backfill runs on the throughput collector and a short command on the serial one, unless
      * {@code KBACKFILL_JAVA_OPTS} names a collector: then the JVM runs that one (two would stop it at start, as any
      * collector named there once did for {@code plan}, {@code status} and {@code --version}); a backfill given a heap
-     * bound there runs on the JVM's own choice.
+     * bound there runs on G1, tuned for batches that live until they are written.
      */
     @Test
     void aCollectorNamedInTheJavaOptionsIsTheOneTheJvmRuns() throws Exception {
@@ -209,11 +209,21 @@ class LauncherIT {
                         .filter(f -> f.matches("-XX:\\+Use\\w*GC"))).as(named).containsExactly(collector);
             }
         }
-        // a backfill given a heap bound keeps the JVM's own choice (ParallelGC's full collections thrash near one)
+        // a backfill given a heap bound runs on G1 (ParallelGC's full collections thrash near one), promoting what
+        // survives a young collection at once and marking from three quarters full; the user's own settings win
         Result bounded = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m -XX:+PrintCommandLineFlags"),
                 "run", "--help");
         assertThat(bounded.exitCode()).as(bounded.err()).isZero();
-        assertThat(bounded.out()).contains("-XX:MaxHeapSize=").doesNotContain("-XX:+UseParallelGC");
+        assertThat(bounded.out()).contains("-XX:MaxHeapSize=", "-XX:+UseG1GC", "-XX:MaxTenuringThreshold=0",
+                "-XX:InitiatingHeapOccupancyPercent=75", "-XX:-G1UseAdaptiveIHOP").doesNotContain("-XX:+UseParallelGC");
+        Result own = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS",
+                "-Xmx512m -XX:MaxTenuringThreshold=4 -XX:+PrintCommandLineFlags"), "run", "--help");
+        assertThat(own.exitCode()).as(own.err()).isZero();
+        assertThat(own.out()).contains("-XX:MaxTenuringThreshold=4").doesNotContain("-XX:MaxTenuringThreshold=0");
+        Result serial = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS",
+                "-Xmx512m -XX:+UseSerialGC -XX:+PrintCommandLineFlags"), "run", "--help");
+        assertThat(serial.exitCode()).as(serial.err()).isZero();
+        assertThat(serial.out()).contains("-XX:+UseSerialGC").doesNotContain("-XX:MaxTenuringThreshold=0", "G1");
     }
 
     @Test
