@@ -699,42 +699,44 @@ public final class Benchmark {
         if (sparkClasspath == null) {
             throw new IllegalStateException("bench.sparkClasspath is not set: run bench/run.sh");
         }
-        System.out.println("== Delta Lake: the whole topic, last value per key, wall time of each process");
+        System.out.println("== Delta Lake: the whole topic, last value per key, wall time and peak RSS of each process");
         List<String> spark = sparkCommand(sparkClasspath);
         spark.addAll(List.of(bootstrap, TOPIC));
         spark.addAll(sparkOffsets(TOPIC));
-        System.out.printf("%-6s %-44s %10s%n", "round", "writer", "seconds");
+        Map<String, String> heap = Map.of("KBACKFILL_JAVA_OPTS", "-Xmx1g");
+        System.out.printf("%-6s %-44s %10s %8s%n", "round", "writer", "seconds", "RSS MB");
         for (int r = 1; r <= rounds; r++) {
             Path dir = Files.createTempDirectory("kbackfill-bench-delta");
             String ours = dir.resolve("ours").toString();
             String theirs = dir.resolve("spark").toString();
-            double coldOurs = timed(kbackfillDelta(TOPIC, "latest", ours, "bench-delta"));
+            Measured coldOurs = measure(kbackfillDelta(TOPIC, "latest", ours, "bench-delta"), heap);
             List<String> create = new ArrayList<>(spark);
             create.addAll(List.of(theirs, "create"));
-            long t = System.nanoTime();
-            String sparkCold = exec(create, Map.of());
-            double coldSpark = (System.nanoTime() - t) / 1e9;
-            double warmOurs = timed(kbackfillDelta(TOPIC, "latest", ours, "bench-delta-again"));
+            Measured coldSpark = measure(create, Map.of());
+            Measured warmOurs = measure(kbackfillDelta(TOPIC, "latest", ours, "bench-delta-again"), heap);
             List<String> merge = new ArrayList<>(spark);
             merge.addAll(List.of(theirs, "merge"));
-            t = System.nanoTime();
-            String sparkWarm = exec(merge, Map.of());
-            double warmSpark = (System.nanoTime() - t) / 1e9;
+            Measured warmSpark = measure(merge, Map.of());
             // a fixed range (a time after every record), finished: the rerun must do nothing
             timed(kbackfillDelta(TOPIC, "2099-01-01", dir.resolve("fixed").toString(), "bench-delta-fixed"));
             double noop = timed(kbackfillDelta(TOPIC, "2099-01-01", dir.resolve("fixed").toString(), "bench-delta-fixed"));
             // the same launcher doing nothing but start: what the no-op spends beyond it is its work
             double start = timed(List.of(root.resolve("bin/kbackfill").toString(), "--version"));
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill, new table (cold)", coldOurs);
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f   (%s)%n", r, "Spark, new table (cold)", coldSpark, sparkCold.strip());
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill, same range again (warm, merge)", warmOurs);
-            System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f   (%s)%n", r, "Spark MERGE, same range again", warmSpark, sparkWarm.strip());
+            deltaRow(r, "kbackfill, new table (cold)", coldOurs, "");
+            deltaRow(r, "Spark, new table (cold)", coldSpark, "   (" + coldSpark.out().strip() + ")");
+            deltaRow(r, "kbackfill, same range again (warm, merge)", warmOurs, "");
+            deltaRow(r, "Spark MERGE, same range again", warmSpark, "   (" + warmSpark.out().strip() + ")");
             System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f%n", r, "kbackfill, finished fixed job rerun (no-op)", noop);
             System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f   (work beyond JVM start: %.2f s)%n", r,
                     "kbackfill --version (JVM start)", start, noop - start);
             System.out.printf(Locale.ROOT, "%-6d %-44s %9.1fx / %.1fx%n", r, "Spark / kbackfill (cold / warm)",
-                    coldSpark / coldOurs, warmSpark / warmOurs);
+                    coldSpark.seconds() / coldOurs.seconds(), warmSpark.seconds() / warmOurs.seconds());
         }
+    }
+
+    private static void deltaRow(int round, String writer, Measured m, String more) {
+        System.out.printf(Locale.ROOT, "%-6d %-44s %10.2f %8d%s%n", round, writer, m.seconds(), m.peakRssKb() / 1024,
+                more);
     }
 
     /**
