@@ -343,7 +343,8 @@ final class IcebergFiles {
         OutputFileFactory files = OutputFileFactory.builderFor(table, writerId, System.currentTimeMillis())
                 .format(FileFormat.PARQUET).operationId(operation).build();
         RollingDataWriter<org.apache.iceberg.StructLike> writer = new RollingDataWriter<>(
-                new PhysicalRowWriters(table, schema, properties), files, table.io(), targetFileSize(), spec, partition);
+                new PhysicalRowWriters(table, schema, properties), files, table.io(), targetFileSize(), spec,
+                partition);
         try (writer) {
             PhysicalRowWriters.Row r = new PhysicalRowWriters.Row(schema, true);
             for (Object[] row : rows) {

@@ -69,7 +69,7 @@ public final class WrittenKeys {
 
     /** The positions of {@code hashes} in the order of the pages of their first slots (a counting sort). */
     private int[] byPage(long[] hashes) {
-        int shift = Math.max(0, Integer.numberOfTrailingZeros(slots.length) - 12); // at most 4,096 runs of 16 KB
+        int shift = Math.max(0, Integer.numberOfTrailingZeros(slots.length) - 12); // 4,096 runs (of 16 KB at 64 MB)
         int[] start = new int[(slots.length >>> shift) + 1];
         for (long h : hashes) {
             start[(index(h) >>> shift) + 1]++;
