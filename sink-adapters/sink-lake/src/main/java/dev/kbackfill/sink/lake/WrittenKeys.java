@@ -53,6 +53,9 @@ public final class WrittenKeys {
      * a third of a new table's writer thread).
      */
     public void addAll(long[] hashes) {
+        if (full()) {
+            return; // no sweep for a set that takes no more keys
+        }
         for (int i : byPage(hashes)) {
             add(hashes[i]);
         }
@@ -61,6 +64,10 @@ public final class WrittenKeys {
     /** Whether each key of {@code hashes} ({@link #hash}) may have been added ({@link #mayContain}), in one sweep. */
     public boolean[] mayContainAll(long[] hashes) {
         boolean[] may = new boolean[hashes.length];
+        if (full()) {
+            java.util.Arrays.fill(may, true); // every key may have been written: no sweep
+            return may;
+        }
         for (int i : byPage(hashes)) {
             may[i] = mayContain(hashes[i]);
         }
