@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Makes target/kbackfill.aot, the AOT cache (JEP 483/514/515) that bin/kbackfill gives a JDK 25 runtime, from a
 # training run of the commands a cron job runs (dev.kbackfill.cli.AotTraining: a broker in a process of its own, plan, runs into
-# SQLite and Delta, status, jobs). Run by the build (backfill-cli/pom.xml) after the jar is packaged; needs a JDK 25
-# or later: $KBACKFILL_AOT_JAVA, else $JAVA25_HOME/bin/java, else one under /usr/lib/jvm. Without one, or when the
-# training fails, it says so and makes nothing: bin/kbackfill then runs as it does on JDK 17 (the CDS archive).
+# SQLite and Delta, status, jobs), and target/kbackfill-jdbc.aot from the same without Delta, which the launcher gives
+# a command whose sink is a database, and plan (a JDK 25 loads every class of its cache as it starts: Delta's cost a
+# run into SQLite 0.06-0.08 s). Run by the build (backfill-cli/pom.xml) after the jar is packaged; needs a JDK 25
+# or later: $KBACKFILL_AOT_JAVA, else $JAVA25_HOME/bin/java, else one under /usr/lib/jvm. Without one, or when a
+# training fails, it says so and makes nothing of that cache: bin/kbackfill then runs as it does on JDK 17 (the CDS
+# archive), or with the other cache.
 # Usage: make-cache.sh TARGET_DIR
 set -uo pipefail
 target="$1"
 jar="$target/kbackfill.jar"
-rm -f "$target/kbackfill.aot" "$target/kbackfill.aot.java" "$target/kbackfill.aot.config"
+rm -f "$target"/kbackfill.aot* "$target"/kbackfill-jdbc.aot*
 if [[ "${KBACKFILL_AOT:-}" == "skip" ]]; then
   echo "AOT cache: skipped (KBACKFILL_AOT=skip)"
   exit 0
@@ -45,17 +48,23 @@ while IFS= read -t 120 -r line <&"${BROKER[0]}"; do
     break
   fi
 done
-if [[ -n "$servers" ]] && (cd "$work" && "$java" -XX:AOTCacheOutput="$target/kbackfill.aot" -Xlog:disable \
-      -Xlog:all=error:stderr --enable-native-access=ALL-UNNAMED -cp "$jar" dev.kbackfill.cli.AotTraining "$servers") \
-      > "$target/kbackfill.aot.log" 2>&1 \
-    && [[ -s "$target/kbackfill.aot" ]] && ! grep -q "Child process failed" "$target/kbackfill.aot.log"; then
-  echo "$java" > "$target/kbackfill.aot.java"
-  echo "AOT cache: made $target/kbackfill.aot with $java"
-else
-  rm -f "$target/kbackfill.aot"
-  [[ -n "$servers" ]] || cat "$work/broker.log" > "$target/kbackfill.aot.log"
-  echo "AOT cache: the training run failed (see $target/kbackfill.aot.log): bin/kbackfill uses the CDS archive"
-fi
+# train NAME SET: target/NAME.aot from the training set SET
+train() {
+  local cache="$target/$1.aot"
+  if [[ -n "$servers" ]] && (cd "$work" && "$java" -XX:AOTCacheOutput="$cache" -Xlog:disable \
+        -Xlog:all=error:stderr --enable-native-access=ALL-UNNAMED -cp "$jar" dev.kbackfill.cli.AotTraining "$servers" \
+        "$2") > "$cache.log" 2>&1 \
+      && [[ -s "$cache" ]] && ! grep -q "Child process failed" "$cache.log"; then
+    echo "$java" > "$cache.java"
+    echo "AOT cache: made $cache with $java"
+  else
+    rm -f "$cache"
+    [[ -n "$servers" ]] || cat "$work/broker.log" > "$cache.log"
+    echo "AOT cache: the training run failed (see $cache.log): bin/kbackfill uses the CDS archive or the other cache"
+  fi
+}
+train kbackfill all
+train kbackfill-jdbc jdbc
 broker="${BROKER_PID:-}"
 if [[ -n "${BROKER[1]:-}" ]]; then
   eval "exec ${BROKER[1]}>&-" # the broker's input closed: it stops

@@ -179,6 +179,58 @@ class LauncherIT {
         }
     }
 
+    /**
+     * On the JDK 25 the build made its AOT caches with, a command whose sink is a database ({@code --sink X},
+     * {@code --sink=X} or {@code KBACKFILL_SINK}) and {@code plan} start with the cache made without Delta's classes,
+     * any other with the whole one; and the JVM can use the one it is given: {@code -XX:AOTMode=on} stops a JVM
+     * whose cache does not fit its class path or options, and a run into SQLite on it succeeds. Skipped where the
+     * build found no JDK 25 (it then makes no cache).
+     */
+    @Test
+    void aRunIntoADatabaseOnJdk25StartsWithTheCacheMadeWithoutDelta(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path target = Path.of("..", "backfill-cli", "target").toAbsolutePath().normalize();
+        Path marker = target.resolve("kbackfill-jdbc.aot.java");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(marker), "the build made no AOT cache");
+        String javaHome = Path.of(Files.readString(marker).strip()).getParent().getParent().toString();
+        Path jdbc = target.resolve("kbackfill-jdbc.aot");
+        Path whole = target.resolve("kbackfill.aot");
+        Map<String, String> flags = Map.of("JAVA_HOME", javaHome, "KBACKFILL_JAVA_OPTS", "-XX:+PrintCommandLineFlags");
+        Map<List<String>, Path> expected = Map.of(
+                List.of("run", "--sink", "jdbc:sqlite:x.db", "--help"), jdbc,
+                List.of("run", "--sink=jdbc:postgresql://db/app", "--help"), jdbc,
+                List.of("plan", "--help"), jdbc,
+                List.of("run", "--sink", "delta:/tmp/t", "--help"), whole,
+                List.of("status", "--sink=iceberg:/tmp/t", "--help"), whole,
+                List.of("run", "--help"), whole);
+        for (Map.Entry<List<String>, Path> e : expected.entrySet()) {
+            assertThat(aotCache(flags, e.getKey().toArray(String[]::new))).as(e.getKey().toString())
+                    .isEqualTo(e.getValue());
+        }
+        Map<String, String> fromEnv = new java.util.HashMap<>(flags);
+        fromEnv.put("KBACKFILL_SINK", "jdbc:sqlite:x.db");
+        assertThat(aotCache(fromEnv, "run", "--help")).isEqualTo(jdbc);
+        fromEnv.put("KBACKFILL_SINK", "delta:/tmp/t");
+        assertThat(aotCache(fromEnv, "plan", "--help")).isEqualTo(whole);
+
+        kafka.createTopic("launcher-aot", 1, Map.of());
+        Orders.produce(kafka, "launcher-aot", 50, 2);
+        Result run = launch(Map.of("JAVA_HOME", javaHome, "KBACKFILL_JAVA_OPTS", "-XX:AOTMode=on"), "run", "--topic",
+                "launcher-aot", "--from", "earliest", "--to", "latest", "--sink", "jdbc:sqlite:" + dir.resolve("aot.db"),
+                "--table", "t", "--create-table", "--progress", "none", "--bootstrap-server", kafka.bootstrapServers());
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.err()).doesNotContain("AOT", "warning");
+    }
+
+    /** The AOT cache the JVM was started with ({@code -XX:+PrintCommandLineFlags} in {@code env}), or null. */
+    private static Path aotCache(Map<String, String> env, String... args) throws Exception {
+        Result r = launch(env, args);
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        return java.util.Arrays.stream(r.out().lines().findFirst().orElse("").split(" "))
+                .filter(f -> f.startsWith("-XX:AOTCache=")).map(f -> Path.of(f.substring(13)).normalize())
+                .findFirst().orElse(null);
+    }
+
     @Test
     void versionComesFromTheJarManifest() throws Exception {
         Result r = launch("--version");
