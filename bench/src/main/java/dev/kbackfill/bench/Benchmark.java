@@ -900,7 +900,7 @@ public final class Benchmark {
      * The cron case (issue 43): topics of 1,000 and 10,000 order records (each key updated five times), each
      * backfilled end to end, process start to exit, by {@code bin/kbackfill} into SQLite, PostgreSQL and a new Delta
      * table, on the JDK that runs the bench (17: the CDS archive) and, where the build made its AOT cache, on that
-     * JDK 25, and on 17 with the quick compiler only ({@code -XX:TieredStopAtLevel=1}); beside them the peers a cron
+     * JDK 25, and on each with the quick compiler only ({@code -XX:TieredStopAtLevel=1}); beside them the peers a cron
      * user would script: {@code kcat | psql} (copy, one upsert) and Spark
      * local[2]'s batch job into a new Delta table; and {@code plan} and {@code status}. ROUNDS rounds, each figure
      * once a round, the JDKs alternating.
@@ -934,6 +934,8 @@ public final class Benchmark {
         if (Files.exists(aotJava)) {
             Path java = Path.of(Files.readString(aotJava).strip());
             jdks.put("JDK 25 + AOT cache", Map.of("JAVA_HOME", java.getParent().getParent().toString()));
+            jdks.put("JDK 25 + AOT cache, C1 only", Map.of("JAVA_HOME", java.getParent().getParent().toString(),
+                    "KBACKFILL_JAVA_OPTS", "-XX:TieredStopAtLevel=1"));
         }
         String url = SharedPostgres.newDatabase("bench_cron");
         String sparkClasspath = System.getProperty("bench.sparkClasspath");
