@@ -51,8 +51,14 @@ class LauncherIT {
     /** The launcher run with {@code env} added to this JVM's environment. */
     private static Result launch(java.util.Map<String, String> env, String... args)
             throws IOException, InterruptedException {
+        return launch(LAUNCHER, env, args);
+    }
+
+    /** {@code launcher} (a copy of bin/kbackfill) run with {@code env} added to this JVM's environment. */
+    private static Result launch(Path launcher, java.util.Map<String, String> env, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
-        command.add(LAUNCHER.toString());
+        command.add(launcher.toString());
         command.addAll(List.of(args));
         Path out = Files.createTempFile("kbackfill-out", ".txt");
         Path err = Files.createTempFile("kbackfill-err", ".txt");
@@ -180,22 +186,31 @@ class LauncherIT {
     }
 
     /**
-     * On the JDK 25 the build made its AOT caches with, a command whose sink is a database ({@code --sink X},
-     * {@code --sink=X} or {@code KBACKFILL_SINK}) and {@code plan} start with the cache made without Delta's classes,
-     * any other with the whole one; and the JVM can use the one it is given: {@code -XX:AOTMode=on} stops a JVM
-     * whose cache does not fit its class path or options, and a run into SQLite on it succeeds. Skipped where the
-     * build found no JDK 25 (it then makes no cache).
+     * On a JDK 25, a command whose sink is a database ({@code --sink X}, {@code --sink=X} or {@code KBACKFILL_SINK})
+     * and {@code plan} start with the AOT cache made without Delta's classes, any other with the whole one. Checked
+     * on a copy of the launcher beside the build's jar and two stand-in caches (a JVM given a cache it cannot map
+     * runs without it), so that it runs where the build made no cache (CI skips the training); skipped where no
+     * JDK 25 or later is installed.
      */
     @Test
-    void aRunIntoADatabaseOnJdk25StartsWithTheCacheMadeWithoutDelta(@org.junit.jupiter.api.io.TempDir Path dir)
+    void onJdk25ACommandIntoADatabaseAndPlanStartWithTheCacheWithoutDelta(@org.junit.jupiter.api.io.TempDir Path dir)
             throws Exception {
-        Path target = Path.of("..", "backfill-cli", "target").toAbsolutePath().normalize();
-        Path marker = target.resolve("kbackfill-jdbc.aot.java");
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(marker), "the build made no AOT cache");
-        String javaHome = Path.of(Files.readString(marker).strip()).getParent().getParent().toString();
+        Path jdk = jdk25();
+        org.junit.jupiter.api.Assumptions.assumeTrue(jdk != null, "no JDK 25 or later under /usr/lib/jvm");
+        Path built = Path.of("..", "backfill-cli", "target").toAbsolutePath().normalize();
+        Path target = Files.createDirectories(dir.resolve("backfill-cli/target"));
+        Files.createSymbolicLink(target.resolve("kbackfill.jar"), built.resolve("kbackfill.jar"));
+        Files.createSymbolicLink(target.resolve("lib"), built.resolve("lib"));
         Path jdbc = target.resolve("kbackfill-jdbc.aot");
         Path whole = target.resolve("kbackfill.aot");
-        Map<String, String> flags = Map.of("JAVA_HOME", javaHome, "KBACKFILL_JAVA_OPTS", "-XX:+PrintCommandLineFlags");
+        for (Path cache : List.of(jdbc, whole)) {
+            Files.writeString(cache, "a stand-in: the JVM cannot map it and runs without it");
+            Files.writeString(Path.of(cache + ".java"), jdk + "\n");
+        }
+        Path launcher = Files.createDirectories(dir.resolve("bin")).resolve("kbackfill");
+        Files.copy(LAUNCHER, launcher, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+        Map<String, String> flags = Map.of("JAVA_HOME", jdk.getParent().getParent().toString(),
+                "KBACKFILL_JAVA_OPTS", "-XX:+PrintCommandLineFlags");
         Map<List<String>, Path> expected = Map.of(
                 List.of("run", "--sink", "jdbc:sqlite:x.db", "--help"), jdbc,
                 List.of("run", "--sink=jdbc:postgresql://db/app", "--help"), jdbc,
@@ -204,15 +219,28 @@ class LauncherIT {
                 List.of("status", "--sink=iceberg:/tmp/t", "--help"), whole,
                 List.of("run", "--help"), whole);
         for (Map.Entry<List<String>, Path> e : expected.entrySet()) {
-            assertThat(aotCache(flags, e.getKey().toArray(String[]::new))).as(e.getKey().toString())
+            assertThat(aotCache(launcher, flags, e.getKey().toArray(String[]::new))).as(e.getKey().toString())
                     .isEqualTo(e.getValue());
         }
         Map<String, String> fromEnv = new java.util.HashMap<>(flags);
         fromEnv.put("KBACKFILL_SINK", "jdbc:sqlite:x.db");
-        assertThat(aotCache(fromEnv, "run", "--help")).isEqualTo(jdbc);
+        assertThat(aotCache(launcher, fromEnv, "run", "--help")).isEqualTo(jdbc);
         fromEnv.put("KBACKFILL_SINK", "delta:/tmp/t");
-        assertThat(aotCache(fromEnv, "plan", "--help")).isEqualTo(whole);
+        assertThat(aotCache(launcher, fromEnv, "plan", "--help")).isEqualTo(whole);
+        Files.delete(jdbc); // a training that failed leaves none: the whole cache serves
+        assertThat(aotCache(launcher, flags, "run", "--sink", "jdbc:sqlite:x.db", "--help")).isEqualTo(whole);
+    }
 
+    /**
+     * Where the build made its AOT caches, the JVM can use the one without Delta for a run into SQLite:
+     * {@code -XX:AOTMode=on} stops a JVM whose cache does not fit its class path or options.
+     */
+    @Test
+    void aRunIntoSqliteOnJdk25CanUseTheCacheMadeWithoutDelta(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path marker = Path.of("..", "backfill-cli", "target", "kbackfill-jdbc.aot.java");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(marker), "the build made no AOT cache");
+        String javaHome = Path.of(Files.readString(marker).strip()).getParent().getParent().toString();
         kafka.createTopic("launcher-aot", 1, Map.of());
         Orders.produce(kafka, "launcher-aot", 50, 2);
         Result run = launch(Map.of("JAVA_HOME", javaHome, "KBACKFILL_JAVA_OPTS", "-XX:AOTMode=on"), "run", "--topic",
@@ -222,9 +250,33 @@ class LauncherIT {
         assertThat(run.err()).doesNotContain("AOT", "warning");
     }
 
-    /** The AOT cache the JVM was started with ({@code -XX:+PrintCommandLineFlags} in {@code env}), or null. */
-    private static Path aotCache(Map<String, String> env, String... args) throws Exception {
-        Result r = launch(env, args);
+    /** A JDK of release 25 or later under /usr/lib/jvm (its bin/java), or null. */
+    private static Path jdk25() throws IOException {
+        Path jvms = Path.of("/usr/lib/jvm");
+        if (!Files.isDirectory(jvms)) {
+            return null;
+        }
+        try (var homes = Files.list(jvms)) {
+            for (Path home : homes.sorted().toList()) {
+                Path release = home.resolve("release");
+                if (Files.isExecutable(home.resolve("bin/java")) && Files.isRegularFile(release)) {
+                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("JAVA_VERSION=\"(\\d+)")
+                            .matcher(Files.readString(release));
+                    if (m.find() && Integer.parseInt(m.group(1)) >= 25) {
+                        return home.resolve("bin/java").toRealPath();
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The AOT cache the JVM {@code launcher} started was given ({@code -XX:+PrintCommandLineFlags} in {@code env}),
+     * or null.
+     */
+    private static Path aotCache(Path launcher, Map<String, String> env, String... args) throws Exception {
+        Result r = launch(launcher, env, args);
         assertThat(r.exitCode()).as(r.err()).isZero();
         return java.util.Arrays.stream(r.out().lines().findFirst().orElse("").split(" "))
                 .filter(f -> f.startsWith("-XX:AOTCache=")).map(f -> Path.of(f.substring(13)).normalize())
