@@ -106,6 +106,11 @@ class ImageIT {
 
     /** The image's entry point with {@code args}, as a container runtime would start it. */
     private static Result container(String... args) throws Exception {
+        return container(Map.of(), args);
+    }
+
+    /** The same with {@code extra} added to the image's environment. */
+    private static Result container(Map<String, String> extra, String... args) throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")),
                 "running the image's entry point needs root (mount namespace, changed root); CI runs as root");
         JsonNode c = config.path("config");
@@ -122,6 +127,7 @@ class ImageIT {
             String[] kv = e.asText().split("=", 2);
             env.put(kv[0], kv[1]);
         });
+        env.putAll(extra);
         return exec(command, env);
     }
 
@@ -162,6 +168,38 @@ class ImageIT {
         List<String> entrypoint = new ArrayList<>();
         config.at("/config/Entrypoint").forEach(e -> entrypoint.add(e.asText()));
         assertThat(entrypoint).contains("@/opt/java/kbackfill.jvm-options");
+    }
+
+    /**
+     * The image's JVM runs a backfill with the settings {@code bin/kbackfill} gives one with a heap bound (the
+     * image's is the container's): every option the launcher sets on its command line, but for its class-data
+     * archive and how to map it, has the same value in the image's JVM.
+     */
+    @Test
+    void theImagesJvmHasTheLaunchersSettingsForABackfillWithAHeapBound() throws Exception {
+        Path launcher = Path.of("..", "bin", "kbackfill").toAbsolutePath().normalize();
+        Result own = exec(List.of(launcher.toString(), "run", "--help"), Map.of("PATH", System.getenv("PATH"),
+                "KBACKFILL_JAVA_OPTS", "-XX:MaxRAMPercentage=75 -XX:+PrintFlagsFinal"));
+        assertThat(own.exitCode()).as(own.err()).isZero();
+        Map<String, String> launchers = commandLineFlags(own.out());
+        List.of("SharedArchiveFile", "AOTCache", "ArchiveRelocationMode", "UnlockDiagnosticVMOptions", "PrintFlagsFinal")
+                .forEach(launchers::remove);
+        assertThat(launchers).containsKeys("UseG1GC", "MaxTenuringThreshold", "Tier4InvocationThreshold",
+                "FreqInlineSize");
+        Result image = container(Map.of("JAVA_TOOL_OPTIONS", "-XX:+PrintFlagsFinal"), "run", "--help");
+        assertThat(image.exitCode()).as(image.err()).isZero();
+        Map<String, String> images = commandLineFlags(image.out());
+        assertThat(images).containsAllEntriesOf(launchers);
+    }
+
+    /** The options {@code -XX:+PrintFlagsFinal} says were set on the command line, by name. */
+    private static Map<String, String> commandLineFlags(String printed) {
+        Map<String, String> flags = new java.util.TreeMap<>();
+        printed.lines().filter(l -> l.contains("{command line}")).forEach(l -> {
+            String[] cells = l.strip().split("\\s+");
+            flags.put(cells[1], cells[3]);
+        });
+        return flags;
     }
 
     @Test
