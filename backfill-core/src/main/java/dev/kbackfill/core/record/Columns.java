@@ -24,11 +24,47 @@ public final class Columns extends AbstractMap<String, Object> {
         final Map<String, Integer> index;
         /** The names as a read-only set in their order: every record's {@link #keySet()}. */
         final Set<String> keys;
+        /** For names derived by {@link #without}: each name's position in the names it was derived from. */
+        final int[] from;
+        /** The last names derived from these by {@link #without}, and without which fields (a decoder asks for one). */
+        private volatile Derived derived;
 
         Names(String[] names, Map<String, Integer> index) {
+            this(names, index, null);
+        }
+
+        private Names(String[] names, Map<String, Integer> index, int[] from) {
             this.names = names;
             this.index = index;
             this.keys = java.util.Collections.unmodifiableSet(new java.util.LinkedHashSet<>(Arrays.asList(names)));
+            this.from = from;
+        }
+
+        /** These names without {@code fields}, in order: the same instance for every record of this shape. */
+        Names without(java.util.List<String> fields) {
+            Derived d = derived;
+            if (d != null && (d.fields == fields || d.fields.equals(fields))) {
+                return d.names;
+            }
+            int[] kept = new int[names.length];
+            int n = 0;
+            for (int i = 0; i < names.length; i++) {
+                if (!fields.contains(names[i])) {
+                    kept[n++] = i;
+                }
+            }
+            Names result = this;
+            if (n < names.length) {
+                String[] keptNames = new String[n];
+                Map<String, Integer> keptIndex = new HashMap<>(n * 2);
+                for (int i = 0; i < n; i++) {
+                    keptNames[i] = names[kept[i]];
+                    keptIndex.put(keptNames[i], i);
+                }
+                result = new Names(keptNames, keptIndex, Arrays.copyOf(kept, n));
+            }
+            derived = new Derived(fields, result);
+            return result;
         }
 
         boolean sameAs(String[] other, int size) {
@@ -46,6 +82,10 @@ public final class Columns extends AbstractMap<String, Object> {
         }
     }
 
+    /** Names derived from others, and without which fields. */
+    private record Derived(java.util.List<String> fields, Names names) {
+    }
+
     private final Names names;
     private final Object[] values;
 
@@ -57,6 +97,24 @@ public final class Columns extends AbstractMap<String, Object> {
     @Override
     public int size() {
         return values.length;
+    }
+
+    /**
+     * These columns without those of {@code fields} (a row's key fields, which its key columns hold), in order. Every
+     * record of one shape gets the same shape back, so what is checked once per shape stays checked once; a
+     * {@code LinkedHashMap} copy per record cost a run keyed by value fields a fifth more allocation and its
+     * per-shape checks.
+     */
+    public Columns without(java.util.List<String> fields) {
+        Names derived = names.without(fields);
+        if (derived == names) {
+            return this;
+        }
+        Object[] kept = new Object[derived.from.length];
+        for (int i = 0; i < kept.length; i++) {
+            kept[i] = values[derived.from[i]];
+        }
+        return new Columns(derived, kept);
     }
 
     /** What every record of this one's shape (the same field names in the same order) shares: for caching by shape. */

@@ -273,7 +273,9 @@ public final class RecordDecoder {
                 }
                 key.put(field, v);
             }
-            if (values != null) {
+            if (values instanceof Columns c) {
+                values = c.without(keyFields);
+            } else if (values != null) {
                 values = new LinkedHashMap<>(values);
                 keyFields.forEach(values::remove);
             }

@@ -77,6 +77,22 @@ class RecordDecoderTest {
                 .isInstanceOf(DecodeException.class).hasMessage("orders/2@41: key field 'id' is missing or null");
     }
 
+    /**
+     * A record keyed by value fields keeps its other fields as columns of its shape, not as a copy of its own: two
+     * records of one shape share the shape of what is left, and the key fields are gone from it.
+     */
+    @Test
+    void recordsKeyedByValueFieldsShareTheShapeOfTheFieldsLeft() {
+        RecordDecoder d = new RecordDecoder(Format.STRING, Format.JSON, "kafka_key", "value", List.of("day", "id"));
+        Change a = d.decode(record(null, "{\"id\":5,\"a\":1,\"day\":\"2024-01-01\",\"b\":\"x\"}"));
+        Change b = d.decode(record(null, "{\"id\":6,\"a\":2,\"day\":\"2024-01-02\",\"b\":\"y\"}"));
+        assertThat(a.key()).containsExactly(java.util.Map.entry("day", "2024-01-01"), java.util.Map.entry("id", 5L));
+        assertThat(a.values()).containsExactly(java.util.Map.entry("a", 1L), java.util.Map.entry("b", "x"));
+        assertThat(b.values()).containsExactly(java.util.Map.entry("a", 2L), java.util.Map.entry("b", "y"));
+        assertThat(a.values()).isInstanceOf(Columns.class);
+        assertThat(((Columns) a.values()).shape()).isSameAs(((Columns) b.values()).shape());
+    }
+
     @Test
     void aRecordWithoutAKeyCannotBeKeyedByIt() {
         assertThatThrownBy(() -> json.decode(record(null, "{}")))
