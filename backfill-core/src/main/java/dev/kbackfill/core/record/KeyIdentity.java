@@ -2,10 +2,8 @@ package dev.kbackfill.core.record;
 
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * A key's identity: its field names and typed values, independent of the order in which a producer wrote the
@@ -36,14 +34,21 @@ public final class KeyIdentity {
             Map.Entry<String, Object> only = key.entrySet().iterator().next();
             return new KeyIdentity(List.of(only.getKey(), canonical(only.getValue())));
         }
-        TreeMap<String, Object> sorted = new TreeMap<>();
-        key.forEach((k, v) -> sorted.put(k, canonical(v)));
-        List<Object> parts = new ArrayList<>(sorted.size() * 2);
-        sorted.forEach((k, v) -> {
-            parts.add(k);
-            parts.add(v);
+        // the fields by name (a key has a few: sorted in place, not through a TreeMap per record)
+        Object[] parts = new Object[key.size() * 2];
+        int[] n = {0};
+        key.forEach((k, v) -> {
+            int i = n[0];
+            while (i > 0 && ((String) parts[i - 2]).compareTo(k) > 0) {
+                parts[i] = parts[i - 2];
+                parts[i + 1] = parts[i - 1];
+                i -= 2;
+            }
+            parts[i] = k;
+            parts[i + 1] = canonical(v);
+            n[0] += 2;
         });
-        return new KeyIdentity(parts);
+        return new KeyIdentity(java.util.Arrays.asList(parts));
     }
 
     /** The value as it takes part in a key's identity. */

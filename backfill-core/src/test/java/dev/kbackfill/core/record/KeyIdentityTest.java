@@ -76,4 +76,52 @@ class KeyIdentityTest {
         List<Change> reduced = Reduction.lastPerKey(List.of(first, second));
         assertThat(reduced).containsExactly(second);
     }
+
+    /**
+     * A key of several fields is one identity in every order its fields come in, and its text lists the fields by
+     * name, each with its canonical value; keys that differ in one field's name or value are other identities.
+     */
+    @Test
+    void aKeyOfManyFieldsIsOneIdentityInEveryOrderAndItsTextListsTheFieldsByName() {
+        for (long seed = 1; seed <= 300; seed++) {
+            java.util.Random random = new java.util.Random(seed);
+            java.util.TreeMap<String, Object> sorted = new java.util.TreeMap<>();
+            for (int n = 2 + random.nextInt(5); sorted.size() < n; ) {
+                Object value = switch (random.nextInt(4)) {
+                    case 0 -> "v" + random.nextInt(3);
+                    case 1 -> (long) random.nextInt(3);
+                    case 2 -> random.nextInt(3);
+                    default -> new java.math.BigDecimal(random.nextInt(3) + ".00");
+                };
+                sorted.put("f" + random.nextInt(10), value);
+            }
+            List<String> names = new java.util.ArrayList<>(sorted.keySet());
+            KeyIdentity first = null;
+            for (int order = 0; order < 4; order++) {
+                java.util.Collections.shuffle(names, random);
+                Map<String, Object> key = new java.util.LinkedHashMap<>();
+                names.forEach(n -> key.put(n, sorted.get(n)));
+                KeyIdentity id = KeyIdentity.of(key);
+                if (first == null) {
+                    first = id;
+                    StringBuilder text = new StringBuilder();
+                    sorted.forEach((n, v) -> {
+                        Object c = KeyIdentity.canonical(v);
+                        text.append(n).append('\u0000').append(c.getClass().getSimpleName()).append(':').append(c)
+                                .append('\u0001');
+                    });
+                    assertThat(id.text()).as("seed %d", seed).isEqualTo(text.toString());
+                }
+                assertThat(id).as("seed %d", seed).isEqualTo(first).hasSameHashCodeAs(first);
+                assertThat(id.text()).isEqualTo(first.text());
+            }
+            Map<String, Object> other = new java.util.LinkedHashMap<>(sorted);
+            String changed = names.get(random.nextInt(names.size()));
+            other.put(changed, "other");
+            assertThat(KeyIdentity.of(other)).as("seed %d", seed).isNotEqualTo(first);
+            Map<String, Object> renamed = new java.util.LinkedHashMap<>(sorted);
+            renamed.put("g" + changed, renamed.remove(changed));
+            assertThat(KeyIdentity.of(renamed)).as("seed %d", seed).isNotEqualTo(first);
+        }
+    }
 }
