@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import dev.kbackfill.core.sink.ConflictMode;
 import dev.kbackfill.core.sink.SinkConfigException;
@@ -97,5 +98,51 @@ class SinkKindsTest {
         assertThat(SinkFactory.listed(List.of())).isEmpty();
         assertThat(SinkFactory.listed(List.of("a"))).isEqualTo("a");
         assertThat(SinkFactory.listed(List.of("a", "b", "c"))).isEqualTo("a, b and c");
+    }
+    @Test
+    void theShippedKindsNamedInCoreAreTheClassesTheServicesFilesNameAndTheSameObjects() {
+        Map<String, String> byServices = new java.util.TreeMap<>();
+        java.util.ServiceLoader.load(SinkFactory.class).stream()
+                .forEach(p -> byServices.put(p.get().scheme(), p.type().getName()));
+        assertThat(SinkFactory.Kinds.SHIPPED).isEqualTo(byServices);
+        for (String url : List.of("jdbc:sqlite:/t.db", "delta:/t", "iceberg:/t", "kafka:t")) {
+            SinkFactory shipped = SinkFactory.factoryFor(url);
+            assertThat(SinkFactory.all()).filteredOn(f -> f == shipped).hasSize(1);
+        }
+    }
+
+    @Test
+    void aShippedKindIsFoundWithoutReadingEveryJarsServicesFilesAndOthersOnlyWithThem() throws Exception {
+        List<java.net.URL> urls = new java.util.ArrayList<>();
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            urls.add(java.nio.file.Path.of(entry).toUri().toURL());
+        }
+        List<String> asked = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        ClassLoader previous = Thread.currentThread().getContextClassLoader();
+        // a class path of its own, where nothing found a kind yet; it notes every services file it is asked for
+        try (java.net.URLClassLoader fresh = new java.net.URLClassLoader(urls.toArray(java.net.URL[]::new),
+                ClassLoader.getPlatformClassLoader()) {
+            @Override
+            public java.util.Enumeration<java.net.URL> getResources(String name) throws java.io.IOException {
+                asked.add(name);
+                return super.getResources(name);
+            }
+        }) {
+            Thread.currentThread().setContextClassLoader(fresh);
+            Class<?> factories = fresh.loadClass(SinkFactory.class.getName());
+            java.lang.reflect.Method of = factories.getMethod("of", String.class);
+            java.lang.reflect.Method scheme = factories.getMethod("scheme");
+            for (String url : List.of("jdbc:sqlite:/t.db", "jdbc:postgresql://db/app", "delta:/t", "iceberg:/t",
+                    "kafka:t")) {
+                Optional<?> kind = (Optional<?>) of.invoke(null, url);
+                assertThat(kind).as(url).isPresent();
+                assertThat(scheme.invoke(kind.get())).isEqualTo(url.substring(0, url.indexOf(':')));
+            }
+            assertThat(asked).as("services files read").noneMatch(n -> n.startsWith("META-INF/services/"));
+            assertThat((Optional<?>) of.invoke(null, "rows:/t")).isEmpty(); // no shipped kind: every jar is read
+            assertThat(asked).contains("META-INF/services/" + SinkFactory.class.getName());
+        } finally {
+            Thread.currentThread().setContextClassLoader(previous);
+        }
     }
 }

@@ -1,9 +1,11 @@
 package dev.kbackfill.core.sink;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 /**
@@ -182,24 +184,70 @@ public interface SinkFactory {
 
     /** Every kind of sink on the classpath, by scheme (whatever the order of the classpath). */
     static List<SinkFactory> all() {
-        return Kinds.ALL;
+        return Kinds.All.KINDS;
     }
 
     /**
-     * The kinds on the classpath, found once: a command asks several questions of its sink's kind (each option's
-     * capability, the factory, the engine), and each used to scan every jar's services files again.
+     * The kinds on the classpath. Those kbackfill ships are found by their class names, once each: reading every
+     * jar's services files opens each of the 180 jars of the command line (50-70 ms of a one-second cron run), so
+     * that scan waits until a URL of no shipped kind, or a list of every kind (a message naming the forms), needs
+     * it. The scan finds every kind once ({@link All}): a command asks several questions of its sink's kind (each
+     * option's capability, the factory, the engine).
      */
     final class Kinds {
-        private static final List<SinkFactory> ALL = ServiceLoader.load(SinkFactory.class).stream()
-                .map(ServiceLoader.Provider::get).sorted(java.util.Comparator.comparing(SinkFactory::scheme)).toList();
+        /** The kinds kbackfill ships, by scheme: each module's services file names the same class. */
+        public static final Map<String, String> SHIPPED = Map.of(
+                "delta", "dev.kbackfill.sink.delta.DeltaSinkFactory",
+                "iceberg", "dev.kbackfill.sink.iceberg.IcebergSinkFactory",
+                "jdbc", "dev.kbackfill.sink.jdbc.JdbcSinkFactory",
+                "kafka", "dev.kbackfill.sink.kafka.KafkaSinkFactory");
+        private static final Map<String, Optional<SinkFactory>> SHIPPED_FOUND = new ConcurrentHashMap<>();
 
         private Kinds() {
         }
+
+        /** The shipped kind of the URL's scheme, if the URL has the scheme of one and its module is present. */
+        static Optional<SinkFactory> shipped(String url) {
+            int colon = url == null ? -1 : url.indexOf(':');
+            String className = colon < 0 ? null : SHIPPED.get(url.substring(0, colon));
+            if (className == null) {
+                return Optional.empty();
+            }
+            return SHIPPED_FOUND.computeIfAbsent(className, Kinds::load).filter(f -> f.accepts(url));
+        }
+
+        private static Optional<SinkFactory> load(String className) {
+            ClassLoader loader = Thread.currentThread().getContextClassLoader(); // as ServiceLoader.load looks
+            try {
+                Class<?> type = Class.forName(className, true, loader == null ? SinkFactory.class.getClassLoader() : loader);
+                return Optional.of((SinkFactory) type.getConstructor().newInstance());
+            } catch (ClassNotFoundException e) {
+                return Optional.empty(); // its module is not on the classpath: the scan says what is
+            } catch (ReflectiveOperationException | ClassCastException e) {
+                throw new IllegalStateException("cannot make the sink kind " + className + ": " + e, e);
+            }
+        }
+
+        /** Every kind, found by the services scan; the shipped ones already made are the same objects. */
+        static final class All {
+            static final List<SinkFactory> KINDS = ServiceLoader.load(SinkFactory.class).stream()
+                    .map(p -> SHIPPED.containsValue(p.type().getName())
+                            ? SHIPPED_FOUND.computeIfAbsent(p.type().getName(), n -> Optional.of(p.get())).orElseGet(p::get)
+                            : p.get())
+                    .sorted(java.util.Comparator.comparing(SinkFactory::scheme)).toList();
+
+            private All() {
+            }
+        }
     }
 
-    /** The kind of sink that accepts {@code url}, if any on the classpath does. */
+    /**
+     * The kind of sink that accepts {@code url}, if any on the classpath does: a shipped kind of the URL's scheme
+     * first, then every kind in order of scheme.
+     */
     static Optional<SinkFactory> of(String url) {
-        return all().stream().filter(f -> f.accepts(url)).findFirst();
+        Optional<SinkFactory> shipped = Kinds.shipped(url);
+        return shipped.isPresent() ? shipped : all().stream().filter(f -> f.accepts(url)).findFirst();
     }
 
     /** Whether sinks at {@code url} can do {@code capability} (false for a URL no kind accepts). */
@@ -229,12 +277,11 @@ public interface SinkFactory {
      * @throws SinkConfigException for a URL no kind accepts, naming the forms that are
      */
     static SinkFactory factoryFor(String url) {
-        List<SinkFactory> factories = all();
-        for (SinkFactory f : factories) {
-            if (f.accepts(url)) {
-                return f;
-            }
+        Optional<SinkFactory> found = of(url);
+        if (found.isPresent()) {
+            return found.get();
         }
+        List<SinkFactory> factories = all();
         throw new SinkConfigException("invalid --sink '" + (url == null ? "" : redact(url)) + "': expected "
                 + factories.stream().flatMap(f -> f.forms().stream()).collect(Collectors.joining(", ")));
     }
