@@ -57,11 +57,43 @@ public final class Kbackfill implements Runnable {
 
     public static void main(String[] args) {
         Timings.mainEntered = System.currentTimeMillis();
+        nameScannedProviders();
         RunHandle runs = new RunHandle();
         onSignals(runs);
         int code = execute(System.getenv(), runs, new PrintWriter(System.out, true), new PrintWriter(System.err, true),
                 args);
         System.exit(code);
+    }
+
+    /** The SLF4J binding the command line ships (slf4j-simple, configured by its simplelogger.properties). */
+    static final String SLF4J_PROVIDER = "org.slf4j.simple.SimpleServiceProvider";
+    /** The JDK's own selector provider on Linux, its default where no jar offers another (none of ours does). */
+    static final String LINUX_SELECTOR_PROVIDER = "sun.nio.ch.EPollSelectorProvider";
+
+    /**
+     * Names the providers that SLF4J and the JDK's selectors otherwise look for in every jar's services files: the
+     * first such scan opens all 180 jars of the command line, 50-70 ms of a cron run's start, on the thread asking the
+     * cluster for the plan (the first Kafka client's logger and selector). Each is what the scan finds: the one SLF4J
+     * binding shipped, and the JDK's default selector provider. A provider named with {@code -D} wins. SLF4J's line
+     * saying which provider it loads is left out; its warnings and errors are not (a named provider missing falls back
+     * to the scan, with an error line).
+     */
+    private static void nameScannedProviders() {
+        if (System.getProperty("slf4j.provider") == null) {
+            System.setProperty("slf4j.provider", SLF4J_PROVIDER);
+            if (System.getProperty("slf4j.internal.verbosity") == null) {
+                System.setProperty("slf4j.internal.verbosity", "WARN");
+            }
+        }
+        String selectors = "java.nio.channels.spi.SelectorProvider";
+        if (System.getProperty(selectors) == null) {
+            try {
+                Class.forName(LINUX_SELECTOR_PROVIDER, false, null);
+                System.setProperty(selectors, LINUX_SELECTOR_PROVIDER);
+            } catch (ClassNotFoundException e) {
+                // another platform: the JDK looks for its provider as usual
+            }
+        }
     }
 
     /**
