@@ -200,6 +200,14 @@ interface Dialect extends Guard.Syntax {
         return List.of();
     }
 
+    /**
+     * The class of the JDBC driver kbackfill ships for this database, if it ships one: connections are made with it
+     * directly ({@link SinkConnection}), and with {@link java.sql.DriverManager} where it does not take the URL.
+     */
+    default java.util.Optional<String> shippedDriver() {
+        return java.util.Optional.empty();
+    }
+
     /** Settings added to the JDBC URL when absent (e.g. batch rewriting). */
     default String tuneUrl(String url) {
         return url;

@@ -31,6 +31,11 @@ final class MariaDbDialect implements Dialect {
     }
 
     @Override
+    public java.util.Optional<String> shippedDriver() {
+        return java.util.Optional.of("org.mariadb.jdbc.Driver");
+    }
+
+    @Override
     public String quote(String identifier) {
         return "`" + identifier.replace("`", "``") + "`";
     }

@@ -18,6 +18,11 @@ final class PostgresDialect implements Dialect {
         return "postgresql";
     }
 
+    @Override
+    public java.util.Optional<String> shippedDriver() {
+        return java.util.Optional.of("org.postgresql.Driver");
+    }
+
     /** A transaction-scoped advisory lock, in kbackfill's class of them, keyed by the table's name. */
     @Override
     public java.util.Optional<String> writerLock() {

@@ -3,6 +3,7 @@ package dev.kbackfill.sink.jdbc;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.Driver;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -40,7 +41,7 @@ final class SinkConnection implements AutoCloseable {
         this.url = dialect.tuneUrl(settings.url());
         this.dialect = dialect;
         this.target = target;
-        warmUp(url);
+        warmUp(url, dialect);
     }
 
     /** Whether {@link #warmUp} has loaded the drivers, and SQLite's library, in this process. */
@@ -50,12 +51,14 @@ final class SinkConnection implements AutoCloseable {
             new java.util.concurrent.atomic.AtomicBoolean();
 
     /**
-     * Loads the JDBC drivers (and SQLite's native library, from the copy {@link SqliteLibrary} keeps) on a thread of
+     * Loads the JDBC driver (and SQLite's native library, from the copy {@link SqliteLibrary} keeps) on a thread of
      * their own, while the run asks the cluster for its plan: a short run's first connection into a new SQLite file then
      * took 25-30 ms where it took 140-170 ms after the plan (the whole 1,000-record run 2-3% shorter on two cores, where
-     * the warm-up competes with the JIT). Nothing is connected or created here.
+     * the warm-up competes with the JIT). The driver kbackfill ships for the database is loaded by its name
+     * ({@link #driver}); only another database's needs every driver {@link DriverManager} finds. Nothing is connected
+     * or created here.
      */
-    private static void warmUp(String url) {
+    private static void warmUp(String url, Dialect dialect) {
         // once per process: a run makes several connections (writer, job store, publication), an engine many sinks
         boolean drivers = !DRIVERS_WARMED.getAndSet(true);
         boolean sqlite = url.startsWith("jdbc:sqlite:") && !SQLITE_WARMED.getAndSet(true);
@@ -64,7 +67,7 @@ final class SinkConnection implements AutoCloseable {
         }
         Thread t = new Thread(() -> {
             try {
-                DriverManager.getDrivers();
+                dialect.shippedDriver().ifPresentOrElse(SinkConnection::driver, DriverManager::getDrivers);
                 if (sqlite) {
                     SqliteLibrary.useCachedCopy();
                     org.sqlite.SQLiteJDBCLoader.initialize();
@@ -75,6 +78,33 @@ final class SinkConnection implements AutoCloseable {
         }, "kbackfill-jdbc-warm-up");
         t.setDaemon(true);
         t.start();
+    }
+
+    /** The drivers kbackfill ships, made once each by class name; empty where the class is missing. */
+    private static final java.util.Map<String, Optional<Driver>> DRIVERS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The driver of the class {@code className}, made once per process; empty where it is not on the classpath. */
+    static Optional<Driver> driver(String className) {
+        return DRIVERS.computeIfAbsent(className, n -> {
+            try {
+                return Optional.of((Driver) Class.forName(n, true, SinkConnection.class.getClassLoader())
+                        .getConstructor().newInstance());
+            } catch (ReflectiveOperationException | LinkageError | ClassCastException e) {
+                return Optional.empty(); // DriverManager finds what there is, and says when nothing takes the URL
+            }
+        });
+    }
+
+    /**
+     * A connection made by the driver kbackfill ships for the database, without {@link DriverManager}: the manager's
+     * first use reads every jar's services files for drivers (all 180 jars of the command line: 50-70 ms, holding
+     * the class path's lock, which a cron run's cluster client waited on meanwhile). Null where the dialect ships
+     * none, its class is missing, or the driver does not take the URL ({@code jdbc:mysql:} without MariaDB's
+     * {@code permitMysqlScheme}): {@link DriverManager} then finds one.
+     */
+    private Connection connectByShippedDriver(Properties props) throws SQLException {
+        Optional<Driver> shipped = dialect.shippedDriver().flatMap(SinkConnection::driver);
+        return shipped.isPresent() ? shipped.get().connect(url, props) : null;
     }
 
     /** The connection, or null before one was made (or after {@link #close()}). */
@@ -136,7 +166,10 @@ final class SinkConnection implements AutoCloseable {
         settings.password().ifPresent(p -> props.setProperty("password", p));
         Connection c;
         try {
-            c = DriverManager.getConnection(url, props);
+            c = connectByShippedDriver(props);
+            if (c == null) {
+                c = DriverManager.getConnection(url, props);
+            }
         } catch (SQLException e) {
             if ("08001".equals(e.getSQLState()) && e.getMessage() != null && e.getMessage().startsWith("No suitable driver")) {
                 throw new SinkConfigException("invalid --sink '" + SinkFactory.redact(settings.url())

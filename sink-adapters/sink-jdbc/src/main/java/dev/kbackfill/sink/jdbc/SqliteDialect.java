@@ -18,6 +18,11 @@ final class SqliteDialect implements Dialect {
         return "sqlite";
     }
 
+    @Override
+    public java.util.Optional<String> shippedDriver() {
+        return java.util.Optional.of("org.sqlite.JDBC");
+    }
+
     /** SQLite stores every integer in up to 64 bits and every REAL as a double, whatever the declared type. */
     @Override
     public java.util.Optional<dev.kbackfill.core.sink.NarrowNumber> narrow(TableColumn column) {
