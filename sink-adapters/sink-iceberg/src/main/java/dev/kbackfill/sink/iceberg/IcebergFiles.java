@@ -272,27 +272,50 @@ final class IcebergFiles {
     }
 
     /**
+     * The key column whose values are distinct in every file written of rows that hold each key once, if there is
+     * one: the key's one column, or its one column that is not the source of an identity partition field (each file
+     * is in one partition, so such a column has one value in it and the key's other column tells its rows apart: a
+     * key of (day, order_id) in a table partitioned by day). Empty where two or more columns vary.
+     */
+    static java.util.Optional<String> distinctInEveryFile(Schema schema, PartitionSpec spec, int[] keyOrdinals) {
+        java.util.Set<Integer> onePerFile = new java.util.HashSet<>();
+        for (org.apache.iceberg.PartitionField field : spec.fields()) {
+            if (field.transform().isIdentity()) {
+                onePerFile.add(field.sourceId());
+            }
+        }
+        List<String> varying = new ArrayList<>();
+        for (int ordinal : keyOrdinals) {
+            Types.NestedField column = schema.columns().get(ordinal);
+            if (!onePerFile.contains(column.fieldId())) {
+                varying.add(column.name());
+            }
+        }
+        return varying.size() == 1 ? java.util.Optional.of(varying.get(0)) : java.util.Optional.empty();
+    }
+
+    /**
      * Writes rows (sorted by key) as new data files of the table, rolled at the table's target file size, each file in
      * the partition of its rows under the table's current spec: per partition, up to one Parquet writer per core, each
      * a contiguous run of its rows, so that the files of a partition cover disjoint key ranges.
      *
-     * @param keyOrdinals the key's columns. The rows hold each key once, so a key of one column has distinct values in
-     *                    every file: it is written without a dictionary (Parquet would build one for each file's first
-     *                    page only to give it up), unless the table's properties say otherwise for that column
+     * @param keyOrdinals the key's columns. The rows hold each key once, so a key column whose values are distinct in
+     *                    every file ({@link #distinctInEveryFile}) is written without a dictionary (Parquet would build
+     *                    one for each file's first page only to give it up), unless the table's properties say
+     *                    otherwise for that column
      */
     List<DataFile> writeRows(List<Object[]> rows, int[] keyOrdinals) throws IOException {
         if (rows.isEmpty()) {
             return List.of();
         }
+        PartitionSpec spec = table.spec();
         Map<String, String> properties = new HashMap<>();
-        if (keyOrdinals.length == 1) {
-            String dictionary = org.apache.iceberg.TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX
-                    + schema.columns().get(keyOrdinals[0]).name();
+        distinctInEveryFile(schema, spec, keyOrdinals).ifPresent(column -> {
+            String dictionary = org.apache.iceberg.TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + column;
             if (!table.properties().containsKey(dictionary)) {
                 properties.put(dictionary, "false");
             }
-        }
-        PartitionSpec spec = table.spec();
+        });
         String operation = UUID.randomUUID().toString();
         List<Callable<List<DataFile>>> chunks = new ArrayList<>();
         int[] writerId = {0};

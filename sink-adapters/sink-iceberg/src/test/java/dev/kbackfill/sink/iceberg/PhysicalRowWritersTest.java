@@ -197,6 +197,53 @@ class PhysicalRowWritersTest {
                 .as("the table's own setting for the key column wins").contains("s", "l");
     }
 
+    @Test
+    void aKeyColumnBesideIdentityPartitionsIsWrittenWithoutADictionaryWhileATransformsSourceKeepsIt() throws Exception {
+        // a key of (s, l) in a table partitioned by l: each file holds one l, so s tells its rows apart; here s repeats
+        // three values in each file, where a dictionary pays and Parquet keeps it: the file shows whether one was tried
+        Random random = new Random(11);
+        List<Object[]> rows = new ArrayList<>();
+        for (int n = 0; n < 6000; n++) {
+            Object[] row = physicalRow(random, n);
+            row[0] = "k-" + (n / 3) % 3;
+            row[1] = (long) (n % 3);
+            rows.add(row);
+        }
+        Table byL = new HadoopTables(new Configuration()).create(SCHEMA, PartitionSpec.builderFor(SCHEMA).identity("l")
+                .build(), Map.of("format-version", "2"), dir.resolve("by-l").toString());
+        List<DataFile> files = new IcebergFiles(byL).writeRows(rows, new int[] {0, 1});
+        assertThat(files).hasSize(3);
+        for (DataFile file : files) {
+            assertThat(dictionaryEncoded(file)).as("s has none; l keeps its dictionary").doesNotContain("s")
+                    .contains("l");
+        }
+        Table bucketed = new HadoopTables(new Configuration()).create(SCHEMA, PartitionSpec.builderFor(SCHEMA)
+                .bucket("l", 2).build(), Map.of("format-version", "2"), dir.resolve("bucketed").toString());
+        for (DataFile file : new IcebergFiles(bucketed).writeRows(rows, new int[] {0, 1})) {
+            assertThat(dictionaryEncoded(file)).as("a bucket holds several l: each key column keeps its dictionary")
+                    .contains("s", "l");
+        }
+    }
+
+    @Test
+    void theKeyColumnDistinctInEveryFileIsTheOneNoIdentityPartitionHolds() {
+        PartitionSpec none = PartitionSpec.unpartitioned();
+        PartitionSpec byL = PartitionSpec.builderFor(SCHEMA).identity("l").build();
+        PartitionSpec byLAndS = PartitionSpec.builderFor(SCHEMA).identity("l").identity("s").build();
+        PartitionSpec byDay = PartitionSpec.builderFor(SCHEMA).day("ts").build();
+        PartitionSpec byBucket = PartitionSpec.builderFor(SCHEMA).bucket("l", 4).build();
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, none, new int[] {0})).contains("s");
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, none, new int[] {0, 1})).isEmpty();
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, byL, new int[] {0, 1})).contains("s");
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, byL, new int[] {1, 0})).contains("s");
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, byL, new int[] {0, 1, 2})).isEmpty();
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, byL, new int[] {1})).isEmpty();
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, byLAndS, new int[] {0, 1})).isEmpty();
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, byDay, new int[] {0, 3})).isEmpty();
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, byBucket, new int[] {0, 1})).isEmpty();
+        assertThat(IcebergFiles.distinctInEveryFile(SCHEMA, byDay, new int[] {0})).contains("s");
+    }
+
     /** The columns of a data file whose first row group has a dictionary page. */
     private static List<String> dictionaryEncoded(DataFile file) throws Exception {
         try (ParquetFileReader footer = ParquetFileReader.open(HadoopInputFile.fromPath(
