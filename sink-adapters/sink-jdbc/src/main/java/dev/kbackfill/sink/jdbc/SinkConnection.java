@@ -44,7 +44,10 @@ final class SinkConnection implements AutoCloseable {
         warmUp(url, dialect);
     }
 
-    /** Whether {@link #warmUp} has loaded the drivers, and SQLite's library, in this process. */
+    /**
+     * Whether {@link #warmUp} has had {@link DriverManager} load every driver, and SQLite's library, in this process (a
+     * shipped driver is warmed once by {@link #driver}'s cache).
+     */
     private static final java.util.concurrent.atomic.AtomicBoolean DRIVERS_WARMED =
             new java.util.concurrent.atomic.AtomicBoolean();
     private static final java.util.concurrent.atomic.AtomicBoolean SQLITE_WARMED =
@@ -60,14 +63,15 @@ final class SinkConnection implements AutoCloseable {
      */
     private static void warmUp(String url, Dialect dialect) {
         // once per process: a run makes several connections (writer, job store, publication), an engine many sinks
-        boolean drivers = !DRIVERS_WARMED.getAndSet(true);
+        Optional<String> shipped = dialect.shippedDriver();
+        boolean drivers = shipped.isPresent() ? !DRIVERS.containsKey(shipped.get()) : !DRIVERS_WARMED.getAndSet(true);
         boolean sqlite = url.startsWith("jdbc:sqlite:") && !SQLITE_WARMED.getAndSet(true);
         if (!drivers && !sqlite) {
             return;
         }
         Thread t = new Thread(() -> {
             try {
-                dialect.shippedDriver().ifPresentOrElse(SinkConnection::driver, DriverManager::getDrivers);
+                shipped.ifPresentOrElse(SinkConnection::driver, DriverManager::getDrivers);
                 if (sqlite) {
                     SqliteLibrary.useCachedCopy();
                     org.sqlite.SQLiteJDBCLoader.initialize();
