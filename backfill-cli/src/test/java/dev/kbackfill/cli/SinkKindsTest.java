@@ -145,4 +145,110 @@ class SinkKindsTest {
             Thread.currentThread().setContextClassLoader(previous);
         }
     }
+
+    /** A class path of its own that can grow, as the command line's does when it adds the lake libraries. */
+    private static final class Growing extends java.net.URLClassLoader {
+        Growing(List<java.net.URL> urls) {
+            super(urls.toArray(java.net.URL[]::new), ClassLoader.getPlatformClassLoader());
+        }
+
+        /** The services files it was asked for. */
+        final List<String> services = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+
+        void add(List<java.net.URL> urls) {
+            urls.forEach(this::addURL);
+        }
+
+        @Override
+        public java.util.Enumeration<java.net.URL> getResources(String name) throws java.io.IOException {
+            if (name.startsWith("META-INF/services/")) {
+                services.add(name);
+            }
+            return super.getResources(name);
+        }
+    }
+
+    /** This test's class path, split: the shipped lake kinds' modules (Delta, Iceberg, their shared one), the rest. */
+    private static Map<Boolean, List<java.net.URL>> lakeModulesAndTheRest() throws Exception {
+        Map<Boolean, List<java.net.URL>> split = new java.util.HashMap<>(Map.of(true, new java.util.ArrayList<>(),
+                false, new java.util.ArrayList<>()));
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            split.get(entry.matches(".*sink-(delta|iceberg|lake)\\b.*")).add(java.nio.file.Path.of(entry).toUri().toURL());
+        }
+        assertThat(split.get(true)).as("the lake kinds' modules on the test class path").hasSize(3);
+        return split;
+    }
+
+    private static List<String> schemes(Class<?> factories, String... urls) throws Exception {
+        List<String> found = new java.util.ArrayList<>();
+        for (String url : urls) {
+            Optional<?> kind = (Optional<?>) factories.getMethod("of", String.class).invoke(null, url);
+            found.add(kind.isEmpty() ? "none" : (String) factories.getMethod("scheme").invoke(kind.get()));
+        }
+        return found;
+    }
+
+    /** SinkFactory as {@code fresh} sees it, as the thread's class loader, with {@code adding} registered. */
+    private static Class<?> factoriesOf(Growing fresh, Runnable adding) throws Exception {
+        Thread.currentThread().setContextClassLoader(fresh);
+        fresh.loadClass(SinkFactory.Kinds.class.getName()).getMethod("addLibrariesWith", Runnable.class)
+                .invoke(null, adding);
+        return fresh.loadClass(SinkFactory.class.getName());
+    }
+
+    private static List<String> allSchemes(Class<?> factories) throws Exception {
+        List<String> listed = new java.util.ArrayList<>();
+        for (Object kind : (List<?>) factories.getMethod("all").invoke(null)) {
+            listed.add((String) factories.getMethod("scheme").invoke(kind));
+        }
+        return listed;
+    }
+
+    @Test
+    void aShippedKindMissingFromTheClassPathIsFoundOnceWhatAddsItsLibrariesHasRunOnce() throws Exception {
+        Map<Boolean, List<java.net.URL>> split = lakeModulesAndTheRest();
+        ClassLoader previous = Thread.currentThread().getContextClassLoader();
+        java.util.concurrent.atomic.AtomicInteger added = new java.util.concurrent.atomic.AtomicInteger();
+        try (Growing fresh = new Growing(split.get(false)); Growing another = new Growing(split.get(false))) {
+            Class<?> factories = factoriesOf(fresh, () -> {
+                added.incrementAndGet();
+                fresh.add(split.get(true));
+            });
+            assertThat(schemes(factories, "jdbc:sqlite:/t.db", "kafka:t")).containsExactly("jdbc", "kafka");
+            assertThat(added).as("nothing added for kinds on the class path").hasValue(0);
+            assertThat(schemes(factories, "delta:/t", "iceberg:/t", "delta:/u")).containsExactly("delta", "iceberg",
+                    "delta");
+            assertThat(added).hasValue(1);
+            assertThat(fresh.services).as("found by name once added, not by the scan").isEmpty();
+            // the scan of every kind (a message listing the forms) adds them first
+            Class<?> others = factoriesOf(another, () -> {
+                added.incrementAndGet();
+                another.add(split.get(true));
+            });
+            assertThat(allSchemes(others)).containsExactly("delta", "iceberg", "jdbc", "kafka");
+            assertThat(added).hasValue(2);
+        } finally {
+            Thread.currentThread().setContextClassLoader(previous);
+        }
+    }
+
+    @Test
+    void whatAddingTheLibrariesThrowsIsTheLookupsFailureAndAListOfEveryKindIsMadeWithoutThem() throws Exception {
+        Map<Boolean, List<java.net.URL>> split = lakeModulesAndTheRest();
+        ClassLoader previous = Thread.currentThread().getContextClassLoader();
+        Runnable refuses = () -> {
+            throw new IllegalStateException("the lake libraries are not on the class path");
+        };
+        try (Growing fresh = new Growing(split.get(false)); Growing another = new Growing(split.get(false))) {
+            Class<?> factories = factoriesOf(fresh, refuses);
+            assertThatThrownBy(() -> schemes(factories, "delta:/t"))
+                    .hasRootCauseInstanceOf(IllegalStateException.class)
+                    .hasRootCauseMessage("the lake libraries are not on the class path");
+            Class<?> others = factoriesOf(another, refuses);
+            assertThat(allSchemes(others)).containsExactly("jdbc", "kafka");
+            assertThat(schemes(others, "jdbc:sqlite:/t.db", "delta:/t")).containsExactly("jdbc", "none");
+        } finally {
+            Thread.currentThread().setContextClassLoader(previous);
+        }
+    }
 }

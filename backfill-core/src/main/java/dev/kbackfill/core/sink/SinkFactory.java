@@ -189,7 +189,8 @@ public interface SinkFactory {
 
     /**
      * The kinds on the classpath. Those kbackfill ships are found by their class names, once each: reading every
-     * jar's services files opens each of the 180 jars of the command line (50-70 ms of a one-second cron run), so
+     * jar's services files opens each jar of the class path (50-70 ms of a one-second cron run with the command
+     * line's 180), so
      * that scan waits until a URL of no shipped kind, or a list of every kind (a message naming the forms), needs
      * it. The scan finds every kind once ({@link All}): a command asks several questions of its sink's kind (each
      * option's capability, the factory, the engine).
@@ -202,8 +203,31 @@ public interface SinkFactory {
                 "jdbc", "dev.kbackfill.sink.jdbc.JdbcSinkFactory",
                 "kafka", "dev.kbackfill.sink.kafka.KafkaSinkFactory");
         private static final Map<String, Optional<SinkFactory>> SHIPPED_FOUND = new ConcurrentHashMap<>();
+        /** What adds libraries the class path was started without, until it has run (see addLibrariesWith). */
+        private static final java.util.concurrent.atomic.AtomicReference<Runnable> ADD_LIBRARIES =
+                new java.util.concurrent.atomic.AtomicReference<>();
 
         private Kinds() {
+        }
+
+        /**
+         * Has {@code addLibraries} run once, before a shipped kind's class is looked for again after it was not
+         * found, and before the scan of every kind: the command line starts a command for a database or Kafka
+         * without the lake sinks' libraries on its class path, and adds them when it turns out to need them (a sink
+         * named in a settings file, a dead-letter table). What it throws is the lookup's failure.
+         */
+        public static void addLibrariesWith(Runnable addLibraries) {
+            ADD_LIBRARIES.set(addLibraries);
+        }
+
+        /** Runs what adds libraries, if it has not run: whether it ran now. */
+        private static boolean addLibraries() {
+            Runnable add = ADD_LIBRARIES.getAndSet(null);
+            if (add == null) {
+                return false;
+            }
+            add.run();
+            return true;
         }
 
         /** The shipped kind of the URL's scheme, if the URL has the scheme of one and its module is present. */
@@ -217,6 +241,11 @@ public interface SinkFactory {
         }
 
         private static Optional<SinkFactory> load(String className) {
+            Optional<SinkFactory> made = make(className);
+            return made.isEmpty() && addLibraries() ? make(className) : made;
+        }
+
+        private static Optional<SinkFactory> make(String className) {
             ClassLoader loader = Thread.currentThread().getContextClassLoader(); // as ServiceLoader.load looks
             try {
                 Class<?> type = Class.forName(className, true, loader == null ? SinkFactory.class.getClassLoader() : loader);
@@ -230,13 +259,23 @@ public interface SinkFactory {
 
         /** Every kind, found by the services scan; the shipped ones already made are the same objects. */
         static final class All {
-            static final List<SinkFactory> KINDS = ServiceLoader.load(SinkFactory.class).stream()
-                    .map(p -> SHIPPED.containsValue(p.type().getName())
-                            ? SHIPPED_FOUND.computeIfAbsent(p.type().getName(), n -> Optional.of(p.get())).orElseGet(p::get)
-                            : p.get())
-                    .sorted(java.util.Comparator.comparing(SinkFactory::scheme)).toList();
+            static final List<SinkFactory> KINDS = every();
 
             private All() {
+            }
+
+            private static List<SinkFactory> every() {
+                try {
+                    addLibraries();
+                } catch (RuntimeException e) {
+                    // a list of the kinds there are: without those libraries, the ones on the class path
+                }
+                return ServiceLoader.load(SinkFactory.class).stream()
+                        .map(p -> SHIPPED.containsValue(p.type().getName())
+                                ? SHIPPED_FOUND.computeIfAbsent(p.type().getName(), n -> Optional.of(p.get()))
+                                        .orElseGet(p::get)
+                                : p.get())
+                        .sorted(java.util.Comparator.comparing(SinkFactory::scheme)).toList();
             }
         }
     }
