@@ -11,6 +11,7 @@
 set -uo pipefail
 target="$1"
 jar="$target/kbackfill.jar"
+lake="$target/kbackfill-lake.jar"
 rm -f "$target"/kbackfill.aot* "$target"/kbackfill-jdbc.aot*
 if [[ "${KBACKFILL_AOT:-}" == "skip" ]]; then
   echo "AOT cache: skipped (KBACKFILL_AOT=skip)"
@@ -33,14 +34,16 @@ if [[ -z "$java" ]]; then
 fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-# the training's classpath is the jar's, as bin/kbackfill's -jar gives it (the manifest names lib/)
+# the training's class path is the one bin/kbackfill gives the commands the cache is for (a cache is used only
+# with the class path it was made with): for all, kbackfill.jar and kbackfill-lake.jar (-cp, as for a lake sink);
+# for jdbc, kbackfill.jar alone (-jar, whose class path is the same): each manifest names its libraries in lib/
 # native access for SQLite's JDBC driver, as bin/kbackfill gives it with the cache (a cache is used only with the
 # module options it was made with)
 # JDK 25 assembles the cache in a child JVM whose failure (a crash, status 134) still leaves the training JVM
 # exiting 0 and an empty file: both are checked
 # The training's broker runs in a process of its own: a JDK 25 loads every class in the cache as it starts, and the
 # broker's would be loaded by every run (0.1 s and 30 MB of a run into SQLite). It exits when its input closes.
-coproc BROKER { cd "$work" && exec "$java" -Xmx512m -cp "$jar" dev.kbackfill.embedded.EmbeddedKafkaProcess 2>"$work/broker.log"; }
+coproc BROKER { cd "$work" && exec "$java" -Xmx512m -cp "$jar:$lake" dev.kbackfill.embedded.EmbeddedKafkaProcess 2>"$work/broker.log"; }
 servers=""
 while IFS= read -t 120 -r line <&"${BROKER[0]}"; do
   if [[ "$line" == READY\ * ]]; then
@@ -48,11 +51,11 @@ while IFS= read -t 120 -r line <&"${BROKER[0]}"; do
     break
   fi
 done
-# train NAME SET: target/NAME.aot from the training set SET
+# train NAME SET CLASSPATH: target/NAME.aot from the training set SET
 train() {
   local cache="$target/$1.aot"
   if [[ -n "$servers" ]] && (cd "$work" && "$java" -XX:AOTCacheOutput="$cache" -Xlog:disable \
-        -Xlog:all=error:stderr --enable-native-access=ALL-UNNAMED -cp "$jar" dev.kbackfill.cli.AotTraining "$servers" \
+        -Xlog:all=error:stderr --enable-native-access=ALL-UNNAMED -cp "$3" dev.kbackfill.cli.AotTraining "$servers" \
         "$2") > "$cache.log" 2>&1 \
       && [[ -s "$cache" ]] && ! grep -q "Child process failed" "$cache.log"; then
     echo "$java" > "$cache.java"
@@ -63,8 +66,8 @@ train() {
     echo "AOT cache: the training run failed (see $cache.log): bin/kbackfill uses the CDS archive or the other cache"
   fi
 }
-train kbackfill all
-train kbackfill-jdbc jdbc
+train kbackfill all "$jar:$lake"
+train kbackfill-jdbc jdbc "$jar"
 broker="${BROKER_PID:-}"
 if [[ -n "${BROKER[1]:-}" ]]; then
   eval "exec ${BROKER[1]}>&-" # the broker's input closed: it stops

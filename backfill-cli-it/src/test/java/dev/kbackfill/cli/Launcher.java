@@ -30,6 +30,39 @@ final class Launcher {
         return builder.start();
     }
 
+    /** What a command printed and how it exited. */
+    record Result(int exitCode, String out, String err) {
+    }
+
+    /** Runs {@code command} (any program) with {@code env} added to this JVM's environment, for at most 120 s. */
+    static Result run(java.util.List<String> command, java.util.Map<String, String> env)
+            throws java.io.IOException, InterruptedException {
+        Path out = java.nio.file.Files.createTempFile("kbackfill-out", ".txt");
+        Path err = java.nio.file.Files.createTempFile("kbackfill-err", ".txt");
+        try {
+            ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(out.toFile())
+                    .redirectError(err.toFile());
+            builder.environment().putAll(env);
+            Process p = builder.start();
+            if (!p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError(String.join(" ", command) + " did not finish in 120 s");
+            }
+            return new Result(p.exitValue(), java.nio.file.Files.readString(out), java.nio.file.Files.readString(err));
+        } finally {
+            java.nio.file.Files.deleteIfExists(out);
+            java.nio.file.Files.deleteIfExists(err);
+        }
+    }
+
+    /** {@code bin/kbackfill ARGS}, waited for ({@link #run}). */
+    static Result launch(java.util.Map<String, String> env, String... args)
+            throws java.io.IOException, InterruptedException {
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(LAUNCHER.toString()));
+        command.addAll(java.util.List.of(args));
+        return run(command, env);
+    }
+
     /** The job's state as the sink at {@code url} (table orders) stores it, read through the sink as status does. */
     static Optional<JobState> state(String url, String job) {
         try (dev.kbackfill.core.sink.Sink sink = dev.kbackfill.core.sink.SinkFactory.forSettings(

@@ -19,8 +19,9 @@ import dev.kbackfill.embedded.EmbeddedKafka;
  * profiles of the methods they ran; {@code bin/kbackfill} starts the JVM with it on a JDK 25 runtime. A JDK 25 loads
  * every class of the cache as it starts: with the broker's classes in it too, a run into SQLite started 0.1 s later
  * and took 30 MB more. For the same reason the build makes a second cache from the commands without Delta
- * ({@code jdbc}: plan, the runs into SQLite, status, jobs), which the launcher gives a command whose sink is a
- * database, or {@code plan}: with Delta's classes (Hadoop, Parquet) in the cache, a run of 1,000 records into SQLite
+ * ({@code jdbc}: plan, the runs into SQLite, status, jobs), on kbackfill.jar's class path alone (without the lake
+ * libraries, as the launcher starts those commands), which the launcher gives a command whose sink is a database or
+ * Kafka, or {@code plan}: with Delta's classes (Hadoop, Parquet) in the cache, a run of 1,000 records into SQLite
  * reached its main method 0.06-0.08 s later.
  */
 final class AotTraining {
@@ -80,15 +81,19 @@ final class AotTraining {
     }
 
     /** The training's topic, made and filled by the first training against this broker, read as is by the next. */
-    private static void topic(String servers) {
+    private static void topic(String servers) throws Exception {
         Map<String, Object> client = Map.of("bootstrap.servers", servers);
-        try {
-            EmbeddedKafka.createTopic(client, DemoData.TOPIC, DemoData.PARTITIONS, Map.of("retention.ms", "-1"));
-        } catch (IllegalStateException e) {
+        // by the Admin API, not EmbeddedKafka's helper: the jdbc training runs without the lake libraries, the
+        // broker's among them, as the launcher starts such a command (the producer waits for the partitions' leaders)
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(client)) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(DemoData.TOPIC,
+                    DemoData.PARTITIONS, (short) 1).configs(Map.of("retention.ms", "-1"))))
+                    .all().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException) {
                 return;
             }
-            throw e;
+            throw new IllegalStateException("cannot create topic " + DemoData.TOPIC + ": " + e.getCause(), e);
         }
         DemoData.produce(client, 3000);
     }

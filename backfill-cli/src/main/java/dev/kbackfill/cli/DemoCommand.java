@@ -90,6 +90,7 @@ final class DemoCommand implements Callable<Integer> {
         }
         err.println("starting an embedded Kafka broker (takes about 10 s)...");
         err.flush();
+        LakeLibraries.add(); // the broker's libraries (Kafka's server, Scala) are the lake's
         try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
             err.printf("broker up at %s; creating topic %s with %d partitions%n", kafka.bootstrapServers(),
                     DemoData.TOPIC, DemoData.PARTITIONS);

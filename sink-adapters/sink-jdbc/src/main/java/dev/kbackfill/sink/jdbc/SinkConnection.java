@@ -101,7 +101,7 @@ final class SinkConnection implements AutoCloseable {
 
     /**
      * A connection made by the driver kbackfill ships for the database, without {@link DriverManager}: the manager's
-     * first use reads every jar's services files for drivers (all 180 jars of the command line: 50-70 ms, holding
+     * first use reads every jar's services files for drivers (with all 180 jars on the class path: 50-70 ms, holding
      * the class path's lock, which a cron run's cluster client waited on meanwhile). Null where the dialect ships
      * none, its class is missing, or the driver does not take the URL ({@code jdbc:mysql:} without MariaDB's
      * {@code permitMysqlScheme}): {@link DriverManager} then finds one.
