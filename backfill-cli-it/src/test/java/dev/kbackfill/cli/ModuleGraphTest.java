@@ -21,7 +21,7 @@ import org.w3c.dom.NodeList;
 
 /**
  * docs/architecture.md's table of module dependencies is the build's: each module's kbackfill dependencies at
- * compile and at runtime scope, as its {@code pom.xml} declares them, and no product module beyond the table's.
+ * compile, runtime and provided scope, as its {@code pom.xml} declares them, and no product module beyond the table's.
  */
 class ModuleGraphTest {
 
@@ -34,7 +34,9 @@ class ModuleGraphTest {
         for (String line : Files.readAllLines(ROOT.resolve("docs/architecture.md"))) {
             Matcher m = ROW.matcher(line);
             if (m.matches()) {
-                documented.put(m.group(1), "compile " + names(m.group(2)) + " runtime " + names(m.group(3)));
+                String[] added = m.group(3).split("provided:", 2); // at runtime, then at provided scope
+                documented.put(m.group(1), "compile " + names(m.group(2)) + " runtime " + names(added[0])
+                        + " provided " + names(added.length > 1 ? added[1] : ""));
             }
         }
         assertThat(documented).as("the table in docs/architecture.md").containsKeys("backfill-core", "engine-spark");
@@ -54,6 +56,7 @@ class ModuleGraphTest {
             }
             List<String> compile = new ArrayList<>();
             List<String> runtime = new ArrayList<>();
+            List<String> provided = new ArrayList<>();
             Element dependencies = child(project, "dependencies");
             NodeList list = dependencies == null ? null : dependencies.getElementsByTagName("dependency");
             for (int i = 0; list != null && i < list.getLength(); i++) {
@@ -66,9 +69,11 @@ class ModuleGraphTest {
                     compile.add(text(d, "artifactId"));
                 } else if (scope.equals("runtime")) {
                     runtime.add(text(d, "artifactId"));
+                } else if (scope.equals("provided")) {
+                    provided.add(text(d, "artifactId"));
                 }
             }
-            built.put(module, "compile " + compile + " runtime " + runtime);
+            built.put(module, "compile " + compile + " runtime " + runtime + " provided " + provided);
         }
         assertThat(built).as("the poms of the modules docs/architecture.md's table lists").isEqualTo(documented);
     }
