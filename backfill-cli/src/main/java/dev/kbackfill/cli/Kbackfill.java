@@ -58,7 +58,7 @@ public final class Kbackfill implements Runnable {
     public static void main(String[] args) {
         Timings.mainEntered = System.currentTimeMillis();
         nameScannedProviders();
-        dev.kbackfill.core.sink.SinkFactory.Kinds.addLibrariesWith(LakeLibraries::add);
+        dev.kbackfill.resolver.OptionalLibraries.addWith(LakeLibraries::add);
         RunHandle runs = new RunHandle();
         onSignals(runs);
         int code = execute(System.getenv(), runs, new PrintWriter(System.out, true), new PrintWriter(System.err, true),

@@ -191,7 +191,7 @@ class SinkKindsTest {
     /** SinkFactory as {@code fresh} sees it, as the thread's class loader, with {@code adding} registered. */
     private static Class<?> factoriesOf(Growing fresh, Runnable adding) throws Exception {
         Thread.currentThread().setContextClassLoader(fresh);
-        fresh.loadClass(SinkFactory.Kinds.class.getName()).getMethod("addLibrariesWith", Runnable.class)
+        fresh.loadClass(dev.kbackfill.resolver.OptionalLibraries.class.getName()).getMethod("addWith", Runnable.class)
                 .invoke(null, adding);
         return fresh.loadClass(SinkFactory.class.getName());
     }

@@ -203,31 +203,7 @@ public interface SinkFactory {
                 "jdbc", "dev.kbackfill.sink.jdbc.JdbcSinkFactory",
                 "kafka", "dev.kbackfill.sink.kafka.KafkaSinkFactory");
         private static final Map<String, Optional<SinkFactory>> SHIPPED_FOUND = new ConcurrentHashMap<>();
-        /** What adds libraries the class path was started without, until it has run (see addLibrariesWith). */
-        private static final java.util.concurrent.atomic.AtomicReference<Runnable> ADD_LIBRARIES =
-                new java.util.concurrent.atomic.AtomicReference<>();
-
         private Kinds() {
-        }
-
-        /**
-         * Has {@code addLibraries} run once, before a shipped kind's class is looked for again after it was not
-         * found, and before the scan of every kind: the command line starts a command for a database or Kafka
-         * without the lake sinks' libraries on its class path, and adds them when it turns out to need them (a sink
-         * named in a settings file, a dead-letter table). What it throws is the lookup's failure.
-         */
-        public static void addLibrariesWith(Runnable addLibraries) {
-            ADD_LIBRARIES.set(addLibraries);
-        }
-
-        /** Runs what adds libraries, if it has not run: whether it ran now. */
-        private static boolean addLibraries() {
-            Runnable add = ADD_LIBRARIES.getAndSet(null);
-            if (add == null) {
-                return false;
-            }
-            add.run();
-            return true;
         }
 
         /** The shipped kind of the URL's scheme, if the URL has the scheme of one and its module is present. */
@@ -242,7 +218,8 @@ public interface SinkFactory {
 
         private static Optional<SinkFactory> load(String className) {
             Optional<SinkFactory> made = make(className);
-            return made.isEmpty() && addLibraries() ? make(className) : made;
+            // the command line starts a command for a database or Kafka without the lake sinks' libraries
+            return made.isEmpty() && dev.kbackfill.resolver.OptionalLibraries.add() ? make(className) : made;
         }
 
         private static Optional<SinkFactory> make(String className) {
@@ -266,7 +243,7 @@ public interface SinkFactory {
 
             private static List<SinkFactory> every() {
                 try {
-                    addLibraries();
+                    dev.kbackfill.resolver.OptionalLibraries.add();
                 } catch (RuntimeException e) {
                     // a list of the kinds there are: without those libraries, the ones on the class path
                 }
