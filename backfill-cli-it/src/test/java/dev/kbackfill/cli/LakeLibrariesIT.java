@@ -182,6 +182,15 @@ class LakeLibrariesIT {
         assertThat(refused.err()).startsWith("kbackfill run: the lake libraries are not on the class path: ")
                 .contains("add " + LAKE + " to -cp").doesNotContain("Exception");
         assertThat(dir.resolve("u")).doesNotExist();
+
+        // every library on one class path, as the image starts: nothing to add
+        List<String> allOnOne = new ArrayList<>(List.of(JAVA, "-cp", JAR + java.io.File.pathSeparator
+                + TARGET.resolve("lib") + "/*", Kbackfill.class.getName()));
+        allOnOne.addAll(run);
+        allOnOne.addAll(List.of("--sink", "delta:" + dir.resolve("v")));
+        Launcher.Result whole = Launcher.run(allOnOne, Map.of());
+        assertThat(whole.exitCode()).as(whole.err()).isZero();
+        assertThat(Launcher.progress("delta:" + dir.resolve("v"), "lake")).isEqualTo(80);
     }
 
     /** The demo, started by java -jar, has its broker's libraries (Kafka's server, Scala) added before it starts. */

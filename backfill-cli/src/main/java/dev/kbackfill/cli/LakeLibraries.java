@@ -38,7 +38,8 @@ public final class LakeLibraries {
 
     /**
      * Makes the lake libraries loadable, if they are not: nothing where they were on the class path from the start
-     * or this class is not in a jar (the image, tests), else {@code kbackfill-lake.jar} added to the class path.
+     * (with kbackfill-lake.jar, or every library as in the image) or this class is not in a jar (tests), else
+     * {@code kbackfill-lake.jar} added to the class path.
      *
      * @throws CliFailure where it would be added but cannot be: missing, or no way to add it
      */
@@ -52,8 +53,8 @@ public final class LakeLibraries {
             return;
         }
         Path lake = jar.resolveSibling(LAKE_JAR);
-        if (onClassPath(lake, System.getProperty("java.class.path", ""))) {
-            added = true;
+        if (onClassPath(lake, System.getProperty("java.class.path", "")) || onClassPathAlready()) {
+            added = true; // given with kbackfill.jar, or every library on one class path (the image)
             return;
         }
         if (!Files.isRegularFile(lake)) {
@@ -72,6 +73,13 @@ public final class LakeLibraries {
             throw new CliFailure("cannot read the lake libraries' " + lake + ": " + e.getMessage(), e);
         }
         added = true;
+    }
+
+    /** Whether the lake's modules are on the class path without kbackfill-lake.jar: the demo's broker, the sinks. */
+    private static boolean onClassPathAlready() {
+        ClassLoader loader = LakeLibraries.class.getClassLoader();
+        return loader.getResource("dev/kbackfill/embedded/EmbeddedKafka.class") != null
+                && loader.getResource("dev/kbackfill/sink/lake/HadoopArchiveStore.class") != null;
     }
 
     /** The jar this class was loaded from, or null where it is not a jar (classes in a directory). */
