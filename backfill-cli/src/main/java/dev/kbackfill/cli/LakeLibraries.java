@@ -14,11 +14,12 @@ import java.util.jar.JarFile;
  * them (both in {@code backfill-cli/target}, the libraries in {@code lib/}): a command into a database or Kafka
  * starts without them, because every services lookup on the class path (the JDK's own among them) opens each jar on
  * it, and with all 180 that took 50-70 ms of a cron run's start. {@code bin/kbackfill} gives a command for any other
- * sink both jars. A command that finds it needs them later (a lake sink named only in a settings file, the demo's
- * broker) has them added here, through the {@link Instrumentation} that {@code java -jar kbackfill.jar} hands this
- * class as the jar's {@code Launcher-Agent-Class} before {@code main}. Added to the application class loader, they
- * are found as if they had been there from the start: by class name, by the services scan, by Hadoop's and
- * Iceberg's lookups through the thread's context class loader.
+ * sink both jars. A command that finds it needs them later (a lake sink named only in a settings file, an archive
+ * or a checkpoint on S3, the demo's broker) has them added here ({@link dev.kbackfill.resolver.OptionalLibraries}),
+ * through the {@link Instrumentation} that {@code java -jar kbackfill.jar} hands this class as the jar's
+ * {@code Launcher-Agent-Class} before {@code main}. Added to the application class loader, they are found as if
+ * they had been there from the start: by class name, by the services scan, by Hadoop's and Iceberg's lookups
+ * through the thread's context class loader.
  */
 public final class LakeLibraries {
 
