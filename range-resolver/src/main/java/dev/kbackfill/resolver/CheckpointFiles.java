@@ -59,13 +59,13 @@ public interface CheckpointFiles {
         if (scheme.equalsIgnoreCase("file")) {
             return new Local(location, Path.of(java.net.URI.create(location.replaceFirst("^file:(?!//)", "file://"))));
         }
-        do { // an object store's filesystem is among the libraries a command may start without
-            for (Storage storage : ServiceLoader.load(Storage.class, CheckpointFiles.class.getClassLoader())) {
-                if (storage.serves(scheme)) {
-                    return storage.open(location, settings);
-                }
-            }
-        } while (OptionalLibraries.add());
+        // an object store's filesystem is among the libraries a command may start without
+        Optional<Storage> storage = OptionalLibraries.orAdded(() -> ServiceLoader.load(Storage.class,
+                CheckpointFiles.class.getClassLoader()).stream().map(ServiceLoader.Provider::get)
+                .filter(s -> s.serves(scheme)).findFirst());
+        if (storage.isPresent()) {
+            return storage.get().open(location, settings);
+        }
         throw new RequestException("invalid checkpoint location '" + location + "': no filesystem for the scheme '"
                 + scheme + ":' here; expected a local path, file:, or s3a://, s3:// and hdfs:// with kbackfill's "
                 + "lake sinks on the classpath");

@@ -190,9 +190,8 @@ public interface SinkFactory {
     /**
      * The kinds on the classpath. Those kbackfill ships are found by their class names, once each: reading every
      * jar's services files opens each jar of the class path (50-70 ms of a one-second cron run with the command
-     * line's 180), so
-     * that scan waits until a URL of no shipped kind, or a list of every kind (a message naming the forms), needs
-     * it. The scan finds every kind once ({@link All}): a command asks several questions of its sink's kind (each
+     * line's 180), so that scan waits until a URL of no shipped kind, or a list of every kind (a message naming the
+     * forms), needs it. The scan finds every kind once ({@link All}): a command asks several questions of its sink's kind (each
      * option's capability, the factory, the engine).
      */
     final class Kinds {
@@ -203,6 +202,7 @@ public interface SinkFactory {
                 "jdbc", "dev.kbackfill.sink.jdbc.JdbcSinkFactory",
                 "kafka", "dev.kbackfill.sink.kafka.KafkaSinkFactory");
         private static final Map<String, Optional<SinkFactory>> SHIPPED_FOUND = new ConcurrentHashMap<>();
+
         private Kinds() {
         }
 
@@ -217,9 +217,8 @@ public interface SinkFactory {
         }
 
         private static Optional<SinkFactory> load(String className) {
-            Optional<SinkFactory> made = make(className);
             // the command line starts a command for a database or Kafka without the lake sinks' libraries
-            return made.isEmpty() && dev.kbackfill.resolver.OptionalLibraries.add() ? make(className) : made;
+            return dev.kbackfill.resolver.OptionalLibraries.orAdded(() -> make(className));
         }
 
         private static Optional<SinkFactory> make(String className) {

@@ -197,17 +197,18 @@ record ArchiveFile(String path, int partition, long start, Format format, String
     }
 
     private static ArchiveStore.Rows parquet(ArchiveStore store, String path) throws IOException {
-        do { // Parquet is among the libraries a command may start without
-            for (ArchiveStore.ParquetReader reader : java.util.ServiceLoader.load(ArchiveStore.ParquetReader.class)) {
-                ArchiveStore.Rows rows;
-                try {
-                    rows = reader.rows(store, path);
-                } catch (IOException | RuntimeException e) {
-                    throw unreadable(path, "Parquet", e);
-                }
-                return guarded(path, "Parquet", rows, rows);
+        // Parquet is among the libraries a command may start without
+        java.util.Optional<ArchiveStore.ParquetReader> reader = dev.kbackfill.resolver.OptionalLibraries.orAdded(
+                () -> java.util.ServiceLoader.load(ArchiveStore.ParquetReader.class).findFirst());
+        if (reader.isPresent()) {
+            ArchiveStore.Rows rows;
+            try {
+                rows = reader.get().rows(store, path);
+            } catch (IOException | RuntimeException e) {
+                throw unreadable(path, "Parquet", e);
             }
-        } while (dev.kbackfill.resolver.OptionalLibraries.add());
+            return guarded(path, "Parquet", rows, rows);
+        }
         throw bad(path, "is Parquet, which this build cannot read: Parquet archives are read by the sink-lake "
                 + "module (its Parquet reader), which is not on the class path");
     }

@@ -66,13 +66,13 @@ public final class ConnectorArchive implements Archive {
         if (scheme.equals("file")) {
             return new ConnectorArchive(ArchiveStore.local(location), fields);
         }
-        do { // an object store's client is among the libraries a command may start without
-            for (ArchiveStore.Provider p : java.util.ServiceLoader.load(ArchiveStore.Provider.class)) {
-                if (p.serves(scheme)) {
-                    return new ConnectorArchive(p.open(location, settings), fields);
-                }
-            }
-        } while (dev.kbackfill.resolver.OptionalLibraries.add());
+        // an object store's client is among the libraries a command may start without
+        java.util.Optional<ArchiveStore.Provider> provider = dev.kbackfill.resolver.OptionalLibraries.orAdded(() ->
+                java.util.ServiceLoader.load(ArchiveStore.Provider.class).stream()
+                        .map(java.util.ServiceLoader.Provider::get).filter(p -> p.serves(scheme)).findFirst());
+        if (provider.isPresent()) {
+            return new ConnectorArchive(provider.get().open(location, settings), fields);
+        }
         throw new RequestException("invalid " + dev.kbackfill.resolver.Wording.Term.ARCHIVE + " '" + location
                 + "': no archive store serves " + scheme + "://; expected a folder, file:///PATH or s3a://BUCKET/PREFIX");
     }
