@@ -3,7 +3,6 @@ package dev.kbackfill.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -41,39 +40,23 @@ class LauncherIT {
         kafka = SharedKafka.get();
     }
 
-    private record Result(int exitCode, String out, String err) {
-    }
-
-    private static Result launch(String... args) throws IOException, InterruptedException {
+    private static Launcher.Result launch(String... args) throws IOException, InterruptedException {
         return launch(java.util.Map.of(), args);
     }
 
     /** The launcher run with {@code env} added to this JVM's environment. */
-    private static Result launch(java.util.Map<String, String> env, String... args)
+    private static Launcher.Result launch(java.util.Map<String, String> env, String... args)
             throws IOException, InterruptedException {
         return launch(LAUNCHER, env, args);
     }
 
     /** {@code launcher} (a copy of bin/kbackfill) run with {@code env} added to this JVM's environment. */
-    private static Result launch(Path launcher, java.util.Map<String, String> env, String... args)
+    private static Launcher.Result launch(Path launcher, java.util.Map<String, String> env, String... args)
             throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(launcher.toString());
         command.addAll(List.of(args));
-        Path out = Files.createTempFile("kbackfill-out", ".txt");
-        Path err = Files.createTempFile("kbackfill-err", ".txt");
-        ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError("kbackfill " + String.join(" ", args) + " did not finish in 120 s");
-        }
-        Result r = new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
-                Files.readString(err, StandardCharsets.UTF_8));
-        Files.delete(out);
-        Files.delete(err);
-        return r;
+        return Launcher.run(command, env);
     }
 
     @Test
@@ -88,7 +71,7 @@ class LauncherIT {
         }
         String from = "2024-01-01T00:15Z";
         String to = "2024-01-01T00:45Z";
-        Result r = launch("plan", "--topic", "launcher-orders", "--from", from, "--to", to, "--format", "json",
+        Launcher.Result r = launch("plan", "--topic", "launcher-orders", "--from", from, "--to", to, "--format", "json",
                 "--bootstrap-server", kafka.bootstrapServers());
         assertThat(r.exitCode()).as(r.err()).isZero();
         Plan plan = Plan.fromJson(r.out());
@@ -110,7 +93,7 @@ class LauncherIT {
                     assertThat(range.end()).isEqualTo(atTo);
                 }
             }
-            Result all = launch("plan", "--topic", "launcher-orders", "--from", "earliest", "--to", "latest",
+            Launcher.Result all = launch("plan", "--topic", "launcher-orders", "--from", "earliest", "--to", "latest",
                     "--format", "json", "--bootstrap-server", kafka.bootstrapServers());
             for (PartitionRange range : Plan.fromJson(all.out()).partitions()) {
                 TopicPartition tp = new TopicPartition("launcher-orders", range.partition());
@@ -150,7 +133,7 @@ class LauncherIT {
         assertThat(errText).contains("SIGTERM: stopping at the next batch boundary")
                 .contains("stopped on SIGTERM with").contains("rerun the same command to resume job sig");
         assertThat(Files.readString(out)).contains("PARTITION"); // the summary says where each partition stands
-        Result rest = launch(command.subList(1, command.size()).toArray(String[]::new));
+        Launcher.Result rest = launch(command.subList(1, command.size()).toArray(String[]::new));
         assertThat(rest.exitCode()).as(rest.err()).isZero();
         assertThat(rest.err()).contains("resuming job sig");
         assertThat(Orders.table(url, "launcher_sigterm")).hasSize(500);
@@ -165,7 +148,7 @@ class LauncherIT {
             throws Exception {
         kafka.createTopic("launcher-timings", 1, Map.of());
         Orders.produce(kafka, "launcher-timings", 50, 2);
-        Result r = launch("run", "--topic", "launcher-timings", "--from", "earliest", "--to", "latest", "--sink",
+        Launcher.Result r = launch("run", "--topic", "launcher-timings", "--from", "earliest", "--to", "latest", "--sink",
                 "jdbc:sqlite:" + dir.resolve("timings.db"), "--table", "t", "--create-table", "--progress", "none",
                 "--bootstrap-server", kafka.bootstrapServers(), "--timings");
         assertThat(r.exitCode()).as(r.err()).isZero();
@@ -247,7 +230,7 @@ class LauncherIT {
         String javaHome = Path.of(Files.readString(marker).strip()).getParent().getParent().toString();
         kafka.createTopic("launcher-aot", 1, Map.of());
         Orders.produce(kafka, "launcher-aot", 50, 2);
-        Result run = launch(Map.of("JAVA_HOME", javaHome, "KBACKFILL_JAVA_OPTS", "-XX:AOTMode=on"), "run", "--topic",
+        Launcher.Result run = launch(Map.of("JAVA_HOME", javaHome, "KBACKFILL_JAVA_OPTS", "-XX:AOTMode=on"), "run", "--topic",
                 "launcher-aot", "--from", "earliest", "--to", "latest", "--sink", "jdbc:sqlite:" + dir.resolve("aot.db"),
                 "--table", "t", "--create-table", "--progress", "none", "--bootstrap-server", kafka.bootstrapServers());
         assertThat(run.exitCode()).as(run.err()).isZero();
@@ -280,7 +263,7 @@ class LauncherIT {
      * or null.
      */
     private static Path aotCache(Path launcher, Map<String, String> env, String... args) throws Exception {
-        Result r = launch(launcher, env, args);
+        Launcher.Result r = launch(launcher, env, args);
         assertThat(r.exitCode()).as(r.err()).isZero();
         return java.util.Arrays.stream(r.out().lines().findFirst().orElse("").split(" "))
                 .filter(f -> f.startsWith("-XX:AOTCache=")).map(f -> Path.of(f.substring(13)).normalize())
@@ -289,7 +272,7 @@ class LauncherIT {
 
     @Test
     void versionComesFromTheJarManifest() throws Exception {
-        Result r = launch("--version");
+        Launcher.Result r = launch("--version");
         assertThat(r.exitCode()).isZero();
         assertThat(r.out().strip()).matches("kbackfill \\d+\\.\\d+\\.\\d+(-SNAPSHOT)?");
     }
@@ -304,11 +287,11 @@ class LauncherIT {
     void aCollectorNamedInTheJavaOptionsIsTheOneTheJvmRuns() throws Exception {
         for (String[] args : List.of(new String[] {"run", "--help"}, new String[] {"--version"})) {
             String expected = args[0].equals("run") ? "-XX:+UseParallelGC" : "-XX:+UseSerialGC";
-            Result own = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", "-XX:+PrintCommandLineFlags"), args);
+            Launcher.Result own = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", "-XX:+PrintCommandLineFlags"), args);
             assertThat(own.exitCode()).as(own.err()).isZero();
             assertThat(own.out()).contains(expected);
             for (String named : List.of("-XX:+UseG1GC", "-Xmx512m -XX:+UseSerialGC -Xss1m")) {
-                Result r = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", named + " -XX:+PrintCommandLineFlags"), args);
+                Launcher.Result r = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", named + " -XX:+PrintCommandLineFlags"), args);
                 assertThat(r.exitCode()).as(named + ": " + r.err()).isZero();
                 String collector = named.contains("G1") ? "-XX:+UseG1GC" : "-XX:+UseSerialGC";
                 assertThat(r.out()).as(named).contains(collector);
@@ -319,16 +302,16 @@ class LauncherIT {
         }
         // a backfill given a heap bound runs on G1 (ParallelGC's full collections thrash near one), promoting what
         // survives a young collection at once and marking from three quarters full; the user's own settings win
-        Result bounded = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m -XX:+PrintCommandLineFlags"),
+        Launcher.Result bounded = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS", "-Xmx512m -XX:+PrintCommandLineFlags"),
                 "run", "--help");
         assertThat(bounded.exitCode()).as(bounded.err()).isZero();
         assertThat(bounded.out()).contains("-XX:MaxHeapSize=", "-XX:+UseG1GC", "-XX:MaxTenuringThreshold=0",
                 "-XX:InitiatingHeapOccupancyPercent=75", "-XX:-G1UseAdaptiveIHOP").doesNotContain("-XX:+UseParallelGC");
-        Result own = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS",
+        Launcher.Result own = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS",
                 "-Xmx512m -XX:MaxTenuringThreshold=4 -XX:+PrintCommandLineFlags"), "run", "--help");
         assertThat(own.exitCode()).as(own.err()).isZero();
         assertThat(own.out()).contains("-XX:MaxTenuringThreshold=4").doesNotContain("-XX:MaxTenuringThreshold=0");
-        Result serial = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS",
+        Launcher.Result serial = launch(java.util.Map.of("KBACKFILL_JAVA_OPTS",
                 "-Xmx512m -XX:+UseSerialGC -XX:+PrintCommandLineFlags"), "run", "--help");
         assertThat(serial.exitCode()).as(serial.err()).isZero();
         assertThat(serial.out()).contains("-XX:+UseSerialGC").doesNotContain("-XX:MaxTenuringThreshold=0", "G1");
@@ -336,7 +319,7 @@ class LauncherIT {
 
     @Test
     void badInputExitsTwoWithOneLineAndNoStackTrace() throws Exception {
-        Result r = launch("plan", "--topic", "orders", "--from", "2024-01-01", "--to", "tomorrow",
+        Launcher.Result r = launch("plan", "--topic", "orders", "--from", "2024-01-01", "--to", "tomorrow",
                 "--bootstrap-server", "127.0.0.1:1");
         assertThat(r.exitCode()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(r.out()).isEmpty();
@@ -346,7 +329,7 @@ class LauncherIT {
 
     @Test
     void theDemoRunsWithNoServicesAndStopsCleanly() throws Exception {
-        Result r = launch("demo", "--records", "3000");
+        Launcher.Result r = launch("demo", "--records", "3000");
         assertThat(r.exitCode()).as(r.err()).isZero();
         assertThat(r.out()).contains("topic orders (id ").contains("PARTITION").contains("total");
         assertThat(r.err()).contains("wrote 3000 orders").contains("stopping the embedded broker")

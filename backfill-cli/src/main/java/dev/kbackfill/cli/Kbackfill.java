@@ -74,8 +74,8 @@ public final class Kbackfill implements Runnable {
     /**
      * Names the providers that SLF4J and the JDK's selectors otherwise look for in every jar's services files: the
      * first such scan opens every jar on the class path (50-70 ms of a cron run's start with all 180), on the thread
-     * asking the cluster for the plan (the first Kafka client's logger and selector). Each is what the scan finds: the one SLF4J
-     * binding shipped, and the JDK's default selector provider. A provider named with {@code -D} wins. SLF4J's line
+     * asking the cluster for the plan (the first Kafka client's logger and selector). Each is what the scan finds:
+     * the one SLF4J binding shipped, and the JDK's default selector provider. A provider named with {@code -D} wins. SLF4J's line
      * saying which provider it loads is left out; its warnings and errors are not (a named provider missing falls back
      * to the scan, with an error line).
      */
